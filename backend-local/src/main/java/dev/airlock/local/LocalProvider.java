@@ -1,0 +1,43 @@
+package dev.airlock.local;
+
+import dev.airlock.Environment;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.Availability;
+import dev.airlock.spi.EnvironmentProvider;
+import dev.airlock.spi.OpenContext;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** The {@code local} backend: commands run as processes on this host. The embedded default. */
+public final class LocalProvider implements EnvironmentProvider {
+
+    @Override
+    public String name() {
+        return "local";
+    }
+
+    @Override
+    public Availability check(Settings settings) {
+        if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
+            return Availability.unavailable("the local backend needs Linux (/proc and setsid); this is "
+                    + System.getProperty("os.name") + ": use the docker or ssh backend");
+        }
+        if (!Files.isDirectory(Path.of("/proc/self"))) {
+            return Availability.unavailable("/proc is not mounted; the local backend needs it");
+        }
+        if (LocalEnvironment.findOnPath("setsid").isEmpty()) {
+            return Availability.unavailable("setsid is not on PATH; install Debian's util-linux");
+        }
+        return Availability.ok("processes on this host");
+    }
+
+    @Override
+    public Environment open(OpenContext context) {
+        Availability a = check(context.settings());
+        if (!a.available()) {
+            throw new dev.airlock.BackendUnavailableException("local backend: " + a.reason());
+        }
+        return LocalEnvironment.open(context);
+    }
+}

@@ -1,0 +1,39 @@
+package dev.airlock;
+
+/**
+ * A place to run an agent's commands and file operations: the local host, a container, an SSH
+ * host or a cloud sandbox. Safe for concurrent use. Close it to kill what still runs, remove
+ * everything Airlock staged, and stop the sandbox (once).
+ *
+ * <pre>{@code
+ * try (Environment env = Environments.open(Settings.defaults())) {
+ *     ExecResult r = env.exec(ExecRequest.of("uname -a"));
+ *     System.out.print(r.stdout().text());
+ * }
+ * }</pre>
+ */
+public interface Environment extends AutoCloseable {
+
+    /** A unique id for this environment (for a sandbox: the sandbox id, usable to attach). */
+    String id();
+
+    /** The backend's name, e.g. {@code local}, {@code docker}. */
+    String name();
+
+    /** The probed target machine. */
+    Target target();
+
+    Capabilities capabilities();
+
+    /** Runs a command and waits for it. Interrupting the calling thread cancels the command. */
+    ExecResult exec(ExecRequest request);
+
+    /** Starts a command and returns at once, before staging begins; see {@link Execution}. */
+    Execution start(ExecRequest request);
+
+    RemoteFiles files();
+
+    /** Kills running commands, removes staged and output files, stops the sandbox once. Idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,62 @@
+package dev.airlock;
+
+import java.io.InputStream;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Files on the target, byte-exact and streamed both ways. Paths are target paths; a leading
+ * {@code ~} expands to the environment's home. Every operation passes the same safety rules as a
+ * command that touches the same path.
+ */
+public interface RemoteFiles {
+
+    /**
+     * Writes {@code content} to {@code path} atomically: readers see the old file or the whole new
+     * one, never a part. An existing file keeps its mode unless {@code options} sets one; a
+     * symlinked target is written through (the link stays). The size is verified afterwards.
+     */
+    void write(String path, Payload content, WriteOptions options);
+
+    default void write(String path, Payload content) {
+        write(path, content, WriteOptions.defaults());
+    }
+
+    default void write(String path, byte[] content) {
+        write(path, Payload.of(content), WriteOptions.defaults());
+    }
+
+    /**
+     * Streams the file's bytes. Closing the stream early stops the remote reader.
+     *
+     * @throws NoSuchPathException when the path does not exist
+     */
+    InputStream read(String path);
+
+    /** The entry at {@code path} (not following a final symlink), or empty when there is none. */
+    Optional<FileStat> stat(String path);
+
+    /**
+     * The entries of a directory, sorted by name.
+     *
+     * @throws NoSuchPathException when the directory does not exist
+     */
+    List<FileStat> list(String dir);
+
+    /** Removes a file, a symlink or a whole directory tree. Returns false when nothing was there. */
+    boolean delete(String path);
+
+    /** Creates the directory and its parents; an existing directory is fine. */
+    void mkdirs(String dir);
+
+    /** Unpacks a tar stream into {@code dir} (created if needed), keeping modes. */
+    void copyIn(String dir, InputStream tar);
+
+    /**
+     * Packs the tree under {@code dir} as a tar stream (entries relative to {@code dir}), modes
+     * kept. The caller closes the stream.
+     *
+     * @throws NoSuchPathException when the directory does not exist
+     */
+    InputStream copyOut(String dir);
+}

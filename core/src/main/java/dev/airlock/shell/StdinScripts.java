@@ -1,0 +1,95 @@
+package dev.airlock.shell;
+
+import dev.airlock.ConfigurationException;
+
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+
+/**
+ * The one implementation of how staged stdin, staged scripts and heredocs are spelled in shell.
+ * Every backend uses these; none writes its own.
+ */
+public final class StdinScripts {
+    /** Reserved exit status: the staged redirect failed. The core maps it to a {@code StagingException}. */
+    public static final int STAGING_FAILED = 201;
+
+    /** Largest payload {@link #heredoc} accepts. */
+    public static final int HEREDOC_MAX_BYTES = 64 * 1024;
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private StdinScripts() {
+    }
+
+    /** A fresh staged-stdin path in {@code privateDir}: {@code DIR/.airlock-stdin-<random>}. */
+    public static String stagedStdinPath(String privateDir) {
+        return privateDir + "/.airlock-stdin-" + randomToken();
+    }
+
+    /** A fresh staged-script path in {@code privateDir}. */
+    public static String stagedScriptPath(String privateDir) {
+        return privateDir + "/.airlock-script-" + randomToken();
+    }
+
+    /** 128 random bits as hex: unguessable names for staged files. */
+    public static String randomToken() {
+        byte[] b = new byte[16];
+        RANDOM.nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    /**
+     * The three-line redirect: stdin from the staged file, the file removed while the command
+     * holds it open, then the command. {@code command} keeps a failed redirect from killing dash
+     * or busybox before {@code ||} runs. The command itself starts on its own line, so a syntax
+     * error in it cannot stop the first two lines.
+     */
+    public static String redirectPrefix(String stagedPath) {
+        String p = Shell.quotePath(stagedPath);
+        return "command exec 0< " + p + " || exit " + STAGING_FAILED + "\n"
+                + "rm -f -- " + p + " || exit " + STAGING_FAILED + "\n";
+    }
+
+    /** The prefix for a command that gets no stdin: end-of-input at once. */
+    public static String noStdinPrefix() {
+        return "exec 0</dev/null\n";
+    }
+
+    /**
+     * Runs a staged script file through a descriptor and removes the file before the script's own
+     * code runs: {@code shell} reads it from {@code /dev/fd/3}.
+     */
+    public static String runStagedScript(String shell, String scriptPath) {
+        String p = Shell.quotePath(scriptPath);
+        return "command exec 3< " + p + " || exit " + STAGING_FAILED + "\n"
+                + "rm -f -- " + p + " || exit " + STAGING_FAILED + "\n"
+                + "exec " + shell + " /dev/fd/3 3<&-\n";
+    }
+
+    /**
+     * Embeds {@code stdin} in the command as a quoted heredoc, for plugins whose backend has no
+     * other way. Not byte-exact: the heredoc adds a final newline when the payload lacks one and
+     * cannot hold NUL. Refuses NUL bytes, non-UTF-8 text and payloads over {@link #HEREDOC_MAX_BYTES}.
+     */
+    public static String heredoc(byte[] stdin, String command) {
+        if (stdin.length > HEREDOC_MAX_BYTES) {
+            throw new ConfigurationException("stdin of " + stdin.length + " bytes is too large for a heredoc backend (max "
+                    + HEREDOC_MAX_BYTES + "); use a backend with PIPE or PAYLOAD stdin");
+        }
+        for (byte b : stdin) {
+            if (b == 0) {
+                throw new ConfigurationException("stdin contains a NUL byte, which a heredoc backend cannot deliver;"
+                        + " use a backend with PIPE or PAYLOAD stdin");
+            }
+        }
+        String text = new String(stdin, StandardCharsets.UTF_8);
+        if (!java.util.Arrays.equals(text.getBytes(StandardCharsets.UTF_8), stdin)) {
+            throw new ConfigurationException("stdin is not valid UTF-8, which a heredoc backend cannot deliver exactly;"
+                    + " use a backend with PIPE or PAYLOAD stdin");
+        }
+        String marker = "AIRLOCK_EOF_" + randomToken();
+        String body = text.endsWith("\n") || text.isEmpty() ? text : text + "\n";
+        return "{\n" + command + "\n} <<'" + marker + "'\n" + body + marker + "\n";
+    }
+}

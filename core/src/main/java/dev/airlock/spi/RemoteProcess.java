@@ -1,0 +1,32 @@
+package dev.airlock.spi;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.OptionalLong;
+
+/**
+ * A command a backend has started: its three streams and its end. The core writes stdin (and
+ * always closes it), drains stdout and stderr concurrently, and waits.
+ */
+public interface RemoteProcess {
+
+    /** The command's stdin; the core closes it after the last byte (end-of-input). */
+    OutputStream stdin();
+
+    InputStream stdout();
+
+    InputStream stderr();
+
+    /** Waits for the end: the exit status, or 128+N when signal N ended it. */
+    int waitFor() throws InterruptedException;
+
+    /**
+     * The process group the command leads, for the core's default kill
+     * ({@code kill -TERM -- -PGID}); empty when the backend kills natively.
+     */
+    OptionalLong processGroup();
+
+    /** Frees the transport's resources once the command ended and output is drained. */
+    default void release() {
+    }
+}

@@ -1,0 +1,2 @@
+/** The compatibility kit. */
+package dev.airlock.tck;
