@@ -378,6 +378,24 @@ public abstract class AbstractEnvironment implements Environment {
         }
     }
 
+    // ---------------------------------------------------------------- safety
+
+    /**
+     * The command guard's entry: called for every user command (never for Airlock's own scripts)
+     * before anything is staged. Throws {@link dev.airlock.DeniedException} to refuse it.
+     */
+    private void beforeCommand(ExecRequest request) {
+        // The safety package plugs in here (write tiers, approval gate, command guard).
+    }
+
+    /**
+     * The write tiers' entry: called by the file operations that change {@code path}
+     * ({@code write}, {@code delete}, {@code mkdirs}, {@code copyIn}) before they run.
+     */
+    final void beforeWrite(String path, String operation) {
+        // The safety package plugs in here (write tiers, approval gate).
+    }
+
     // ---------------------------------------------------------------- exec
 
     @Override
@@ -516,6 +534,9 @@ public abstract class AbstractEnvironment implements Environment {
         }
 
         private ExecResult runFlow() throws IOException, InterruptedException {
+            if (!internal) {
+                beforeCommand(request);
+            }
             if (!sm.toStaging()) {
                 return cancelledBeforeDispatch();
             }

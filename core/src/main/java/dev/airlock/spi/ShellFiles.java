@@ -47,6 +47,7 @@ final class ShellFiles implements RemoteFiles {
     @Override
     public void write(String path, Payload content, WriteOptions options) {
         String t = resolve(path);
+        env.beforeWrite(t, "write");
         long expected = content.length().orElse(-1);
         StringBuilder s = new StringBuilder();
         s.append("t=").append(Shell.quotePath(t)).append('\n')
@@ -161,6 +162,7 @@ final class ShellFiles implements RemoteFiles {
         if (t.equals("/") || t.isBlank()) {
             throw new dev.airlock.DeniedException("refusing to delete '/'");
         }
+        env.beforeWrite(t, "delete");
         String script = "p=" + Shell.quotePath(t) + "\n"
                 + "[ -e \"$p\" ] || [ -L \"$p\" ] || exit 2\n"
                 + "exec rm -rf -- \"$p\"\n";
@@ -177,6 +179,7 @@ final class ShellFiles implements RemoteFiles {
     @Override
     public void mkdirs(String dir) {
         String t = resolve(dir);
+        env.beforeWrite(t, "mkdirs");
         Outcome o = run("exec mkdir -p -- " + Shell.quotePath(t) + "\n", null);
         if (o.exit != 0) {
             throw failure("mkdirs", t, o);
@@ -186,6 +189,7 @@ final class ShellFiles implements RemoteFiles {
     @Override
     public void copyIn(String dir, InputStream tar) {
         String t = resolve(dir);
+        env.beforeWrite(t, "copyIn");
         String script = "mkdir -p -- " + Shell.quotePath(t) + " && cd -- " + Shell.quotePath(t) + " || exit 4\n"
                 + "if tar --version 2>/dev/null | grep -q GNU; then exec tar -xpf - --no-same-owner; else exec tar -xf -; fi\n";
         Outcome o = run(script, Payload.ofStream(tar));
