@@ -33,7 +33,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
         this.setsid = findOnPath("setsid").map(Path::toString).orElse("setsid");
         this.capabilities = Capabilities.pipe()
                 .withStdinMode(local.stdinMode())
-                .withNativeEnv(true)
+                .withNativeEnv(local.nativeEnv())
                 .withArgvLimit(100 * 1024);
     }
 

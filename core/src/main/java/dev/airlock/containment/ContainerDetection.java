@@ -42,6 +42,11 @@ public final class ContainerDetection {
         }
     }
 
+    /** Fails with the list of valid values when {@code setting} is not one of them. */
+    public static void validate(String setting) {
+        decide(setting, Map.of());
+    }
+
     private static Optional<String> fromProbe(Map<String, String> p) {
         if ("1".equals(p.get("dockerenv"))) {
             return Optional.of("/.dockerenv exists");

@@ -15,9 +15,12 @@ import dev.airlock.RemoteFiles;
 import dev.airlock.StagingException;
 import dev.airlock.StdinMode;
 import dev.airlock.Target;
+import dev.airlock.WriteOptions;
 import dev.airlock.containment.ContainerDetection;
-import dev.airlock.containment.HomeMode;
+import dev.airlock.containment.Containment;
+import dev.airlock.containment.ContainmentSettings;
 import dev.airlock.containment.SecretVariables;
+import dev.airlock.containment.Shims;
 import dev.airlock.containment.TargetProbe;
 import dev.airlock.event.AuditEvent;
 import dev.airlock.event.AuditFileListener;
@@ -46,7 +49,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -112,8 +114,10 @@ public abstract class AbstractEnvironment implements Environment {
     private final Duration outputGrace;
     private final long maxStaged;
     private final SecretVariables secrets;
+    private final ContainmentSettings containmentSettings;
     private final Thread shutdownHook;
     private volatile Target target;
+    private volatile Containment containment;
     private volatile Map<String, String> probeFacts = Map.of();
     private volatile boolean stopped;
     private volatile Path spillDir;
@@ -130,6 +134,7 @@ public abstract class AbstractEnvironment implements Environment {
         this.outputGrace = settings.getDuration(OUTPUT_GRACE_KEY, Duration.ofSeconds(2));
         this.maxStaged = settings.getBytes(MAX_STAGED_KEY, 1L << 30);
         this.secrets = SecretVariables.from(settings);
+        this.containmentSettings = ContainmentSettings.from(settings);
         List<ExecListener> l = new ArrayList<>(context.listeners());
         this.auditFile = settings.get(AUDIT_FILE_KEY).map(f -> new AuditFileListener(Path.of(f))).orElse(null);
         if (auditFile != null) {
@@ -199,7 +204,10 @@ public abstract class AbstractEnvironment implements Environment {
         return Optional.empty();
     }
 
-    /** Where the private dir is made on the target: a shell expression, by default {@code ${TMPDIR:-/tmp}}. */
+    /**
+     * Where the private dir is made on the target: a shell expression, by default {@code ${TMPDIR:-/tmp}}.
+     * The eval profile overrides it with {@code RUN_DIR/tmp}, so nothing lands in the shared temp dir.
+     */
     protected String privateDirBase() {
         return settings.get("airlock.private-dir.base").orElse("${TMPDIR:-/tmp}");
     }
@@ -208,7 +216,7 @@ public abstract class AbstractEnvironment implements Environment {
 
     /** Probes the target and creates the private dir; call once, as the last step of construction. */
     protected final void initialize() {
-        String base = privateDirBase();
+        String base = containmentSettings.privateDirBase().orElseGet(this::privateDirBase);
         boolean literal = !base.contains("$");
         RawResult r;
         try {
@@ -221,41 +229,62 @@ public abstract class AbstractEnvironment implements Environment {
         }
         Map<String, String> facts = TargetProbe.parse(r.stdout);
         this.probeFacts = Map.copyOf(facts);
-        ContainerDetection.Verdict verdict = ContainerDetection.decide(
-                settings.get(ContainerDetection.KEY, "auto"), facts);
+        ContainerDetection.Verdict verdict = ContainerDetection.decide(containmentSettings.container(), facts);
         String processHome = facts.getOrDefault("home", "");
-        String realHome = processHome.isEmpty() ? facts.getOrDefault("passwd_home", "/") : processHome;
-        String home = chooseHome(realHome, verdict.container(), facts);
+        String passwdHome = facts.getOrDefault("passwd_home", "");
+        String realHome = !processHome.isEmpty() ? processHome : !passwdHome.isEmpty() ? passwdHome : "/";
+        Containment plan = Containment.plan(containmentSettings, realHome, facts, verdict.container(), verdict.signal());
+        String home = plan.home();
         String bash = facts.getOrDefault("bash", "");
         this.target = new Target(facts.getOrDefault("os", ""), facts.getOrDefault("hostname", ""),
                 Integer.parseInt(facts.get("uid").trim()), facts.getOrDefault("user", ""),
-                facts.getOrDefault("passwd_home", ""), processHome, home,
+                passwdHome, processHome, home,
                 facts.getOrDefault("tmpdir", "").isEmpty() ? "/tmp" : facts.get("tmpdir"),
                 facts.get("private"), bash.isEmpty() ? "sh" : "bash", verdict.container(), verdict.signal());
-        if (!home.equals(realHome)) {
-            RawResult mk;
-            try {
-                mk = runRaw("umask 077\nmkdir -p -- " + Shell.quotePath(home) + "\n", null);
-            } catch (IOException e) {
-                throw new BackendException("cannot create the profile home " + home + ": " + e.getMessage(), e);
-            }
-            if (mk.exit != 0) {
-                throw new BackendException("cannot create the profile home " + home + ": " + mk.stderrLine());
-            }
-        }
+        this.containment = plan;
+        prepareContainment(plan);
         Runtime.getRuntime().addShutdownHook(shutdownHook);
-        emit("open", target.user() + "@" + target.hostname(), Map.of("home", home, "container", target.container()));
+        emit("open", target.user() + "@" + target.hostname(), Map.of("home", home, "container", target.container(),
+                "profile", plan.profile().label()));
     }
 
-    private String chooseHome(String realHome, boolean container, Map<String, String> facts) {
-        HomeMode mode = HomeMode.parse(settings.get(HomeMode.KEY, "auto"));
-        boolean profile = mode == HomeMode.PROFILE || (mode == HomeMode.AUTO && container);
-        if (!profile) {
-            return realHome;
+    /** Makes the children's home, and in the eval profile the run dir's layout and the shims. */
+    private void prepareContainment(Containment plan) {
+        if (plan.runDir().isPresent()) {
+            String dir = plan.runDir().get();
+            runPrepare("the eval run dir " + dir, Shims.prepareScript(dir));
+            String bin = plan.shimDir().orElseThrow();
+            for (String name : Shims.SCRIPTS) {
+                try {
+                    files().write(bin + "/" + name, Payload.of(Shims.script(name, dir)), WriteOptions.mode(0755));
+                } catch (AirlockException e) {
+                    throw new BackendException("cannot install the " + name + " shim in " + bin + ": " + e.getMessage(), e);
+                }
+            }
+        } else if (plan.profileHome()) {
+            runPrepare("the profile home " + plan.home(), "umask 077\nmkdir -p -- " + Shell.quotePath(plan.home()) + "\n");
         }
-        String airlockHome = settings.get("airlock.home")
-                .orElse(facts.getOrDefault("airlock_home", "").isEmpty() ? realHome + "/.airlock" : facts.get("airlock_home"));
-        return airlockHome + "/home";
+    }
+
+    private void runPrepare(String what, String script) {
+        RawResult mk;
+        try {
+            mk = runRaw(script, null);
+        } catch (IOException e) {
+            throw new BackendException("cannot create " + what + ": " + e.getMessage(), e);
+        }
+        if (mk.exit != 0) {
+            throw new BackendException("cannot create " + what + ": " + mk.stderrLine());
+        }
+    }
+
+    /** How this environment contains its children (home, temp dir, shims), decided at open. */
+    public final Containment containment() {
+        Containment c = containment;
+        if (c == null) {
+            throw new IllegalStateException("the environment was not initialized; call initialize() at the end of the constructor");
+        }
+        return c;
     }
 
     /** Raw probe facts (container signals, PATH...), for {@code doctor}. */
@@ -447,23 +476,21 @@ public abstract class AbstractEnvironment implements Environment {
         return run;
     }
 
-    /** The variables a child gets on top of (or removed from) the inherited environment. */
+    /** The variables a child gets on top of the inherited environment: containment's, then the request's. */
     private Map<String, String> childSet(ExecRequest req) {
-        Target t = target();
-        Map<String, String> set = new LinkedHashMap<>();
-        String realHome = t.processHome().isEmpty() ? t.passwdHome() : t.processHome();
-        set.put("AIRLOCK_REAL_HOME", realHome);
-        set.put("HOME", t.home());
-        set.put("TMPDIR", t.scratchDir());
-        set.put("TMP", t.scratchDir());
-        set.put("TEMP", t.scratchDir());
-        set.putAll(req.env());
-        return set;
+        return containment().childVariables(target().scratchDir(), req.env());
     }
 
-    /** Variables to remove from what the child inherits: secrets (for backends whose children inherit the JVM's environment). */
+    /**
+     * Variables to remove from what the child inherits: the secrets among the JVM's variables (a
+     * child of a native-env backend inherits them) and the containment's list (the eval profile
+     * drops the user bus). Backends with native env remove them in {@link #launch}; for the others
+     * the staged env script unsets them.
+     */
     protected Set<String> childUnset() {
-        return secrets.among(System.getenv().keySet());
+        Set<String> out = new TreeSet<>(secrets.among(System.getenv().keySet()));
+        out.addAll(containmentSettings.unset());
+        return out;
     }
 
     /** The secret-variable rules of these settings. */
@@ -550,7 +577,7 @@ public abstract class AbstractEnvironment implements Environment {
             try {
                 if (!caps.nativeEnv()) {
                     String envPath = StdinScripts.stagedScriptPath(t.stagingDir());
-                    stageTracked(envPath, Payload.of(envScript(set)));
+                    stageTracked(envPath, Payload.of(envScript(childUnset(), set)));
                     script.append(sourceStaged(envPath));
                     stagingPrefix = true;
                 }
@@ -1042,9 +1069,17 @@ public abstract class AbstractEnvironment implements Environment {
 
     // ---------------------------------------------------------------- helpers
 
-    /** {@code export K='v'} lines: env values travel in a staged 0600 file, never in the command text. */
-    private static byte[] envScript(Map<String, String> set) {
+    /**
+     * {@code unset K} then {@code export K='v'} lines: env values travel in a staged 0600 file, never
+     * in the command text. Names that cannot be shell variables cannot be inherited as such either.
+     */
+    private static byte[] envScript(Set<String> unset, Map<String, String> set) {
         StringBuilder sb = new StringBuilder();
+        for (String name : unset) {
+            if (name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                sb.append("unset ").append(name).append('\n');
+            }
+        }
         for (Map.Entry<String, String> e : set.entrySet()) {
             sb.append("export ").append(e.getKey()).append('=').append(Shell.quote(e.getValue())).append('\n');
         }

@@ -1,0 +1,137 @@
+package dev.airlock.containment;
+
+import dev.airlock.Target;
+import dev.airlock.containment.DoctorReport.Verdict;
+import dev.airlock.settings.Settings;
+import org.junit.jupiter.api.Test;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The doctor's rules on the facts its probe reports; the probe itself runs in backend-local's tests. */
+class DoctorJudgeTest {
+    private static final Target HOST = new Target("Linux", "box", 1000, "op", "/home/op", "/home/op", "/home/op", "/tmp",
+            "/tmp/airlock-abc", "bash", false, "airlock.container=no");
+
+    private static Map<String, String> hostFacts() {
+        Map<String, String> f = new HashMap<>();
+        f.put("uid", "1000");
+        f.put("home", "/home/op");
+        f.put("real_home", "/home/op");
+        f.put("real_home_w", "1");
+        f.put("real_home_ro", "0");
+        f.put("crontab", "/usr/bin/crontab");
+        f.put("crontab_shim", "0");
+        f.put("crontab_real", "/usr/bin/crontab");
+        f.put("spool", "/var/spool/cron/crontabs");
+        f.put("spool_ro", "0");
+        f.put("dbus", "unix:path=/run/user/1000/bus");
+        f.put("xdg_runtime", "/run/user/1000");
+        f.put("bus_socket", "/run/user/1000/bus");
+        f.put("bus_socket_w", "1");
+        f.put("tmpdir", "/tmp/airlock-abc/tmp");
+        f.put("tmpdir_mode", "700");
+        f.put("tmp_ro", "0");
+        f.put("procs", "120");
+        f.put("argv_hits", "0");
+        return f;
+    }
+
+    private static Optional<Containment> plan(String... settings) {
+        return Optional.of(Containment.plan(ContainmentSettings.from(Settings.of(settings)), "/home/op",
+                Map.of("path", "/usr/bin"), false, "airlock.container=no"));
+    }
+
+    @Test
+    void aPlainHostLeaksHomeCrontabAndTheBus() {
+        DoctorReport r = Doctor.judge("local", HOST, plan(), hostFacts());
+        assertEquals(Verdict.LEAKS, r.row("HOME").orElseThrow().verdict());
+        assertEquals(Verdict.LEAKS, r.row("crontab").orElseThrow().verdict());
+        assertEquals(Verdict.LEAKS, r.row("user bus").orElseThrow().verdict());
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("TMPDIR").orElseThrow().verdict());
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("argv secrecy").orElseThrow().verdict());
+        assertEquals(Verdict.NOT_APPLICABLE, r.row("sockets").orElseThrow().verdict());
+        assertEquals(5, r.exitCode());
+        assertTrue(r.row("HOME").orElseThrow().evidence().contains("a host (airlock.container=no)"),
+                r.row("HOME").orElseThrow().evidence());
+    }
+
+    @Test
+    void theEvalProfileLeaksNothing() {
+        Map<String, String> f = hostFacts();
+        f.put("home", "/runs/1/home");
+        f.put("crontab", "/runs/1/bin/crontab");
+        f.put("crontab_shim", "1");
+        f.put("systemctl", "/runs/1/bin/systemctl");
+        f.put("systemctl_shim", "1");
+        f.remove("dbus");
+        f.remove("xdg_runtime");
+        f.put("tmpdir", "/runs/1/tmp");
+        DoctorReport r = Doctor.judge("local", HOST, plan("airlock.profile", "eval", "airlock.run-dir", "/runs/1"), f);
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("HOME").orElseThrow().verdict());
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("crontab").orElseThrow().verdict());
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("user bus").orElseThrow().verdict());
+        assertTrue(r.row("TMPDIR").orElseThrow().evidence().contains("in the run dir"), r.row("TMPDIR").orElseThrow().evidence());
+        assertEquals(0, r.exitCode());
+        assertTrue(r.toText().contains("nothing leaks (exit status 0)"), r.toText());
+    }
+
+    @Test
+    void readOnlyMountsAreEnforcement() {
+        Map<String, String> f = hostFacts();
+        f.put("home", "/runs/1/home");
+        f.put("real_home_ro", "1");
+        f.put("spool_ro", "1");
+        f.put("tmp_ro", "1");
+        DoctorReport r = Doctor.judge("local", HOST, plan("airlock.home-mode", "profile"), f);
+        assertEquals(Verdict.CONTAINED_ENFORCED, r.row("HOME").orElseThrow().verdict());
+        assertEquals(Verdict.CONTAINED_ENFORCED, r.row("crontab").orElseThrow().verdict());
+        assertEquals(Verdict.CONTAINED_ENFORCED, r.row("TMPDIR").orElseThrow().verdict());
+    }
+
+    @Test
+    void theSharedTempDirAndArgvHitsLeak() {
+        Map<String, String> f = hostFacts();
+        f.put("tmpdir", "/tmp/");
+        f.put("argv_hits", "2");
+        DoctorReport r = Doctor.judge("local", HOST, Optional.empty(), f);
+        assertEquals(Verdict.LEAKS, r.row("TMPDIR").orElseThrow().verdict());
+        assertEquals(Verdict.LEAKS, r.row("argv secrecy").orElseThrow().verdict());
+        assertEquals("unknown", r.homeMode());
+        f.remove("tmpdir");
+        f.remove("procs");
+        DoctorReport r2 = Doctor.judge("local", HOST, Optional.empty(), f);
+        assertEquals(Verdict.LEAKS, r2.row("TMPDIR").orElseThrow().verdict());
+        assertEquals(Verdict.NOT_APPLICABLE, r2.row("argv secrecy").orElseThrow().verdict());
+    }
+
+    @Test
+    void noCrontabAndNoBusAreNotApplicable() {
+        Map<String, String> f = hostFacts();
+        f.remove("crontab");
+        f.remove("crontab_real");
+        f.remove("crontab_shim");
+        f.remove("dbus");
+        f.remove("xdg_runtime");
+        f.remove("bus_socket");
+        DoctorReport r = Doctor.judge("local", HOST, plan(), f);
+        assertEquals(Verdict.NOT_APPLICABLE, r.row("crontab").orElseThrow().verdict());
+        assertEquals(Verdict.NOT_APPLICABLE, r.row("user bus").orElseThrow().verdict());
+    }
+
+    @Test
+    void jsonCarriesEveryRowAndTheDecidingSignal() {
+        String json = Doctor.judge("local", HOST, plan(), hostFacts()).toJson();
+        assertTrue(json.startsWith("{\"backend\":\"local\",\"target\":\"op@box\""), json);
+        assertTrue(json.contains("\"containerSignal\":\"airlock.container=no\""), json);
+        assertTrue(json.contains("\"leaks\":true,\"exitCode\":5"), json);
+        for (String exit : new String[] {"HOME", "crontab", "user bus", "TMPDIR", "argv secrecy", "sockets"}) {
+            assertTrue(json.contains("{\"exit\":\"" + exit + "\",\"verdict\":"), exit + " in " + json);
+        }
+        assertTrue(json.contains("\"verdict\":\"LEAKS\",\"code\":\"leaks\""), json);
+    }
+}
