@@ -1,0 +1,98 @@
+package dev.airlock.local.containment;
+
+import dev.airlock.Environment;
+import dev.airlock.Environments;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.containment.Doctor;
+import dev.airlock.containment.DoctorReport;
+import dev.airlock.containment.DoctorReport.Verdict;
+import dev.airlock.settings.Settings;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code doctor} through the local backend: what it sees on a plain host and in the eval profile. */
+class DoctorTest {
+    private final Path runDir = Operator.newRunDir("doctor");
+
+    @AfterEach
+    void removeRunDir() {
+        Operator.deleteTree(runDir);
+    }
+
+    @Test
+    void autoModeOnAHostLeaks() {
+        boolean cron = Operator.executable("/usr/bin/crontab");
+        Operator.RealCrontab before = cron ? Operator.RealCrontab.read() : null;
+        DoctorReport r;
+        try (Environment env = Environments.open(Settings.of("airlock.container", "no"))) {
+            r = Doctor.report(env);
+        }
+        assertEquals(Verdict.LEAKS, r.row("HOME").orElseThrow().verdict(), r.toText());
+        assertTrue(r.row("HOME").orElseThrow().evidence().contains("a host (airlock.container=no)"), r.toText());
+        assertEquals(cron ? Verdict.LEAKS : Verdict.NOT_APPLICABLE, r.row("crontab").orElseThrow().verdict(), r.toText());
+        assertEquals(Verdict.LEAKS, r.row("user bus").orElseThrow().verdict(), "the test JVM's bus variables reach children: " + r.toText());
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("TMPDIR").orElseThrow().verdict(), r.toText());
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("argv secrecy").orElseThrow().verdict(), r.toText());
+        assertEquals(DoctorReport.EXIT_LEAKS, r.exitCode());
+        assertTrue(r.toText().contains("exits leak (exit status 5)"), r.toText());
+        assertTrue(r.toJson().contains("\"leaks\":true,\"exitCode\":5"), r.toJson());
+        if (cron) {
+            Operator.RealCrontab.read().assertSameAs(before);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"native", "staged"})
+    void theEvalProfileLeaksNothing(String envMode) {
+        DoctorReport r;
+        try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.profile", "eval",
+                "airlock.run-dir", runDir.toString(), "airlock.local.env-mode", envMode))) {
+            r = Doctor.report(env);
+        }
+        assertEquals(0, r.exitCode(), r.toText());
+        for (DoctorReport.Row row : r.rows()) {
+            assertNotEquals(Verdict.LEAKS, row.verdict(), row.toString());
+        }
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("HOME").orElseThrow().verdict(), r.toText());
+        assertTrue(r.row("HOME").orElseThrow().evidence().startsWith("HOME=" + runDir + "/home"), r.toText());
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("crontab").orElseThrow().verdict(), r.toText());
+        assertTrue(r.row("crontab").orElseThrow().evidence().contains("the shim " + runDir + "/bin/crontab"), r.toText());
+        assertTrue(r.row("TMPDIR").orElseThrow().evidence().contains("in the run dir"), r.toText());
+        assertEquals("eval", r.profile());
+        assertTrue(r.toText().contains("profile: eval (run dir " + runDir + ")"), r.toText());
+        assertTrue(r.toJson().contains("\"leaks\":false,\"exitCode\":0"), r.toJson());
+    }
+
+    /** The argv row is not vacuous: the same probe finds a marker that does sit in some argv. */
+    @Test
+    void theArgvProbeFindsAMarkerThatIsInAnArgv() {
+        try (Environment env = Environments.open(Settings.of("airlock.container", "no"))) {
+            String marker = "airlock-doctor-control-" + System.nanoTime();
+            ExecResult r = env.exec(ExecRequest.builder("sh -c 'sleep 5' " + marker + " &\nsleep 0.3\n" + Doctor.script())
+                    .stdin((marker + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8)).timeout(java.time.Duration.ofSeconds(30)).build());
+            // the marker sits in the control's argv (and in the script text this exec was given)
+            assertTrue(r.stdout().text().matches("(?s).*\0argv_hits=[1-9][0-9]*\0.*"), r.stdout().text());
+        }
+    }
+
+    @Test
+    void theProfileHomeInAContainerIsContainedByEnvironment() {
+        DoctorReport r;
+        try (Environment env = Environments.open(Settings.of("airlock.container", "yes"))) {
+            r = Doctor.report(env);
+        }
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("HOME").orElseThrow().verdict(), r.toText());
+        assertTrue(r.row("HOME").orElseThrow().evidence().contains("a container (airlock.container=yes)"), r.toText());
+        assertTrue(r.containerSignal().equals("airlock.container=yes") && r.container());
+        Operator.deleteTree(Operator.home().resolve(".airlock"));
+    }
+}
