@@ -78,6 +78,12 @@ final class Airlock {
 
     /** Leaves our end of its stdin pipe open and silent until it exits: a reader would wait forever. */
     Airlock stdinLeftOpen() {
+        return stdinLeftOpen(new byte[0]);
+    }
+
+    /** Writes {@code first} to its stdin, then leaves the pipe open and silent until it exits. */
+    Airlock stdinLeftOpen(byte[] first) {
+        this.stdin = first;
         this.stdinOpen = true;
         return this;
     }
@@ -139,8 +145,8 @@ final class Airlock {
         Process p = start();
         CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readAll(p.getInputStream()));
         CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(p.getErrorStream()));
-        CompletableFuture<Void> in = stdinFile != null || stdinOpen ? CompletableFuture.completedFuture(null)
-                : CompletableFuture.runAsync(() -> feed(p.getOutputStream(), stdin));
+        CompletableFuture<Void> in = stdinFile != null ? CompletableFuture.completedFuture(null)
+                : CompletableFuture.runAsync(() -> feed(p.getOutputStream(), stdin, !stdinOpen));
         return finish(p, out, err, in);
     }
 
@@ -168,9 +174,13 @@ final class Airlock {
         }
     }
 
-    private static void feed(OutputStream to, byte[] bytes) {
-        try (to) {
+    private static void feed(OutputStream to, byte[] bytes, boolean close) {
+        try {
             to.write(bytes);
+            to.flush();
+            if (close) {
+                to.close();
+            }
         } catch (IOException ignored) {
             // the command exited without reading all of it
         }

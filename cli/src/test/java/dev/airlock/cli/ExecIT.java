@@ -75,6 +75,15 @@ class ExecIT {
     }
 
     @Test
+    void stdinStreamsLiveWhileOurStdinStaysOpen() {
+        // The line must reach the command at once, not wait in a buffer for more input or for EOF.
+        Airlock.Result r = airlock("exec", "read line; echo \"got $line\"").stdinLeftOpen(bytes("first line\n")).run();
+
+        assertEquals(0, r.exit(), r::toString);
+        assertEquals("got first line\n", r.out());
+    }
+
+    @Test
     void stdoutAndStderrStayApart() {
         Airlock.Result r = airlock("exec", "printf out; printf err >&2").run();
 
