@@ -580,7 +580,7 @@ public abstract class AbstractEnvironment implements Environment {
                 String shell = internal ? "sh" : t.shell();
                 if (script.length() + command.length() * 3L > caps.argvLimit()) {
                     String scriptPath = StdinScripts.stagedScriptPath(t.stagingDir());
-                    stageTracked(scriptPath, Payload.of(command.getBytes(StandardCharsets.UTF_8)));
+                    stageTracked(scriptPath, Payload.of(StdinScripts.stagedScriptBody(command).getBytes(StandardCharsets.UTF_8)));
                     script.append(StdinScripts.runStagedScript(shell, scriptPath));
                     stagingPrefix = true;
                 } else {
