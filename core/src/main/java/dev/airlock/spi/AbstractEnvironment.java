@@ -773,7 +773,12 @@ public abstract class AbstractEnvironment implements Environment {
             RemoteProcess p = process;
             if (p == null) {
                 killRequested = true; // dispatch in progress: the flow kills as soon as launch returns
-                return;
+                // Read again after the write: if launch returned meanwhile, the flow may have checked
+                // killRequested before it was set, so kill here (twice is harmless, never is not).
+                p = process;
+                if (p == null) {
+                    return;
+                }
             }
             CompletableFuture<Void> kill = new CompletableFuture<>();
             kills.add(kill);

@@ -250,6 +250,13 @@ public abstract class EnvironmentCompatibilityKit {
         }
 
         @Test
+        void tildeWorkingDirectoryIsTheEnvironmentsHome() {
+            Environment env = environment();
+            ExecResult r = succeed(env, ExecRequest.builder("pwd").cwd("~").build(), "pwd in ~");
+            assertEquals(env.target().home() + "\n", r.stdout().text(), "~ must expand to Target.home()");
+        }
+
+        @Test
         void environmentValuesArriveExactly() {
             Map<String, String> vars = new LinkedHashMap<>();
             vars.put("KIT_SPACES", "  with  spaces  ");
@@ -350,6 +357,19 @@ public abstract class EnvironmentCompatibilityKit {
             Sample s = Sample.standard().stream().filter(x -> x.name().equals(which)).findFirst().orElseThrow();
             ExecResult r = succeed(env, ExecRequest.builder("cat").stdin(s.unknownLengthPayload()).build(), "cat");
             ByteCheck.assertSame(s, r.stdout().open(), "stdin of unknown length -> stdout");
+        }
+
+        @ParameterizedTest(name = "command `{0}`")
+        @ValueSource(strings = {"true", "head -c 10", "head -c 1048576 > /dev/null; echo read-some"})
+        void aCommandThatReadsPartOfItsStdinEndsNormally(String command) {
+            Environment env = environment();
+            Sample s = Sample.generated("8 MiB", 8 * Sample.MIB, 88, 0);
+            ExecResult r = env.exec(ExecRequest.builder(command).stdin(s.payload()).timeout(Duration.ofMinutes(2)).build());
+            assertFalse(r.timedOut(), "unread stdin made the command hang");
+            assertEquals(0, r.exitCode(), () -> "stderr: " + Remote.head(r.stderr()));
+            if (command.equals("head -c 10")) {
+                ByteCheck.assertSame(s.prefix(10), r.stdout().open(), "the part of stdin that was read");
+            }
         }
 
         @ParameterizedTest(name = "command `{0}`")
@@ -542,6 +562,17 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals("two", read(env, f));
             env.files().write(f, Payload.ofUtf8("three"), WriteOptions.mode(0600));
             assertEquals(0600, env.files().stat(f).orElseThrow().mode());
+        }
+
+        @Test
+        void writingOntoADirectoryFailsAndChangesNothing() {
+            Environment env = environment();
+            String dir = newDir(env, "ontodir");
+            env.files().write(dir + "/d/inside", new byte[] {1});
+            assertThrows(AirlockException.class, () -> env.files().write(dir + "/d", new byte[] {2}));
+            assertTrue(env.files().stat(dir + "/d").orElseThrow().isDirectory());
+            assertArrayEquals(new byte[] {1}, readBytes(env, dir + "/d/inside"));
+            assertEquals(List.of("d"), env.files().list(dir).stream().map(FileStat::name).toList(), "no temporary file is left");
         }
 
         @Test
@@ -820,6 +851,37 @@ public abstract class EnvironmentCompatibilityKit {
                 assertTrue(env.files().stat(marker).isEmpty(), "an exec cancelled before dispatch ran");
                 assertNothingStaged(env, "after a cancel before dispatch");
             }
+        }
+
+        @Test
+        void cancelDuringDispatchKillsTheCommand() throws InterruptedException {
+            // Held at the commit point: the command is about to be sent, so a cancel must become a kill.
+            Park park = new Park(ExecState.STAGED, ExecState.DISPATCHED);
+            try (Environment env = open(Map.of(), park)) {
+                String pid = env.target().scratchDir() + "/pid";
+                Execution e = env.start(ExecRequest.builder(processTree(pid)).build());
+                park.awaitParked();
+                e.cancel();
+                park.release();
+                ExecResult r = e.await(Duration.ofMinutes(2)).orElseThrow(() ->
+                        new AssertionError("a command cancelled during its dispatch kept running"));
+                assertTrue(r.cancelled());
+                assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
+                assertFalse(Remote.aliveIfStarted(env, pid).orElse(false), "a grandchild outlived a cancel during dispatch");
+            }
+        }
+
+        @Test
+        void cancelAfterTheEndChangesNothing() throws InterruptedException {
+            Environment env = environment();
+            Execution e = env.start(ExecRequest.of("echo done"));
+            ExecResult first = e.await();
+            e.cancel();
+            ExecResult again = e.await();
+            assertEquals(0, again.exitCode());
+            assertFalse(again.cancelled());
+            assertEquals(first.stdout().text(), again.stdout().text());
+            assertEquals("ok\n", sh(env, "echo ok"));
         }
 
         @Test
