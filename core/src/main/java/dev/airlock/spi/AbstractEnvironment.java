@@ -488,6 +488,8 @@ public abstract class AbstractEnvironment implements Environment {
         final CompletableFuture<ExecResult> result = new CompletableFuture<>();
         final CountDownLatch preDispatchCleanup = new CountDownLatch(1);
         final List<String> staged = new ArrayList<>();
+        /** Tree kills begun; the result waits for them, so no process of a killed exec outlives its result. */
+        final List<CompletableFuture<Void>> kills = new java.util.concurrent.CopyOnWriteArrayList<>();
         volatile RemoteProcess process;
         volatile boolean cancelled;
         volatile boolean timedOut;
@@ -589,7 +591,7 @@ public abstract class AbstractEnvironment implements Environment {
                 String shell = internal ? "sh" : t.shell();
                 if (script.length() + command.length() * 3L > caps.argvLimit()) {
                     String scriptPath = StdinScripts.stagedScriptPath(t.stagingDir());
-                    stageTracked(scriptPath, Payload.of(StdinScripts.stagedScriptBody(command).getBytes(StandardCharsets.UTF_8)));
+                    stageTracked(scriptPath, Payload.of(StdinScripts.stagedScript(command).getBytes(StandardCharsets.UTF_8)));
                     script.append(StdinScripts.runStagedScript(shell, scriptPath));
                     stagingPrefix = true;
                 } else {
@@ -629,7 +631,9 @@ public abstract class AbstractEnvironment implements Environment {
             }
             process = p;
             if (killRequested) {
-                workers.execute(this::killTree);
+                CompletableFuture<Void> kill = new CompletableFuture<>();
+                kills.add(kill); // registered before the worker runs, so the result cannot miss it
+                workers.execute(() -> killNow(p, kill));
             }
             request.timeout().ifPresent(d -> timeoutTask = timers.schedule(() -> workers.execute(this::onTimeout),
                     d.toNanos(), TimeUnit.NANOSECONDS));
@@ -657,6 +661,7 @@ public abstract class AbstractEnvironment implements Environment {
             } finally {
                 exited = true;
             }
+            awaitKills();
             if (!outDrain.finish(outputGrace) | !errDrain.finish(outputGrace) || p.hasSurvivors()) {
                 lingering.add(p);
             }
@@ -733,8 +738,12 @@ public abstract class AbstractEnvironment implements Environment {
         @Override
         public void cancel() {
             cancelOnly();
-            if (cancelStopsSandbox) {
-                workers.execute(stopOnce::stop);
+            if (cancelStopsSandbox && !stopOnce.isStopped()) {
+                try {
+                    workers.execute(stopOnce::stop);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // closed meanwhile: the stop has run, and cancel stays a no-op that never throws
+                }
             }
         }
 
@@ -774,8 +783,33 @@ public abstract class AbstractEnvironment implements Environment {
             RemoteProcess p = process;
             if (p == null) {
                 killRequested = true; // dispatch in progress: the flow kills as soon as launch returns
-                return;
+                // Read again after the write: if launch returned meanwhile, the flow may have checked
+                // killRequested before it was set, so kill here (twice is harmless, never is not).
+                p = process;
+                if (p == null) {
+                    return;
+                }
             }
+            CompletableFuture<Void> kill = new CompletableFuture<>();
+            kills.add(kill);
+            killNow(p, kill);
+        }
+
+        /**
+         * The SIGKILL follows the shell's death by up to a grace period; without this wait a
+         * grandchild that ignored SIGTERM could still run when the caller gets the result.
+         */
+        private void awaitKills() throws InterruptedException {
+            for (CompletableFuture<Void> k : kills) {
+                try {
+                    k.get(killGrace.toMillis() + 30_000, TimeUnit.MILLISECONDS);
+                } catch (ExecutionException | TimeoutException e) {
+                    LOG.warn("killing a command on {} did not finish: {}", backend, e.toString());
+                }
+            }
+        }
+
+        private void killNow(RemoteProcess p, CompletableFuture<Void> done) {
             try {
                 kill(p, false);
                 long until = System.nanoTime() + killGrace.toNanos();
@@ -788,6 +822,8 @@ public abstract class AbstractEnvironment implements Environment {
                 LOG.warn("killing a command on {} failed: {}", backend, e.getMessage());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            } finally {
+                done.complete(null);
             }
         }
 
