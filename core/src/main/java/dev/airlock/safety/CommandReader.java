@@ -23,7 +23,11 @@ import java.util.Set;
  */
 final class CommandReader {
     /** A path a command may write: the expanded word, the directory it is relative to, how, and through what. */
-    record WriteTarget(String word, String cwd, Access access, String via) {
+    record WriteTarget(String word, String cwd, Access access, String via, String ifDirectory) {
+        /** {@code ifDirectory}: the write happens only when that path is an existing directory ({@code cp a DEST}). */
+        WriteTarget(String word, String cwd, Access access, String via) {
+            this(word, cwd, access, via, null);
+        }
     }
 
     /** What the reader found in a command. */
@@ -886,8 +890,16 @@ final class CommandReader {
                 : hasFlag(args, 'r', "--recursive") || hasFlag(args, 'R', "--recursive") || hasFlag(args, 'a', "--archive");
         addWrite(dest, recursive ? Access.INTO : Access.WRITE, via);
         if (!noTargetDir) {
+            // DEST/NAME is written when DEST is a directory: surely with -t or a trailing slash, else if it is one on the target.
+            boolean surelyDir = !targetDir.isEmpty() || dest.endsWith("/") || sources.size() > 1;
             for (String s : sources) {
-                addWrite(stripSlash(dest) + "/" + basename(s), recursive ? Access.INTO : Access.WRITE, via);
+                String into = stripSlash(dest) + "/" + basename(s);
+                Access a = recursive ? Access.INTO : Access.WRITE;
+                if (surelyDir) {
+                    addWrite(into, a, via);
+                } else {
+                    writes.add(new WriteTarget(into, cwd, a, via, dest));
+                }
             }
         }
     }

@@ -100,7 +100,7 @@ public final class Safety {
             default -> Access.WRITE;
         };
         Optional<PathPattern> p = PathPattern.of(neutralise(path), null);
-        judge(List.of(new Candidate(p.orElse(null), path, access, operation)), "write", operation);
+        judge(List.of(new Candidate(p.orElse(null), path, access, operation, null)), "write", operation);
     }
 
     /**
@@ -137,7 +137,11 @@ public final class Safety {
         List<Candidate> cs = new ArrayList<>();
         for (CommandReader.WriteTarget w : f.writes()) {
             Optional<PathPattern> p = PathPattern.of(w.word(), w.cwd());
-            cs.add(new Candidate(p.orElse(null), Marks.plain(w.word()), w.access(), w.via()));
+            PathPattern dir = w.ifDirectory() == null ? null : PathPattern.of(w.ifDirectory(), w.cwd()).orElse(null);
+            if (w.ifDirectory() != null && dir == null) {
+                continue; // DEST is unknown; DEST itself was judged as written
+            }
+            cs.add(new Candidate(p.orElse(null), Marks.plain(w.word()), w.access(), w.via(), dir));
         }
         if (!cs.isEmpty()) {
             judge(cs, "exec", "exec: " + oneLine(command));
@@ -146,7 +150,8 @@ public final class Safety {
 
     // ---------------------------------------------------------------- judging
 
-    private record Candidate(PathPattern pattern, String shown, Access access, String via) {
+    /** A path an operation may write; {@code ifDirectory}: only when that path is a directory on the target. */
+    private record Candidate(PathPattern pattern, String shown, Access access, String via, PathPattern ifDirectory) {
     }
 
     private void judge(List<Candidate> cs, String route, String operation) {
@@ -163,15 +168,17 @@ public final class Safety {
             if (ProtectedPaths.isSink(c.pattern)) {
                 continue;
             }
-            checkVariant(r, c, c.pattern, 'S', route);
+            if (c.ifDirectory == null) {
+                checkVariant(r, c, c.pattern, 'S', route);
+            }
             resolve.add(c);
         }
         if (resolve.isEmpty()) {
             return;
         }
-        List<PathPattern> patterns = new ArrayList<>();
+        List<TargetResolver.Item> patterns = new ArrayList<>();
         for (Candidate c : resolve) {
-            patterns.add(c.pattern);
+            patterns.add(new TargetResolver.Item(c.pattern, c.ifDirectory));
         }
         Map<Integer, List<TargetResolver.Variant>> variants;
         try {
@@ -184,7 +191,7 @@ public final class Safety {
         for (int k = 0; k < resolve.size(); k++) {
             Candidate c = resolve.get(k);
             List<TargetResolver.Variant> vs = variants.getOrDefault(k, List.of());
-            if (vs.isEmpty() && c.pattern.isConcrete()) {
+            if (vs.isEmpty() && c.pattern.isConcrete() && c.ifDirectory == null) {
                 throw deny(c, route, "unresolved", "Write denied: cannot resolve '" + oneLine(c.shown) + "' on the target to check it.");
             }
             String key = null;
@@ -196,7 +203,7 @@ public final class Safety {
                     reason = verdict.reason();
                 }
             }
-            if (key == null && c.pattern.absolute && r.classify(c.pattern, c.access).tier() == Tier.APPROVAL) {
+            if (key == null && c.ifDirectory == null && c.pattern.absolute && r.classify(c.pattern, c.access).tier() == Tier.APPROVAL) {
                 key = c.pattern.path();
                 reason = r.classify(c.pattern, c.access).reason();
             }

@@ -65,13 +65,33 @@ final class TargetResolver {
     private TargetResolver() {
     }
 
-    static String script(List<PathPattern> patterns) {
+    /** A path to resolve; with {@code ifDirectory}, only when that path is an existing directory on the target. */
+    record Item(PathPattern pattern, PathPattern ifDirectory) {
+    }
+
+    static String script(List<Item> items) {
         StringBuilder s = new StringBuilder("set +f\n").append(FUNCTIONS);
-        for (int k = 0; k < patterns.size(); k++) {
-            PathPattern p = patterns.get(k);
+        for (int k = 0; k < items.size(); k++) {
+            PathPattern p = items.get(k).pattern();
+            PathPattern cond = items.get(k).ifDirectory();
+            boolean conditional = cond != null && cond.isConcrete();
+            if (conditional) {
+                s.append("if [ -d ").append(Shell.quote(cond.literalPrefix(cond.comps.size()))).append(" ]; then\n");
+            }
+            item(s, k, p);
+            if (conditional) {
+                s.append("fi\n");
+            }
+        }
+        s.append("exit 0\n");
+        return s.toString();
+    }
+
+    private static void item(StringBuilder s, int k, PathPattern p) {
+        {
             if (p.isConcrete()) {
                 s.append("e ").append(k).append(' ').append(Shell.quote(p.literalPrefix(p.comps.size()))).append('\n');
-                continue;
+                return;
             }
             int lc = p.literalCount();
             s.append("r ").append(k).append(' ').append(Shell.quote(p.literalPrefix(lc))).append('\n');
@@ -80,13 +100,15 @@ final class TargetResolver {
                         .append(" c=$((c+1)); [ \"$c\" -le 256 ] || break; e ").append(k).append(" \"$f\"; done\n");
             }
         }
-        s.append("exit 0\n");
-        return s.toString();
     }
 
     /** Each pattern's resolved variants, by index. */
-    static Map<Integer, List<Variant>> resolve(TargetShell shell, List<PathPattern> patterns) throws IOException {
-        byte[] out = shell.run(script(patterns));
+    static Map<Integer, List<Variant>> resolve(TargetShell shell, List<Item> items) throws IOException {
+        List<PathPattern> patterns = new ArrayList<>();
+        for (Item i : items) {
+            patterns.add(i.pattern());
+        }
+        byte[] out = shell.run(script(items));
         Map<Integer, List<Variant>> result = new LinkedHashMap<>();
         for (int k = 0; k < patterns.size(); k++) {
             result.put(k, new ArrayList<>());
