@@ -63,16 +63,20 @@ final class ApprovalStore {
             Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         }
         try (FileChannel ch = FileChannel.open(file, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-             FileLock ignored = ch.lock()) {
-            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-            StringBuilder b = new StringBuilder();
-            if (ch.size() == 0) {
-                b.append(HEADER);
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+            FileLock lock = ch.lock(); // other processes append to the same file
+            try {
+                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+                StringBuilder b = new StringBuilder();
+                if (ch.size() == 0) {
+                    b.append(HEADER);
+                }
+                b.append(line(backend, target, path)).append('\n');
+                ch.write(ByteBuffer.wrap(b.toString().getBytes(StandardCharsets.UTF_8)));
+                ch.force(false);
+            } finally {
+                lock.release();
             }
-            b.append(line(backend, target, path)).append('\n');
-            ch.write(ByteBuffer.wrap(b.toString().getBytes(StandardCharsets.UTF_8)));
-            ch.force(false);
         }
     }
 

@@ -43,7 +43,9 @@ public final class TtyApprovalChannel implements ApprovalChannel {
         if (!Files.isReadable(DEV_TTY) || !Files.isWritable(DEV_TTY)) {
             return Optional.empty();
         }
-        try (FileInputStream in = new FileInputStream(DEV_TTY.toFile()); FileOutputStream out = new FileOutputStream(DEV_TTY.toFile())) {
+        try {
+            new FileInputStream(DEV_TTY.toFile()).close();
+            new FileOutputStream(DEV_TTY.toFile()).close();
             return Optional.of(new TtyApprovalChannel());
         } catch (IOException | SecurityException e) {
             return Optional.empty(); // ENXIO: no controlling terminal
