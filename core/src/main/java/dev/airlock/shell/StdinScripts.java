@@ -58,13 +58,21 @@ public final class StdinScripts {
 
     /**
      * Runs a staged script file through a descriptor and removes the file before the script's own
-     * code runs: {@code shell} reads it from {@code /dev/fd/3}.
+     * code runs: {@code shell} reopens it as {@code /dev/fd/3}. Stage {@link #stagedScriptBody}.
      */
     public static String runStagedScript(String shell, String scriptPath) {
         String p = Shell.quotePath(scriptPath);
         return "command exec 3< " + p + " || exit " + STAGING_FAILED + "\n"
                 + "rm -f -- " + p + " || exit " + STAGING_FAILED + "\n"
-                + "exec " + shell + " /dev/fd/3 3<&-\n";
+                + "exec " + shell + " /dev/fd/3\n";
+    }
+
+    /**
+     * The content of a staged script: the command, after closing descriptor 3 (the shell has
+     * reopened the script on its own descriptor, so the command's children do not inherit it).
+     */
+    public static String stagedScriptBody(String command) {
+        return "exec 3<&-\n" + command;
     }
 
     /**
