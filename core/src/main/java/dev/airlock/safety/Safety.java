@@ -74,11 +74,6 @@ public final class Safety {
         return guard;
     }
 
-    /** The approval gate (remembered approvals live here for the session). */
-    public ApprovalGate gate() {
-        return gate;
-    }
-
     /** Where "always" approvals are kept. */
     public Path allowlistFile() {
         return localAirlockHome.resolve(ApprovalStore.FILE_NAME);
