@@ -824,6 +824,19 @@ final class CommandReader {
                         .forEach(a -> addWrite(a, Access.INTO, "wget -P"));
             }
             case "tar" -> tar(args);
+            case "mount" -> {
+                // A bind mount exposes its source under another path, where resolving links cannot see it.
+                boolean bind = false;
+                for (int i = 0; i < args.size(); i++) {
+                    String a = Marks.plain(args.get(i));
+                    bind |= a.equals("--bind") || a.equals("--rbind") || a.equals("-B") || a.equals("-R")
+                            || (a.equals("-o") && i + 1 < args.size() && Marks.plain(args.get(i + 1)).contains("bind"));
+                }
+                List<String> ops = operands(args, "otLUTN", Set.of("--options", "--types", "--target", "--source"));
+                if (bind && !ops.isEmpty()) {
+                    addWrite(ops.get(0), Access.TREE, "mount --bind (its source)");
+                }
+            }
             case "unzip" -> optionValues(args, "d", Set.of(), "dxX", Set.of()).forEach(a -> addWrite(a, Access.INTO, "unzip -d"));
             case "ssh-keygen" -> {
                 for (String a : args) {
@@ -862,6 +875,11 @@ final class CommandReader {
         if (installDirs) {
             ops.forEach(a -> addWrite(a, Access.MKDIR, "install -d"));
             return;
+        }
+        // A hard link to a protected file lets a later write change it under another name.
+        if ((name.equals("ln") && !hasFlag(args, 's', "--symbolic")) || (name.equals("cp") && hasFlag(args, 'l', "--link"))) {
+            List<String> linked = targetDir.isEmpty() ? ops.subList(0, Math.max(0, ops.size() - 1)) : ops;
+            linked.forEach(s -> addWrite(s, Access.WRITE, name + " (a hard link to it)"));
         }
         if (name.equals("mv")) {
             List<String> sources = targetDir.isEmpty() ? ops.subList(0, Math.max(0, ops.size() - 1)) : ops;
