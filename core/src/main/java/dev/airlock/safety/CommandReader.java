@@ -351,7 +351,7 @@ final class CommandReader {
         return name;
     }
 
-    private static boolean isPlainAssignment(String w) {
+    static boolean isPlainAssignment(String w) {
         int eq = w.indexOf('=');
         if (eq <= 0 || !ShellLexer.isNameStart(w.charAt(0))) {
             return false;
@@ -364,7 +364,17 @@ final class CommandReader {
         return true;
     }
 
-    private void addWrite(String word, Access access, String via) {
+    /** The directory relative paths are joined to ({@code null}: the starting one). */
+    String cwd() {
+        return cwd;
+    }
+
+    /** A write to {@code word} that happens only when {@code dir} is an existing directory. */
+    void addWriteIfDirectory(String word, Access access, String via, String dir) {
+        writes.add(new WriteTarget(word, cwd, access, via, dir));
+    }
+
+    void addWrite(String word, Access access, String via) {
         WriteTarget t = new WriteTarget(word, cwd, access, via);
         writes.add(t);
         if (access == Access.TREE) {
@@ -440,15 +450,15 @@ final class CommandReader {
                     }
                     return;
                 }
-                case "sudo" -> argv = skipAssignments(args, skipOptions(args, "ugpCDrtUTR",
+                case "sudo" -> argv = CommandOptions.skipAssignments(args, CommandOptions.skipOptions(args, "ugpCDrtUTR",
                         Set.of("--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type",
                                 "--other-user", "--command-timeout", "--chroot", "--host")));
-                case "doas" -> argv = args.subList(skipOptions(args, "uC", Set.of()), args.size());
+                case "doas" -> argv = args.subList(CommandOptions.skipOptions(args, "uC", Set.of()), args.size());
                 case "nohup", "builtin", "unbuffer", "chronic", "catchsegv" -> argv = args;
-                case "setsid" -> argv = args.subList(skipOptions(args, "", Set.of()), args.size());
-                case "exec" -> argv = args.subList(skipOptions(args, "a", Set.of()), args.size());
+                case "setsid" -> argv = args.subList(CommandOptions.skipOptions(args, "", Set.of()), args.size());
+                case "exec" -> argv = args.subList(CommandOptions.skipOptions(args, "a", Set.of()), args.size());
                 case "command" -> {
-                    int at = skipOptions(args, "", Set.of());
+                    int at = CommandOptions.skipOptions(args, "", Set.of());
                     for (String a : args.subList(0, at)) {
                         if (a.startsWith("-") && (a.contains("v") || a.contains("V"))) {
                             return; // command -v: a lookup, nothing runs
@@ -457,7 +467,7 @@ final class CommandReader {
                     argv = args.subList(at, args.size());
                 }
                 case "time" -> {
-                    int at = skipOptions(args, "of", Set.of("--output", "--format"));
+                    int at = CommandOptions.skipOptions(args, "of", Set.of("--output", "--format"));
                     List<String> opts = args.subList(0, at);
                     for (int i = 0; i < opts.size(); i++) {
                         if ((opts.get(i).equals("-o") || opts.get(i).equals("--output")) && i + 1 < opts.size()) {
@@ -468,18 +478,18 @@ final class CommandReader {
                     }
                     argv = args.subList(at, args.size());
                 }
-                case "nice" -> argv = args.subList(skipOptions(args, "n", Set.of("--adjustment")), args.size());
-                case "ionice" -> argv = args.subList(skipOptions(args, "cnp", Set.of("--class", "--classdata", "--pid")), args.size());
-                case "stdbuf" -> argv = args.subList(skipOptions(args, "ioe", Set.of("--input", "--output", "--error")), args.size());
+                case "nice" -> argv = args.subList(CommandOptions.skipOptions(args, "n", Set.of("--adjustment")), args.size());
+                case "ionice" -> argv = args.subList(CommandOptions.skipOptions(args, "cnp", Set.of("--class", "--classdata", "--pid")), args.size());
+                case "stdbuf" -> argv = args.subList(CommandOptions.skipOptions(args, "ioe", Set.of("--input", "--output", "--error")), args.size());
                 case "timeout" -> {
-                    int at = skipOptions(args, "sk", Set.of("--signal", "--kill-after"));
+                    int at = CommandOptions.skipOptions(args, "sk", Set.of("--signal", "--kill-after"));
                     argv = args.subList(Math.min(at + 1, args.size()), args.size()); // the duration
                 }
                 case "busybox", "toybox" -> argv = args;
                 case "env" -> argv = env(args);
                 case "xargs" -> argv = xargs(args);
                 case "watch" -> {
-                    int at = skipOptions(args, "nq", Set.of("--interval", "--differences"));
+                    int at = CommandOptions.skipOptions(args, "nq", Set.of("--interval", "--differences"));
                     readNested(joinSource(args.subList(at, args.size())), depth + 1);
                     return;
                 }
@@ -497,7 +507,7 @@ final class CommandReader {
                         }
                     }
                     if (name.equals("runuser")) {
-                        int dd = indexOfPlain(args, "--");
+                        int dd = CommandOptions.indexOfPlain(args, "--");
                         if (dd >= 0) {
                             argv = args.subList(dd + 1, args.size());
                             continue;
@@ -537,7 +547,7 @@ final class CommandReader {
                     if (SHELLS.contains(name)) {
                         shell(args, c, stdinText, depth);
                     } else {
-                        writer(name, args);
+                        new WriteCommands(this).judge(name, args);
                     }
                     return;
                 }
@@ -563,7 +573,7 @@ final class CommandReader {
     }
 
     private void changeDir(List<String> args) {
-        List<String> ops = operands(args, "", Set.of());
+        List<String> ops = CommandOptions.operands(args, "", Set.of());
         if (ops.isEmpty()) {
             cwd = vars.getOrDefault("HOME", UNKNOWN_CWD);
             return;
@@ -668,7 +678,7 @@ final class CommandReader {
             }
             break;
         }
-        List<String> rest = skipAssignments(args, i);
+        List<String> rest = CommandOptions.skipAssignments(args, i);
         if (split != null) {
             List<String> out = new ArrayList<>(split);
             out.addAll(rest);
@@ -784,423 +794,6 @@ final class CommandReader {
         }
     }
 
-    /** The commands that write files, and where. */
-    private void writer(String name, List<String> args) {
-        switch (name) {
-            case "tee" -> operands(args, "", Set.of("--output-error")).forEach(a -> addWrite(a, Access.WRITE, "tee"));
-            case "cp", "mv", "install", "ln", "rsync", "scp" -> copyLike(name, args);
-            case "sed" -> inPlace("sed", args, "efl", "i", Set.of("--expression", "--file", "--line-length"), true);
-            case "perl" -> inPlace("perl", args, "eEIMmCdDx", "il0", Set.of(), false);
-            case "ruby" -> inPlace("ruby", args, "eErIC", "i0", Set.of(), false);
-            case "dd" -> {
-                for (String a : args) {
-                    if (Marks.plain(a).startsWith("of=")) {
-                        addWrite(a.substring(3), Access.WRITE, "dd of=");
-                    }
-                }
-            }
-            case "truncate" -> operands(args, "sr", Set.of("--size", "--reference")).forEach(a -> addWrite(a, Access.WRITE, "truncate"));
-            case "chmod", "chown", "chgrp", "chattr", "setfacl" -> modeChange(name, args);
-            case "rm" -> {
-                boolean rec = hasFlag(args, 'r', "--recursive") || hasFlag(args, 'R', "--recursive");
-                operands(args, "", Set.of()).forEach(a -> addWrite(a, rec ? Access.TREE : Access.WRITE, rec ? "rm -r" : "rm"));
-            }
-            case "rmdir", "unlink" -> operands(args, "", Set.of()).forEach(a -> addWrite(a, Access.WRITE, name));
-            case "shred" -> operands(args, "ns", Set.of("--iterations", "--size", "--random-source")).forEach(a -> addWrite(a, Access.WRITE, "shred"));
-            case "touch" -> operands(args, "rtd", Set.of("--reference", "--date")).forEach(a -> addWrite(a, Access.WRITE, "touch"));
-            case "mkdir" -> operands(args, "m", Set.of("--mode", "--context")).forEach(a -> addWrite(a, Access.MKDIR, "mkdir"));
-            case "mkfifo", "mknod" -> operands(args, "m", Set.of("--mode")).stream().limit(1).forEach(a -> addWrite(a, Access.WRITE, name));
-            case "sort" -> optionValues(args, "o", Set.of("--output"), "okSTt", Set.of("--key", "--buffer-size", "--temporary-directory",
-                    "--field-separator", "--files0-from", "--parallel", "--compress-program", "--random-source", "--batch-size"))
-                    .forEach(a -> addWrite(a, Access.WRITE, "sort -o"));
-            case "curl" -> optionValues(args, "oDc", Set.of("--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii",
-                    "--stderr", "--etag-save", "--hsts", "--alt-svc"), "oDcdHuXAbFTwxKErmyYzCUQtPe",
-                    Set.of("--data", "--header", "--user", "--request", "--url", "--form", "--config"))
-                    .forEach(a -> addWrite(a, Access.WRITE, "curl -o"));
-            case "wget" -> {
-                optionValues(args, "Ooa", Set.of("--output-document", "--output-file", "--append-output"), "OoaPtTwUeiBlQDARIX", Set.of())
-                        .forEach(a -> addWrite(a, Access.WRITE, "wget -O"));
-                optionValues(args, "P", Set.of("--directory-prefix"), "OoaPtTwUeiBlQDARIX", Set.of())
-                        .forEach(a -> addWrite(a, Access.INTO, "wget -P"));
-            }
-            case "tar" -> tar(args);
-            case "mount" -> {
-                // A bind mount exposes its source under another path, where resolving links cannot see it.
-                boolean bind = false;
-                for (int i = 0; i < args.size(); i++) {
-                    String a = Marks.plain(args.get(i));
-                    bind |= a.equals("--bind") || a.equals("--rbind") || a.equals("-B") || a.equals("-R")
-                            || (a.equals("-o") && i + 1 < args.size() && Marks.plain(args.get(i + 1)).contains("bind"));
-                }
-                List<String> ops = operands(args, "otLUTN", Set.of("--options", "--types", "--target", "--source"));
-                if (bind && !ops.isEmpty()) {
-                    addWrite(ops.get(0), Access.TREE, "mount --bind (its source)");
-                }
-            }
-            case "unzip" -> optionValues(args, "d", Set.of(), "dxX", Set.of()).forEach(a -> addWrite(a, Access.INTO, "unzip -d"));
-            case "ssh-keygen" -> {
-                for (String a : args) {
-                    String p = Marks.plain(a);
-                    if (p.startsWith("-") && !p.startsWith("--") && (p.contains("l") || p.contains("y") || p.contains("F") || p.contains("B"))) {
-                        return; // read-only modes
-                    }
-                }
-                optionValues(args, "f", Set.of(), "bCfNtZmnOIsVzEwGMSaJKjrDPTUY", Set.of()).forEach(a -> {
-                    addWrite(a, Access.WRITE, "ssh-keygen -f");
-                    addWrite(a + ".pub", Access.WRITE, "ssh-keygen -f");
-                });
-            }
-            case "patch" -> optionValues(args, "o", Set.of("--output"), "opdiDBrVzFgY", Set.of()).forEach(a -> addWrite(a, Access.WRITE, "patch -o"));
-            default -> {
-                // not a writer we know; redirections were judged already
-            }
-        }
-    }
-
-    private void copyLike(String name, List<String> args) {
-        String shortArgs = switch (name) {
-            case "install" -> "tSmogC";
-            case "rsync" -> "eTfB";
-            case "scp" -> "cFiJloPS";
-            default -> "tS";
-        };
-        Set<String> longArgs = Set.of("--target-directory", "--suffix", "--mode", "--owner", "--group", "--rsh",
-                "--temp-dir", "--filter", "--exclude", "--include", "--backup-dir", "--log-file", "--chmod",
-                "--exclude-from", "--include-from", "--files-from", "--password-file", "--context", "--strip-program");
-        List<String> ops = operands(args, shortArgs, longArgs);
-        List<String> targetDir = optionValues(args, "t", Set.of("--target-directory"), shortArgs, longArgs);
-        boolean noTargetDir = hasFlag(args, 'T', "--no-target-directory") && !name.equals("rsync");
-        boolean installDirs = name.equals("install") && hasFlag(args, 'd', "--directory");
-        String via = name;
-        if (installDirs) {
-            ops.forEach(a -> addWrite(a, Access.MKDIR, "install -d"));
-            return;
-        }
-        // A hard link to a protected file lets a later write change it under another name.
-        if ((name.equals("ln") && !hasFlag(args, 's', "--symbolic")) || (name.equals("cp") && hasFlag(args, 'l', "--link"))) {
-            List<String> linked = targetDir.isEmpty() ? ops.subList(0, Math.max(0, ops.size() - 1)) : ops;
-            linked.forEach(s -> addWrite(s, Access.WRITE, name + " (a hard link to it)"));
-        }
-        if (name.equals("mv")) {
-            List<String> sources = targetDir.isEmpty() ? ops.subList(0, Math.max(0, ops.size() - 1)) : ops;
-            sources.forEach(s -> addWrite(s, Access.TREE, "mv (its source)"));
-        }
-        String dest;
-        List<String> sources;
-        if (!targetDir.isEmpty()) {
-            dest = targetDir.get(targetDir.size() - 1);
-            sources = ops;
-        } else if (ops.size() == 1 && name.equals("ln")) {
-            dest = cwd == null ? "." : cwd;
-            sources = ops;
-        } else if (ops.size() >= 2) {
-            dest = ops.get(ops.size() - 1);
-            sources = ops.subList(0, ops.size() - 1);
-        } else {
-            return;
-        }
-        if (name.equals("rsync") || name.equals("scp")) {
-            if (Marks.plain(dest).matches("[^/]*:.*")) {
-                return; // a remote destination
-            }
-        }
-        boolean recursive = name.equals("rsync") ? hasFlag(args, 'a', "--archive") || hasFlag(args, 'r', "--recursive")
-                : hasFlag(args, 'r', "--recursive") || hasFlag(args, 'R', "--recursive") || hasFlag(args, 'a', "--archive");
-        addWrite(dest, recursive ? Access.INTO : Access.WRITE, via);
-        if (!noTargetDir) {
-            // DEST/NAME is written when DEST is a directory: surely with -t or a trailing slash, else if it is one on the target.
-            boolean surelyDir = !targetDir.isEmpty() || dest.endsWith("/") || sources.size() > 1;
-            for (String s : sources) {
-                String into = stripSlash(dest) + "/" + basename(s);
-                Access a = recursive ? Access.INTO : Access.WRITE;
-                if (surelyDir) {
-                    addWrite(into, a, via);
-                } else {
-                    writes.add(new WriteTarget(into, cwd, a, via, dest));
-                }
-            }
-        }
-    }
-
-    private void inPlace(String name, List<String> args, String shortArgs, String optionalArgs, Set<String> longArgs, boolean sed) {
-        boolean inPlace = false;
-        boolean script = false;
-        List<String> ops = new ArrayList<>();
-        for (int i = 0; i < args.size(); i++) {
-            String a = Marks.plain(args.get(i));
-            if (a.equals("--")) {
-                ops.addAll(args.subList(i + 1, args.size()));
-                break;
-            }
-            if (a.startsWith("--")) {
-                String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
-                inPlace |= key.equals("--in-place");
-                script |= key.equals("--expression") || key.equals("--file");
-                if (!a.contains("=") && longArgs.contains(key)) {
-                    i++;
-                }
-                continue;
-            }
-            if (a.startsWith("-") && a.length() > 1) {
-                for (int k = 1; k < a.length(); k++) {
-                    char ch = a.charAt(k);
-                    if (optionalArgs.indexOf(ch) >= 0) {
-                        inPlace |= ch == 'i';
-                        break; // the rest is its value (a backup suffix)
-                    }
-                    if (shortArgs.indexOf(ch) >= 0) {
-                        script |= ch == 'e' || ch == 'E' || ch == 'f';
-                        if (k == a.length() - 1) {
-                            i++;
-                        }
-                        break;
-                    }
-                }
-                continue;
-            }
-            ops.add(args.get(i));
-        }
-        if (!inPlace) {
-            return;
-        }
-        List<String> files = script ? ops : ops.subList(Math.min(1, ops.size()), ops.size());
-        files.forEach(f -> addWrite(f, Access.WRITE, name + " -i"));
-    }
-
-    private void modeChange(String name, List<String> args) {
-        boolean recursive = hasFlag(args, 'R', "--recursive");
-        boolean reference = false;
-        List<String> ops = new ArrayList<>();
-        boolean endOfOptions = false;
-        for (int i = 0; i < args.size(); i++) {
-            String a = Marks.plain(args.get(i));
-            if (!endOfOptions && a.equals("--")) {
-                endOfOptions = true;
-                continue;
-            }
-            if (!endOfOptions && a.startsWith("--")) {
-                reference |= a.startsWith("--reference");
-                if (!a.contains("=") && (a.equals("--reference") || a.equals("--from"))) {
-                    i++;
-                }
-                continue;
-            }
-            // chmod -w FILE: a mode, not an option, when it holds letters no option has
-            if (!endOfOptions && a.startsWith("-") && a.length() > 1 && a.substring(1).chars().allMatch(ch -> "RcfvhHLP".indexOf(ch) >= 0)) {
-                continue;
-            }
-            if (!endOfOptions && name.equals("setfacl") && a.startsWith("-")) {
-                if (a.matches("-[mMxX]")) {
-                    i++;
-                }
-                continue;
-            }
-            ops.add(args.get(i));
-        }
-        boolean firstIsMode = !reference && !name.equals("setfacl");
-        List<String> files = firstIsMode ? ops.subList(Math.min(1, ops.size()), ops.size()) : ops;
-        for (String f : files) {
-            addWrite(f, recursive ? Access.TREE : Access.WRITE, name + (recursive ? " -R" : ""));
-        }
-    }
-
-    private void tar(List<String> args) {
-        boolean extract = false;
-        boolean create = false;
-        List<String> archive = new ArrayList<>();
-        List<String> dir = new ArrayList<>();
-        for (int i = 0; i < args.size(); i++) {
-            String a = Marks.plain(args.get(i));
-            boolean oldStyle = i == 0 && !a.startsWith("-");
-            if (a.startsWith("--")) {
-                extract |= a.equals("--extract") || a.equals("--get");
-                create |= a.equals("--create") || a.equals("--append") || a.equals("--update");
-                if (a.startsWith("--file=")) {
-                    archive.add(args.get(i).substring(7));
-                } else if (a.startsWith("--directory=")) {
-                    dir.add(args.get(i).substring(12));
-                } else if ((a.equals("--file") || a.equals("--directory")) && i + 1 < args.size()) {
-                    (a.equals("--file") ? archive : dir).add(args.get(++i));
-                }
-                continue;
-            }
-            if (oldStyle || (a.startsWith("-") && a.length() > 1)) {
-                String bundle = oldStyle ? a : a.substring(1);
-                int consumed = 0;
-                for (int k = 0; k < bundle.length(); k++) {
-                    char ch = bundle.charAt(k);
-                    extract |= ch == 'x';
-                    create |= ch == 'c' || ch == 'r' || ch == 'u';
-                    if (ch == 'f' || ch == 'C') {
-                        String value;
-                        if (!oldStyle && k < bundle.length() - 1) {
-                            value = args.get(i).substring(k + 2);
-                        } else if (i + 1 + consumed < args.size()) {
-                            value = args.get(i + 1 + consumed);
-                            consumed++;
-                        } else {
-                            break;
-                        }
-                        (ch == 'f' ? archive : dir).add(value);
-                        if (!oldStyle) {
-                            break;
-                        }
-                    }
-                }
-                i += consumed;
-            }
-        }
-        if (create) {
-            archive.forEach(f -> {
-                if (!Marks.plain(f).equals("-")) {
-                    addWrite(f, Access.WRITE, "tar");
-                }
-            });
-        }
-        if (extract) {
-            if (dir.isEmpty()) {
-                dir.add(".");
-            }
-            dir.forEach(d -> addWrite(d, Access.INTO, "tar -x"));
-        }
-    }
-
-    // ---------------------------------------------------------------- option helpers
-
-    /** Index of the first operand after options ({@code --} consumed); options in shortArgs/longArgs take a value. */
-    private static int skipOptions(List<String> args, String shortArgs, Set<String> longArgs) {
-        int i = 0;
-        while (i < args.size()) {
-            String a = Marks.plain(args.get(i));
-            if (a.equals("--")) {
-                return i + 1;
-            }
-            if (!a.startsWith("-") || a.equals("-")) {
-                return i;
-            }
-            if (a.startsWith("--")) {
-                i += (!a.contains("=") && longArgs.contains(a)) ? 2 : 1;
-                continue;
-            }
-            int step = 1;
-            for (int k = 1; k < a.length(); k++) {
-                if (shortArgs.indexOf(a.charAt(k)) >= 0) {
-                    step = k == a.length() - 1 ? 2 : 1;
-                    break;
-                }
-            }
-            i += step;
-        }
-        return i;
-    }
-
-    private static List<String> skipAssignments(List<String> args, int from) {
-        int i = Math.min(from, args.size());
-        while (i < args.size() && isPlainAssignment(Marks.plain(args.get(i)))) {
-            i++;
-        }
-        return args.subList(i, args.size());
-    }
-
-    /** All operands (non-options) of a command. */
-    private static List<String> operands(List<String> args, String shortArgs, Set<String> longArgs) {
-        List<String> out = new ArrayList<>();
-        for (int i = 0; i < args.size(); i++) {
-            String a = Marks.plain(args.get(i));
-            if (a.equals("--")) {
-                out.addAll(args.subList(i + 1, args.size()));
-                break;
-            }
-            if (a.startsWith("--")) {
-                if (!a.contains("=") && longArgs.contains(a)) {
-                    i++;
-                }
-                continue;
-            }
-            if (a.startsWith("-") && a.length() > 1) {
-                for (int k = 1; k < a.length(); k++) {
-                    if (shortArgs.indexOf(a.charAt(k)) >= 0) {
-                        if (k == a.length() - 1) {
-                            i++;
-                        }
-                        break;
-                    }
-                }
-                continue;
-            }
-            out.add(args.get(i));
-        }
-        return out;
-    }
-
-    /** The values of the options in {@code wanted} (short letters) or {@code wantedLong}. */
-    private static List<String> optionValues(List<String> args, String wanted, Set<String> wantedLong,
-                                             String shortArgs, Set<String> longArgs) {
-        List<String> out = new ArrayList<>();
-        for (int i = 0; i < args.size(); i++) {
-            String a = Marks.plain(args.get(i));
-            if (a.equals("--")) {
-                break;
-            }
-            if (a.startsWith("--")) {
-                String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
-                if (wantedLong.contains(key)) {
-                    if (a.contains("=")) {
-                        out.add(args.get(i).substring(args.get(i).indexOf('=') + 1));
-                    } else if (i + 1 < args.size()) {
-                        out.add(args.get(++i));
-                    }
-                } else if (!a.contains("=") && longArgs.contains(key)) {
-                    i++;
-                }
-                continue;
-            }
-            if (a.startsWith("-") && a.length() > 1) {
-                for (int k = 1; k < a.length(); k++) {
-                    char ch = a.charAt(k);
-                    if (wanted.indexOf(ch) >= 0 || shortArgs.indexOf(ch) >= 0) {
-                        String value = null;
-                        if (k < a.length() - 1) {
-                            value = args.get(i).substring(k + 1);
-                        } else if (i + 1 < args.size()) {
-                            value = args.get(++i);
-                        }
-                        if (value != null && wanted.indexOf(ch) >= 0) {
-                            out.add(value);
-                        }
-                        break;
-                    }
-                }
-            }
-        }
-        return out;
-    }
-
-    private static boolean hasFlag(List<String> args, char letter, String longName) {
-        for (String w : args) {
-            String a = Marks.plain(w);
-            if (a.equals("--")) {
-                return false;
-            }
-            if (a.equals(longName)) {
-                return true;
-            }
-            if (a.startsWith("-") && !a.startsWith("--") && a.indexOf(letter, 1) > 0) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static int indexOfPlain(List<String> args, String v) {
-        for (int i = 0; i < args.size(); i++) {
-            if (Marks.plain(args.get(i)).equals(v)) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
     private static String joinSource(List<String> words) {
         List<String> s = new ArrayList<>();
         for (String w : words) {
@@ -1215,7 +808,7 @@ final class CommandReader {
         return slash < 0 ? p : p.substring(slash + 1);
     }
 
-    private static String stripSlash(String p) {
+    static String stripSlash(String p) {
         String s = p;
         while (s.length() > 1 && s.endsWith("/")) {
             s = s.substring(0, s.length() - 1);
@@ -1279,7 +872,7 @@ final class CommandReader {
             if (x.isEmpty() && !quoted) {
                 continue;
             }
-            words.addAll(braceExpand(x));
+            words.addAll(BraceExpansion.expand(x));
         }
         return words;
     }
@@ -1332,92 +925,4 @@ final class CommandReader {
         return b.toString();
     }
 
-    /** Bash brace expansion over marked braces: {@code a{b,c}d}, {@code {1..3}}; at most {@value #MAX_WORDS} words. */
-    static List<String> braceExpand(String w) {
-        List<String> out = new ArrayList<>();
-        braceExpand(w, out);
-        return out;
-    }
-
-    private static void braceExpand(String w, List<String> out) {
-        if (out.size() >= MAX_WORDS) {
-            return;
-        }
-        for (int a = w.indexOf(Marks.LBRACE); a >= 0; a = w.indexOf(Marks.LBRACE, a + 1)) {
-            int depth = 0;
-            int b = -1;
-            List<Integer> commas = new ArrayList<>();
-            for (int k = a; k < w.length(); k++) {
-                char c = w.charAt(k);
-                if (c == Marks.LBRACE) {
-                    depth++;
-                } else if (c == Marks.RBRACE && --depth == 0) {
-                    b = k;
-                    break;
-                } else if (c == Marks.COMMA && depth == 1) {
-                    commas.add(k);
-                }
-            }
-            if (b < 0) {
-                break;
-            }
-            List<String> alts = new ArrayList<>();
-            if (!commas.isEmpty()) {
-                int from = a + 1;
-                for (int cm : commas) {
-                    alts.add(w.substring(from, cm));
-                    from = cm + 1;
-                }
-                alts.add(w.substring(from, b));
-            } else {
-                alts = sequence(w.substring(a + 1, b));
-                if (alts == null) {
-                    continue;
-                }
-            }
-            String prefix = w.substring(0, a);
-            String suffix = w.substring(b + 1);
-            for (String alt : alts) {
-                braceExpand(prefix + alt + suffix, out);
-            }
-            return;
-        }
-        out.add(unbrace(w));
-    }
-
-    private static List<String> sequence(String body) {
-        String p = Marks.plain(body);
-        String[] f = p.split("\\.\\.", -1);
-        if (f.length < 2 || f.length > 3) {
-            return null;
-        }
-        try {
-            int from = Integer.parseInt(f[0]);
-            int to = Integer.parseInt(f[1]);
-            int step = f.length == 3 ? Math.max(1, Math.abs(Integer.parseInt(f[2]))) : 1;
-            if (Math.abs((long) to - from) / step > 64) {
-                return List.of(String.valueOf(Marks.STAR));
-            }
-            List<String> out = new ArrayList<>();
-            for (int v = from; from <= to ? v <= to : v >= to; v += from <= to ? step : -step) {
-                out.add(String.valueOf(v));
-            }
-            return out;
-        } catch (NumberFormatException e) {
-            if (f.length == 2 && f[0].length() == 1 && f[1].length() == 1) {
-                char x = f[0].charAt(0);
-                char y = f[1].charAt(0);
-                List<String> out = new ArrayList<>();
-                for (char c = x; x <= y ? c <= y : c >= y; c += x <= y ? 1 : -1) {
-                    out.add(String.valueOf(c));
-                }
-                return out;
-            }
-            return null;
-        }
-    }
-
-    private static String unbrace(String w) {
-        return w.replace(Marks.LBRACE, '{').replace(Marks.COMMA, ',').replace(Marks.RBRACE, '}');
-    }
 }
