@@ -27,6 +27,8 @@ import dev.airlock.event.ExecTransition;
 import dev.airlock.internal.ExecStateMachine;
 import dev.airlock.internal.OutputCapture;
 import dev.airlock.internal.StopOnce;
+import dev.airlock.safety.GuardMode;
+import dev.airlock.safety.Safety;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.Shell;
 import dev.airlock.shell.StdinScripts;
@@ -120,6 +122,8 @@ public abstract class AbstractEnvironment implements Environment {
     private volatile boolean stopped;
     private volatile Path spillDir;
     private final RemoteFiles shellFiles;
+    private final Object safetyLock = new Object();
+    private volatile Safety safety;
 
     protected AbstractEnvironment(String backend, String id, OpenContext context) {
         this.backend = backend;
@@ -286,7 +290,8 @@ public abstract class AbstractEnvironment implements Environment {
 
     @Override
     public RemoteFiles files() {
-        return nativeFiles().orElse(shellFiles);
+        // A backend's own file API passes the same write tiers as the shell implementation.
+        return nativeFiles().<RemoteFiles>map(n -> new GuardedFiles(this, n)).orElse(shellFiles);
     }
 
     public boolean isClosed() {
@@ -394,7 +399,8 @@ public abstract class AbstractEnvironment implements Environment {
      * before anything is staged. Throws {@link dev.airlock.DeniedException} to refuse it.
      */
     private void beforeCommand(ExecRequest request) {
-        // The safety package plugs in here (write tiers, approval gate, command guard).
+        Target t = target();
+        safety().checkCommand(request.command(), request.cwd().map(t::expand), request.env());
     }
 
     /**
@@ -402,7 +408,33 @@ public abstract class AbstractEnvironment implements Environment {
      * ({@code write}, {@code delete}, {@code mkdirs}, {@code copyIn}) before they run.
      */
     final void beforeWrite(String path, String operation) {
-        // The safety package plugs in here (write tiers, approval gate).
+        safety().checkWrite(path, operation);
+    }
+
+    /** The safety rules, made on first use (they need the probed target). */
+    private Safety safety() {
+        Safety s = safety;
+        if (s != null) {
+            return s;
+        }
+        synchronized (safetyLock) {
+            if (safety == null) {
+                safety = new Safety(backend, target(), probeFacts, settings, capabilities(), context.approvalChannel(),
+                        script -> {
+                            RawResult r = runRaw(script, null);
+                            if (r.exit != 0) {
+                                throw new IOException("exit " + r.exit + ": " + r.stderrLine());
+                            }
+                            return r.stdout;
+                        }, this::emit);
+            }
+            return safety;
+        }
+    }
+
+    /** Whether the command guard is in force here, and why ({@code airlock.guard}; shown by {@code doctor}). */
+    public final GuardMode.Verdict commandGuard() {
+        return GuardMode.decide(settings, capabilities());
     }
 
     // ---------------------------------------------------------------- exec
