@@ -2,7 +2,9 @@ package dev.airlock.cli;
 
 import dev.airlock.Environment;
 import dev.airlock.Environments;
+import dev.airlock.safety.TtyApprovalChannel;
 import dev.airlock.settings.Settings;
+import dev.airlock.spi.OpenContext;
 
 /**
  * The environment one command works on. A SIGINT or SIGTERM cancels what runs and closes the
@@ -22,7 +24,7 @@ final class Session implements AutoCloseable {
         Session s = new Session(signals);
         signals.install(s::interrupt);
         try {
-            s.env = Environments.open(settings);
+            s.env = Environments.open(context(settings));
         } catch (RuntimeException e) {
             signals.uninstall();
             throw e;
@@ -31,6 +33,12 @@ final class Session implements AutoCloseable {
             s.interrupt(); // the signal came while the environment was opening
         }
         return s;
+    }
+
+    /** A write that needs approval is asked on the terminal (/dev/tty), when there is one. */
+    private static OpenContext context(Settings settings) {
+        OpenContext context = OpenContext.of(settings);
+        return TtyApprovalChannel.ifAvailable().map(context::withApprovalChannel).orElse(context);
     }
 
     Environment env() {

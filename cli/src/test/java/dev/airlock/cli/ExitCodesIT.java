@@ -38,6 +38,30 @@ class ExitCodesIT {
     }
 
     @Test
+    void aHardDeniedWriteExits3AndWritesNothing(@TempDir Path dir) throws IOException {
+        // A throwaway HOME: its ~/.ssh is a protected credential directory whatever the user says.
+        Path home = Files.createDirectories(dir.resolve("home"));
+
+        Airlock.Result r = airlock("write", "~/.ssh/id_ed25519").env("HOME", home.toString()).stdin(bytes("not a key")).run();
+
+        assertEquals(3, r.exit(), r::toString);
+        assertOneLine(r, "airlock: denied: ");
+        assertFalse(Files.exists(home.resolve(".ssh/id_ed25519")), "a denied write must leave nothing");
+    }
+
+    @Test
+    void aDeniedCommandExits125WithTheDeniedPrefix(@TempDir Path dir) throws IOException {
+        Path home = Files.createDirectories(dir.resolve("home"));
+
+        Airlock.Result r = airlock("exec", "mkdir -p ~/.ssh && echo key > ~/.ssh/authorized_keys")
+                .env("HOME", home.toString()).run();
+
+        assertEquals(125, r.exit(), r::toString);
+        assertOneLine(r, "airlock: denied: ");
+        assertFalse(Files.exists(home.resolve(".ssh/authorized_keys")), "a denied command must not run");
+    }
+
+    @Test
     void anUnknownBackendExits2() {
         Airlock.Result r = airlock("--backend", "nope", "read", "/etc/hostname").run();
 
