@@ -14,12 +14,12 @@ import java.util.concurrent.Callable;
 
 /** The {@code airlock} command line; {@code ./airlock} at the repository root builds and runs it. */
 @Command(name = "airlock", mixinStandardHelpOptions = true, versionProvider = AirlockCli.Version.class,
-        usageHelpAutoWidth = true,
+        synopsisSubcommandLabel = "COMMAND",
         description = "Runs an agent's commands and file transfers on a pluggable backend, byte-exact.",
         subcommands = {ExecCommand.class, WriteCommand.class, ReadCommand.class, BackendsCommand.class},
-        footer = {"", "Exit codes (all commands but exec): 0 ok, 1 other failure, 2 usage, 3 denied,",
-                "4 backend unavailable, 5 doctor found a leak. exec exits with the command's own status,",
-                "124 on --timeout, 125 when Airlock itself failed. 128+N after signal N."})
+        footer = {"%nExit codes of every command but exec: 0 ok, 1 other failure, 2 usage, 3 denied,"
+                + " 4 backend unavailable, 5 doctor found a leak. exec exits with the command's own status,"
+                + " 124 after --timeout, 125 when Airlock itself failed. 128+N after signal N."})
 public final class AirlockCli implements Callable<Integer> {
     private static final String LOG_PREFIX = "org.slf4j.simpleLogger.";
 

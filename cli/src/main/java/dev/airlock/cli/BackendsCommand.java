@@ -13,9 +13,10 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code airlock backends}: each provider on the class path, and whether it can work here. */
-@Command(name = "backends", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Lists the backends found, whether each is available under the current settings,",
-                "and if not, why. The one airlock.backend selects is marked with *."})
+@Command(name = "backends", mixinStandardHelpOptions = true,
+        description = {"Lists the backends found and whether each is available.",
+                "One line per backend: its name, available or unavailable, and a detail or the reason."
+                        + " The one airlock.backend selects is marked with *."})
 final class BackendsCommand implements Callable<Integer> {
     @ParentCommand
     AirlockCli cli;

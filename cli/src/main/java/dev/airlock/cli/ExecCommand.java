@@ -19,12 +19,15 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /** {@code airlock exec}: one shell command, our stdin to its stdin, its output to ours, its exit status. */
-@Command(name = "exec", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Runs WORDS, joined by single spaces, as one shell command (as ssh does).",
-                "Options stop at the first word. Our stdin goes to the command byte-exact unless -n is",
-                "given or stdin is a terminal; its stdout and stderr come back as they are written."},
-        footer = {"", "Exit status: the command's own; 124 after --timeout; 125 when Airlock failed",
-                "(one line on stderr: airlock: denied|unavailable|usage|...: ...); 130/143 after SIGINT/SIGTERM."})
+@Command(name = "exec", mixinStandardHelpOptions = true,
+        customSynopsis = "airlock exec [-n] [--cwd DIR] [--timeout SECONDS] [--env K=V]... [--] WORDS...",
+        description = {"Runs a shell command on the target.",
+                "WORDS are joined by single spaces into one shell command (as ssh does); options stop at"
+                        + " the first word. Our stdin goes to the command byte-exact, unless -n is given or"
+                        + " stdin is a terminal; its stdout and stderr come back as they are written."},
+        footer = {"%nExit status: the command's own; 124 after --timeout; 125 when Airlock failed, with one"
+                + " line on stderr (airlock: denied: ..., airlock: unavailable: ..., airlock: usage: ...,"
+                + " airlock: ...); 130/143 after SIGINT/SIGTERM."})
 final class ExecCommand implements Callable<Integer> {
     @ParentCommand
     AirlockCli cli;

@@ -10,8 +10,8 @@ import java.io.OutputStream;
 import java.util.concurrent.Callable;
 
 /** {@code airlock read PATH}: the file's bytes on our stdout, exactly. */
-@Command(name = "read", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = "Copies PATH on the target to stdout, byte-exact.")
+@Command(name = "read", mixinStandardHelpOptions = true,
+        description = "Copies a file on the target to stdout, byte-exact.")
 final class ReadCommand implements Callable<Integer> {
     @ParentCommand
     AirlockCli cli;

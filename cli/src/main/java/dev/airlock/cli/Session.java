@@ -5,6 +5,7 @@ import dev.airlock.Environments;
 import dev.airlock.safety.TtyApprovalChannel;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.OpenContext;
+import org.slf4j.LoggerFactory;
 
 /**
  * The environment one command works on. A SIGINT or SIGTERM cancels what runs and closes the
@@ -32,6 +33,9 @@ final class Session implements AutoCloseable {
         if (signals.received() != 0) {
             s.interrupt(); // the signal came while the environment was opening
         }
+        Environment e = s.env;
+        LoggerFactory.getLogger(Session.class).debug("opened the {} environment {} on {}@{}",
+                e.name(), e.id(), e.target().user(), e.target().hostname());
         return s;
     }
 

@@ -10,9 +10,10 @@ import java.io.FileInputStream;
 import java.util.concurrent.Callable;
 
 /** {@code airlock write PATH}: our stdin becomes the file, byte-exact and atomically. */
-@Command(name = "write", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Writes stdin to PATH on the target, byte-exact and atomic (readers see the old file or",
-                "the whole new one); missing parent directories are created; an existing file keeps its mode."})
+@Command(name = "write", mixinStandardHelpOptions = true,
+        description = {"Writes stdin to a file on the target.",
+                "Byte-exact and atomic (readers see the old file or the whole new one); missing parent"
+                        + " directories are created; an existing file keeps its mode."})
 final class WriteCommand implements Callable<Integer> {
     @ParentCommand
     AirlockCli cli;

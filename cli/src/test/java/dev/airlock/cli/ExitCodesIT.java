@@ -118,7 +118,8 @@ class ExitCodesIT {
 
         assertEquals(1, quiet.errLines().size(), quiet::err);
         assertEquals(1, debug.exit(), debug::toString);
-        assertTrue(debug.err().startsWith("airlock: not found: "), debug::err);
+        assertTrue(debug.errLines().stream().anyMatch(l -> l.startsWith("airlock: not found: ")), debug::err);
+        assertTrue(debug.err().contains("[DEBUG]"), () -> "debug logs with --debug: " + debug.err());
         assertTrue(debug.err().contains("\tat dev.airlock."), () -> "a stack trace with --debug: " + debug.err());
     }
 

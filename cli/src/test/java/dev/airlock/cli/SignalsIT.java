@@ -2,13 +2,16 @@ package dev.airlock.cli;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
 
 import static dev.airlock.cli.Airlock.airlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -42,6 +45,39 @@ class SignalsIT {
         Airlock.Result r = finish(p);
         assertEquals(130, r.exit(), r::toString);
         Processes.assertNoneRunning("sleep", seconds);
+    }
+
+    @Test
+    void sigtermDuringWriteExits143AndLeavesNeitherFileNorTempFile(@TempDir Path dir) throws Exception {
+        Path target = dir.resolve("out.bin");
+        Airlock call = airlock("write", target.toString());
+        Process p = call.start();
+        p.getOutputStream().write(new byte[100_000]); // and then our stdin stays open: the write is in progress
+        p.getOutputStream().flush();
+        awaitTempFile(dir);
+
+        signal(p, "TERM");
+
+        Airlock.Result r = finish(p);
+        assertEquals(143, r.exit(), r::toString);
+        try (Stream<Path> left = Files.list(dir)) {
+            assertEquals(List.of(), left.toList(), "a cancelled write leaves nothing in the directory");
+        }
+    }
+
+    private static void awaitTempFile(Path dir) throws Exception {
+        long until = System.nanoTime() + 60_000_000_000L;
+        while (true) {
+            try (Stream<Path> s = Files.list(dir)) {
+                if (s.anyMatch(f -> f.getFileName().toString().startsWith(".airlock-write-"))) {
+                    return;
+                }
+            }
+            if (System.nanoTime() > until) {
+                throw new AssertionError("the write never started in " + dir);
+            }
+            Thread.sleep(20);
+        }
     }
 
     private static void signal(Process p, String name) throws Exception {
