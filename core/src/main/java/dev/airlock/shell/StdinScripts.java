@@ -58,13 +58,22 @@ public final class StdinScripts {
 
     /**
      * Runs a staged script file through a descriptor and removes the file before the script's own
-     * code runs: {@code shell} reads it from {@code /dev/fd/3}.
+     * code runs: {@code shell} opens {@code /dev/fd/3} itself, so descriptor 3 must still be open
+     * when it starts; the script closes it first (see {@link #stagedScript}).
      */
     public static String runStagedScript(String shell, String scriptPath) {
         String p = Shell.quotePath(scriptPath);
         return "command exec 3< " + p + " || exit " + STAGING_FAILED + "\n"
                 + "rm -f -- " + p + " || exit " + STAGING_FAILED + "\n"
-                + "exec " + shell + " /dev/fd/3 3<&-\n";
+                + "exec " + shell + " /dev/fd/3\n";
+    }
+
+    /**
+     * The content of a staged script for {@link #runStagedScript}: the command after a line that
+     * closes descriptor 3, so the command's processes do not inherit the script's descriptor.
+     */
+    public static String stagedScript(String command) {
+        return "exec 3<&-\n" + command;
     }
 
     /**

@@ -30,6 +30,8 @@ import dev.airlock.event.ExecTransition;
 import dev.airlock.internal.ExecStateMachine;
 import dev.airlock.internal.OutputCapture;
 import dev.airlock.internal.StopOnce;
+import dev.airlock.safety.GuardMode;
+import dev.airlock.safety.Safety;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.Shell;
 import dev.airlock.shell.StdinScripts;
@@ -105,6 +107,8 @@ public abstract class AbstractEnvironment implements Environment {
     private final ExecutorService workers;
     private final ScheduledExecutorService timers;
     private final Set<Run> live = ConcurrentHashMap.newKeySet();
+    /** Finished execs whose background processes still held their output: killed on close. */
+    private final Set<RemoteProcess> lingering = ConcurrentHashMap.newKeySet();
     private final StopOnce stopOnce;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong execIds = new AtomicLong();
@@ -122,6 +126,8 @@ public abstract class AbstractEnvironment implements Environment {
     private volatile boolean stopped;
     private volatile Path spillDir;
     private final RemoteFiles shellFiles;
+    private final Object safetyLock = new Object();
+    private volatile Safety safety;
 
     protected AbstractEnvironment(String backend, String id, OpenContext context) {
         this.backend = backend;
@@ -192,7 +198,7 @@ public abstract class AbstractEnvironment implements Environment {
     protected void kill(RemoteProcess process, boolean force) throws IOException {
         long pgid = process.processGroup().orElseThrow(() -> new IOException(
                 "the backend reports no process group and has no native kill"));
-        runRaw("kill -s " + (force ? "KILL" : "TERM") + " -- -" + pgid + " 2>/dev/null\nexit 0\n", null);
+        runRaw(Shell.killProcessGroup(force ? "KILL" : "TERM", pgid) + " 2>/dev/null\nexit 0\n", null);
     }
 
     /** Stops the sandbox (called once, by close or a sandbox-wide cancel). Attached sandboxes must be left running. */
@@ -313,7 +319,8 @@ public abstract class AbstractEnvironment implements Environment {
 
     @Override
     public RemoteFiles files() {
-        return nativeFiles().orElse(shellFiles);
+        // A backend's own file API passes the same write tiers as the shell implementation.
+        return nativeFiles().<RemoteFiles>map(n -> new GuardedFiles(this, n)).orElse(shellFiles);
     }
 
     public boolean isClosed() {
@@ -350,6 +357,13 @@ public abstract class AbstractEnvironment implements Environment {
         long deadline = System.nanoTime() + killGrace.toNanos() + TimeUnit.SECONDS.toNanos(5);
         for (Run r : runs) {
             r.awaitQuietly(Math.max(0, deadline - System.nanoTime()));
+        }
+        for (RemoteProcess p : lingering) {
+            try {
+                kill(p, true);
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("could not kill a lingering process group: {}", e.getMessage());
+            }
         }
         Target t = target;
         if (t != null) {
@@ -414,7 +428,8 @@ public abstract class AbstractEnvironment implements Environment {
      * before anything is staged. Throws {@link dev.airlock.DeniedException} to refuse it.
      */
     private void beforeCommand(ExecRequest request) {
-        // The safety package plugs in here (write tiers, approval gate, command guard).
+        Target t = target();
+        safety().checkCommand(request.command(), request.cwd().map(t::expand), request.env());
     }
 
     /**
@@ -422,7 +437,33 @@ public abstract class AbstractEnvironment implements Environment {
      * ({@code write}, {@code delete}, {@code mkdirs}, {@code copyIn}) before they run.
      */
     final void beforeWrite(String path, String operation) {
-        // The safety package plugs in here (write tiers, approval gate).
+        safety().checkWrite(path, operation);
+    }
+
+    /** The safety rules, made on first use (they need the probed target). */
+    private Safety safety() {
+        Safety s = safety;
+        if (s != null) {
+            return s;
+        }
+        synchronized (safetyLock) {
+            if (safety == null) {
+                safety = new Safety(backend, target(), probeFacts, settings, capabilities(), context.approvalChannel(),
+                        script -> {
+                            RawResult r = runRaw(script, null);
+                            if (r.exit != 0) {
+                                throw new IOException("exit " + r.exit + ": " + r.stderrLine());
+                            }
+                            return r.stdout;
+                        }, this::emit);
+            }
+            return safety;
+        }
+    }
+
+    /** Whether the command guard is in force here, and why ({@code airlock.guard}; shown by {@code doctor}). */
+    public final GuardMode.Verdict commandGuard() {
+        return GuardMode.decide(settings, capabilities());
     }
 
     // ---------------------------------------------------------------- exec
@@ -506,6 +547,8 @@ public abstract class AbstractEnvironment implements Environment {
         final CompletableFuture<ExecResult> result = new CompletableFuture<>();
         final CountDownLatch preDispatchCleanup = new CountDownLatch(1);
         final List<String> staged = new ArrayList<>();
+        /** Tree kills begun; the result waits for them, so no process of a killed exec outlives its result. */
+        final List<CompletableFuture<Void>> kills = new java.util.concurrent.CopyOnWriteArrayList<>();
         volatile RemoteProcess process;
         volatile boolean cancelled;
         volatile boolean timedOut;
@@ -607,7 +650,7 @@ public abstract class AbstractEnvironment implements Environment {
                 String shell = internal ? "sh" : t.shell();
                 if (script.length() + command.length() * 3L > caps.argvLimit()) {
                     String scriptPath = StdinScripts.stagedScriptPath(t.stagingDir());
-                    stageTracked(scriptPath, Payload.of(command.getBytes(StandardCharsets.UTF_8)));
+                    stageTracked(scriptPath, Payload.of(StdinScripts.stagedScript(command).getBytes(StandardCharsets.UTF_8)));
                     script.append(StdinScripts.runStagedScript(shell, scriptPath));
                     stagingPrefix = true;
                 } else {
@@ -647,7 +690,9 @@ public abstract class AbstractEnvironment implements Environment {
             }
             process = p;
             if (killRequested) {
-                workers.execute(this::killTree);
+                CompletableFuture<Void> kill = new CompletableFuture<>();
+                kills.add(kill); // registered before the worker runs, so the result cannot miss it
+                workers.execute(() -> killNow(p, kill));
             }
             request.timeout().ifPresent(d -> timeoutTask = timers.schedule(() -> workers.execute(this::onTimeout),
                     d.toNanos(), TimeUnit.NANOSECONDS));
@@ -675,8 +720,10 @@ public abstract class AbstractEnvironment implements Environment {
             } finally {
                 exited = true;
             }
-            outDrain.finish(outputGrace);
-            errDrain.finish(outputGrace);
+            awaitKills();
+            if (!outDrain.finish(outputGrace) | !errDrain.finish(outputGrace) || p.hasSurvivors()) {
+                lingering.add(p);
+            }
             if (writer != null) {
                 writer.awaitEnd();
             }
@@ -750,8 +797,12 @@ public abstract class AbstractEnvironment implements Environment {
         @Override
         public void cancel() {
             cancelOnly();
-            if (cancelStopsSandbox) {
-                workers.execute(stopOnce::stop);
+            if (cancelStopsSandbox && !stopOnce.isStopped()) {
+                try {
+                    workers.execute(stopOnce::stop);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // closed meanwhile: the stop has run, and cancel stays a no-op that never throws
+                }
             }
         }
 
@@ -791,8 +842,33 @@ public abstract class AbstractEnvironment implements Environment {
             RemoteProcess p = process;
             if (p == null) {
                 killRequested = true; // dispatch in progress: the flow kills as soon as launch returns
-                return;
+                // Read again after the write: if launch returned meanwhile, the flow may have checked
+                // killRequested before it was set, so kill here (twice is harmless, never is not).
+                p = process;
+                if (p == null) {
+                    return;
+                }
             }
+            CompletableFuture<Void> kill = new CompletableFuture<>();
+            kills.add(kill);
+            killNow(p, kill);
+        }
+
+        /**
+         * The SIGKILL follows the shell's death by up to a grace period; without this wait a
+         * grandchild that ignored SIGTERM could still run when the caller gets the result.
+         */
+        private void awaitKills() throws InterruptedException {
+            for (CompletableFuture<Void> k : kills) {
+                try {
+                    k.get(killGrace.toMillis() + 30_000, TimeUnit.MILLISECONDS);
+                } catch (ExecutionException | TimeoutException e) {
+                    LOG.warn("killing a command on {} did not finish: {}", backend, e.toString());
+                }
+            }
+        }
+
+        private void killNow(RemoteProcess p, CompletableFuture<Void> done) {
             try {
                 kill(p, false);
                 long until = System.nanoTime() + killGrace.toNanos();
@@ -805,6 +881,8 @@ public abstract class AbstractEnvironment implements Environment {
                 LOG.warn("killing a command on {} failed: {}", backend, e.getMessage());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            } finally {
+                done.complete(null);
             }
         }
 
@@ -865,6 +943,7 @@ public abstract class AbstractEnvironment implements Environment {
             private final OutputStream to;
             private final Payload payload;
             private final CountDownLatch end = new CountDownLatch(1);
+            private volatile boolean readingSource;
 
             StdinWriter(OutputStream to, Payload payload) {
                 this.to = to;
@@ -878,6 +957,7 @@ public abstract class AbstractEnvironment implements Environment {
                     int n;
                     while ((n = readSource(in, buf)) >= 0) {
                         to.write(buf, 0, n);
+                        to.flush(); // a live source (a pipe, a terminal) must not wait in a buffer for more input
                     }
                     to.flush();
                 } catch (SourceFailure e) {
@@ -895,15 +975,28 @@ public abstract class AbstractEnvironment implements Environment {
             }
 
             private int readSource(InputStream in, byte[] buf) throws SourceFailure {
+                readingSource = true;
                 try {
                     return in.read(buf);
                 } catch (IOException e) {
                     throw new SourceFailure(e);
+                } finally {
+                    readingSource = false;
                 }
             }
 
+            /**
+             * Called after the command exited. A writer blocked reading the caller's source (an
+             * idle pipe that is never closed, like an agent's stdin) would never end: the input
+             * has nowhere to go any more, so do not wait for it.
+             */
             void awaitEnd() throws InterruptedException {
-                end.await(5, TimeUnit.SECONDS);
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (!end.await(10, TimeUnit.MILLISECONDS)) {
+                    if (readingSource || System.nanoTime() > until) {
+                        return;
+                    }
+                }
             }
         }
     }
@@ -967,14 +1060,15 @@ public abstract class AbstractEnvironment implements Environment {
          * Waits for end-of-output after the command exited. A background process that keeps the
          * pipe open would hold it forever: stop waiting once no byte arrived for {@code grace}.
          */
-        void finish(Duration grace) throws InterruptedException {
+        boolean finish(Duration grace) throws InterruptedException {
             while (!end.await(50, TimeUnit.MILLISECONDS)) {
                 if (System.nanoTime() - lastActivity > grace.toNanos()) {
                     detached = true;
                     end.await(50, TimeUnit.MILLISECONDS); // let an in-flight write finish
-                    return;
+                    return false;
                 }
             }
+            return true;
         }
     }
 
