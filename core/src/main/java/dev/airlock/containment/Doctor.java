@@ -52,8 +52,13 @@ public final class Doctor {
             throw new BackendException("the doctor probe failed on the " + env.name() + " backend (exit " + r.exitCode()
                     + ")" + (err.isEmpty() ? "" : ": " + (nl < 0 ? err : err.substring(0, nl))));
         }
-        Optional<Containment> plan = env instanceof AbstractEnvironment ae ? Optional.of(ae.containment()) : Optional.empty();
-        return judge(env.name(), env.target(), plan, parse(r.stdout().bytes()));
+        Optional<Containment> plan = Optional.empty();
+        String guard = "unknown";
+        if (env instanceof AbstractEnvironment ae) {
+            plan = Optional.of(ae.containment());
+            guard = ae.commandGuard().describe();
+        }
+        return judge(env.name(), env.target(), plan, guard, parse(r.stdout().bytes()));
     }
 
     /** The probe script (read-only POSIX {@code sh}). */
@@ -84,7 +89,8 @@ public final class Doctor {
     }
 
     /** Turns the probe's facts into the report; pure, so every rule is testable without a target. */
-    static DoctorReport judge(String backend, Target target, Optional<Containment> plan, Map<String, String> f) {
+    static DoctorReport judge(String backend, Target target, Optional<Containment> plan, String commandGuard,
+                              Map<String, String> f) {
         List<Row> rows = new ArrayList<>();
         rows.add(home(target, plan, f));
         rows.add(crontab(f));
@@ -95,7 +101,7 @@ public final class Doctor {
                 "not checked: host sockets (Docker, the user bus, an SSH agent) are only cut off by kernel isolation"));
         return new DoctorReport(backend, target.user() + "@" + target.hostname(), target.uid(), target.container(),
                 target.containerSignal(), plan.map(p -> p.homeMode().name().toLowerCase(java.util.Locale.ROOT)).orElse("unknown"),
-                plan.map(p -> p.profile().label()).orElse("unknown"), plan.flatMap(Containment::runDir), rows);
+                plan.map(p -> p.profile().label()).orElse("unknown"), plan.flatMap(Containment::runDir), commandGuard, rows);
     }
 
     private static Row home(Target target, Optional<Containment> plan, Map<String, String> f) {

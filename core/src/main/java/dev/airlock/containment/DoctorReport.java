@@ -22,10 +22,11 @@ import java.util.Optional;
  * @param homeMode        the configured home mode, or "unknown" for a backend that does not say
  * @param profile         the containment profile, or "unknown"
  * @param runDir          the eval profile's run dir
+ * @param commandGuard    whether the command guard is in force and why, or "unknown"
  * @param rows            one per exit, in a fixed order
  */
 public record DoctorReport(String backend, String target, int uid, boolean container, String containerSignal,
-                           String homeMode, String profile, Optional<String> runDir, List<Row> rows) {
+                           String homeMode, String profile, Optional<String> runDir, String commandGuard, List<Row> rows) {
     /** The process exit status of {@code airlock doctor} when an exit leaks. */
     public static final int EXIT_LEAKS = 5;
 
@@ -90,7 +91,7 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
         sb.append("container: ").append(container ? "yes" : "no").append(" (").append(containerSignal).append("); home mode: ")
                 .append(homeMode).append("; profile: ").append(profile);
         runDir.ifPresent(d -> sb.append(" (run dir ").append(d).append(')'));
-        sb.append("\n\n");
+        sb.append("\ncommand guard: ").append(commandGuard).append("\n\n");
         int w1 = "EXIT".length();
         int w2 = "VERDICT".length();
         for (Row r : rows) {
@@ -119,6 +120,7 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
         m.put("homeMode", homeMode);
         m.put("profile", profile);
         m.put("runDir", runDir.orElse(null));
+        m.put("commandGuard", commandGuard);
         m.put("leaks", leaks());
         m.put("exitCode", exitCode());
         List<Object> list = new ArrayList<>();
