@@ -1,6 +1,13 @@
 package dev.airlock.local;
 
+import dev.airlock.BackendUnavailableException;
 import dev.airlock.Capabilities;
+import dev.airlock.ConfigurationException;
+import dev.airlock.Target;
+import dev.airlock.containment.Containment;
+import dev.airlock.containment.ContainmentSettings;
+import dev.airlock.containment.HomeMode;
+import dev.airlock.settings.Settings;
 import dev.airlock.spi.AbstractEnvironment;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
@@ -12,24 +19,34 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Commands as processes on this host. Each runs as {@code setsid SHELL -c SCRIPT}: its own session
  * and process group, so a timeout or cancel signals the whole tree. Stdin, stdout and stderr are
  * the process's pipes (PIPE mode); the environment is passed natively with secrets removed.
+ * With {@code airlock.local.isolation=bwrap} every command after the probe runs under
+ * {@link Bubblewrap} ({@code setsid bwrap ... SHELL -c SCRIPT}), the same pipes and process group.
  */
 public final class LocalEnvironment extends AbstractEnvironment {
     private final LocalSettings local;
     private final Capabilities capabilities;
     private final String setsid;
+    private final Optional<Path> bwrap;
+    /** Why there is no sandbox, when there is none (for doctor). */
+    private final String noIsolation;
+    private volatile Bubblewrap sandbox;
 
-    private LocalEnvironment(OpenContext context) {
+    private LocalEnvironment(OpenContext context, LocalSettings local, Optional<Path> bwrap, String noIsolation) {
         super("local", "local-" + ProcessHandle.current().pid() + "-" + Long.toHexString(System.nanoTime()), context);
-        this.local = LocalSettings.from(context.settings());
+        this.local = local;
+        this.bwrap = bwrap;
+        this.noIsolation = noIsolation;
         this.setsid = findOnPath("setsid").map(Path::toString).orElse("setsid");
         this.capabilities = Capabilities.pipe()
                 .withStdinMode(local.stdinMode())
@@ -38,7 +55,25 @@ public final class LocalEnvironment extends AbstractEnvironment {
     }
 
     static LocalEnvironment open(OpenContext context) {
-        LocalEnvironment env = new LocalEnvironment(context);
+        LocalSettings local = LocalSettings.from(context.settings());
+        Optional<Path> bwrap = Bubblewrap.find(local);
+        boolean eval = ContainmentSettings.from(context.settings()).eval();
+        boolean isolate;
+        String why = "none";
+        if (local.isolation().isPresent()) {
+            isolate = local.isolation().get() == LocalSettings.Isolation.BWRAP;
+            if (isolate && bwrap.isEmpty()) {
+                throw new BackendUnavailableException(LocalSettings.ISOLATION + "=bwrap needs bubblewrap, which is not "
+                        + local.bwrap().map(b -> "at " + b).orElse("on PATH") + "; " + Bubblewrap.PACKAGE_HINT);
+            }
+        } else {
+            isolate = eval && bwrap.isPresent();
+            if (eval && bwrap.isEmpty()) {
+                why = "none (the eval profile runs under bubblewrap when it is installed; " + Bubblewrap.PACKAGE_HINT + ")";
+            }
+        }
+        LocalEnvironment env = new LocalEnvironment(isolate ? withProfileHome(context) : context, local,
+                isolate ? bwrap : Optional.empty(), why);
         try {
             env.initialize();
         } catch (RuntimeException e) {
@@ -48,6 +83,68 @@ public final class LocalEnvironment extends AbstractEnvironment {
         return env;
     }
 
+    /** Under bubblewrap the real home is read-only, so children get the profile home (auto means profile). */
+    private static OpenContext withProfileHome(OpenContext context) {
+        Settings s = context.settings();
+        Optional<String> mode = s.get(HomeMode.KEY);
+        if (mode.isPresent() && HomeMode.parse(mode.get()) == HomeMode.REAL) {
+            throw new ConfigurationException(LocalSettings.ISOLATION + "=bwrap keeps the real home read-only, so it cannot be"
+                    + " the children's HOME (" + HomeMode.KEY + "=" + mode.get() + "); use auto or profile");
+        }
+        if (mode.isPresent() && HomeMode.parse(mode.get()) == HomeMode.PROFILE) {
+            return context;
+        }
+        return new OpenContext(s.with(HomeMode.KEY, "profile"), context.approvalChannel(), context.listeners());
+    }
+
+    @Override
+    protected void onTargetReady(Target target, Containment containment) {
+        if (bwrap.isPresent()) {
+            sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, System.getenv());
+        }
+    }
+
+    @Override
+    public String isolation() {
+        Bubblewrap b = sandbox;
+        return b != null ? b.describe() : noIsolation;
+    }
+
+    /** Signals the process group from the host: a second sandbox could not see the first one's processes. */
+    @Override
+    protected void kill(RemoteProcess process, boolean force) throws IOException {
+        if (sandbox == null) {
+            super.kill(process, force);
+            return;
+        }
+        long pgid = process.processGroup().orElseThrow(() -> new IOException("no process group to signal"));
+        Process p = new ProcessBuilder("kill", "-s", force ? "KILL" : "TERM", "--", "-" + pgid)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            p.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The private dir is a bind mount point inside the sandbox, so it is removed from the host side. */
+    @Override
+    protected void stopSandbox() {
+        Bubblewrap b = sandbox;
+        if (b == null) {
+            return;
+        }
+        Path dir = Path.of(target().privateDir());
+        if (Files.exists(dir)) {
+            try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            } catch (IOException | java.io.UncheckedIOException e) {
+                // best effort, as for any backend's private dir
+            }
+        }
+    }
+
     @Override
     public Capabilities capabilities() {
         return capabilities;
@@ -55,7 +152,11 @@ public final class LocalEnvironment extends AbstractEnvironment {
 
     @Override
     protected RemoteProcess launch(Launch launch) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(List.of(setsid, launch.shell(), "-c", launch.script()));
+        Bubblewrap b = sandbox;
+        List<String> argv = new ArrayList<>();
+        argv.add(setsid);
+        argv.addAll(b != null ? b.argv(launch.shell(), launch.script()) : List.of(launch.shell(), "-c", launch.script()));
+        ProcessBuilder pb = new ProcessBuilder(argv);
         Map<String, String> env = pb.environment();
         launch.unset().forEach(env::remove);
         env.putAll(launch.env());

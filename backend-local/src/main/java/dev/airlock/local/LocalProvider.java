@@ -29,6 +29,12 @@ public final class LocalProvider implements EnvironmentProvider {
         if (LocalEnvironment.findOnPath("setsid").isEmpty()) {
             return Availability.unavailable("setsid is not on PATH; install Debian's util-linux");
         }
+        LocalSettings local = LocalSettings.from(settings);
+        if (local.isolation().orElse(LocalSettings.Isolation.NONE) == LocalSettings.Isolation.BWRAP
+                && Bubblewrap.find(local).isEmpty()) {
+            return Availability.unavailable(LocalSettings.ISOLATION + "=bwrap needs bubblewrap, which is not "
+                    + local.bwrap().map(b -> "at " + b).orElse("on PATH") + "; " + Bubblewrap.PACKAGE_HINT);
+        }
         return Availability.ok("processes on this host");
     }
 

@@ -1,7 +1,11 @@
 package dev.airlock.local;
 
+import dev.airlock.ConfigurationException;
 import dev.airlock.StdinMode;
 import dev.airlock.settings.Settings;
+
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * The local backend's settings.
@@ -14,15 +18,50 @@ import dev.airlock.settings.Settings;
  *   <tr><td>airlock.local.env-mode</td><td>native|staged</td><td>native</td>
  *       <td>staged sends the children's variables in a staged env script like the remote backends do
  *       (for testing that path)</td></tr>
+ *   <tr><td>airlock.local.isolation</td><td>none|bwrap</td><td>none; bwrap in the eval profile when installed</td>
+ *       <td>bwrap runs every command under bubblewrap: read-only root, its own /tmp, /run, /dev and /proc,
+ *       writable binds only for the children's home, temp dir, the working directory and
+ *       airlock.local.writable.*</td></tr>
+ *   <tr><td>airlock.local.network</td><td>on|off</td><td>on</td><td>off cuts the network under bwrap (loopback only)</td></tr>
+ *   <tr><td>airlock.local.workdir</td><td>path|none</td><td>the JVM's working directory</td>
+ *       <td>the agent's project: writable under bwrap, where commands start</td></tr>
+ *   <tr><td>airlock.local.writable.NAME</td><td>path</td><td></td><td>more writable binds under bwrap</td></tr>
+ *   <tr><td>airlock.local.bwrap</td><td>path</td><td>bwrap on PATH</td><td>the bubblewrap binary to use</td></tr>
  * </table>
+ *
+ * @param isolation empty when not set: the environment decides (bwrap for the eval profile when installed)
+ * @param workdir   empty for "none"
  */
-record LocalSettings(StdinMode stdinMode, boolean nativeEnv) {
+record LocalSettings(StdinMode stdinMode, boolean nativeEnv, Optional<Isolation> isolation, boolean network,
+                     Optional<String> workdir, Map<String, String> writable, Optional<String> bwrap) {
     static final String STDIN_MODE = "airlock.local.stdin-mode";
     static final String ENV_MODE = "airlock.local.env-mode";
+    static final String ISOLATION = "airlock.local.isolation";
+    static final String NETWORK = "airlock.local.network";
+    static final String WORKDIR = "airlock.local.workdir";
+    static final String WRITABLE = "airlock.local.writable";
+    static final String BWRAP = "airlock.local.bwrap";
+
+    enum Isolation { NONE, BWRAP }
 
     static LocalSettings from(Settings s) {
         StdinMode mode = "payload".equals(s.getChoice(STDIN_MODE, "pipe", "pipe", "payload")) ? StdinMode.PAYLOAD : StdinMode.PIPE;
         boolean nativeEnv = "native".equals(s.getChoice(ENV_MODE, "native", "native", "staged"));
-        return new LocalSettings(mode, nativeEnv);
+        Optional<Isolation> isolation = s.get(ISOLATION).map(String::trim).filter(v -> !v.isEmpty())
+                .map(v -> "bwrap".equals(s.getChoice(ISOLATION, "none", "none", "bwrap")) ? Isolation.BWRAP : Isolation.NONE);
+        boolean network = "on".equals(s.getChoice(NETWORK, "on", "on", "off"));
+        String dir = s.get(WORKDIR).map(String::trim).filter(v -> !v.isEmpty()).orElse(System.getProperty("user.dir"));
+        Optional<String> workdir = dir.equals("none") ? Optional.empty() : Optional.of(absolute(WORKDIR, dir));
+        Map<String, String> writable = s.keys(WRITABLE);
+        writable.forEach((name, path) -> absolute(WRITABLE + "." + name, path.trim()));
+        Optional<String> bwrap = s.get(BWRAP).map(String::trim).filter(v -> !v.isEmpty()).map(v -> absolute(BWRAP, v));
+        return new LocalSettings(mode, nativeEnv, isolation, network, workdir, writable, bwrap);
+    }
+
+    private static String absolute(String key, String path) {
+        if (!path.startsWith("/")) {
+            throw new ConfigurationException("setting " + key + " must be an absolute path, got '" + path + "'");
+        }
+        return path;
     }
 }

@@ -44,6 +44,7 @@ public final class Doctor {
         ExecResult r = env.exec(ExecRequest.builder(script())
                 .stdin((stdinMarker + "\n").getBytes(StandardCharsets.UTF_8))
                 .env(MARKER_VARIABLE, envMarker)
+                .env("AIRLOCK_DOCTOR_SHARED_TMP", env.target().tempDir())
                 .timeout(Duration.ofSeconds(60))
                 .build());
         if (r.exitCode() != 0) {
@@ -54,11 +55,13 @@ public final class Doctor {
         }
         Optional<Containment> plan = Optional.empty();
         String guard = "unknown";
+        String isolation = "unknown";
         if (env instanceof AbstractEnvironment ae) {
             plan = Optional.of(ae.containment());
             guard = ae.commandGuard().describe();
+            isolation = ae.isolation();
         }
-        return judge(env.name(), env.target(), plan, guard, parse(r.stdout().bytes()));
+        return judge(env.name(), env.target(), plan, guard, isolation, parse(r.stdout().bytes()));
     }
 
     /** The probe script (read-only POSIX {@code sh}). */
@@ -90,18 +93,18 @@ public final class Doctor {
 
     /** Turns the probe's facts into the report; pure, so every rule is testable without a target. */
     static DoctorReport judge(String backend, Target target, Optional<Containment> plan, String commandGuard,
-                              Map<String, String> f) {
+                              String isolation, Map<String, String> f) {
         List<Row> rows = new ArrayList<>();
         rows.add(home(target, plan, f));
         rows.add(crontab(f));
         rows.add(bus(f));
         rows.add(tmpdir(target, plan, f));
         rows.add(argv(f));
-        rows.add(new Row("sockets", Verdict.NOT_APPLICABLE,
-                "not checked: host sockets (Docker, the user bus, an SSH agent) are only cut off by kernel isolation"));
+        rows.add(sockets(f));
         return new DoctorReport(backend, target.user() + "@" + target.hostname(), target.uid(), target.container(),
                 target.containerSignal(), plan.map(p -> p.homeMode().name().toLowerCase(java.util.Locale.ROOT)).orElse("unknown"),
-                plan.map(p -> p.profile().label()).orElse("unknown"), plan.flatMap(Containment::runDir), commandGuard, rows);
+                plan.map(p -> p.profile().label()).orElse("unknown"), plan.flatMap(Containment::runDir), commandGuard,
+                isolation, rows);
     }
 
     private static Row home(Target target, Optional<Containment> plan, Map<String, String> f) {
@@ -176,6 +179,10 @@ public final class Doctor {
                             + socket + " stays reachable by path" + shimNote)
                     : new Row("user bus", Verdict.CONTAINED_ENFORCED, "the bus socket " + socket + " is not writable here" + shimNote);
         }
+        if (freshRun(f)) {
+            return new Row("user bus", Verdict.CONTAINED_ENFORCED, "no bus variable and no bus socket: / is read-only"
+                    + " and /run is this sandbox's own" + shimNote);
+        }
         return new Row("user bus", Verdict.NOT_APPLICABLE, "no user bus here (no DBUS_SESSION_BUS_ADDRESS, no bus socket"
                 + (runtime.isEmpty() ? ", no XDG_RUNTIME_DIR" : " in " + runtime) + ")" + shimNote);
     }
@@ -196,6 +203,12 @@ public final class Doctor {
         if ("1".equals(f.get("tmp_ro"))) {
             return new Row("TMPDIR", Verdict.CONTAINED_ENFORCED, what + "; the shared /tmp is read-only here");
         }
+        boolean sharedFresh = strip(target.tempDir()).equals("/tmp") || "1".equals(f.get("shared_tmp_ro"))
+                || (sandboxed(f) && "tmpfs".equals(f.get("shared_tmp_fs")));
+        if (sandboxed(f) && "tmpfs".equals(f.get("tmp_fs")) && sharedFresh) {
+            return new Row("TMPDIR", Verdict.CONTAINED_ENFORCED, what + "; / is read-only and the shared temp dir is this"
+                    + " sandbox's own tmpfs");
+        }
         return new Row("TMPDIR", Verdict.CONTAINED_BY_ENVIRONMENT, what + "; the shared /tmp stays writable by absolute path");
     }
 
@@ -211,6 +224,28 @@ public final class Doctor {
         }
         return new Row("argv secrecy", Verdict.CONTAINED_BY_ENVIRONMENT, "markers sent as stdin and as an env value were in"
                 + " none of " + procs + " processes' argv; the command's own arguments stay visible to every local user");
+    }
+
+    private static Row sockets(Map<String, String> f) {
+        String reachable = f.getOrDefault("sockets", "").trim();
+        if (!reachable.isEmpty()) {
+            return new Row("sockets", Verdict.LEAKS, "reachable host sockets: " + String.join(", ", reachable.split(" ")));
+        }
+        if (freshRun(f)) {
+            return new Row("sockets", Verdict.CONTAINED_ENFORCED, "no host socket is reachable: / is read-only and /run is"
+                    + " this sandbox's own");
+        }
+        return new Row("sockets", Verdict.NOT_APPLICABLE, "none of the usual host sockets (Docker, containerd, podman,"
+                + " the buses, an SSH agent) is here");
+    }
+
+    /** A read-only root: the sign of a sandbox that made its own /tmp and /run. */
+    private static boolean sandboxed(Map<String, String> f) {
+        return "1".equals(f.get("root_ro"));
+    }
+
+    private static boolean freshRun(Map<String, String> f) {
+        return sandboxed(f) && "tmpfs".equals(f.get("run_fs"));
     }
 
     private static String strip(String path) {

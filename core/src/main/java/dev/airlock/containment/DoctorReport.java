@@ -23,10 +23,12 @@ import java.util.Optional;
  * @param profile         the containment profile, or "unknown"
  * @param runDir          the eval profile's run dir
  * @param commandGuard    whether the command guard is in force and why, or "unknown"
+ * @param isolation       how the backend isolates commands beyond their environment ("none" and why)
  * @param rows            one per exit, in a fixed order
  */
 public record DoctorReport(String backend, String target, int uid, boolean container, String containerSignal,
-                           String homeMode, String profile, Optional<String> runDir, String commandGuard, List<Row> rows) {
+                           String homeMode, String profile, Optional<String> runDir, String commandGuard,
+                           String isolation, List<Row> rows) {
     /** The process exit status of {@code airlock doctor} when an exit leaks. */
     public static final int EXIT_LEAKS = 5;
 
@@ -91,7 +93,7 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
         sb.append("container: ").append(container ? "yes" : "no").append(" (").append(containerSignal).append("); home mode: ")
                 .append(homeMode).append("; profile: ").append(profile);
         runDir.ifPresent(d -> sb.append(" (run dir ").append(d).append(')'));
-        sb.append("\ncommand guard: ").append(commandGuard).append("\n\n");
+        sb.append("\ncommand guard: ").append(commandGuard).append("\nisolation: ").append(isolation).append("\n\n");
         int w1 = "EXIT".length();
         int w2 = "VERDICT".length();
         for (Row r : rows) {
@@ -121,6 +123,7 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
         m.put("profile", profile);
         m.put("runDir", runDir.orElse(null));
         m.put("commandGuard", commandGuard);
+        m.put("isolation", isolation);
         m.put("leaks", leaks());
         m.put("exitCode", exitCode());
         List<Object> list = new ArrayList<>();

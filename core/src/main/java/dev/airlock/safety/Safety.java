@@ -64,6 +64,21 @@ public final class Safety {
         this.gate = new ApprovalGate(backend, targetId(target), settings, channel, new ApprovalStore(localAirlockHome), reporter);
     }
 
+    /** The hard-denied directories under every protected home, relative (for sandboxes that bind them read-only). */
+    public static java.util.List<String> hardDeniedHomeDirs() {
+        return ProtectedPaths.HOME_DIRS;
+    }
+
+    /** The hard-denied single files under every protected home, relative. */
+    public static java.util.List<String> hardDeniedHomeFiles() {
+        return ProtectedPaths.HOME_FILES;
+    }
+
+    /** The hard-denied files in Airlock's own state dir (settings, approvals, an env file), relative. */
+    public static java.util.List<String> hardDeniedAirlockFiles() {
+        return ProtectedPaths.AIRLOCK_FILES;
+    }
+
     /** {@code user@host}: what "always" approvals are scoped to, with the backend. */
     public static String targetId(Target t) {
         return t.user() + "@" + t.hostname();

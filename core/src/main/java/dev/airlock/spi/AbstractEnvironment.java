@@ -249,6 +249,7 @@ public abstract class AbstractEnvironment implements Environment {
                 facts.get("private"), bash.isEmpty() ? "sh" : "bash", verdict.container(), verdict.signal());
         this.containment = plan;
         prepareContainment(plan);
+        onTargetReady(target, plan);
         Runtime.getRuntime().addShutdownHook(shutdownHook);
         emit("open", target.user() + "@" + target.hostname(), Map.of("home", home, "container", target.container(),
                 "profile", plan.profile().label()));
@@ -282,6 +283,20 @@ public abstract class AbstractEnvironment implements Environment {
         if (mk.exit != 0) {
             throw new BackendException("cannot create " + what + ": " + mk.stderrLine());
         }
+    }
+
+    /**
+     * Called once at the end of {@link #initialize()}, when the target is probed and the children's
+     * home, temp dir and shims exist: a backend that isolates its commands (bubblewrap, say) sets
+     * that up here, and launches everything after it isolated. The probe and the setup before it
+     * run as launched.
+     */
+    protected void onTargetReady(Target target, Containment containment) {
+    }
+
+    /** How commands are isolated beyond their environment, in one line for {@code doctor}; "none" by default. */
+    public String isolation() {
+        return "none";
     }
 
     /** How this environment contains its children (home, temp dir, shims), decided at open. */

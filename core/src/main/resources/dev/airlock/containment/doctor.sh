@@ -13,6 +13,15 @@ ro() {
         END { n = split(opts, o, ","); r = 0; for (i = 1; i <= n; i++) if (o[i] == "ro") r = 1; print r }
     ' /proc/self/mountinfo 2>/dev/null || echo ?
 }
+# the type of the filesystem mounted exactly at $1 (the topmost such mount), or nothing
+fstype() {
+    [ -r /proc/self/mountinfo ] || return 0
+    awk -v path="$1" '
+        { mp = $5; gsub(/\\040/, " ", mp)
+          if (mp == path) { for (i = 7; i <= NF; i++) if ($i == "-") { t = $(i + 1); break } } }
+        END { print t }
+    ' /proc/self/mountinfo 2>/dev/null
+}
 shim() { [ -f "$1" ] && head -n 3 "$1" 2>/dev/null | grep -q '^# airlock-shim'; }
 p uid "$(id -u)"
 p home "${HOME:-}"
@@ -42,6 +51,23 @@ p tmpdir "${TMPDIR:-}"
 [ -n "${TMPDIR:-}" ] && p tmpdir_mode "$(stat -c %a "$TMPDIR" 2>/dev/null || ls -ld "$TMPDIR" 2>/dev/null | cut -c1-10)"
 p tmp_w "$(t [ -w /tmp ])"
 p tmp_ro "$(ro /tmp)"
+p root_ro "$(ro /)"
+p tmp_fs "$(fstype /tmp)"
+p run_fs "$(fstype /run)"
+if [ -n "${AIRLOCK_DOCTOR_SHARED_TMP:-}" ]; then
+    p shared_tmp_fs "$(fstype "$AIRLOCK_DOCTOR_SHARED_TMP")"
+    p shared_tmp_ro "$(ro "$AIRLOCK_DOCTOR_SHARED_TMP")"
+fi
+# host sockets a command could reach: looked at, never connected to
+u=$(id -u)
+socks=
+for s in /run/docker.sock /var/run/docker.sock /run/containerd/containerd.sock /run/podman/podman.sock \
+    "/run/user/$u/podman/podman.sock" "/run/user/$u/docker.sock" "/run/user/$u/bus" /run/dbus/system_bus_socket \
+    "${SSH_AUTH_SOCK:-}" "${DOCKER_HOST#unix://}"; do
+    case $s in /var/run/*) [ -L /var/run ] && continue ;; esac
+    if [ -n "$s" ] && [ -S "$s" ] && [ -w "$s" ]; then socks="$socks $s"; fi
+done
+p sockets "${socks# }"
 if [ -r /proc/self/cmdline ]; then
     p procs "$(ls -d /proc/[0-9]* 2>/dev/null | wc -l | tr -d ' ')"
     # the markers reach grep as patterns on stdin; printf is a builtin, so they never enter an argv

@@ -48,7 +48,7 @@ class DoctorJudgeTest {
 
     @Test
     void aPlainHostLeaksHomeCrontabAndTheBus() {
-        DoctorReport r = Doctor.judge("local", HOST, plan(), "on (auto: test)", hostFacts());
+        DoctorReport r = Doctor.judge("local", HOST, plan(), "on (auto: test)", "none", hostFacts());
         assertEquals(Verdict.LEAKS, r.row("HOME").orElseThrow().verdict());
         assertEquals(Verdict.LEAKS, r.row("crontab").orElseThrow().verdict());
         assertEquals(Verdict.LEAKS, r.row("user bus").orElseThrow().verdict());
@@ -71,7 +71,7 @@ class DoctorJudgeTest {
         f.remove("dbus");
         f.remove("xdg_runtime");
         f.put("tmpdir", "/runs/1/tmp");
-        DoctorReport r = Doctor.judge("local", HOST, plan("airlock.profile", "eval", "airlock.run-dir", "/runs/1"), "on (auto: test)", f);
+        DoctorReport r = Doctor.judge("local", HOST, plan("airlock.profile", "eval", "airlock.run-dir", "/runs/1"), "on (auto: test)", "none", f);
         assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("HOME").orElseThrow().verdict());
         assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("crontab").orElseThrow().verdict());
         assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("user bus").orElseThrow().verdict());
@@ -87,7 +87,7 @@ class DoctorJudgeTest {
         f.put("real_home_ro", "1");
         f.put("spool_ro", "1");
         f.put("tmp_ro", "1");
-        DoctorReport r = Doctor.judge("local", HOST, plan("airlock.home-mode", "profile"), "on (auto: test)", f);
+        DoctorReport r = Doctor.judge("local", HOST, plan("airlock.home-mode", "profile"), "on (auto: test)", "none", f);
         assertEquals(Verdict.CONTAINED_ENFORCED, r.row("HOME").orElseThrow().verdict());
         assertEquals(Verdict.CONTAINED_ENFORCED, r.row("crontab").orElseThrow().verdict());
         assertEquals(Verdict.CONTAINED_ENFORCED, r.row("TMPDIR").orElseThrow().verdict());
@@ -98,13 +98,13 @@ class DoctorJudgeTest {
         Map<String, String> f = hostFacts();
         f.put("tmpdir", "/tmp/");
         f.put("argv_hits", "2");
-        DoctorReport r = Doctor.judge("local", HOST, Optional.empty(), "on (auto: test)", f);
+        DoctorReport r = Doctor.judge("local", HOST, Optional.empty(), "on (auto: test)", "none", f);
         assertEquals(Verdict.LEAKS, r.row("TMPDIR").orElseThrow().verdict());
         assertEquals(Verdict.LEAKS, r.row("argv secrecy").orElseThrow().verdict());
         assertEquals("unknown", r.homeMode());
         f.remove("tmpdir");
         f.remove("procs");
-        DoctorReport r2 = Doctor.judge("local", HOST, Optional.empty(), "on (auto: test)", f);
+        DoctorReport r2 = Doctor.judge("local", HOST, Optional.empty(), "on (auto: test)", "none", f);
         assertEquals(Verdict.LEAKS, r2.row("TMPDIR").orElseThrow().verdict());
         assertEquals(Verdict.NOT_APPLICABLE, r2.row("argv secrecy").orElseThrow().verdict());
     }
@@ -118,14 +118,14 @@ class DoctorJudgeTest {
         f.remove("dbus");
         f.remove("xdg_runtime");
         f.remove("bus_socket");
-        DoctorReport r = Doctor.judge("local", HOST, plan(), "on (auto: test)", f);
+        DoctorReport r = Doctor.judge("local", HOST, plan(), "on (auto: test)", "none", f);
         assertEquals(Verdict.NOT_APPLICABLE, r.row("crontab").orElseThrow().verdict());
         assertEquals(Verdict.NOT_APPLICABLE, r.row("user bus").orElseThrow().verdict());
     }
 
     @Test
     void jsonCarriesEveryRowAndTheDecidingSignal() {
-        String json = Doctor.judge("local", HOST, plan(), "on (auto: test)", hostFacts()).toJson();
+        String json = Doctor.judge("local", HOST, plan(), "on (auto: test)", "none", hostFacts()).toJson();
         assertTrue(json.startsWith("{\"backend\":\"local\",\"target\":\"op@box\""), json);
         assertTrue(json.contains("\"containerSignal\":\"airlock.container=no\""), json);
         assertTrue(json.contains("\"leaks\":true,\"exitCode\":5"), json);

@@ -1,0 +1,266 @@
+package dev.airlock.local;
+
+import dev.airlock.BackendUnavailableException;
+import dev.airlock.ConfigurationException;
+import dev.airlock.Target;
+import dev.airlock.containment.Containment;
+import dev.airlock.safety.Safety;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Kernel-enforced containment for local commands with bubblewrap: the root filesystem read-only;
+ * its own /dev, /proc, /tmp and /run (so no host socket is reachable); new PID, IPC and UTS
+ * namespaces; writable binds only for the children's home, the environment's private dir, the
+ * eval run dir, the working directory and {@code airlock.local.writable.*}; the hard-denied
+ * credential paths inside those bound read-only again.
+ */
+final class Bubblewrap {
+    static final String PACKAGE_HINT = "install Debian's bubblewrap package (apt-get install bubblewrap)";
+
+    private final Path bwrap;
+    private final List<String> args;
+    private final String description;
+
+    private Bubblewrap(Path bwrap, List<String> args, String description) {
+        this.bwrap = bwrap;
+        this.args = List.copyOf(args);
+        this.description = description;
+    }
+
+    /** The binary: {@code airlock.local.bwrap} when set (and executable), else {@code bwrap} on PATH. */
+    static Optional<Path> find(LocalSettings s) {
+        if (s.bwrap().isPresent()) {
+            Path p = Path.of(s.bwrap().get());
+            return Files.isExecutable(p) ? Optional.of(p) : Optional.empty();
+        }
+        return LocalEnvironment.findOnPath("bwrap");
+    }
+
+    /** The command line for {@code shell -c script} inside the sandbox (after {@code setsid}). */
+    List<String> argv(String shell, String script) {
+        List<String> argv = new ArrayList<>(args.size() + 5);
+        argv.add(bwrap.toString());
+        argv.addAll(args);
+        argv.add("--");
+        argv.add(shell);
+        argv.add("-c");
+        argv.add(script);
+        return argv;
+    }
+
+    String describe() {
+        return description;
+    }
+
+    /**
+     * Plans the sandbox for a probed target and checks that bubblewrap can make it here.
+     *
+     * @throws ConfigurationException     when a writable bind would expose /, a real home, the shared temp dir or a credential dir
+     * @throws BackendUnavailableException when bubblewrap cannot create its namespaces here
+     */
+    static Bubblewrap plan(Path bwrap, Target t, Containment c, LocalSettings s, Map<String, String> env) {
+        Set<Path> realHomes = new LinkedHashSet<>();
+        for (String h : List.of(c.realHome(), t.passwdHome(), t.processHome())) {
+            if (!h.isEmpty()) {
+                realHomes.add(real(Path.of(h)));
+            }
+        }
+        Set<Path> sharedTmp = new LinkedHashSet<>(List.of(Path.of("/tmp"), real(Path.of(t.tempDir()))));
+
+        Map<Path, String> writable = new LinkedHashMap<>();
+        writable.put(existing(t.privateDir(), "the private dir"), "the private dir");
+        if (c.runDir().isPresent()) {
+            writable.put(existing(c.runDir().get(), "the eval run dir"), "the eval run dir " + c.runDir().get());
+        } else {
+            writable.put(existing(c.home(), "the children's home"), "the children's home " + c.home());
+        }
+        s.workdir().ifPresent(w -> writable.put(existing(w, LocalSettings.WORKDIR + " (the working directory)"),
+                "the working directory " + w));
+        s.writable().forEach((name, p) -> writable.put(existing(p.trim(), LocalSettings.WRITABLE + "." + name),
+                LocalSettings.WRITABLE + "." + name + "=" + p.trim()));
+
+        Set<Path> protectedHomes = new LinkedHashSet<>(realHomes);
+        protectedHomes.add(real(Path.of(c.home())));
+        for (Map.Entry<Path, String> w : writable.entrySet()) {
+            Path p = w.getKey();
+            if (p.getParent() == null) {
+                throw refused(w.getValue(), "/");
+            }
+            for (Path home : realHomes) {
+                if (home.startsWith(p)) {
+                    throw refused(w.getValue(), "the real home " + home);
+                }
+            }
+            for (Path tmp : sharedTmp) {
+                if (tmp.startsWith(p)) {
+                    throw refused(w.getValue(), "the shared temp dir " + tmp);
+                }
+            }
+            for (Path home : protectedHomes) {
+                for (String d : Safety.hardDeniedHomeDirs()) {
+                    if (p.startsWith(home.resolve(d))) {
+                        throw refused(w.getValue(), "the credential directory " + home.resolve(d));
+                    }
+                }
+            }
+        }
+
+        List<String> a = new ArrayList<>(List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"));
+        for (Path tmp : sharedTmp) {
+            if (Files.isDirectory(tmp, LinkOption.NOFOLLOW_LINKS)) {
+                add(a, "--tmpfs", tmp);
+            }
+        }
+        a.addAll(List.of("--tmpfs", "/run"));
+        Path varRun = Path.of("/var/run");
+        if (Files.isDirectory(varRun, LinkOption.NOFOLLOW_LINKS)) {
+            add(a, "--tmpfs", varRun); // on Debian it is a link to /run, already covered
+        }
+        String runtime = env.getOrDefault("XDG_RUNTIME_DIR", "");
+        if (runtime.startsWith("/") && Files.isDirectory(Path.of(runtime))) {
+            Path r = real(Path.of(runtime));
+            if (!r.startsWith("/run") && !r.startsWith("/tmp")) {
+                add(a, "--tmpfs", r);
+            }
+        }
+        List<Path> binds = new ArrayList<>(writable.keySet());
+        binds.sort(Comparator.comparingInt(Path::getNameCount));
+        for (Path w : binds) {
+            add(a, "--bind", w, w);
+        }
+        Set<Path> readOnly = new LinkedHashSet<>();
+        for (Path home : protectedHomes) {
+            for (String d : Safety.hardDeniedHomeDirs()) {
+                Path p = home.resolve(d);
+                if (!under(p, binds)) {
+                    continue;
+                }
+                if (Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                    Path r = real(p);
+                    if (under(r, binds) && readOnly.add(r)) {
+                        add(a, "--ro-bind", r, r);
+                    }
+                } else if (readOnly.add(p)) {
+                    // An empty read-only dir, so nothing can be created there either.
+                    add(a, "--tmpfs", p);
+                    add(a, "--remount-ro", p);
+                }
+            }
+            for (String f : Safety.hardDeniedHomeFiles()) {
+                readOnlyIfPresent(a, readOnly, home.resolve(f), binds);
+            }
+        }
+        for (String state : List.of(c.airlockHome(), c.realHome() + "/.airlock")) {
+            for (String f : Safety.hardDeniedAirlockFiles()) {
+                readOnlyIfPresent(a, readOnly, Path.of(state, f), binds);
+            }
+        }
+        c.shimDir().ifPresent(bin -> {
+            if (Files.isDirectory(Path.of(bin))) {
+                add(a, "--ro-bind", real(Path.of(bin)), real(Path.of(bin)));
+            }
+        });
+        a.addAll(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
+        if (!s.network()) {
+            a.add("--unshare-net");
+        }
+        a.add("--die-with-parent");
+        a.add("--chdir");
+        a.add(s.workdir().map(w -> real(Path.of(w)).toString()).orElse(c.home()));
+
+        String description = "bwrap: read-only /, its own /tmp, /run, /dev and /proc; writable: "
+                + String.join(", ", writable.values()) + "; network " + (s.network() ? "on" : "off");
+        Bubblewrap b = new Bubblewrap(bwrap, a, description);
+        b.check();
+        return b;
+    }
+
+    /** Runs {@code true} in the sandbox once, so a kernel without user namespaces fails here, clearly. */
+    private void check() {
+        List<String> argv = argv("sh", "exit 0");
+        try {
+            Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            byte[] err = p.getErrorStream().readNBytes(4096);
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new BackendUnavailableException("bubblewrap did not start a sandbox within 30 s");
+            }
+            if (p.exitValue() != 0) {
+                String why = new String(err, StandardCharsets.UTF_8).strip();
+                int nl = why.indexOf('\n');
+                throw new BackendUnavailableException("bubblewrap cannot create its sandbox here ("
+                        + (nl < 0 ? why : why.substring(0, nl)) + "); enable unprivileged user namespaces"
+                        + " (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0), or set "
+                        + LocalSettings.ISOLATION + "=none");
+            }
+        } catch (IOException e) {
+            throw new BackendUnavailableException("cannot run " + bwrap + ": " + e.getMessage() + "; " + PACKAGE_HINT);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendUnavailableException("interrupted while checking bubblewrap");
+        }
+    }
+
+    private static void readOnlyIfPresent(List<String> a, Set<Path> done, Path p, List<Path> binds) {
+        if (Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            Path r = real(p);
+            if (under(r, binds) && done.add(r)) {
+                add(a, "--ro-bind", r, r);
+            }
+        }
+    }
+
+    private static boolean under(Path p, List<Path> binds) {
+        for (Path w : binds) {
+            if (p.startsWith(w) && !p.equals(w)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void add(List<String> a, String option, Path... paths) {
+        a.add(option);
+        for (Path p : paths) {
+            a.add(p.toString());
+        }
+    }
+
+    private static Path existing(String path, String what) {
+        Path p = Path.of(path);
+        if (!Files.isDirectory(p)) {
+            throw new ConfigurationException(what + " " + path + " is not an existing directory; create it first,"
+                    + " since " + LocalSettings.ISOLATION + "=bwrap binds it writable");
+        }
+        return real(p);
+    }
+
+    private static Path real(Path p) {
+        try {
+            return p.toRealPath();
+        } catch (IOException e) {
+            return p.toAbsolutePath().normalize();
+        }
+    }
+
+    private static ConfigurationException refused(String what, String exposed) {
+        return new ConfigurationException(LocalSettings.ISOLATION + "=bwrap refuses " + what + " as a writable bind: it would"
+                + " make " + exposed + " writable; use a project directory (" + LocalSettings.WORKDIR + ") or a narrower path");
+    }
+}
