@@ -113,7 +113,8 @@ public final class Doctor {
         if (real.isEmpty()) {
             real = strip(target.processHome().isEmpty() ? target.passwdHome() : target.processHome());
         }
-        boolean realReadOnly = "1".equals(f.get("real_home_ro"));
+        // Under a sandbox a real home below its own tmpfs (a fresh /tmp, say) is not the real one either.
+        boolean realReadOnly = "1".equals(f.get("real_home_ro")) || (sandboxed(f) && "tmpfs".equals(f.get("real_home_fs")));
         String why = plan.map(Containment::homeReason)
                 .orElse("container: " + (target.container() ? "yes" : "no") + ", " + target.containerSignal());
         if (home.isEmpty()) {
@@ -126,7 +127,7 @@ public final class Doctor {
         }
         return realReadOnly
                 ? new Row("HOME", Verdict.CONTAINED_ENFORCED, "HOME=" + home + " (" + why + "); the real home " + real
-                        + " is read-only here")
+                        + " is read-only or hidden here")
                 : new Row("HOME", Verdict.CONTAINED_BY_ENVIRONMENT, "HOME=" + home + " (" + why + "); the real home " + real
                         + " stays writable by absolute path");
     }

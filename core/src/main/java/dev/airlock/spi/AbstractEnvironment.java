@@ -452,6 +452,7 @@ public abstract class AbstractEnvironment implements Environment {
      * ({@code write}, {@code delete}, {@code mkdirs}, {@code copyIn}) before they run.
      */
     final void beforeWrite(String path, String operation) {
+        ensureOpen(); // a closed environment refuses before any check runs a script on the target
         safety().checkWrite(path, operation);
     }
 

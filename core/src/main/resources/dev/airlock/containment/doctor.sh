@@ -22,6 +22,16 @@ fstype() {
         END { print t }
     ' /proc/self/mountinfo 2>/dev/null
 }
+# the type of the filesystem that holds $1 (the longest mount point containing it)
+fsof() {
+    [ -r /proc/self/mountinfo ] || return 0
+    awk -v path="$1" '
+        { mp = $5; gsub(/\\040/, " ", mp)
+          if (path == mp || mp == "/" || index(path, mp "/") == 1) {
+              if (length(mp) >= best) { best = length(mp); for (i = 7; i <= NF; i++) if ($i == "-") { t = $(i + 1); break } } } }
+        END { print t }
+    ' /proc/self/mountinfo 2>/dev/null
+}
 shim() { [ -f "$1" ] && head -n 3 "$1" 2>/dev/null | grep -q '^# airlock-shim'; }
 p uid "$(id -u)"
 p home "${HOME:-}"
@@ -29,6 +39,7 @@ p real_home "${AIRLOCK_REAL_HOME:-}"
 if [ -n "${AIRLOCK_REAL_HOME:-}" ]; then
     p real_home_w "$(t [ -w "$AIRLOCK_REAL_HOME" ])"
     p real_home_ro "$(ro "$AIRLOCK_REAL_HOME")"
+    p real_home_fs "$(fsof "$AIRLOCK_REAL_HOME")"
 fi
 c=$(command -v crontab 2>/dev/null)
 p crontab "$c"

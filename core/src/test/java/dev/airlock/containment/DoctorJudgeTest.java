@@ -124,6 +124,32 @@ class DoctorJudgeTest {
     }
 
     @Test
+    void reachableHostSocketsLeakAndASandboxsOwnRunIsEnforcement() {
+        Map<String, String> f = hostFacts();
+        f.put("sockets", "/run/docker.sock /run/user/1000/bus");
+        DoctorReport r = Doctor.judge("local", HOST, plan(), "on (auto: test)", "none", f);
+        assertEquals(Verdict.LEAKS, r.row("sockets").orElseThrow().verdict());
+        assertTrue(r.row("sockets").orElseThrow().evidence().contains("/run/docker.sock, /run/user/1000/bus"));
+
+        Map<String, String> box = hostFacts();
+        box.remove("dbus");
+        box.remove("xdg_runtime");
+        box.remove("bus_socket");
+        box.put("home", "/home/op/.airlock/home");
+        box.put("root_ro", "1");
+        box.put("real_home_ro", "1");
+        box.put("run_fs", "tmpfs");
+        box.put("tmp_fs", "tmpfs");
+        box.put("sockets", "");
+        DoctorReport b = Doctor.judge("local", HOST, plan("airlock.home-mode", "profile"), "on (auto: test)", "bwrap: test", box);
+        assertEquals(Verdict.CONTAINED_ENFORCED, b.row("HOME").orElseThrow().verdict());
+        assertEquals(Verdict.CONTAINED_ENFORCED, b.row("user bus").orElseThrow().verdict());
+        assertEquals(Verdict.CONTAINED_ENFORCED, b.row("TMPDIR").orElseThrow().verdict());
+        assertEquals(Verdict.CONTAINED_ENFORCED, b.row("sockets").orElseThrow().verdict());
+        assertTrue(b.toText().contains("isolation: bwrap: test"), b.toText());
+    }
+
+    @Test
     void jsonCarriesEveryRowAndTheDecidingSignal() {
         String json = Doctor.judge("local", HOST, plan(), "on (auto: test)", "none", hostFacts()).toJson();
         assertTrue(json.startsWith("{\"backend\":\"local\",\"target\":\"op@box\""), json);

@@ -50,26 +50,48 @@ class DoctorTest {
         }
     }
 
+    /** The eval profile runs under bubblewrap when it is installed: every exit but argv is then enforced. */
     @ParameterizedTest
     @ValueSource(strings = {"native", "staged"})
     void theEvalProfileLeaksNothing(String envMode) {
+        Operator.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
         DoctorReport r;
         try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.profile", "eval",
-                "airlock.run-dir", runDir.toString(), "airlock.local.env-mode", envMode))) {
+                "airlock.run-dir", runDir.toString(), "airlock.local.env-mode", envMode, "airlock.local.workdir", "none"))) {
             r = Doctor.report(env);
         }
         assertEquals(0, r.exitCode(), r.toText());
         for (DoctorReport.Row row : r.rows()) {
-            assertNotEquals(Verdict.LEAKS, row.verdict(), row.toString());
+            Verdict expected = row.exit().equals("argv secrecy") ? Verdict.CONTAINED_BY_ENVIRONMENT : Verdict.CONTAINED_ENFORCED;
+            assertEquals(expected, row.verdict(), row + "\n" + r.toText());
         }
-        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("HOME").orElseThrow().verdict(), r.toText());
         assertTrue(r.row("HOME").orElseThrow().evidence().startsWith("HOME=" + runDir + "/home"), r.toText());
-        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("crontab").orElseThrow().verdict(), r.toText());
         assertTrue(r.row("crontab").orElseThrow().evidence().contains("the shim " + runDir + "/bin/crontab"), r.toText());
         assertTrue(r.row("TMPDIR").orElseThrow().evidence().contains("in the run dir"), r.toText());
+        assertTrue(r.isolation().startsWith("bwrap: read-only /"), r.isolation());
         assertEquals("eval", r.profile());
         assertTrue(r.toText().contains("profile: eval (run dir " + runDir + ")"), r.toText());
         assertTrue(r.toJson().contains("\"leaks\":false,\"exitCode\":0"), r.toJson());
+    }
+
+    /** Without bubblewrap the eval profile contains by environment, and doctor says why there is no sandbox. */
+    @Test
+    void theEvalProfileWithoutBubblewrapSaysSo() {
+        DoctorReport r;
+        try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.profile", "eval",
+                "airlock.run-dir", runDir.toString(), "airlock.local.bwrap", "/nonexistent/bwrap"))) {
+            r = Doctor.report(env);
+        }
+        assertTrue(r.isolation().contains("apt-get install bubblewrap"), r.isolation());
+        for (String exit : new String[] {"HOME", "crontab", "TMPDIR", "argv secrecy"}) {
+            assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row(exit).orElseThrow().verdict(), r.toText());
+        }
+        boolean hostSocket = Operator.run(java.util.List.of("sh", "-c", "for s in /run/docker.sock /run/containerd/containerd.sock; do"
+                + " [ -S $s ] && [ -w $s ] && exit 0; done; exit 1"), null).exit() == 0;
+        if (hostSocket) {
+            assertEquals(Verdict.LEAKS, r.row("sockets").orElseThrow().verdict(), r.toText());
+            assertEquals(DoctorReport.EXIT_LEAKS, r.exitCode());
+        }
     }
 
     /** The argv row is not vacuous: the same probe finds a marker that does sit in some argv. */

@@ -31,8 +31,10 @@ class EvalProfileTest {
         Operator.deleteTree(runDir);
     }
 
+    /** The eval profile; it runs under bubblewrap when that is installed, unless {@code more} says otherwise. */
     private Settings eval(String... more) {
-        Settings s = Settings.of("airlock.container", "no", "airlock.profile", "eval", "airlock.run-dir", runDir.toString());
+        Settings s = Settings.of("airlock.container", "no", "airlock.profile", "eval", "airlock.run-dir", runDir.toString(),
+                "airlock.local.workdir", "none");
         for (int i = 0; i < more.length; i += 2) {
             s = s.with(more[i], more[i + 1]);
         }
@@ -50,10 +52,14 @@ class EvalProfileTest {
      * a user unit enabled, a temp dir made. Afterwards the operator's crontab, HOME and temp dir
      * are exactly as before, and the run's own view shows what it did.
      */
-    @Test
-    void theSeedScenarioLeavesNothingOutsideTheRunDir() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"none", "bwrap"})
+    void theSeedScenarioLeavesNothingOutsideTheRunDir(String isolation) throws Exception {
         Operator.require(Operator.executable("/usr/bin/crontab"),
                 "Debian's cron is not installed (apt-get install cron), so there is no real crontab to protect");
+        if (isolation.equals("bwrap")) {
+            Operator.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+        }
         Path home = Operator.home();
         Path tmp = Operator.tmp();
         Operator.RealCrontab crontabBefore = Operator.RealCrontab.read();
@@ -62,7 +68,7 @@ class EvalProfileTest {
         String job = "0 3 * * * $HOME/.airlock/scripts/backup.sh\n";
         String made;
         String privateDir;
-        try (Environment env = Environments.open(eval())) {
+        try (Environment env = Environments.open(eval("airlock.local.isolation", isolation))) {
             privateDir = env.target().privateDir();
             assertTrue(privateDir.startsWith(runDir + "/tmp/"), privateDir);
             env.files().write("~/.airlock/scripts/backup.sh",

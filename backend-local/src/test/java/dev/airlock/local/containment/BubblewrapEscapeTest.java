@@ -1,0 +1,233 @@
+package dev.airlock.local.containment;
+
+import dev.airlock.BackendUnavailableException;
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
+import dev.airlock.Environments;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.settings.Settings;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What the environment cannot stop and bubblewrap does: writes by absolute path, the real crontab
+ * called by its path, host sockets, credentials inside a writable home. The command guard is off
+ * here, so the kernel alone has to stop each one; the real filesystem is compared before and after.
+ */
+class BubblewrapEscapeTest {
+    private final String token = Long.toHexString(System.nanoTime());
+    private Path realHome;
+    private Map<String, String> homeBefore;
+    private Map<String, String> etcBefore;
+    private Map<String, String> operatorTmpBefore;
+
+    @BeforeEach
+    void snapshot() {
+        Operator.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+        realHome = Operator.home();
+        homeBefore = Operator.snapshot(realHome);
+        etcBefore = topLevel(Path.of("/etc"));
+        operatorTmpBefore = Operator.snapshot(Operator.tmp());
+    }
+
+    @AfterEach
+    void nothingChangedOutside() {
+        Operator.deleteTree(realHome.resolve(".airlock"));
+        assertEquals(homeBefore, Operator.snapshot(realHome), "the real home changed");
+        assertEquals(etcBefore, topLevel(Path.of("/etc")), "/etc changed");
+        Map<String, String> tmpAfter = Operator.snapshot(Operator.tmp());
+        tmpAfter.keySet().removeIf(k -> k.startsWith("airlock-") && !operatorTmpBefore.containsKey(k));
+        assertEquals(operatorTmpBefore, tmpAfter, "the operator's temp dir changed");
+        assertFalse(Files.exists(Path.of("/tmp/airlock-escape-" + token)), "the real /tmp changed");
+    }
+
+    private static Map<String, String> topLevel(Path dir) {
+        Map<String, String> out = new java.util.TreeMap<>();
+        try (var s = Files.list(dir)) {
+            s.forEach(p -> out.put(p.getFileName().toString(), Files.isDirectory(p) ? "dir" : "file"));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    private static Settings isolated(String... more) {
+        Settings s = Settings.of("airlock.container", "no", "airlock.local.isolation", "bwrap", "airlock.local.workdir", "none",
+                "airlock.guard", "off");
+        for (int i = 0; i < more.length; i += 2) {
+            s = s.with(more[i], more[i + 1]);
+        }
+        return s;
+    }
+
+    private static ExecResult run(Environment env, String command) {
+        return env.exec(ExecRequest.of(command));
+    }
+
+    private static void assertStopped(ExecResult r, String what) {
+        assertNotEquals(0, r.exitCode(), what + " must fail inside; stdout: " + r.stdout().text());
+    }
+
+    @Test
+    void writesByAbsolutePathToTheRealHomeAndEtcFail() {
+        try (Environment env = Environments.open(isolated())) {
+            ExecResult home = run(env, "printf x > \"$AIRLOCK_REAL_HOME/escape-" + token + "\"");
+            assertStopped(home, "a write under $AIRLOCK_REAL_HOME");
+            assertTrue(home.stderr().text().contains("Read-only file system"), home.stderr().text());
+            assertStopped(run(env, "printf x > /etc/airlock-escape-" + token), "a write to /etc");
+            assertStopped(run(env, "mkdir " + realHome + "/.config-escape-" + token), "a mkdir in the real home");
+            assertEquals(env.target().home() + "|" + realHome, run(env, "printf '%s|%s' \"$HOME\" \"$AIRLOCK_REAL_HOME\"").stdout().text());
+            assertEquals(0, run(env, "printf ok > ~/allowed").exitCode(), "the children's own home stays writable");
+        }
+        assertFalse(Files.exists(realHome.resolve("escape-" + token)));
+        assertFalse(Files.exists(Path.of("/etc/airlock-escape-" + token)));
+    }
+
+    @Test
+    void theRealTempDirsAreTheSandboxsOwn() {
+        Path operatorTmp = Operator.tmp();
+        try (Environment env = Environments.open(isolated())) {
+            ExecResult r = run(env, "printf x > /tmp/airlock-escape-" + token + " && printf y > " + operatorTmp
+                    + "/airlock-escape-" + token + " && ls -A /tmp");
+            assertEquals(0, r.exitCode(), r.stderr().text());
+            assertEquals("airlock-escape-" + token + "\n", r.stdout().text(), "/tmp inside starts empty");
+        }
+        assertFalse(Files.exists(operatorTmp.resolve("airlock-escape-" + token)));
+    }
+
+    @Test
+    void theRealCrontabByAbsolutePathFails() {
+        Operator.require(Operator.executable("/usr/bin/crontab"), "Debian's cron is not installed (apt-get install cron)");
+        Operator.RealCrontab before = Operator.RealCrontab.read();
+        try (Environment env = Environments.open(isolated())) {
+            ExecResult r = env.exec(ExecRequest.builder("/usr/bin/crontab -")
+                    .stdin(("* * * * * touch /tmp/escaped-" + token + "\n").getBytes(StandardCharsets.UTF_8)).build());
+            assertStopped(r, "/usr/bin/crontab -");
+        }
+        Operator.RealCrontab.read().assertSameAs(before);
+    }
+
+    @Test
+    void hostSocketsAreOutOfReach() throws Exception {
+        Operator.require(Operator.executable("/usr/bin/python3"), "python3 is needed to connect to a UNIX socket (apt-get install python3)");
+        Path runSocket = Path.of("/run/airlock-escape-" + token + ".sock");
+        Path runtime = Path.of(System.getenv().getOrDefault("XDG_RUNTIME_DIR", ""));
+        org.junit.jupiter.api.Assumptions.assumeTrue(runtime.isAbsolute(), "the test JVM has no XDG_RUNTIME_DIR; run through Maven");
+        Files.createDirectories(runtime);
+        Files.setPosixFilePermissions(runtime, PosixFilePermissions.fromString("rwx------"));
+        Path bus = runtime.resolve("bus");
+        Files.deleteIfExists(bus);
+        String connect = "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' ";
+        String busConnect = "python3 -c 'import os,socket; s=socket.socket(socket.AF_UNIX);"
+                + " s.connect(os.environ[\"DBUS_SESSION_BUS_ADDRESS\"].split(\"=\",1)[1])'";
+        try (ServerSocketChannel docker = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+             ServerSocketChannel session = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            docker.bind(UnixDomainSocketAddress.of(runSocket));
+            session.bind(UnixDomainSocketAddress.of(bus));
+            try (Environment plain = Environments.open(Settings.of("airlock.container", "no", "airlock.guard", "off"))) {
+                assertEquals(0, run(plain, connect + runSocket).exitCode(), "control: without isolation the socket answers");
+                assertEquals(0, run(plain, busConnect).exitCode(), "control: without isolation the user bus answers");
+            }
+            try (Environment env = Environments.open(isolated())) {
+                assertStopped(run(env, connect + runSocket), "a connection to a socket in /run");
+                assertStopped(run(env, busConnect), "a connection to the user bus");
+                for (String real : List.of("/var/run/docker.sock", "/run/docker.sock")) {
+                    if (Files.exists(Path.of(real))) {
+                        assertStopped(run(env, "test -S " + real), "the Docker socket " + real + " is visible");
+                        assertStopped(run(env, connect + real), "a request to the Docker socket " + real);
+                    }
+                }
+            }
+        } finally {
+            Files.deleteIfExists(runSocket);
+            Files.deleteIfExists(bus);
+        }
+    }
+
+    @Test
+    void credentialsInsideTheWritableHomeStayReadOnly() {
+        Path home;
+        try (Environment env = Environments.open(isolated())) {
+            home = Path.of(env.target().home());
+            assertStopped(run(env, "mkdir -p ~/.ssh && printf key > ~/.ssh/id_rsa"), "a write to ~/.ssh/id_rsa");
+            assertStopped(run(env, "mkdir -p ~/.aws && printf k > ~/.aws/credentials"), "a write to ~/.aws/credentials");
+            assertEquals(0, run(env, "mkdir -p ~/.config/app && printf ok > ~/.config/app/settings").exitCode(),
+                    "the rest of the home stays writable");
+        }
+        assertFalse(Files.exists(home.resolve(".ssh/id_rsa")));
+        assertFalse(Files.exists(home.resolve(".aws/credentials")));
+    }
+
+    @Test
+    void theNetworkCanBeCut() throws Exception {
+        try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            String connect = "exec 3<>/dev/tcp/127.0.0.1/" + server.getLocalPort();
+            try (Environment on = Environments.open(isolated())) {
+                assertEquals("bash", on.target().shell(), "this check uses bash's /dev/tcp");
+                assertEquals(0, run(on, connect).exitCode(), "with the network on, loopback on the host answers");
+            }
+            try (Environment off = Environments.open(isolated("airlock.local.network", "off"))) {
+                assertStopped(run(off, connect), "a connection with airlock.local.network=off");
+            }
+        }
+    }
+
+    @Test
+    void writableBindsThatWouldExposeTooMuchAreRefused() {
+        for (String[] bad : new String[][] {
+                {"airlock.local.workdir", realHome.toString(), "the real home"},
+                {"airlock.local.workdir", realHome.getParent().toString(), "the real home"},
+                {"airlock.local.writable.all", "/", "/"},
+                {"airlock.local.workdir", "/tmp", "the shared temp dir"}}) {
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> Environments.open(isolated(bad[0], bad[1])));
+            assertTrue(e.getMessage().contains("refuses") && e.getMessage().contains(bad[2]), e.getMessage());
+        }
+        ConfigurationException real = assertThrows(ConfigurationException.class,
+                () -> Environments.open(isolated("airlock.home-mode", "real")));
+        assertTrue(real.getMessage().contains("airlock.home-mode=real"), real.getMessage());
+        ConfigurationException missing = assertThrows(ConfigurationException.class,
+                () -> Environments.open(isolated("airlock.local.writable.cache", "/nonexistent-" + token)));
+        assertTrue(missing.getMessage().contains("airlock.local.writable.cache"), missing.getMessage());
+    }
+
+    @Test
+    void aMissingOrBrokenBubblewrapIsAClearError() throws IOException {
+        BackendUnavailableException missing = assertThrows(BackendUnavailableException.class,
+                () -> Environments.open(isolated("airlock.local.bwrap", "/nonexistent/bwrap")));
+        assertTrue(missing.getMessage().contains("apt-get install bubblewrap"), missing.getMessage());
+        // A kernel without user namespaces cannot be made here; a bwrap that fails the same way stands in for it.
+        Path fake = Files.createTempFile("airlock-fake-bwrap", "");
+        try {
+            Files.writeString(fake, "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because"
+                    + " the kernel does not allow non-privileged user namespaces.' >&2\nexit 1\n");
+            Files.setPosixFilePermissions(fake, PosixFilePermissions.fromString("rwx------"));
+            BackendUnavailableException broken = assertThrows(BackendUnavailableException.class,
+                    () -> Environments.open(isolated("airlock.local.bwrap", fake.toString())));
+            assertTrue(broken.getMessage().contains("No permissions to creating new namespace")
+                    && broken.getMessage().contains("user namespaces"), broken.getMessage());
+        } finally {
+            Files.deleteIfExists(fake);
+        }
+    }
+}
