@@ -1,0 +1,36 @@
+package dev.airlock.local;
+
+import dev.airlock.Environment;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.tck.EnvironmentCompatibilityKit;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+
+/** The kit under bubblewrap with stdin staged as a 0600 file (PAYLOAD): staging works through the sandbox's binds. */
+class LocalIsolatedPayloadCompatibilityTest extends EnvironmentCompatibilityKit {
+
+    @BeforeAll
+    static void needsBubblewrap() {
+        if (LocalEnvironment.findOnPath("bwrap").isEmpty()) {
+            String reason = "bubblewrap is not installed (apt-get install bubblewrap)";
+            if ("1".equals(System.getenv("AIRLOCK_REQUIRE_SERVICES"))) {
+                Assertions.fail(reason + " (AIRLOCK_REQUIRE_SERVICES=1)");
+            }
+            Assumptions.abort(reason);
+        }
+    }
+
+    @Override
+    protected Settings settings() {
+        // workdir none: this module's directory holds the tests' stand-in real home, which bwrap keeps read-only
+        return Settings.of("airlock.container", "no", "airlock.local.isolation", "bwrap", "airlock.local.workdir", "none",
+                "airlock.local.stdin-mode", "payload");
+    }
+
+    @Override
+    protected Environment openEnvironment(OpenContext context) {
+        return new LocalProvider().open(context);
+    }
+}
