@@ -206,6 +206,17 @@ class SshExecTest {
         assertEquals("e\n", err.toString(StandardCharsets.UTF_8));
     }
 
+    @Test
+    void closeRemovesThePrivateDirAndLogsOut() throws Exception {
+        Environment own = Environments.open(server.settings());
+        Path priv = Path.of(own.target().privateDir());
+        own.exec(ExecRequest.of("touch \"$TMPDIR/scratch-file\""));
+        assertTrue(Files.exists(priv.resolve("tmp/scratch-file")));
+        own.close();
+        assertFalse(Files.exists(priv), priv + " survived close");
+        assertEquals(0, ((SshEnvironment) own).openConnections());
+    }
+
     static boolean gone(long pid) throws InterruptedException {
         for (int i = 0; i < 500; i++) {
             if (ProcessHandle.of(pid).map(ph -> ph.isAlive()).orElse(false)) {
