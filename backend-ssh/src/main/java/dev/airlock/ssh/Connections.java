@@ -16,6 +16,12 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A small pool of SSH connections to one host. Each exec gets its own channel; a connection
@@ -32,12 +38,18 @@ final class Connections implements AutoCloseable {
     private final JSch jsch;
     private final HostKeys hostKeys;
     private final List<Connection> pool = new ArrayList<>();
+    private final ScheduledExecutorService watchdog;
     private boolean closed;
 
     Connections(SshSettings settings, JSch jsch, HostKeys hostKeys) {
         this.settings = settings;
         this.jsch = jsch;
         this.hostKeys = hostKeys;
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "airlock-ssh-watchdog");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     /** One login; channels are counted against its capacity while they are open. */
@@ -45,6 +57,8 @@ final class Connections implements AutoCloseable {
         final Session session;
         final Set<Lease> leases = new HashSet<>();
         int capacity;
+        /** Unresponsive: takes no new channels, closed once its running ones end. */
+        boolean retired;
 
         Connection(Session session, int capacity) {
             this.session = session;
@@ -103,33 +117,67 @@ final class Connections implements AutoCloseable {
             } catch (JSchException | IOException e) {
                 lease.release();
                 last = new IOException("cannot open an SSH channel: " + e.getMessage(), e);
+                LOG.debug("opening an SSH channel failed ({}); trying again", e.getMessage());
                 continue; // the session went down under us; acquire() drops it and logs in again
             }
             lease.channel = ch;
+            long began = System.nanoTime();
+            Future<?> nudge = watch(lease.connection.session, ch);
             try {
                 ch.connect(timeoutMillis());
             } catch (JSchException e) {
                 String m = String.valueOf(e.getMessage());
                 boolean sessionUp = lease.connection.session.isConnected();
                 lease.release();
-                if (m.equals("session is down") || m.equals("channel is not opened.")) {
-                    // Refused before the exec request was sent: the command did not run, trying again is safe.
-                    if (sessionUp) {
-                        shrink(lease.connection);
-                    }
-                    last = new IOException("the SSH server refused a new channel (" + m + ")", e);
-                    continue;
+                // ChannelExec.start() sends the exec request; its failures say "ChannelExec" (an I/O
+                // error, wrapped) or "channel request: timeout". Every other failure of connect()
+                // comes from opening the channel, before the command was sent.
+                if (m.equals("ChannelExec") || m.equals("channel request: timeout")) {
+                    throw new DispatchOutcomeUnknownException("the SSH connection to " + settings.display()
+                            + " failed while the command was being sent (" + ConnectFailures.oneLine(causeOf(e))
+                            + "); whether it started is unknown, so it was not sent again");
                 }
                 if (m.equals("failed to send channel request")) {
                     throw new IOException("the SSH server refused to run the command (exec request denied)", e);
                 }
-                throw new DispatchOutcomeUnknownException("the SSH connection to " + settings.display()
-                        + " failed while the command was being sent (" + ConnectFailures.oneLine(m)
-                        + "); whether it started is unknown, so it was not sent again");
+                // Not sent: the command did not run, so another connection may carry it.
+                if (sessionUp && m.equals("channel is not opened.")) {
+                    boolean unanswered = System.nanoTime() - began >= TimeUnit.MILLISECONDS.toNanos(timeoutMillis());
+                    refused(lease.connection, unanswered);
+                }
+                last = new IOException("cannot open an SSH channel (" + ConnectFailures.oneLine(m) + ")", e);
+                LOG.debug("opening an SSH channel failed before the command was sent ({}); trying again", m);
+                continue;
+            } finally {
+                nudge.cancel(false);
             }
             return new SshProcess(ch, lease, in, out, new PgidMarkerStream(err, pgidMarker));
         }
         throw last;
+    }
+
+    /**
+     * JSch waits for a channel's open confirmation in one {@code wait(timeout)} that nothing
+     * wakes when the connection dies meanwhile; wake it, so it sees "session is down" at once
+     * instead of after the whole connect timeout.
+     */
+    private Future<?> watch(Session session, ChannelExec ch) {
+        try {
+            return watchdog.scheduleWithFixedDelay(() -> {
+                if (!session.isConnected()) {
+                    synchronized (ch) {
+                        ch.notifyAll();
+                    }
+                }
+            }, 100, 100, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.completedFuture(null); // closing: nothing to watch for
+        }
+    }
+
+    private static String causeOf(Throwable e) {
+        Throwable c = e.getCause() != null ? e.getCause() : e;
+        return String.valueOf(c.getMessage() != null ? c.getMessage() : c);
     }
 
     private int timeoutMillis() {
@@ -142,14 +190,14 @@ final class Connections implements AutoCloseable {
         }
         for (Iterator<Connection> it = pool.iterator(); it.hasNext(); ) {
             Connection c = it.next();
-            if (!c.session.isConnected()) {
+            if (!c.session.isConnected() || (c.retired && c.live() == 0)) {
                 it.remove();
                 LOG.debug("dropping a lost SSH connection to {}", settings.display());
                 c.session.disconnect();
             }
         }
         for (Connection c : pool) {
-            if (c.live() < c.capacity) {
+            if (!c.retired && c.live() < c.capacity) {
                 Lease l = new Lease(c);
                 c.leases.add(l);
                 return l;
@@ -162,10 +210,25 @@ final class Connections implements AutoCloseable {
         return l;
     }
 
-    /** The server refused a channel on a live connection: it allows fewer than we assumed. */
-    private synchronized void shrink(Connection c) {
-        c.capacity = Math.max(1, c.live());
-        LOG.debug("the SSH server allows {} channels per connection; opening another connection for more", c.capacity);
+    /**
+     * A live connection refused a channel: it allows fewer than we assumed, so it keeps what it
+     * carries. One that did not answer at all takes no new channels and closes when idle.
+     */
+    private synchronized void refused(Connection c, boolean unanswered) {
+        if (unanswered) {
+            c.retired = true;
+            LOG.debug("an SSH connection to {} did not answer a channel request; using a new one", settings.display());
+            closeIfIdle(c);
+        } else {
+            c.capacity = Math.max(1, c.live());
+            LOG.debug("the SSH server allows {} channels per connection; opening another connection for more", c.capacity);
+        }
+    }
+
+    private void closeIfIdle(Connection c) {
+        if (c.live() == 0 && pool.remove(c)) {
+            c.session.disconnect();
+        }
     }
 
     private synchronized void release(Lease lease) {
@@ -178,9 +241,13 @@ final class Connections implements AutoCloseable {
         if (c.live() > 0 || !pool.contains(c)) {
             return;
         }
+        if (c.retired) {
+            closeIfIdle(c);
+            return;
+        }
         // Keep one idle connection for the next exec; close the other idle ones.
         for (Connection other : pool) {
-            if (other != c && other.session.isConnected() && other.live() == 0) {
+            if (other != c && !other.retired && other.session.isConnected() && other.live() == 0) {
                 pool.remove(c);
                 c.session.disconnect();
                 return;
@@ -225,6 +292,7 @@ final class Connections implements AutoCloseable {
     @Override
     public synchronized void close() {
         closed = true;
+        watchdog.shutdownNow();
         for (Connection c : pool) {
             c.session.disconnect();
         }

@@ -16,8 +16,6 @@ import java.util.OptionalLong;
  */
 final class SshProcess implements RemoteProcess {
     private static final Logger LOG = LoggerFactory.getLogger(SshProcess.class);
-    /** What {@link #waitFor} reports when the connection died: the core's marker for "no status". */
-    static final int NO_STATUS = Integer.MIN_VALUE;
     /** The marker is the launcher's first act, so it comes at once when the command is running at all. */
     private static final long PGID_WAIT_MILLIS = 10_000;
 
