@@ -174,6 +174,10 @@ class SshExecTest {
         ExecResult r = e.await(Duration.ofSeconds(60)).orElseThrow();
         assertEquals(value, r.stdout().text());
         assertEquals(List.of(), leaks);
+        // The staged 0600 env file was read and removed before the command ran.
+        try (var staged = Files.list(Path.of(env.target().stagingDir()))) {
+            assertEquals(List.of(), staged.toList());
+        }
     }
 
     @Test
