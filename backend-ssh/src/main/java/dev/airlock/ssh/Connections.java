@@ -39,6 +39,7 @@ final class Connections implements AutoCloseable {
     private final HostKeys hostKeys;
     private final List<Connection> pool = new ArrayList<>();
     private final ScheduledExecutorService watchdog;
+    private final Object loginLock = new Object();
     private boolean closed;
 
     Connections(SshSettings settings, JSch jsch, HostKeys hostKeys) {
@@ -184,7 +185,31 @@ final class Connections implements AutoCloseable {
         return (int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis());
     }
 
-    private synchronized Lease acquire() throws IOException {
+    /** A slot on a connection with room, logging in first when none has (one login at a time). */
+    private Lease acquire() throws IOException {
+        Lease l = tryLease();
+        if (l != null) {
+            return l;
+        }
+        synchronized (loginLock) {
+            l = tryLease(); // another thread may have logged in meanwhile
+            if (l != null) {
+                return l;
+            }
+            Session session = login(); // not under the pool's lock: releases go on meanwhile
+            synchronized (this) {
+                if (closed) {
+                    session.disconnect();
+                    throw new IOException("the SSH connections of this environment are closed");
+                }
+                Connection c = new Connection(session, settings.channelsPerConnection());
+                pool.add(c);
+                return lease(c);
+            }
+        }
+    }
+
+    private synchronized Lease tryLease() throws IOException {
         if (closed) {
             throw new IOException("the SSH connections of this environment are closed");
         }
@@ -198,13 +223,13 @@ final class Connections implements AutoCloseable {
         }
         for (Connection c : pool) {
             if (!c.retired && c.live() < c.capacity) {
-                Lease l = new Lease(c);
-                c.leases.add(l);
-                return l;
+                return lease(c);
             }
         }
-        Connection c = new Connection(login(), settings.channelsPerConnection());
-        pool.add(c);
+        return null;
+    }
+
+    private Lease lease(Connection c) {
         Lease l = new Lease(c);
         c.leases.add(l);
         return l;

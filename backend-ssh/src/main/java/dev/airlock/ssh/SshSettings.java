@@ -32,7 +32,7 @@ import java.util.Optional;
  *   <tr><td>airlock.ssh.channels-per-connection</td><td>int 1..10</td><td>8</td><td>no</td></tr>
  * </table>
  */
-record SshSettings(String host, int port, String user, List<Path> identities, boolean identitiesExplicit,
+record SshSettings(String host, int port, String user, List<Path> identities,
                    Optional<Secret> passphrase, Optional<Path> agentSocket, Path knownHosts, boolean acceptNew,
                    Duration connectTimeout, Duration keepalive, int keepaliveCount, int channelsPerConnection) {
     static final String PREFIX = "airlock.ssh.";
@@ -72,8 +72,7 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
         for (String f : listed) {
             ids.add(localPath(f));
         }
-        boolean explicit = !ids.isEmpty();
-        if (!explicit) {
+        if (ids.isEmpty()) {
             for (String name : List.of("id_ed25519", "id_ecdsa", "id_rsa")) {
                 Path p = localPath("~/.ssh/" + name);
                 if (Files.isRegularFile(p)) {
@@ -95,7 +94,7 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
             throw new ConfigurationException("setting " + CHANNELS + " has invalid value " + channels
                     + ": expected 1.." + MAX_SESSIONS + " (OpenSSH's default MaxSessions is " + MAX_SESSIONS + ")");
         }
-        return new SshSettings(host, port, user, List.copyOf(ids), explicit, s.secret(PASSPHRASE).filter(p -> !p.isEmpty()),
+        return new SshSettings(host, port, user, List.copyOf(ids), s.secret(PASSPHRASE).filter(p -> !p.isEmpty()),
                 agent, knownHosts, acceptNew, connect, keepalive.isNegative() ? Duration.ZERO : keepalive,
                 Math.max(1, count), channels);
     }
