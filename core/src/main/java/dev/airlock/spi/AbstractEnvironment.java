@@ -408,6 +408,7 @@ public abstract class AbstractEnvironment implements Environment {
      * ({@code write}, {@code delete}, {@code mkdirs}, {@code copyIn}) before they run.
      */
     final void beforeWrite(String path, String operation) {
+        ensureOpen(); // closed first: the safety check itself needs the (possibly gone) target
         safety().checkWrite(path, operation);
     }
 
