@@ -24,18 +24,18 @@ import java.util.stream.Stream;
  * the generated keys. Skips when sshd is missing, unless AIRLOCK_REQUIRE_SERVICES=1 (CI), where
  * that is a failure.
  */
-final class SshdServer implements AutoCloseable {
-    static final String PASSPHRASE = "correct horse battery staple";
+public final class SshdServer implements AutoCloseable {
+    public static final String PASSPHRASE = "correct horse battery staple";
 
-    final Path dir;
-    final int port;
-    final Path hostKey;
-    final Path userKey;      // ed25519, authorized
-    final Path ecdsaKey;     // authorized
-    final Path rsaKey;       // authorized (rsa-sha2)
-    final Path encryptedKey; // ed25519 with PASSPHRASE, authorized
-    final Path strangerKey;  // not authorized
-    final Path knownHosts;   // holds the host key
+    public final Path dir;
+    public final int port;
+    public final Path hostKey;
+    public final Path userKey;      // ed25519, authorized
+    public final Path ecdsaKey;     // authorized
+    public final Path rsaKey;       // authorized (rsa-sha2)
+    public final Path encryptedKey; // ed25519 with PASSPHRASE, authorized
+    public final Path strangerKey;  // not authorized
+    public final Path knownHosts;   // holds the host key
     private final Process process;
     private final Path log;
 
@@ -53,7 +53,7 @@ final class SshdServer implements AutoCloseable {
         this.knownHosts = dir.resolve("known_hosts");
     }
 
-    static SshdServer start() throws Exception {
+    public static SshdServer start() throws Exception {
         Path sshd = find("sshd");
         Path keygen = find("ssh-keygen");
         if (sshd == null || keygen == null) {
@@ -151,7 +151,7 @@ final class SshdServer implements AutoCloseable {
         }
     }
 
-    static Path find(String name) {
+    public static Path find(String name) {
         List<String> dirs = new ArrayList<>(List.of(System.getenv().getOrDefault("PATH", "").split(":")));
         dirs.addAll(List.of("/usr/sbin", "/usr/local/sbin", "/sbin"));
         for (String d : dirs) {
@@ -167,7 +167,7 @@ final class SshdServer implements AutoCloseable {
     }
 
     /** Settings for an environment on this server, logged in with the ed25519 key. */
-    Map<String, String> settingsMap() {
+    public Map<String, String> settingsMap() {
         Map<String, String> m = new LinkedHashMap<>();
         m.put("airlock.backend", "ssh");
         m.put(SshSettings.HOST, "127.0.0.1");
@@ -181,11 +181,11 @@ final class SshdServer implements AutoCloseable {
         return m;
     }
 
-    Settings settings() {
+    public Settings settings() {
         return Settings.of(settingsMap());
     }
 
-    Settings settings(String... overrides) {
+    public Settings settings(String... overrides) {
         Map<String, String> m = settingsMap();
         for (int i = 0; i < overrides.length; i += 2) {
             m.put(overrides[i], overrides[i + 1]);
@@ -193,7 +193,7 @@ final class SshdServer implements AutoCloseable {
         return Settings.of(m);
     }
 
-    String log() {
+    public String log() {
         try {
             return Files.readString(log);
         } catch (IOException e) {
