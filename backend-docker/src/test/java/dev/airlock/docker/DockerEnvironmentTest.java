@@ -1,0 +1,125 @@
+package dev.airlock.docker;
+
+import dev.airlock.Environment;
+import dev.airlock.Environments;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.FileStat;
+import dev.airlock.Payload;
+import dev.airlock.WriteOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** One shared container: commands, stdin, output, kill and files, asserted by what a user sees. */
+@ExtendWith(DockerFixture.class)
+class DockerEnvironmentTest {
+    private static Environment env;
+
+    @BeforeAll
+    static void open() {
+        env = Environments.open(DockerFixture.settings("airlock.exec.output-grace", "500ms"));
+    }
+
+    @AfterAll
+    static void close() {
+        if (env != null) {
+            env.close();
+        }
+    }
+
+    private static byte[] random(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        for (int i = 0; i < n; i += 4096) {
+            b[i] = 0; // NUL bytes throughout
+        }
+        return b;
+    }
+
+    @Test
+    void stdinAndStdoutAreByteExactFor8MiBWithNulBytes() {
+        byte[] data = random(8 << 20, 1);
+        ExecResult r = env.exec(ExecRequest.builder("cat").stdin(data).build());
+        assertEquals(0, r.exitCode(), r.stderr().text());
+        assertArrayEquals(data, r.stdout().bytes());
+    }
+
+    @Test
+    void aCommandReadingToEndOfInputTerminates() {
+        byte[] data = random(3 << 20, 2);
+        ExecResult r = env.exec(ExecRequest.builder("wc -c")
+                .stdin(Payload.ofStream(new ByteArrayInputStream(data))).build());
+        assertEquals(0, r.exitCode(), r.stderr().text());
+        assertEquals(String.valueOf(data.length), r.stdout().text().strip());
+        ExecResult empty = env.exec(ExecRequest.builder("cat; echo end").stdin(new byte[0]).build());
+        assertEquals("end\n", empty.stdout().text());
+    }
+
+    @Test
+    void noStdinMeansImmediateEndOfInput() {
+        ExecResult r = env.exec(ExecRequest.builder("cat; echo after").build());
+        assertEquals(0, r.exitCode());
+        assertEquals("after\n", r.stdout().text());
+    }
+
+    @Test
+    void exitCodesAndStderrArrive() {
+        ExecResult r = env.exec(ExecRequest.builder("printf 'a\\0b'; echo oops >&2; exit 7").build());
+        assertEquals(7, r.exitCode());
+        assertArrayEquals(new byte[] {'a', 0, 'b'}, r.stdout().bytes());
+        assertEquals("oops\n", r.stderr().text());
+        assertEquals(137, env.exec(ExecRequest.builder("kill -9 $$").build()).exitCode());
+    }
+
+    @Test
+    void aTimeoutKillsTheWholeProcessTree() {
+        ExecResult r = env.exec(ExecRequest.builder("sh -c 'sleep 301' & sleep 302; echo not-reached")
+                .timeout(Duration.ofSeconds(1)).build());
+        assertEquals(124, r.exitCode());
+        assertTrue(r.timedOut());
+        assertFalse(r.stdout().text().contains("not-reached"));
+        ExecResult ps = env.exec(ExecRequest.builder("ps -o args | grep -c '^sleep 30[12]' || true").build());
+        assertEquals("0", ps.stdout().text().strip(), "grandchildren survived the timeout");
+    }
+
+    @Test
+    void environmentVariablesArriveExactly() {
+        String v = "a b\n'\"$HOME`x`\\\u00e9";
+        ExecResult r = env.exec(ExecRequest.builder("printf '%s' \"$V\"").env(Map.of("V", v)).build());
+        assertEquals(v, new String(r.stdout().bytes(), StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void filesAreByteExactWithModes() throws Exception {
+        byte[] data = random(5 << 20, 3);
+        env.files().write("/tmp/t/dir with space/f.bin", Payload.of(data), WriteOptions.mode(0600));
+        try (InputStream in = env.files().read("/tmp/t/dir with space/f.bin")) {
+            assertArrayEquals(data, in.readAllBytes());
+        }
+        FileStat st = env.files().stat("/tmp/t/dir with space/f.bin").orElseThrow();
+        assertEquals(0600, st.mode());
+        assertEquals(data.length, st.size());
+        byte[] odd = {(byte) 0xff, 0, (byte) 0xc3, 0x28, '\n'};
+        env.files().write("/tmp/t/dir with space/f.bin", odd);
+        try (InputStream in = env.files().read("/tmp/t/dir with space/f.bin")) {
+            assertArrayEquals(odd, in.readAllBytes());
+        }
+        assertEquals(0600, env.files().stat("/tmp/t/dir with space/f.bin").orElseThrow().mode(), "overwrite keeps the mode");
+        env.files().write("/tmp/t/empty", new byte[0]);
+        assertEquals(0, env.files().stat("/tmp/t/empty").orElseThrow().size());
+    }
+}
