@@ -232,14 +232,26 @@ final class DockerDaemon implements Closeable {
         return r;
     }
 
-    /** Whether the container exists and runs. */
-    boolean isRunning(String containerId) {
-        try {
-            InspectContainerResponse r = call("inspect container " + shortId(containerId), () -> client.inspectContainerCmd(containerId).exec());
-            return r.getState() != null && Boolean.TRUE.equals(r.getState().getRunning());
-        } catch (NotFoundException e) {
-            return false;
+    /**
+     * Whether a command killed by a signal died because its container is going: removed, being
+     * removed, or stopped. The daemon records the container's end just after its processes die,
+     * so a running container is asked again for a moment before the signal is taken as the command's own.
+     */
+    boolean diedWithContainer(String containerId) throws InterruptedException {
+        for (int i = 0; i < 6; i++) {
+            InspectContainerResponse r;
+            try {
+                r = call("inspect container " + shortId(containerId), () -> client.inspectContainerCmd(containerId).exec());
+            } catch (NotFoundException e) {
+                return true;
+            }
+            InspectContainerResponse.ContainerState st = r.getState();
+            if (st == null || !Boolean.TRUE.equals(st.getRunning()) || "removing".equals(st.getStatus())) {
+                return true;
+            }
+            Thread.sleep(50);
         }
+        return false;
     }
 
     /** The labels of a container, or null when there is none with this id or name. */
@@ -332,6 +344,7 @@ final class DockerDaemon implements Closeable {
             InspectContainerResponse r = call("inspect container " + shortId(containerId), () -> client.inspectContainerCmd(containerId).exec());
             InspectContainerResponse.ContainerState st = r.getState();
             state = st == null ? "is in an unknown state"
+                    : "removing".equals(st.getStatus()) ? "was removed"
                     : Boolean.TRUE.equals(st.getRunning()) && !Boolean.TRUE.equals(st.getPaused()) ? "lost the command's exec"
                     : "is " + st.getStatus() + (st.getExitCodeLong() != null ? " (exit code " + st.getExitCodeLong() + ")" : "");
         } catch (NotFoundException e) {

@@ -90,6 +90,15 @@ public final class DockerEnvironment extends AbstractEnvironment {
         return DockerProcess.start(daemon, cid, execId, docker.apiTimeout());
     }
 
+    /** Docker has no exec kill: the core's process-group kill, noted so the signal exit is not blamed on the container. */
+    @Override
+    protected void kill(RemoteProcess process, boolean force) throws IOException {
+        if (process instanceof DockerProcess p) {
+            p.markKilled();
+        }
+        super.kill(process, force);
+    }
+
     /** The container never sees the JVM's environment, so there is nothing of it to strip. */
     @Override
     protected Set<String> childUnset() {

@@ -31,7 +31,7 @@ final class DockerProcess implements RemoteProcess {
     private static final Logger LOG = LoggerFactory.getLogger(DockerProcess.class);
     private static final String MARK = "\u0001airlock-exec ";
     private static final int PIPE = 256 * 1024;
-    private static final int EARLY_STDERR = 16 * 1024;
+    private static final int EARLY_STDERR = 8 << 20;
     private static final long MAX_POLL_MILLIS = 1000;
 
     /**
@@ -60,6 +60,7 @@ final class DockerProcess implements RemoteProcess {
     private final ByteArrayOutputStream early = new ByteArrayOutputStream();
     private final CountDownLatch ended = new CountDownLatch(1);
     private volatile long pgid = -1;
+    private volatile boolean killedByUs;
     private boolean outDiscard;
     private boolean errDiscard;
 
@@ -135,6 +136,9 @@ final class DockerProcess implements RemoteProcess {
         } finally {
             if (!header.isDone()) {
                 String why = early.toString(StandardCharsets.UTF_8).strip();
+                if (why.length() > 300) {
+                    why = why.substring(0, 300);
+                }
                 header.completeExceptionally(new IOException("the command did not start in container "
                         + DockerDaemon.shortId(containerId) + (why.isEmpty() ? (failure != null ? ": " + failure.getMessage() : "")
                         : ": " + why.lines().findFirst().orElse(""))));
@@ -162,11 +166,14 @@ final class DockerProcess implements RemoteProcess {
                 String[] f = s.substring(MARK.length()).trim().split(" ");
                 long pid = parse(f, 0);
                 long group = parse(f, 1);
+                // Docker copies stdout and stderr on separate routines: stderr may overtake the
+                // header. What came early goes out first, once the header is in.
+                header.complete(new long[] {pid, group});
                 byte[] e = early.toByteArray();
+                early.reset();
                 if (e.length > 0) {
                     deliver(HijackedExec.STDERR, e, 0, e.length);
                 }
-                header.complete(new long[] {pid, group});
                 return i + 1;
             }
             line.append((char) (buf[i] & 0xff));
@@ -185,10 +192,14 @@ final class DockerProcess implements RemoteProcess {
         }
     }
 
-    private void deliver(int type, byte[] b, int off, int len) {
+    private void deliver(int type, byte[] b, int off, int len) throws IOException {
         if (type != HijackedExec.STDOUT && !header.isDone()) {
-            // The shell's own complaints before the wrapper ran: kept for the error message.
-            early.write(b, off, Math.min(len, Math.max(0, EARLY_STDERR - early.size())));
+            // Held until the header arrives (launch waits for it, so nobody reads the pipes yet);
+            // also the error message when the command never starts.
+            if (early.size() + len > EARLY_STDERR) {
+                throw new IOException("more than " + EARLY_STDERR + " bytes of stderr arrived before the command reported its start");
+            }
+            early.write(b, off, len);
             return;
         }
         boolean isOut = type == HijackedExec.STDOUT;
@@ -249,7 +260,7 @@ final class DockerProcess implements RemoteProcess {
             }
             if (!s.running() && s.exitCode() != null) {
                 int code = (int) (long) s.exitCode();
-                if (code >= 128 && !daemon.isRunning(containerId)) {
+                if (code >= 128 && !killedByUs && daemon.diedWithContainer(containerId)) {
                     release();
                     throw daemon.containerLost(containerId, "while a command ran");
                 }
@@ -258,7 +269,7 @@ final class DockerProcess implements RemoteProcess {
             if (streamEnded) {
                 if (streamEndedAt < 0) {
                     streamEndedAt = System.nanoTime();
-                } else if (System.nanoTime() - streamEndedAt > TimeUnit.SECONDS.toNanos(2) && !daemon.isRunning(containerId)) {
+                } else if (System.nanoTime() - streamEndedAt > TimeUnit.SECONDS.toNanos(2) && daemon.diedWithContainer(containerId)) {
                     release();
                     throw daemon.containerLost(containerId, "while a command ran");
                 }
@@ -268,6 +279,11 @@ final class DockerProcess implements RemoteProcess {
                 sleep = Math.min(sleep * 2, MAX_POLL_MILLIS);
             }
         }
+    }
+
+    /** Notes that Airlock signals this command, so its signal exit is not taken for a dying container. */
+    void markKilled() {
+        killedByUs = true;
     }
 
     @Override
