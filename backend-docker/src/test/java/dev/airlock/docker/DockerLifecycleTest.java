@@ -61,6 +61,37 @@ class DockerLifecycleTest {
     }
 
     @Test
+    void theContainerCarriesLabelsForGc() throws Exception {
+        try (DockerEnvironment env = (DockerEnvironment) Environments.open(DockerFixture.settings())) {
+            DockerFixture.Result r = DockerFixture.docker(null, 30, "inspect", "-f",
+                    "{{index .Config.Labels \"dev.airlock.managed\"}} {{index .Config.Labels \"dev.airlock.environment\"}}"
+                            + " {{index .Config.Labels \"dev.airlock.version\"}} {{.HostConfig.Init}} {{.HostConfig.SecurityOpt}}"
+                            + " {{.HostConfig.NetworkMode}} {{index .Config.Labels \"dev.airlock.created\"}}",
+                    env.containerId());
+            assertEquals(0, r.exit(), r.err());
+            String[] f = r.out().strip().split(" ");
+            assertEquals("true", f[0]);
+            assertEquals(env.id(), f[1]);
+            assertTrue(f[2].matches("\\d+\\.\\d+\\.\\d+.*"), "version label: " + f[2]);
+            assertEquals("true", f[3]);
+            assertEquals("[no-new-privileges]", f[4]);
+            assertEquals("none", f[5]);
+            assertTrue(Instant.parse(f[6]).isAfter(Instant.now().minus(Duration.ofMinutes(10))));
+        }
+    }
+
+    @Test
+    void aTcpDaemonAddressWorksWithEndOfInput() throws Exception {
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"));
+             Environment env = Environments.open(DockerFixture.settings(DockerSettings.HOST, proxy.url()))) {
+            byte[] data = new byte[(2 << 20) + 3];
+            new Random(9).nextBytes(data);
+            ExecResult r = env.exec(ExecRequest.builder("wc -c").stdin(data).build());
+            assertEquals(String.valueOf(data.length), r.stdout().text().strip());
+        }
+    }
+
+    @Test
     void limitsAndOptionsFromSettingsApply() {
         try (Environment env = Environments.open(DockerFixture.settings(
                 DockerSettings.PIDS_LIMIT, "64", DockerSettings.MEMORY, "64m", DockerSettings.CPUS, "0.5",
