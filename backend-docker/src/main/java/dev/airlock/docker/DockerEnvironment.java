@@ -87,7 +87,14 @@ public final class DockerEnvironment extends AbstractEnvironment {
         }
         List<String> argv = List.of("sh", "-c", DockerProcess.WRAPPER, "airlock", launch.shell(), launch.script());
         String execId = daemon.createExec(cid, argv, launch.env(), launch.pipeStdin());
-        return DockerProcess.start(daemon, cid, execId, docker.apiTimeout());
+        try {
+            return DockerProcess.start(daemon, cid, execId, docker.apiTimeout());
+        } catch (HijackedExec.ApiError e) {
+            if (e.status == 404 || e.status == 409) {
+                throw daemon.containerLost(cid, "so the command did not run");
+            }
+            throw e;
+        }
     }
 
     /** Docker has no exec kill: the core's process-group kill, noted so the signal exit is not blamed on the container. */
