@@ -10,6 +10,7 @@ import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.SandboxLifecycle;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -21,7 +22,7 @@ import java.util.Map;
  * The {@code docker} backend. Besides opening environments it manages containers that outlive a
  * command, for the CLI's {@code up}, {@code down ID} and {@code gc}.
  */
-public final class DockerProvider implements EnvironmentProvider {
+public final class DockerProvider implements EnvironmentProvider, SandboxLifecycle {
     /** Native variables a settings builder should map: {@code Settings.builder().nativeVariable(k, v)}. */
     public static final Map<String, String> NATIVE_VARIABLES = Map.of(DockerSettings.HOST, DockerSettings.DOCKER_HOST);
 
@@ -66,6 +67,12 @@ public final class DockerProvider implements EnvironmentProvider {
      * kept, and returns its id. Commands attach to it with {@code airlock.docker.container=ID};
      * it stays until {@link #down}.
      */
+    @Override
+    public String attachKey() {
+        return DockerSettings.CONTAINER;
+    }
+
+    @Override
     public String up(Settings settings) {
         DockerSettings s = DockerSettings.from(settings, System.getenv());
         String image = s.requireImage();
@@ -82,6 +89,7 @@ public final class DockerProvider implements EnvironmentProvider {
      * without Airlock's label is refused; an unknown one is a {@link ConfigurationException}
      * naming it.
      */
+    @Override
     public void down(Settings settings, String idOrName) {
         if (idOrName == null || idOrName.isBlank()) {
             throw new ConfigurationException("down needs the container id that airlock up printed");
@@ -105,6 +113,7 @@ public final class DockerProvider implements EnvironmentProvider {
      * {@code olderThan} ago, left behind by a process that died before closing. Containers from
      * {@code up} are kept unless {@code includeKept}. Returns the ids removed.
      */
+    @Override
     public List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
         if (olderThan.isNegative()) {
             throw new ConfigurationException("--older-than must not be negative");
