@@ -148,6 +148,23 @@ class DockerLifecycleTest {
     }
 
     @Test
+    void aKilledJvmRemovesItsContainer() throws Exception {
+        String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process child = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), ChildJvm.class.getName())
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String id;
+        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(child.getInputStream()))) {
+            id = out.readLine();
+            assertTrue(id != null && exists(id), "the child opened a container: " + id);
+            child.destroy(); // SIGTERM: the shutdown hook closes the environment
+            assertTrue(child.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the child JVM ended");
+        } finally {
+            child.destroyForcibly();
+        }
+        assertFalse(exists(id), "the shutdown hook removed the container");
+    }
+
+    @Test
     void cancelKillsOnlyThatCommand() throws Exception {
         try (Environment env = Environments.open(DockerFixture.settings())) {
             Execution e = env.start(ExecRequest.builder("sleep 303").build());
