@@ -85,10 +85,11 @@ public final class DockerEnvironment extends AbstractEnvironment {
         if (cid == null) {
             throw new IOException("the container was not created");
         }
-        List<String> argv = List.of("sh", "-c", DockerProcess.WRAPPER, "airlock", launch.shell(), launch.script());
+        String token = DockerProcess.newToken();
+        List<String> argv = DockerProcess.argv(token, launch.shell(), launch.script());
         String execId = daemon.createExec(cid, argv, launch.env(), launch.pipeStdin());
         try {
-            return DockerProcess.start(daemon, cid, execId, docker.apiTimeout());
+            return DockerProcess.start(daemon, cid, execId, token, docker.apiTimeout());
         } catch (HijackedExec.ApiError e) {
             if (e.status == 404 || e.status == 409) {
                 throw daemon.containerLost(cid, "so the command did not run");

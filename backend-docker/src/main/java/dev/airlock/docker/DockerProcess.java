@@ -1,8 +1,10 @@
 package dev.airlock.docker;
 
+import dev.airlock.BackendException;
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.DispatchOutcomeUnknownException;
 import dev.airlock.internal.BlockingPipe;
+import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.RemoteProcess;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,40 +15,47 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
  * One command in the container: a hijacked exec whose multiplexed output a pump thread splits into
- * two bounded pipes (stdout, stderr). Before the command runs, a one-line wrapper reports its
- * process id and group on stdout; the pump strips that line, so {@link #processGroup()} is known
- * when {@link DockerEnvironment#launch} returns and the core's process-group kill works (Docker
- * has no exec kill).
+ * two bounded pipes (stdout, stderr).
+ *
+ * <p>The command runs under a small wrapper that writes two lines of its own to stdout, both
+ * stripped here: a header with its process id and group before the command starts (so
+ * {@link #processGroup()} is known when {@link DockerEnvironment#launch} returns and the core's
+ * process-group kill works; Docker has no exec kill), and a trailer with the exit status, tagged
+ * with a random token, after the command ends. A stream that ends without the trailer was cut, or
+ * the wrapper was killed: the output is then reported incomplete instead of passing for whole, and
+ * no exit status is polled for while all is well.
  */
 final class DockerProcess implements RemoteProcess {
     private static final Logger LOG = LoggerFactory.getLogger(DockerProcess.class);
-    private static final String MARK = "\u0001airlock-exec ";
+    private static final String HEADER = "\u0001airlock-exec ";
     private static final int PIPE = 256 * 1024;
     private static final int EARLY_STDERR = 8 << 20;
     private static final long MAX_POLL_MILLIS = 1000;
 
     /**
-     * Runs {@code "$1" -c "$2"} after reporting {@code $$} and its process group. Docker's runc
-     * makes every exec a session leader, so the group is {@code $$}. A runtime that does not gets
-     * {@code setsid} (no fork: the shell is then not a group leader); without setsid the group is
-     * reported as it is and the Java side declines to kill a group it does not own.
+     * {@code sh -c WRAPPER airlock WRAPPER TOKEN SHELL SCRIPT}. Docker's runc makes every exec a
+     * session leader, so its group is {@code $$}; under a runtime that does not, the wrapper runs
+     * itself again under {@code setsid} (which does not fork for a non-leader, so {@code $$} stays).
+     * The command is a child, not exec'd, so the wrapper can report its status afterwards.
      */
     static final String WRAPPER = String.join("\n",
             "g=; read -r _ _ _ _ g _ < /proc/$$/stat 2>/dev/null",
-            "if [ \"$g\" != \"$$\" ] && command -v setsid >/dev/null 2>&1; then",
-            "  printf '\\001airlock-exec %s %s\\n' \"$$\" \"$$\"; exec setsid \"$1\" -c \"$2\"",
-            "fi",
+            "if [ \"$g\" != \"$$\" ] && command -v setsid >/dev/null 2>&1; then exec setsid sh -c \"$1\" \"$0\" \"$@\"; fi",
             "printf '\\001airlock-exec %s %s\\n' \"$$\" \"$g\"",
-            "exec \"$1\" -c \"$2\"");
+            "\"$3\" -c \"$4\"",
+            "s=$?",
+            "printf '\\001airlock-exit-%s %s\\n' \"$2\" \"$s\"",
+            "exit \"$s\"",
+            "");
 
     private final DockerDaemon daemon;
     private final String containerId;
@@ -57,18 +66,32 @@ final class DockerProcess implements RemoteProcess {
     private final InputStream outSource = out.source(() -> { });
     private final InputStream errSource = err.source(() -> { });
     private final CompletableFuture<long[]> header = new CompletableFuture<>();
+    private final CompletableFuture<Integer> trailer = new CompletableFuture<>();
+    private final CompletableFuture<Void> ended = new CompletableFuture<>();
+    private final TrailerFilter filter;
     private final ByteArrayOutputStream early = new ByteArrayOutputStream();
-    private final CountDownLatch ended = new CountDownLatch(1);
     private volatile long pgid = -1;
     private volatile boolean killedByUs;
+    private volatile IOException streamFailure;
     private boolean outDiscard;
     private boolean errDiscard;
 
-    private DockerProcess(DockerDaemon daemon, String containerId, String execId, HijackedExec stream) {
+    private DockerProcess(DockerDaemon daemon, String containerId, String execId, HijackedExec stream, String token) {
         this.daemon = daemon;
         this.containerId = containerId;
         this.execId = execId;
         this.stream = stream;
+        this.filter = new TrailerFilter(("\u0001airlock-exit-" + token + " ").getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /** A fresh token for {@link #argv}; the trailer carrying it is the command's end. */
+    static String newToken() {
+        return StdinScripts.randomToken();
+    }
+
+    /** The exec's command line: the wrapper, then the shell and script the core asked for. */
+    static List<String> argv(String token, String shell, String script) {
+        return List.of("sh", "-c", WRAPPER, "airlock", WRAPPER, token, shell, script);
     }
 
     /**
@@ -76,9 +99,10 @@ final class DockerProcess implements RemoteProcess {
      *
      * @throws IOException when the command did not start
      */
-    static DockerProcess start(DockerDaemon daemon, String containerId, String execId, Duration startTimeout) throws IOException {
+    static DockerProcess start(DockerDaemon daemon, String containerId, String execId, String token, Duration startTimeout)
+            throws IOException {
         HijackedExec stream = HijackedExec.start(daemon.host(), execId, startTimeout);
-        DockerProcess p = new DockerProcess(daemon, containerId, execId, stream);
+        DockerProcess p = new DockerProcess(daemon, containerId, execId, stream, token);
         Thread pump = new Thread(p::pump, "airlock-docker-exec-" + execId.substring(0, 12));
         pump.setDaemon(true);
         pump.start();
@@ -126,11 +150,17 @@ final class DockerProcess implements RemoteProcess {
                     if (type == HijackedExec.STDOUT && !header.isDone()) {
                         off = headerBytes(buf, n, line);
                     }
-                    if (off < n) {
+                    if (off == n) {
+                        continue;
+                    }
+                    if (type == HijackedExec.STDOUT) {
+                        filter.accept(buf, off, n - off);
+                    } else {
                         deliver(type, buf, off, n - off);
                     }
                 }
             }
+            filter.flush();
         } catch (IOException e) {
             failure = e;
         } finally {
@@ -145,30 +175,29 @@ final class DockerProcess implements RemoteProcess {
             }
             if (failure != null && !stream.isClosed()) {
                 LOG.debug("the exec stream of {} broke: {}", execId, failure.getMessage());
+                streamFailure = failure;
                 out.fail(failure);
                 err.fail(failure);
             } else {
                 out.end();
                 err.end();
             }
-            ended.countDown();
+            ended.complete(null);
         }
     }
 
-    /** Consumes the wrapper's line from the front of stdout; returns where the command's own bytes start. */
+    /** Consumes the wrapper's header from the front of stdout; returns where the command's own bytes start. */
     private int headerBytes(byte[] buf, int n, StringBuilder line) throws IOException {
         for (int i = 0; i < n; i++) {
             if (buf[i] == '\n') {
                 String s = line.toString();
-                if (!s.startsWith(MARK)) {
+                if (!s.startsWith(HEADER)) {
                     throw new IOException("unexpected output before the command started: " + s.strip());
                 }
-                String[] f = s.substring(MARK.length()).trim().split(" ");
-                long pid = parse(f, 0);
-                long group = parse(f, 1);
+                String[] f = s.substring(HEADER.length()).trim().split(" ");
                 // Docker copies stdout and stderr on separate routines: stderr may overtake the
                 // header. What came early goes out first, once the header is in.
-                header.complete(new long[] {pid, group});
+                header.complete(new long[] {parse(f, 0), parse(f, 1)});
                 byte[] e = early.toByteArray();
                 early.reset();
                 if (e.length > 0) {
@@ -193,6 +222,9 @@ final class DockerProcess implements RemoteProcess {
     }
 
     private void deliver(int type, byte[] b, int off, int len) throws IOException {
+        if (len == 0) {
+            return;
+        }
         if (type != HijackedExec.STDOUT && !header.isDone()) {
             // Held until the header arrives (launch waits for it, so nobody reads the pipes yet);
             // also the error message when the command never starts.
@@ -218,6 +250,80 @@ final class DockerProcess implements RemoteProcess {
         }
     }
 
+    /**
+     * Passes stdout through, holding back only bytes that may be the start of the trailer
+     * ({@code \001airlock-exit-TOKEN STATUS\n}); the trailer itself completes {@link #trailer}.
+     * The marker's first byte occurs nowhere else in it, so a mismatch can restart at the
+     * current byte without backtracking.
+     */
+    private final class TrailerFilter {
+        private final byte[] marker;
+        private final ByteArrayOutputStream held = new ByteArrayOutputStream();
+        private int matched;
+        private int digits;
+        private int status;
+
+        TrailerFilter(byte[] marker) {
+            this.marker = marker;
+        }
+
+        void accept(byte[] b, int off, int len) throws IOException {
+            if (trailer.isDone()) {
+                deliver(HijackedExec.STDOUT, b, off, len); // a background process writing after the end
+                return;
+            }
+            int start = off;
+            int end = off + len;
+            for (int i = off; i < end; i++) {
+                byte c = b[i];
+                if (matched == 0) {
+                    if (c == marker[0]) {
+                        deliver(HijackedExec.STDOUT, b, start, i - start);
+                        held.write(c);
+                        matched = 1;
+                        start = i + 1;
+                    }
+                    continue;
+                }
+                if (matched < marker.length && c == marker[matched]) {
+                    held.write(c);
+                    matched++;
+                    start = i + 1;
+                } else if (matched == marker.length && c >= '0' && c <= '9' && digits < 3) {
+                    held.write(c);
+                    status = status * 10 + (c - '0');
+                    digits++;
+                    start = i + 1;
+                } else if (matched == marker.length && c == '\n' && digits > 0) {
+                    held.reset();
+                    matched = 0;
+                    trailer.complete(status);
+                    if (i + 1 < end) {
+                        deliver(HijackedExec.STDOUT, b, i + 1, end - i - 1);
+                    }
+                    return;
+                } else {
+                    flush();
+                    start = i;
+                    i--; // look at this byte again from the start of the marker
+                }
+            }
+            deliver(HijackedExec.STDOUT, b, start, end - start);
+        }
+
+        /** Gives back held bytes that turned out not to be the trailer. */
+        void flush() throws IOException {
+            if (held.size() > 0) {
+                byte[] h = held.toByteArray();
+                deliver(HijackedExec.STDOUT, h, 0, h.length);
+                held.reset();
+            }
+            matched = 0;
+            digits = 0;
+            status = 0;
+        }
+    }
+
     // ---------------------------------------------------------------- RemoteProcess
 
     @Override
@@ -236,52 +342,70 @@ final class DockerProcess implements RemoteProcess {
     }
 
     /**
-     * The exit status from the daemon once the exec is no longer running. The stream's end is the
-     * usual signal; a background process can hold the stream open after the command exited, so the
-     * daemon is also polled, backing off to once a second. A container that vanished is an error,
-     * reported once: nothing is retried.
+     * The status from the trailer. Without one, the daemon is asked: a removed or stopped
+     * container is an error; a command Airlock killed has its signal status; any other end without
+     * a trailer means the output did not all arrive, which is an error too (after the command
+     * ended, so a timeout or cancel still reaches it). Nothing is retried.
      */
     @Override
     public int waitFor() throws InterruptedException {
+        try {
+            CompletableFuture.anyOf(trailer, ended).get();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("the exec pump failed", e.getCause());
+        }
+        if (trailer.isDone()) {
+            return trailer.join();
+        }
+        boolean cut = false;
         long sleep = 5;
-        long streamEndedAt = -1;
         while (true) {
-            boolean streamEnded = ended.await(sleep, TimeUnit.MILLISECONDS);
-            DockerDaemon.ExecState s;
-            try {
-                s = daemon.inspectExec(execId);
-            } catch (BackendUnavailableException e) {
-                release();
-                throw e;
-            }
+            DockerDaemon.ExecState s = inspect();
             if (s == null) {
                 release();
                 throw daemon.containerLost(containerId, "while a command ran");
             }
             if (!s.running() && s.exitCode() != null) {
                 int code = (int) (long) s.exitCode();
-                if (code >= 128 && !killedByUs && daemon.diedWithContainer(containerId)) {
+                if (killedByUs) {
+                    return code;
+                }
+                if (daemon.diedWithContainer(containerId)) {
                     release();
                     throw daemon.containerLost(containerId, "while a command ran");
                 }
-                return code;
+                if (!cut && streamFailure == null && code >= 128) {
+                    return code; // the command killed its own wrapper (e.g. kill 0): its output ended with it
+                }
+                release();
+                IOException f = streamFailure;
+                throw new BackendException("the connection carrying the command's output from the Docker daemon "
+                        + (f != null ? "broke (" + f.getMessage() + ")" : "was cut") + "; the command ended with exit " + code
+                        + " but its output is incomplete; it was not run again");
             }
-            if (streamEnded) {
-                if (streamEndedAt < 0) {
-                    streamEndedAt = System.nanoTime();
-                } else if (System.nanoTime() - streamEndedAt > TimeUnit.SECONDS.toNanos(2) && daemon.diedWithContainer(containerId)) {
-                    release();
-                    throw daemon.containerLost(containerId, "while a command ran");
-                }
-                sleep = Math.min(sleep * 2, 100);
-                Thread.sleep(sleep); // the daemon records the exit just after the stream ends
-            } else {
-                sleep = Math.min(sleep * 2, MAX_POLL_MILLIS);
+            // Still running although its output stream ended: the connection was cut.
+            cut = true;
+            Thread.sleep(sleep);
+            sleep = Math.min(sleep * 2, MAX_POLL_MILLIS);
+        }
+    }
+
+    /** The exec's state; a read-only call, so asked once more on a fresh connection before failing. */
+    private DockerDaemon.ExecState inspect() throws InterruptedException {
+        try {
+            return daemon.inspectExec(execId);
+        } catch (BackendUnavailableException first) {
+            Thread.sleep(100);
+            try {
+                return daemon.inspectExec(execId);
+            } catch (BackendUnavailableException e) {
+                release();
+                throw e;
             }
         }
     }
 
-    /** Notes that Airlock signals this command, so its signal exit is not taken for a dying container. */
+    /** Notes that Airlock signals this command, so its signal exit is its own, not a dying container's. */
     void markKilled() {
         killedByUs = true;
     }

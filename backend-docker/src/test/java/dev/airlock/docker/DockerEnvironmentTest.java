@@ -86,6 +86,20 @@ class DockerEnvironmentTest {
     }
 
     @Test
+    void outputThatLooksLikeAirlocksOwnLinesArrivesUntouched() {
+        ExecResult r = env.exec(ExecRequest.builder("printf '\\001airlock-exec 1 1\\n\\001airlock-exit-00 0\\n\\001\\001a\\001'").build());
+        assertEquals(0, r.exitCode());
+        assertEquals("\u0001airlock-exec 1 1\n\u0001airlock-exit-00 0\n\u0001\u0001a\u0001", r.stdout().text());
+    }
+
+    @Test
+    void aCommandThatKillsItsOwnGroupKeepsItsOutputAndSignalStatus() {
+        ExecResult r = env.exec(ExecRequest.builder("echo before; kill -9 0").build());
+        assertEquals(137, r.exitCode());
+        assertEquals("before\n", r.stdout().text());
+    }
+
+    @Test
     void aTimeoutKillsTheWholeProcessTree() {
         ExecResult r = env.exec(ExecRequest.builder("sh -c 'sleep 301' & sleep 302; echo not-reached")
                 .timeout(Duration.ofSeconds(1)).build());

@@ -92,6 +92,21 @@ class DockerLifecycleTest {
     }
 
     @Test
+    void aBrokenOutputConnectionIsAnErrorNotAShortOutput() throws Exception {
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"));
+             Environment env = Environments.open(DockerFixture.settings(DockerSettings.HOST, proxy.url()))) {
+            Execution e = env.start(ExecRequest.builder("echo started; sleep 1; echo finished").build());
+            while (!sh(env, "ps -o args").contains("sleep 1")) {
+                Thread.sleep(20);
+            }
+            proxy.breakConnections();
+            dev.airlock.AirlockException failed = assertThrows(dev.airlock.AirlockException.class, e::await);
+            assertTrue(failed.getMessage().contains("output is incomplete"), failed.getMessage());
+            assertEquals("again", sh(env, "echo again"), "the environment still works through new connections");
+        }
+    }
+
+    @Test
     void limitsAndOptionsFromSettingsApply() {
         try (Environment env = Environments.open(DockerFixture.settings(
                 DockerSettings.PIDS_LIMIT, "64", DockerSettings.MEMORY, "64m", DockerSettings.CPUS, "0.5",

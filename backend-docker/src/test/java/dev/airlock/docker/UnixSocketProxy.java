@@ -71,6 +71,14 @@ final class UnixSocketProxy implements AutoCloseable {
         t.start();
     }
 
+    /** Breaks every connection open now (new ones are still accepted), as a network fault would. */
+    void breakConnections() throws IOException {
+        for (SocketChannel c : open) {
+            c.close();
+            open.remove(c);
+        }
+    }
+
     @Override
     public void close() throws IOException {
         server.close();
