@@ -110,6 +110,32 @@ public final class LocalEnvironment extends AbstractEnvironment {
             return OptionalLong.of(process.pid());
         }
 
+        /** Any process left in the command's session (setsid made its id the pid). */
+        @Override
+        public boolean hasSurvivors() {
+            String session = Long.toString(process.pid());
+            try (java.util.stream.Stream<Path> procs = Files.list(Path.of("/proc"))) {
+                return procs.anyMatch(p -> inSession(p, session));
+            } catch (IOException e) {
+                return false;
+            }
+        }
+
+        private static boolean inSession(Path proc, String session) {
+            String name = proc.getFileName().toString();
+            if (name.isEmpty() || !Character.isDigit(name.charAt(0))) {
+                return false;
+            }
+            try {
+                String stat = Files.readString(proc.resolve("stat"));
+                // Fields after "(comm)": state ppid pgrp session ...
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                return f.length > 3 && f[3].equals(session) && !f[0].equals("Z");
+            } catch (IOException | RuntimeException e) {
+                return false;
+            }
+        }
+
         @Override
         public void release() {
             try {

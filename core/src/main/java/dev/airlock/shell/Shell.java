@@ -26,6 +26,17 @@ public final class Shell {
                 || c == '=' || c == '-';
     }
 
+    /**
+     * Signals a whole process group: {@code kill -TERM -PGID}. The one spelling that bash, dash
+     * and busybox all accept ({@code kill -s TERM -PGID} fails in dash, {@code --} in busybox).
+     */
+    public static String killProcessGroup(String signal, long pgid) {
+        if (!signal.matches("[A-Z]+") || pgid <= 1) {
+            throw new IllegalArgumentException("bad signal or process group: " + signal + " " + pgid);
+        }
+        return "kill -" + signal + " -" + pgid;
+    }
+
     /** {@code quote(path)} but never starting with {@code -} (prefixed with {@code ./} when relative). */
     public static String quotePath(String path) {
         return quote(path.startsWith("-") ? "./" + path : path);

@@ -103,6 +103,8 @@ public abstract class AbstractEnvironment implements Environment {
     private final ExecutorService workers;
     private final ScheduledExecutorService timers;
     private final Set<Run> live = ConcurrentHashMap.newKeySet();
+    /** Finished execs whose background processes still held their output: killed on close. */
+    private final Set<RemoteProcess> lingering = ConcurrentHashMap.newKeySet();
     private final StopOnce stopOnce;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong execIds = new AtomicLong();
@@ -187,7 +189,7 @@ public abstract class AbstractEnvironment implements Environment {
     protected void kill(RemoteProcess process, boolean force) throws IOException {
         long pgid = process.processGroup().orElseThrow(() -> new IOException(
                 "the backend reports no process group and has no native kill"));
-        runRaw("kill -s " + (force ? "KILL" : "TERM") + " -- -" + pgid + " 2>/dev/null\nexit 0\n", null);
+        runRaw(Shell.killProcessGroup(force ? "KILL" : "TERM", pgid) + " 2>/dev/null\nexit 0\n", null);
     }
 
     /** Stops the sandbox (called once, by close or a sandbox-wide cancel). Attached sandboxes must be left running. */
@@ -321,6 +323,13 @@ public abstract class AbstractEnvironment implements Environment {
         long deadline = System.nanoTime() + killGrace.toNanos() + TimeUnit.SECONDS.toNanos(5);
         for (Run r : runs) {
             r.awaitQuietly(Math.max(0, deadline - System.nanoTime()));
+        }
+        for (RemoteProcess p : lingering) {
+            try {
+                kill(p, true);
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("could not kill a lingering process group: {}", e.getMessage());
+            }
         }
         Target t = target;
         if (t != null) {
@@ -648,8 +657,9 @@ public abstract class AbstractEnvironment implements Environment {
             } finally {
                 exited = true;
             }
-            outDrain.finish(outputGrace);
-            errDrain.finish(outputGrace);
+            if (!outDrain.finish(outputGrace) | !errDrain.finish(outputGrace) || p.hasSurvivors()) {
+                lingering.add(p);
+            }
             if (writer != null) {
                 writer.awaitEnd();
             }
@@ -940,14 +950,15 @@ public abstract class AbstractEnvironment implements Environment {
          * Waits for end-of-output after the command exited. A background process that keeps the
          * pipe open would hold it forever: stop waiting once no byte arrived for {@code grace}.
          */
-        void finish(Duration grace) throws InterruptedException {
+        boolean finish(Duration grace) throws InterruptedException {
             while (!end.await(50, TimeUnit.MILLISECONDS)) {
                 if (System.nanoTime() - lastActivity > grace.toNanos()) {
                     detached = true;
                     end.await(50, TimeUnit.MILLISECONDS); // let an in-flight write finish
-                    return;
+                    return false;
                 }
             }
+            return true;
         }
     }
 

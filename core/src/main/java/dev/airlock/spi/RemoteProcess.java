@@ -26,6 +26,14 @@ public interface RemoteProcess {
      */
     OptionalLong processGroup();
 
+    /**
+     * Whether processes the command started still run after it ended (a background job). Such
+     * groups are killed when the environment closes. The default cannot tell and says no.
+     */
+    default boolean hasSurvivors() {
+        return false;
+    }
+
     /** Frees the transport's resources once the command ended and output is drained. */
     default void release() {
     }

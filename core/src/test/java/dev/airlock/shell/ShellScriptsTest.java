@@ -133,6 +133,36 @@ class ShellScriptsTest {
         assertFalse(Files.exists(script));
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("shells")
+    void killProcessGroupEndsTheWholeGroup(String shell) throws Exception {
+        Process group = new ProcessBuilder("setsid", "sh", "-c", "sleep 3401 & sleep 3401; wait").start();
+        long pgid = group.pid();
+        Result r = run(shell, Shell.killProcessGroup("TERM", pgid), new byte[0]);
+        assertEquals(0, r.exit(), r.err());
+        assertEquals(true, group.waitFor(10, java.util.concurrent.TimeUnit.SECONDS), "the group survived");
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (liveMembers(pgid) > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertEquals(0, liveMembers(pgid), "members of the group survived");
+    }
+
+    /** Processes in the group that have not exited (zombies waiting for a reaper count as gone). */
+    private static long liveMembers(long pgid) throws IOException {
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            return procs.filter(p -> p.getFileName().toString().matches("\\d+")).filter(p -> {
+                try {
+                    String stat = Files.readString(p.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    return f[2].equals(Long.toString(pgid)) && !f[0].equals("Z");
+                } catch (IOException | RuntimeException e) {
+                    return false;
+                }
+            }).count();
+        }
+    }
+
     @Test
     void heredocRefusesWhatItCannotCarry() {
         ConfigurationException nul = assertThrows(ConfigurationException.class, () -> StdinScripts.heredoc(new byte[] {'a', 0}, "cat"));
