@@ -118,6 +118,48 @@ class DockerEnvironmentTest {
     }
 
     @Test
+    void treesGoInAndOutAsTarWithModes() throws Exception {
+        byte[] exe = "#!/bin/sh\necho run\n".getBytes(StandardCharsets.US_ASCII);
+        byte[] secret = random(70_000, 4);
+        java.io.ByteArrayOutputStream tar = new java.io.ByteArrayOutputStream();
+        try (var out = new org.apache.commons.compress.archivers.tar.TarArchiveOutputStream(tar)) {
+            out.setLongFileMode(org.apache.commons.compress.archivers.tar.TarArchiveOutputStream.LONGFILE_POSIX);
+            var d = new org.apache.commons.compress.archivers.tar.TarArchiveEntry("sub/");
+            d.setMode(040750);
+            out.putArchiveEntry(d);
+            out.closeArchiveEntry();
+            for (var f : Map.of("run.sh", new Object[] {exe, 0100755}, "sub/" + "x".repeat(120), new Object[] {secret, 0100600}).entrySet()) {
+                byte[] body = (byte[]) f.getValue()[0];
+                var e = new org.apache.commons.compress.archivers.tar.TarArchiveEntry(f.getKey());
+                e.setMode((int) f.getValue()[1]);
+                e.setSize(body.length);
+                out.putArchiveEntry(e);
+                out.write(body);
+                out.closeArchiveEntry();
+            }
+        }
+        env.files().copyIn("/tmp/tree", new ByteArrayInputStream(tar.toByteArray()));
+        assertEquals("run", env.exec(ExecRequest.builder("/tmp/tree/run.sh").build()).stdout().text().strip());
+        assertEquals(0755, env.files().stat("/tmp/tree/run.sh").orElseThrow().mode());
+        assertEquals(0600, env.files().stat("/tmp/tree/sub/" + "x".repeat(120)).orElseThrow().mode());
+        assertEquals(0750, env.files().stat("/tmp/tree/sub").orElseThrow().mode());
+        assertEquals(java.util.List.of("run.sh", "sub"), env.files().list("/tmp/tree").stream().map(FileStat::name).toList());
+        Map<String, byte[]> back = new java.util.TreeMap<>();
+        try (var in = new org.apache.commons.compress.archivers.tar.TarArchiveInputStream(env.files().copyOut("/tmp/tree"))) {
+            org.apache.commons.compress.archivers.tar.TarArchiveEntry e;
+            while ((e = in.getNextEntry()) != null) {
+                if (e.isFile()) {
+                    back.put(e.getName().replaceFirst("^\\./", ""), in.readAllBytes());
+                }
+            }
+        }
+        assertArrayEquals(exe, back.get("run.sh"));
+        assertArrayEquals(secret, back.get("sub/" + "x".repeat(120)));
+        assertTrue(env.files().delete("/tmp/tree"));
+        assertFalse(env.files().stat("/tmp/tree").isPresent());
+    }
+
+    @Test
     void filesAreByteExactWithModes() throws Exception {
         byte[] data = random(5 << 20, 3);
         env.files().write("/tmp/t/dir with space/f.bin", Payload.of(data), WriteOptions.mode(0600));
