@@ -52,8 +52,16 @@ public final class DockerFixture implements BeforeAllCallback, AfterAllCallback 
         return Settings.of(m);
     }
 
+    /** @Nested classes inherit the extension: only the outermost class takes the snapshot and checks it. */
+    private static boolean outermost(ExtensionContext context) {
+        return context.getRequiredTestClass().getEnclosingClass() == null;
+    }
+
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
+        if (!outermost(context)) {
+            return;
+        }
         requireDaemon();
         ensureImage();
         context.getStore(ExtensionContext.Namespace.create(DockerFixture.class)).put("before", managedContainers());
@@ -61,6 +69,9 @@ public final class DockerFixture implements BeforeAllCallback, AfterAllCallback 
 
     @Override
     public void afterAll(ExtensionContext context) throws Exception {
+        if (!outermost(context)) {
+            return;
+        }
         @SuppressWarnings("unchecked")
         Set<String> before = (Set<String>) context.getStore(ExtensionContext.Namespace.create(DockerFixture.class)).get("before");
         if (before == null) {
