@@ -36,7 +36,8 @@ import static org.junit.jupiter.api.Assumptions.abort;
  * After each test class, no Airlock-labelled container may remain that was not there before.
  */
 public final class DockerFixture implements BeforeAllCallback, AfterAllCallback {
-    public static final String IMAGE = "airlock-test/busybox:1";
+    /** Bump the tag whenever the rootfs below changes: a daemon keeps an image of the old tag. */
+    public static final String IMAGE = "airlock-test/busybox:2";
     private static final Path BUSYBOX = Path.of("/bin/busybox");
     private static final String LABEL_FILTER = "label=" + DockerDaemon.LABEL_MANAGED + "=true";
 
@@ -124,6 +125,10 @@ public final class DockerFixture implements BeforeAllCallback, AfterAllCallback 
                     Files.createSymbolicLink(bin.resolve(applet), Path.of("busybox"));
                 }
             }
+            // Debian's busybox has no cksum applet; the kit only compares checksums with one another.
+            Path cksum = bin.resolve("cksum");
+            Files.writeString(cksum, "#!/bin/sh\nexec md5sum \"$@\"\n");
+            Files.setPosixFilePermissions(cksum, PosixFilePermissions.fromString("rwxr-xr-x"));
             Files.createDirectories(root.resolve("usr"));
             Files.createSymbolicLink(root.resolve("usr/bin"), Path.of("../bin"));
             Files.createSymbolicLink(root.resolve("sbin"), Path.of("bin"));
