@@ -160,10 +160,12 @@ public final class DockerFixture implements BeforeAllCallback, AfterAllCallback 
         return new TreeSet<>(Arrays.stream(r.out.split("\n")).map(String::strip).filter(s -> !s.isEmpty()).toList());
     }
 
-    record Result(int exit, String out, String err) {
+    /** What a docker CLI call gave. */
+    public record Result(int exit, String out, String err) {
     }
 
-    static Result docker(byte[] stdin, int timeoutSeconds, String... args) throws IOException, InterruptedException {
+    /** Runs the docker CLI (for checks from outside the container). */
+    public static Result docker(byte[] stdin, int timeoutSeconds, String... args) throws IOException, InterruptedException {
         List<String> argv = new ArrayList<>();
         argv.add("docker");
         argv.addAll(List.of(args));

@@ -262,7 +262,6 @@ class DockerLifecycleTest {
                 assertTrue(((DockerEnvironment) b).isAttached());
                 assertFalse(b.capabilities().disposable());
             }
-            assertTrue(provider.gc(settings, Duration.ZERO, false).stream().noneMatch(id::equals), "gc keeps what up made");
         } finally {
             provider.down(settings, id);
         }
@@ -293,21 +292,31 @@ class DockerLifecycleTest {
     void gcRemovesOnlyStaleLabelledContainers() throws Exception {
         DockerSettings s = DockerSettings.from(DockerFixture.settings(), Map.of());
         String stale;
+        String staleKept;
         String fresh;
+        String threeHoursAgo = Instant.now().minus(Duration.ofHours(3)).toString();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
             Map<String, String> old = new java.util.LinkedHashMap<>(DockerDaemon.labels("gc-test-old", false));
-            old.put(DockerDaemon.LABEL_CREATED, Instant.now().minus(Duration.ofHours(3)).toString());
+            old.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);
             stale = daemon.createAndStart(s, "airlock-gc-old-" + System.nanoTime(), old);
+            Map<String, String> kept = new java.util.LinkedHashMap<>(DockerDaemon.labels("gc-test-kept", true));
+            kept.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);
+            staleKept = daemon.createAndStart(s, "airlock-gc-kept-" + System.nanoTime(), kept);
             fresh = daemon.createAndStart(s, "airlock-gc-new-" + System.nanoTime(), DockerDaemon.labels("gc-test-new", false));
         }
         try {
-            List<String> removed = new DockerProvider().gc(DockerFixture.settings(), Duration.ofHours(1), false);
+            DockerProvider provider = new DockerProvider();
+            List<String> removed = provider.gc(DockerFixture.settings(), Duration.ofHours(1), false);
             assertTrue(removed.contains(stale), removed.toString());
             assertFalse(removed.contains(fresh));
+            assertFalse(removed.contains(staleKept), "what up made stays unless asked");
             assertFalse(exists(stale));
             assertTrue(exists(fresh));
+            assertTrue(exists(staleKept));
+            assertTrue(provider.gc(DockerFixture.settings(), Duration.ofHours(1), true).contains(staleKept));
+            assertFalse(exists(staleKept));
         } finally {
-            DockerFixture.docker(null, 60, "rm", "-f", stale, fresh);
+            DockerFixture.docker(null, 60, "rm", "-f", stale, staleKept, fresh);
         }
     }
 
