@@ -58,7 +58,8 @@ public final class StdinScripts {
 
     /**
      * Runs a staged script file through a descriptor and removes the file before the script's own
-     * code runs: {@code shell} reopens it as {@code /dev/fd/3}. Stage {@link #stagedScriptBody}.
+     * code runs: {@code shell} opens {@code /dev/fd/3} itself, so descriptor 3 must still be open
+     * when it starts; the script closes it first (see {@link #stagedScript}).
      */
     public static String runStagedScript(String shell, String scriptPath) {
         String p = Shell.quotePath(scriptPath);
@@ -68,10 +69,10 @@ public final class StdinScripts {
     }
 
     /**
-     * The content of a staged script: the command, after closing descriptor 3 (the shell has
-     * reopened the script on its own descriptor, so the command's children do not inherit it).
+     * The content of a staged script for {@link #runStagedScript}: the command after a line that
+     * closes descriptor 3, so the command's processes do not inherit the script's descriptor.
      */
-    public static String stagedScriptBody(String command) {
+    public static String stagedScript(String command) {
         return "exec 3<&-\n" + command;
     }
 

@@ -27,6 +27,8 @@ import dev.airlock.event.ExecTransition;
 import dev.airlock.internal.ExecStateMachine;
 import dev.airlock.internal.OutputCapture;
 import dev.airlock.internal.StopOnce;
+import dev.airlock.safety.GuardMode;
+import dev.airlock.safety.Safety;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.Shell;
 import dev.airlock.shell.StdinScripts;
@@ -120,6 +122,8 @@ public abstract class AbstractEnvironment implements Environment {
     private volatile boolean stopped;
     private volatile Path spillDir;
     private final RemoteFiles shellFiles;
+    private final Object safetyLock = new Object();
+    private volatile Safety safety;
 
     protected AbstractEnvironment(String backend, String id, OpenContext context) {
         this.backend = backend;
@@ -286,7 +290,8 @@ public abstract class AbstractEnvironment implements Environment {
 
     @Override
     public RemoteFiles files() {
-        return nativeFiles().orElse(shellFiles);
+        // A backend's own file API passes the same write tiers as the shell implementation.
+        return nativeFiles().<RemoteFiles>map(n -> new GuardedFiles(this, n)).orElse(shellFiles);
     }
 
     public boolean isClosed() {
@@ -394,7 +399,8 @@ public abstract class AbstractEnvironment implements Environment {
      * before anything is staged. Throws {@link dev.airlock.DeniedException} to refuse it.
      */
     private void beforeCommand(ExecRequest request) {
-        // The safety package plugs in here (write tiers, approval gate, command guard).
+        Target t = target();
+        safety().checkCommand(request.command(), request.cwd().map(t::expand), request.env());
     }
 
     /**
@@ -402,7 +408,33 @@ public abstract class AbstractEnvironment implements Environment {
      * ({@code write}, {@code delete}, {@code mkdirs}, {@code copyIn}) before they run.
      */
     final void beforeWrite(String path, String operation) {
-        // The safety package plugs in here (write tiers, approval gate).
+        safety().checkWrite(path, operation);
+    }
+
+    /** The safety rules, made on first use (they need the probed target). */
+    private Safety safety() {
+        Safety s = safety;
+        if (s != null) {
+            return s;
+        }
+        synchronized (safetyLock) {
+            if (safety == null) {
+                safety = new Safety(backend, target(), probeFacts, settings, capabilities(), context.approvalChannel(),
+                        script -> {
+                            RawResult r = runRaw(script, null);
+                            if (r.exit != 0) {
+                                throw new IOException("exit " + r.exit + ": " + r.stderrLine());
+                            }
+                            return r.stdout;
+                        }, this::emit);
+            }
+            return safety;
+        }
+    }
+
+    /** Whether the command guard is in force here, and why ({@code airlock.guard}; shown by {@code doctor}). */
+    public final GuardMode.Verdict commandGuard() {
+        return GuardMode.decide(settings, capabilities());
     }
 
     // ---------------------------------------------------------------- exec
@@ -488,6 +520,8 @@ public abstract class AbstractEnvironment implements Environment {
         final CompletableFuture<ExecResult> result = new CompletableFuture<>();
         final CountDownLatch preDispatchCleanup = new CountDownLatch(1);
         final List<String> staged = new ArrayList<>();
+        /** Tree kills begun; the result waits for them, so no process of a killed exec outlives its result. */
+        final List<CompletableFuture<Void>> kills = new java.util.concurrent.CopyOnWriteArrayList<>();
         volatile RemoteProcess process;
         volatile boolean cancelled;
         volatile boolean timedOut;
@@ -589,7 +623,7 @@ public abstract class AbstractEnvironment implements Environment {
                 String shell = internal ? "sh" : t.shell();
                 if (script.length() + command.length() * 3L > caps.argvLimit()) {
                     String scriptPath = StdinScripts.stagedScriptPath(t.stagingDir());
-                    stageTracked(scriptPath, Payload.of(StdinScripts.stagedScriptBody(command).getBytes(StandardCharsets.UTF_8)));
+                    stageTracked(scriptPath, Payload.of(StdinScripts.stagedScript(command).getBytes(StandardCharsets.UTF_8)));
                     script.append(StdinScripts.runStagedScript(shell, scriptPath));
                     stagingPrefix = true;
                 } else {
@@ -629,7 +663,9 @@ public abstract class AbstractEnvironment implements Environment {
             }
             process = p;
             if (killRequested) {
-                workers.execute(this::killTree);
+                CompletableFuture<Void> kill = new CompletableFuture<>();
+                kills.add(kill); // registered before the worker runs, so the result cannot miss it
+                workers.execute(() -> killNow(p, kill));
             }
             request.timeout().ifPresent(d -> timeoutTask = timers.schedule(() -> workers.execute(this::onTimeout),
                     d.toNanos(), TimeUnit.NANOSECONDS));
@@ -657,6 +693,7 @@ public abstract class AbstractEnvironment implements Environment {
             } finally {
                 exited = true;
             }
+            awaitKills();
             if (!outDrain.finish(outputGrace) | !errDrain.finish(outputGrace) || p.hasSurvivors()) {
                 lingering.add(p);
             }
@@ -733,8 +770,12 @@ public abstract class AbstractEnvironment implements Environment {
         @Override
         public void cancel() {
             cancelOnly();
-            if (cancelStopsSandbox) {
-                workers.execute(stopOnce::stop);
+            if (cancelStopsSandbox && !stopOnce.isStopped()) {
+                try {
+                    workers.execute(stopOnce::stop);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // closed meanwhile: the stop has run, and cancel stays a no-op that never throws
+                }
             }
         }
 
@@ -774,8 +815,33 @@ public abstract class AbstractEnvironment implements Environment {
             RemoteProcess p = process;
             if (p == null) {
                 killRequested = true; // dispatch in progress: the flow kills as soon as launch returns
-                return;
+                // Read again after the write: if launch returned meanwhile, the flow may have checked
+                // killRequested before it was set, so kill here (twice is harmless, never is not).
+                p = process;
+                if (p == null) {
+                    return;
+                }
             }
+            CompletableFuture<Void> kill = new CompletableFuture<>();
+            kills.add(kill);
+            killNow(p, kill);
+        }
+
+        /**
+         * The SIGKILL follows the shell's death by up to a grace period; without this wait a
+         * grandchild that ignored SIGTERM could still run when the caller gets the result.
+         */
+        private void awaitKills() throws InterruptedException {
+            for (CompletableFuture<Void> k : kills) {
+                try {
+                    k.get(killGrace.toMillis() + 30_000, TimeUnit.MILLISECONDS);
+                } catch (ExecutionException | TimeoutException e) {
+                    LOG.warn("killing a command on {} did not finish: {}", backend, e.toString());
+                }
+            }
+        }
+
+        private void killNow(RemoteProcess p, CompletableFuture<Void> done) {
             try {
                 kill(p, false);
                 long until = System.nanoTime() + killGrace.toNanos();
@@ -788,6 +854,8 @@ public abstract class AbstractEnvironment implements Environment {
                 LOG.warn("killing a command on {} failed: {}", backend, e.getMessage());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            } finally {
+                done.complete(null);
             }
         }
 

@@ -124,7 +124,7 @@ class ShellScriptsTest {
     @MethodSource("shells")
     void stagedScriptRunsAndIsGoneFirst(String shell) throws Exception {
         Path script = dir.resolve("script with space");
-        Files.writeString(script, StdinScripts.stagedScriptBody(
+        Files.writeString(script, StdinScripts.stagedScript(
                 "echo \"args:$#\"\n[ -e '" + script + "' ] && echo left\n[ -e /proc/self/fd/3 ] && echo fd3-inherited\nexit 3\n"));
         String sh = shell.endsWith("busybox") ? shell + " sh" : shell;
         Result r = run(shell, StdinScripts.runStagedScript(sh, script.toString()), new byte[0]);

@@ -1,0 +1,20 @@
+package dev.airlock.local;
+
+import dev.airlock.Environment;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.tck.EnvironmentCompatibilityKit;
+
+/** The local backend against the kit with stdin staged as a 0600 file (PAYLOAD), like the cloud backends. */
+class LocalPayloadCompatibilityTest extends EnvironmentCompatibilityKit {
+
+    @Override
+    protected Settings settings() {
+        return Settings.of("airlock.container", "no", "airlock.local.stdin-mode", "payload");
+    }
+
+    @Override
+    protected Environment openEnvironment(OpenContext context) {
+        return new LocalProvider().open(context);
+    }
+}

@@ -1,0 +1,928 @@
+package dev.airlock.safety;
+
+import dev.airlock.safety.ShellLexer.Lit;
+import dev.airlock.safety.ShellLexer.Op;
+import dev.airlock.safety.ShellLexer.Part;
+import dev.airlock.safety.ShellLexer.Redir;
+import dev.airlock.safety.ShellLexer.Token;
+import dev.airlock.safety.ShellLexer.Unknown;
+import dev.airlock.safety.ShellLexer.Var;
+import dev.airlock.safety.ShellLexer.Word;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reads a shell command the way the shell would (words, quotes, expansions we can know, nesting)
+ * to find every path it may write and any hardline command. Not a shell: what it cannot know it
+ * marks unknown, and the verdict is taken on what is known. Defence in depth, not a boundary.
+ */
+final class CommandReader {
+    /** A path a command may write: the expanded word, the directory it is relative to, how, and through what. */
+    record WriteTarget(String word, String cwd, Access access, String via, String ifDirectory) {
+        /** {@code ifDirectory}: the write happens only when that path is an existing directory ({@code cp a DEST}). */
+        WriteTarget(String word, String cwd, Access access, String via) {
+            this(word, cwd, access, via, null);
+        }
+    }
+
+    /** What the reader found in a command. */
+    record Findings(List<WriteTarget> writes, List<String> hardline) {
+    }
+
+    static final String UNKNOWN_CWD = String.valueOf(Marks.UNKNOWN);
+    private static final int MAX_DEPTH = 8;
+    private static final int MAX_PARSES = 2000;
+    private static final int MAX_WORDS = 256;
+    /** Top-level directories whose recursive removal or change is a hardline. */
+    private static final Set<String> SYSTEM_TOP = Set.of("bin", "boot", "dev", "etc", "home", "lib", "lib32",
+            "lib64", "libx32", "proc", "root", "sbin", "sys", "usr", "var");
+    private static final Set<String> SHELLS = Set.of("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash",
+            "yash", "posh", "fish", "oksh", "loksh");
+    private static final Set<String> RESERVED = Set.of("if", "then", "else", "elif", "fi", "do", "done", "while",
+            "until", "!", "{", "}", "esac", "coproc");
+
+    private final Map<String, String> vars;
+    private final String user;
+    private final String userHome;
+    private String cwd;
+    private int parses;
+    private final Set<WriteTarget> writes = new LinkedHashSet<>();
+    private final Set<String> hardline = new LinkedHashSet<>();
+
+    private CommandReader(Map<String, String> vars, String user, String userHome, String cwd) {
+        this.vars = new HashMap<>(vars);
+        this.user = user;
+        this.userHome = userHome;
+        this.cwd = cwd;
+    }
+
+    /**
+     * Reads {@code command} in every reading {@link CommandText} gives.
+     *
+     * @param vars     the variables whose values are known ({@code HOME}, {@code USER}, the request's env...)
+     * @param user     the target user, for {@code ~user}
+     * @param userHome that user's passwd home
+     * @param cwd      the command's starting directory, or {@code null} when it is the backend's default
+     */
+    static Findings read(String command, Map<String, String> vars, String user, String userHome, String cwd) {
+        Set<WriteTarget> writes = new LinkedHashSet<>();
+        Set<String> hard = new LinkedHashSet<>();
+        for (String reading : CommandText.readings(command)) {
+            CommandReader r = new CommandReader(vars, user, userHome, cwd);
+            r.readText(reading, 0);
+            writes.addAll(r.writes);
+            hard.addAll(r.hardline);
+        }
+        return new Findings(List.copyOf(writes), List.copyOf(hard));
+    }
+
+    // ---------------------------------------------------------------- structure
+
+    private void readText(String text, int depth) {
+        if (depth > MAX_DEPTH) {
+            hardline.add("commands nested more than " + MAX_DEPTH + " deep cannot be judged");
+            return;
+        }
+        if (++parses > MAX_PARSES) {
+            hardline.add("the command is too complex to judge");
+            return;
+        }
+        ShellLexer lx = ShellLexer.lex(text);
+        findForkBombs(lx.tokens);
+        for (String inner : lx.nested) {
+            readNested(inner, depth + 1);
+        }
+        for (Simple c : split(lx.tokens)) {
+            readSimple(c, depth);
+        }
+    }
+
+    /** A nested command runs in its own shell or subshell: its cd and assignments do not leak out. */
+    private void readNested(String text, int depth) {
+        String savedCwd = cwd;
+        Map<String, String> savedVars = new HashMap<>(vars);
+        for (String reading : CommandText.readings(text)) {
+            readText(reading, depth);
+            cwd = savedCwd;
+            vars.clear();
+            vars.putAll(savedVars);
+        }
+    }
+
+    private static final class Simple {
+        final List<Word> words = new ArrayList<>();
+        final List<Redir> redirs = new ArrayList<>();
+        boolean pipeIn;
+        boolean pipeOut;
+        boolean background;
+        Simple prev;
+        String stdinText;
+
+        boolean isEmpty() {
+            return words.isEmpty() && redirs.isEmpty();
+        }
+    }
+
+    private static List<Simple> split(List<Token> tokens) {
+        List<Simple> out = new ArrayList<>();
+        Simple cur = new Simple();
+        for (Token t : tokens) {
+            if (t instanceof Word w) {
+                cur.words.add(w);
+            } else if (t instanceof Redir r) {
+                cur.redirs.add(r);
+            } else if (t instanceof Op o) {
+                if (o.op().equals("|")) {
+                    cur.pipeOut = true;
+                    out.add(cur);
+                    Simple next = new Simple();
+                    next.pipeIn = true;
+                    next.prev = cur;
+                    cur = next;
+                } else {
+                    cur.background |= o.op().equals("&");
+                    out.add(cur);
+                    cur = new Simple();
+                }
+            }
+        }
+        out.add(cur);
+        out.removeIf(Simple::isEmpty);
+        return out;
+    }
+
+    // ---------------------------------------------------------------- fork bombs
+
+    /** A function whose body runs itself in a pipeline or in the background: {@code :(){ :|:& };:} and its spellings. */
+    private void findForkBombs(List<Token> tokens) {
+        for (int k = 0; k < tokens.size(); k++) {
+            String name = null;
+            int body = -1;
+            if (tokens.get(k) instanceof Word w && k + 2 < tokens.size() && isOp(tokens.get(k + 1), "(")
+                    && isOp(tokens.get(k + 2), ")")) {
+                name = Marks.plain(w.raw());
+                body = k + 3;
+            } else if (tokens.get(k) instanceof Word w && Marks.plain(w.raw()).equals("function")
+                    && k + 1 < tokens.size() && tokens.get(k + 1) instanceof Word nm) {
+                name = Marks.plain(nm.raw());
+                body = k + 2;
+                if (body + 1 < tokens.size() && isOp(tokens.get(body), "(") && isOp(tokens.get(body + 1), ")")) {
+                    body += 2;
+                }
+            }
+            if (name == null || name.isEmpty()) {
+                continue;
+            }
+            while (body < tokens.size() && isOp(tokens.get(body), "\n")) {
+                body++;
+            }
+            List<Token> inner = bodyTokens(tokens, body);
+            for (Simple s : split(inner)) {
+                if (s.words.isEmpty()) {
+                    continue;
+                }
+                String first = stripBraces(Marks.plain(s.words.get(0).raw()));
+                int w = 0;
+                while (first.isEmpty() && ++w < s.words.size()) {
+                    first = stripBraces(Marks.plain(s.words.get(w).raw()));
+                }
+                if (first.equals(name) && (s.pipeIn || s.pipeOut || s.background)) {
+                    hardline.add("a fork bomb (" + name + " runs itself in a pipeline or in the background)");
+                    return;
+                }
+            }
+        }
+    }
+
+    private static String stripBraces(String s) {
+        int a = 0;
+        int b = s.length();
+        while (a < b && s.charAt(a) == '{') {
+            a++;
+        }
+        while (b > a && s.charAt(b - 1) == '}') {
+            b--;
+        }
+        return s.substring(a, b);
+    }
+
+    private static List<Token> bodyTokens(List<Token> tokens, int start) {
+        List<Token> out = new ArrayList<>();
+        if (start >= tokens.size()) {
+            return out;
+        }
+        Token first = tokens.get(start);
+        if (isOp(first, "(")) {
+            int depth = 0;
+            for (int k = start; k < tokens.size(); k++) {
+                Token t = tokens.get(k);
+                if (isOp(t, "(")) {
+                    depth++;
+                } else if (isOp(t, ")") && --depth == 0) {
+                    break;
+                }
+                if (k > start) {
+                    out.add(t);
+                }
+            }
+            return out;
+        }
+        if (first instanceof Word w && Marks.plain(w.raw()).startsWith("{")) {
+            int depth = 0;
+            for (int k = start; k < tokens.size(); k++) {
+                Token t = tokens.get(k);
+                if (t instanceof Word x) {
+                    String p = Marks.plain(x.raw());
+                    if (p.startsWith("{")) {
+                        depth++;
+                    }
+                    if (p.endsWith("}") && --depth <= 0) {
+                        out.add(t);
+                        break;
+                    }
+                }
+                out.add(t);
+            }
+            return out;
+        }
+        for (int k = start; k < tokens.size() && !isOp(tokens.get(k), ";") && !isOp(tokens.get(k), "\n"); k++) {
+            out.add(tokens.get(k));
+        }
+        return out;
+    }
+
+    private static boolean isOp(Token t, String op) {
+        return t instanceof Op o && o.op().equals(op);
+    }
+
+    // ---------------------------------------------------------------- one simple command
+
+    private void readSimple(Simple c, int depth) {
+        String stdinText = null;
+        for (Redir r : c.redirs) {
+            if (r.target() == null) {
+                continue;
+            }
+            switch (r.op()) {
+                case ">", ">>", ">|", "&>", "&>>", "<>" -> {
+                    for (String w : expand(r.target(), false)) {
+                        addWrite(w, Access.WRITE, "redirection");
+                    }
+                }
+                case ">&" -> {
+                    for (String w : expand(r.target(), false)) {
+                        String p = Marks.plain(w);
+                        if (!p.equals("-") && !p.chars().allMatch(Character::isDigit)) {
+                            addWrite(w, Access.WRITE, "redirection");
+                        }
+                    }
+                }
+                case "<<<" -> stdinText = String.join(" ", expand(r.target(), false));
+                case "<<", "<<-" -> {
+                    if (r.heredoc() != null) {
+                        if (!r.heredoc().quoted) {
+                            for (String sub : ShellLexer.substitutionsIn(r.heredoc().body)) {
+                                readNested(sub, depth + 1);
+                            }
+                        }
+                        stdinText = r.heredoc().body;
+                    }
+                }
+                default -> {
+                    // < and <& read
+                }
+            }
+        }
+        c.stdinText = stdinText;
+        int k = 0;
+        List<String[]> assignments = new ArrayList<>();
+        while (k < c.words.size() && assignmentName(c.words.get(k)) != null) {
+            Word w = c.words.get(k);
+            String name = assignmentName(w);
+            String value = String.join(" ", expand(w, false));
+            assignments.add(new String[] {name, value.substring(value.indexOf('=') + 1)});
+            k++;
+        }
+        List<String> argv = new ArrayList<>();
+        for (int j = k; j < c.words.size() && argv.size() < MAX_WORDS; j++) {
+            argv.addAll(expand(c.words.get(j), true));
+        }
+        if (argv.isEmpty()) {
+            for (String[] a : assignments) {
+                assign(a[0], a[1]);
+            }
+            return;
+        }
+        readArgv(argv, c, stdinText, depth);
+    }
+
+    private void assign(String name, String value) {
+        if (Marks.hasUnknown(value)) {
+            vars.remove(name);
+        } else {
+            vars.put(name, Marks.plain(value));
+        }
+    }
+
+    /** The variable a word assigns ({@code NAME=...} or {@code NAME+=...}, unquoted name), or null. */
+    private static String assignmentName(Word w) {
+        if (w.parts().isEmpty() || !(w.parts().get(0) instanceof Lit l) || l.quoted()) {
+            return null;
+        }
+        String t = l.text();
+        int eq = t.indexOf('=');
+        if (eq <= 0) {
+            return null;
+        }
+        String name = t.charAt(eq - 1) == '+' ? t.substring(0, eq - 1) : t.substring(0, eq);
+        if (name.isEmpty() || !ShellLexer.isNameStart(name.charAt(0))) {
+            return null;
+        }
+        for (int i = 1; i < name.length(); i++) {
+            if (!ShellLexer.isNameChar(name.charAt(i))) {
+                return null;
+            }
+        }
+        return name;
+    }
+
+    static boolean isPlainAssignment(String w) {
+        int eq = w.indexOf('=');
+        if (eq <= 0 || !ShellLexer.isNameStart(w.charAt(0))) {
+            return false;
+        }
+        for (int i = 1; i < eq; i++) {
+            if (!ShellLexer.isNameChar(w.charAt(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The directory relative paths are joined to ({@code null}: the starting one). */
+    String cwd() {
+        return cwd;
+    }
+
+    /** A write to {@code word} that happens only when {@code dir} is an existing directory. */
+    void addWriteIfDirectory(String word, Access access, String via, String dir) {
+        writes.add(new WriteTarget(word, cwd, access, via, dir));
+    }
+
+    void addWrite(String word, Access access, String via) {
+        WriteTarget t = new WriteTarget(word, cwd, access, via);
+        writes.add(t);
+        if (access == Access.TREE) {
+            PathPattern.of(word, cwd).ifPresent(p -> hardlineTree(p, via));
+        }
+    }
+
+    /** A recursive removal or change of {@code /}, a top-level system directory, or {@code /$EMPTY}. */
+    void hardlineTree(PathPattern p, String via) {
+        String why = treeHardline(p);
+        if (why != null) {
+            hardline.add(via + " of " + why);
+        }
+    }
+
+    static String treeHardline(PathPattern p) {
+        if (!p.absolute) {
+            return null;
+        }
+        if (p.comps.isEmpty()) {
+            return p.open == PathPattern.Open.FULL ? "'/' followed by a value that may be empty" : "'/'";
+        }
+        if (p.comps.size() == 1) {
+            for (String top : SYSTEM_TOP) {
+                if (PathPattern.matches(p.comps.get(0), top)) {
+                    return "the system directory '/" + top + "'";
+                }
+            }
+        }
+        return null;
+    }
+
+    // ---------------------------------------------------------------- commands
+
+    private void readArgv(List<String> argvIn, Simple c, String stdinText, int depth) {
+        List<String> argv = argvIn;
+        int rounds = 0;
+        while (!argv.isEmpty() && rounds++ < 32) {
+            String first = argv.get(0);
+            if (Marks.hasUnknown(first)) {
+                unknownCommand(argv);
+                return;
+            }
+            String name = basename(Marks.plain(first));
+            List<String> args = argv.subList(1, argv.size());
+            if (RESERVED.contains(name)) {
+                argv = args;
+                continue;
+            }
+            if (name.startsWith("mkfs") || name.equals("mke2fs") || name.equals("mkswap")) {
+                hardline.add(name + " (formats a file system)");
+                return;
+            }
+            switch (name) {
+                case "for", "select", "case", "in", "function", "[[", "[", "test", "((", "true", "false", ":" -> {
+                    return;
+                }
+                case "shutdown", "reboot", "poweroff", "halt" -> {
+                    hardline.add(name + " (stops the machine)");
+                    return;
+                }
+                case "init", "telinit" -> {
+                    if (!args.isEmpty() && Set.of("0", "6").contains(Marks.plain(args.get(0)))) {
+                        hardline.add(name + " " + Marks.plain(args.get(0)) + " (stops the machine)");
+                    }
+                    return;
+                }
+                case "systemctl" -> {
+                    for (String a : args) {
+                        if (Set.of("poweroff", "reboot", "halt", "kexec").contains(Marks.plain(a))) {
+                            hardline.add("systemctl " + Marks.plain(a) + " (stops the machine)");
+                        }
+                    }
+                    return;
+                }
+                case "sudo" -> argv = CommandOptions.skipAssignments(args, CommandOptions.skipOptions(args, "ugpCDrtUTR",
+                        Set.of("--user", "--group", "--prompt", "--close-from", "--chdir", "--role", "--type",
+                                "--other-user", "--command-timeout", "--chroot", "--host")));
+                case "doas" -> argv = args.subList(CommandOptions.skipOptions(args, "uC", Set.of()), args.size());
+                case "nohup", "builtin", "unbuffer", "chronic", "catchsegv" -> argv = args;
+                case "setsid" -> argv = args.subList(CommandOptions.skipOptions(args, "", Set.of()), args.size());
+                case "exec" -> argv = args.subList(CommandOptions.skipOptions(args, "a", Set.of()), args.size());
+                case "command" -> {
+                    int at = CommandOptions.skipOptions(args, "", Set.of());
+                    for (String a : args.subList(0, at)) {
+                        if (a.startsWith("-") && (a.contains("v") || a.contains("V"))) {
+                            return; // command -v: a lookup, nothing runs
+                        }
+                    }
+                    argv = args.subList(at, args.size());
+                }
+                case "time" -> {
+                    int at = CommandOptions.skipOptions(args, "of", Set.of("--output", "--format"));
+                    List<String> opts = args.subList(0, at);
+                    for (int i = 0; i < opts.size(); i++) {
+                        if ((opts.get(i).equals("-o") || opts.get(i).equals("--output")) && i + 1 < opts.size()) {
+                            addWrite(opts.get(i + 1), Access.WRITE, "time -o");
+                        } else if (opts.get(i).startsWith("--output=")) {
+                            addWrite(opts.get(i).substring(9), Access.WRITE, "time -o");
+                        }
+                    }
+                    argv = args.subList(at, args.size());
+                }
+                case "nice" -> argv = args.subList(CommandOptions.skipOptions(args, "n", Set.of("--adjustment")), args.size());
+                case "ionice" -> argv = args.subList(CommandOptions.skipOptions(args, "cnp", Set.of("--class", "--classdata", "--pid")), args.size());
+                case "stdbuf" -> argv = args.subList(CommandOptions.skipOptions(args, "ioe", Set.of("--input", "--output", "--error")), args.size());
+                case "timeout" -> {
+                    int at = CommandOptions.skipOptions(args, "sk", Set.of("--signal", "--kill-after"));
+                    argv = args.subList(Math.min(at + 1, args.size()), args.size()); // the duration
+                }
+                case "busybox", "toybox" -> argv = args;
+                case "env" -> argv = env(args);
+                case "xargs" -> argv = xargs(args);
+                case "watch" -> {
+                    int at = CommandOptions.skipOptions(args, "nq", Set.of("--interval", "--differences"));
+                    readNested(joinSource(args.subList(at, args.size())), depth + 1);
+                    return;
+                }
+                case "eval" -> {
+                    readNested(joinSource(args), depth + 1);
+                    return;
+                }
+                case "su", "runuser", "sg" -> {
+                    for (int i = 0; i < args.size(); i++) {
+                        String a = Marks.plain(args.get(i));
+                        if ((a.equals("-c") || a.equals("--command")) && i + 1 < args.size()) {
+                            readNested(Marks.source(args.get(i + 1)), depth + 1);
+                        } else if (a.startsWith("--command=")) {
+                            readNested(Marks.source(args.get(i)).substring(10), depth + 1);
+                        }
+                    }
+                    if (name.equals("runuser")) {
+                        int dd = CommandOptions.indexOfPlain(args, "--");
+                        if (dd >= 0) {
+                            argv = args.subList(dd + 1, args.size());
+                            continue;
+                        }
+                    }
+                    return;
+                }
+                case "cd", "pushd" -> {
+                    changeDir(args);
+                    return;
+                }
+                case "popd" -> {
+                    cwd = UNKNOWN_CWD;
+                    return;
+                }
+                case "export", "declare", "typeset", "local", "readonly" -> {
+                    for (String a : args) {
+                        if (isPlainAssignment(a)) {
+                            int eq = a.indexOf('=');
+                            String n = a.charAt(eq - 1) == '+' ? a.substring(0, eq - 1) : a.substring(0, eq);
+                            assign(n, a.substring(eq + 1));
+                        }
+                    }
+                    return;
+                }
+                case "unset", "read", "readarray", "mapfile", "getopts" -> {
+                    for (String a : args) {
+                        vars.remove(Marks.plain(a));
+                    }
+                    return;
+                }
+                case "find" -> {
+                    find(args, depth);
+                    return;
+                }
+                default -> {
+                    if (SHELLS.contains(name)) {
+                        shell(args, c, stdinText, depth);
+                    } else {
+                        new WriteCommands(this).judge(name, args);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    private void unknownCommand(List<String> argv) {
+        // The command's name is unknown ($(echo rm), $CMD): judge it as if it could be any writer.
+        List<String> args = argv.subList(1, argv.size());
+        boolean recursive = false;
+        for (String a : args) {
+            String p = Marks.plain(a);
+            if (p.equals("--recursive") || (p.startsWith("-") && !p.startsWith("--") && (p.contains("r") || p.contains("R")))) {
+                recursive = true;
+            }
+        }
+        for (String a : args) {
+            if (!a.startsWith("-")) {
+                addWrite(a, recursive ? Access.TREE : Access.WRITE, "an unknown command");
+            }
+        }
+    }
+
+    private void changeDir(List<String> args) {
+        List<String> ops = CommandOptions.operands(args, "", Set.of());
+        if (ops.isEmpty()) {
+            cwd = vars.getOrDefault("HOME", UNKNOWN_CWD);
+            return;
+        }
+        String d = ops.get(0);
+        if (Marks.hasUnknown(d) || Marks.hasGlob(d) || Marks.plain(d).equals("-")) {
+            cwd = UNKNOWN_CWD;
+        } else if (d.startsWith("/")) {
+            cwd = d;
+        } else if (cwd == null) {
+            cwd = d; // relative to the starting directory; resolved on the target
+        } else if (!cwd.equals(UNKNOWN_CWD)) {
+            cwd = cwd + "/" + d;
+        }
+    }
+
+    private void shell(List<String> args, Simple c, String stdinText, int depth) {
+        boolean dashC = false;
+        int i = 0;
+        while (i < args.size()) {
+            String a = Marks.plain(args.get(i));
+            if (a.equals("--")) {
+                i++;
+                break;
+            }
+            if (a.startsWith("--")) {
+                i += (a.equals("--rcfile") || a.equals("--init-file")) ? 2 : 1;
+                continue;
+            }
+            if ((a.startsWith("-") || a.startsWith("+")) && a.length() > 1) {
+                String bundle = a.substring(1);
+                dashC |= a.startsWith("-") && bundle.indexOf('c') >= 0;
+                i += (bundle.indexOf('o') >= 0 || bundle.indexOf('O') >= 0) ? 2 : 1;
+                continue;
+            }
+            break;
+        }
+        if (dashC) {
+            if (i < args.size()) {
+                readNested(Marks.source(args.get(i)), depth + 1);
+            }
+            return;
+        }
+        if (i < args.size()) {
+            return; // a script file: its contents are not judged here
+        }
+        if (stdinText != null) {
+            readNested(stdinText, depth + 1);
+        } else if (c.pipeIn && c.prev != null && !c.prev.words.isEmpty()) {
+            // echo 'cmd' | sh: the text the shell reads is known
+            List<String> prev = new ArrayList<>();
+            for (Word w : c.prev.words) {
+                prev.addAll(expand(w, true));
+            }
+            String p0 = prev.isEmpty() ? "" : basename(Marks.plain(prev.get(0)));
+            if (p0.equals("cat") && prev.size() == 1 && c.prev.stdinText != null) {
+                readNested(c.prev.stdinText, depth + 1); // cat <<EOF | sh
+            } else if (p0.equals("echo") || p0.equals("printf")) {
+                List<String> rest = new ArrayList<>();
+                for (String w : prev.subList(1, prev.size())) {
+                    if (!(p0.equals("echo") && Marks.plain(w).matches("-[neE]+"))) {
+                        rest.add(Marks.source(w));
+                    }
+                }
+                readNested(String.join(" ", rest).replace("\\n", "\n"), depth + 1);
+            }
+        }
+    }
+
+    private List<String> env(List<String> args) {
+        int i = 0;
+        List<String> split = null;
+        while (i < args.size()) {
+            String a = Marks.plain(args.get(i));
+            if (a.equals("--")) {
+                i++;
+                break;
+            }
+            if (a.equals("-")) {
+                i++;
+                continue;
+            }
+            if (a.equals("-S") || a.equals("--split-string")) {
+                if (i + 1 < args.size()) {
+                    split = words(Marks.source(args.get(i + 1)));
+                }
+                i += 2;
+                break;
+            }
+            if (a.startsWith("--split-string=") || (a.startsWith("-S") && a.length() > 2)) {
+                split = words(Marks.source(args.get(i)).substring(a.startsWith("-S") ? 2 : 15));
+                i++;
+                break;
+            }
+            if (a.equals("-u") || a.equals("-C") || a.equals("--unset") || a.equals("--chdir")) {
+                i += 2;
+                continue;
+            }
+            if (a.startsWith("-")) {
+                i++;
+                continue;
+            }
+            break;
+        }
+        List<String> rest = CommandOptions.skipAssignments(args, i);
+        if (split != null) {
+            List<String> out = new ArrayList<>(split);
+            out.addAll(rest);
+            return out;
+        }
+        return rest;
+    }
+
+    /** The words of a text (as env -S splits them). */
+    private List<String> words(String text) {
+        List<String> out = new ArrayList<>();
+        for (Token t : ShellLexer.lex(text).tokens) {
+            if (t instanceof Word w) {
+                out.addAll(expand(w, true));
+            }
+        }
+        return out;
+    }
+
+    private List<String> xargs(List<String> args) {
+        String replace = null;
+        int i = 0;
+        while (i < args.size()) {
+            String a = Marks.plain(args.get(i));
+            if (a.equals("--")) {
+                i++;
+                break;
+            }
+            if (!a.startsWith("-") || a.equals("-")) {
+                break;
+            }
+            if (a.equals("-I") && i + 1 < args.size()) {
+                replace = Marks.plain(args.get(i + 1));
+                i += 2;
+                continue;
+            }
+            if (a.startsWith("-I") && a.length() > 2) {
+                replace = a.substring(2);
+            } else if (a.startsWith("--replace")) {
+                replace = a.contains("=") ? a.substring(a.indexOf('=') + 1) : "{}";
+            } else if (a.equals("-i") || (a.startsWith("-i") && a.length() > 2)) {
+                replace = a.length() > 2 ? a.substring(2) : "{}";
+            } else if (Set.of("-n", "-L", "-P", "-s", "-d", "-E", "-a").contains(a)) {
+                i++;
+            }
+            i++;
+        }
+        List<String> cmd = new ArrayList<>(args.subList(Math.min(i, args.size()), args.size()));
+        if (cmd.isEmpty()) {
+            return cmd;
+        }
+        if (replace != null && !replace.isEmpty()) {
+            for (int k = 0; k < cmd.size(); k++) {
+                cmd.set(k, cmd.get(k).replace(replace, String.valueOf(Marks.UNKNOWN)));
+            }
+        } else {
+            cmd.add(String.valueOf(Marks.UNKNOWN));
+        }
+        return cmd;
+    }
+
+    private void find(List<String> args, int depth) {
+        List<String> roots = new ArrayList<>();
+        int i = 0;
+        while (i < args.size()) {
+            String a = Marks.plain(args.get(i));
+            if (a.startsWith("-") || a.equals("(") || a.equals("!") || a.equals(")")) {
+                if (roots.isEmpty() && (a.equals("-H") || a.equals("-L") || a.equals("-P") || a.startsWith("-O") || a.equals("-D"))) {
+                    i += a.equals("-D") ? 2 : 1;
+                    continue;
+                }
+                break;
+            }
+            roots.add(args.get(i));
+            i++;
+        }
+        if (roots.isEmpty()) {
+            roots.add(".");
+        }
+        for (; i < args.size(); i++) {
+            String a = Marks.plain(args.get(i));
+            switch (a) {
+                case "-delete" -> roots.forEach(r -> addWrite(r, Access.TREE, "find -delete"));
+                case "-fprint", "-fprint0", "-fprintf", "-fls" -> {
+                    if (i + 1 < args.size()) {
+                        addWrite(args.get(++i), Access.WRITE, "find " + a);
+                    }
+                }
+                case "-exec", "-execdir", "-ok", "-okdir" -> {
+                    List<String> cmd = new ArrayList<>();
+                    int j = i + 1;
+                    while (j < args.size() && !Marks.plain(args.get(j)).equals(";") && !Marks.plain(args.get(j)).equals("+")) {
+                        cmd.add(args.get(j));
+                        j++;
+                    }
+                    for (String root : roots) {
+                        List<String> inner = new ArrayList<>();
+                        for (String w : cmd) {
+                            inner.add(w.replace("{}", root + "/" + Marks.UNKNOWN));
+                        }
+                        if (!inner.isEmpty()) {
+                            String saved = cwd;
+                            readArgv(inner, new Simple(), null, depth + 1);
+                            cwd = saved;
+                        }
+                    }
+                    i = j;
+                }
+                default -> {
+                    // tests and actions that do not write
+                }
+            }
+        }
+    }
+
+    private static String joinSource(List<String> words) {
+        List<String> s = new ArrayList<>();
+        for (String w : words) {
+            s.add(Marks.source(w));
+        }
+        return String.join(" ", s);
+    }
+
+    static String basename(String path) {
+        String p = stripSlash(path);
+        int slash = p.lastIndexOf('/');
+        return slash < 0 ? p : p.substring(slash + 1);
+    }
+
+    static String stripSlash(String p) {
+        String s = p;
+        while (s.length() > 1 && s.endsWith("/")) {
+            s = s.substring(0, s.length() - 1);
+        }
+        return s;
+    }
+
+    // ---------------------------------------------------------------- expansion
+
+    /**
+     * Expands a word as the shell would, as far as it can be known: quotes removed, variables
+     * with known values substituted, {@code ~} expanded, unquoted glob characters marked, braces
+     * expanded, and (when {@code split}) unquoted expansions split into fields.
+     */
+    List<String> expand(Word w, boolean split) {
+        List<StringBuilder> out = new ArrayList<>();
+        out.add(new StringBuilder());
+        boolean quoted = false;
+        boolean assignment = assignmentName(w) != null;
+        for (int pi = 0; pi < w.parts().size(); pi++) {
+            Part p = w.parts().get(pi);
+            StringBuilder cur = out.get(out.size() - 1);
+            if (p instanceof Lit l) {
+                if (l.quoted()) {
+                    cur.append(l.text());
+                    quoted = true;
+                } else {
+                    appendUnquoted(cur, l.text(), pi == 0, assignment);
+                }
+            } else if (p instanceof Var v) {
+                if (v.name().equals("IFS") && v.plain()) {
+                    if (v.quoted()) {
+                        cur.append(' ');
+                    } else if (split) {
+                        out.add(new StringBuilder());
+                    }
+                    continue;
+                }
+                String val = v.plain() ? vars.get(v.name()) : null;
+                if (val == null) {
+                    cur.append(Marks.UNKNOWN);
+                } else if (v.quoted()) {
+                    cur.append(val);
+                    quoted = true;
+                } else if (!split) {
+                    cur.append(markGlobs(val));
+                } else {
+                    String[] fields = val.split("[ \t\n]+", -1);
+                    cur.append(markGlobs(fields[0]));
+                    for (int f = 1; f < fields.length; f++) {
+                        out.add(new StringBuilder(markGlobs(fields[f])));
+                    }
+                }
+            } else if (p instanceof Unknown) {
+                cur.append(Marks.UNKNOWN);
+            }
+        }
+        List<String> words = new ArrayList<>();
+        for (StringBuilder b : out) {
+            String x = b.toString();
+            if (x.isEmpty() && !quoted) {
+                continue;
+            }
+            words.addAll(BraceExpansion.expand(x));
+        }
+        return words;
+    }
+
+    private void appendUnquoted(StringBuilder cur, String text, boolean atStart, boolean assignment) {
+        int eq = assignment ? text.indexOf('=') : -1;
+        for (int k = 0; k < text.length(); k++) {
+            char c = text.charAt(k);
+            boolean tildePos = (atStart && k == 0) || (assignment && k > 0 && (k - 1 == eq || (k > eq && text.charAt(k - 1) == ':')));
+            if (c == '~' && tildePos) {
+                int j = k + 1;
+                while (j < text.length() && text.charAt(j) != '/' && !(assignment && text.charAt(j) == ':')) {
+                    j++;
+                }
+                String name = text.substring(k + 1, j);
+                String home;
+                if (name.isEmpty()) {
+                    home = vars.get("HOME");
+                } else if (name.equals(user)) {
+                    home = userHome;
+                } else {
+                    home = null;
+                }
+                cur.append(home == null ? String.valueOf(Marks.UNKNOWN) : home);
+                k = j - 1;
+                continue;
+            }
+            cur.append(markChar(c));
+        }
+    }
+
+    private static char markChar(char c) {
+        return switch (c) {
+            case '*' -> Marks.STAR;
+            case '?' -> Marks.QUESTION;
+            case '[' -> Marks.BRACKET;
+            case '{' -> Marks.LBRACE;
+            case ',' -> Marks.COMMA;
+            case '}' -> Marks.RBRACE;
+            default -> c;
+        };
+    }
+
+    private static String markGlobs(String v) {
+        StringBuilder b = new StringBuilder(v.length());
+        for (int i = 0; i < v.length(); i++) {
+            char c = v.charAt(i);
+            b.append(c == '*' ? Marks.STAR : c == '?' ? Marks.QUESTION : c == '[' ? Marks.BRACKET : c);
+        }
+        return b.toString();
+    }
+
+}

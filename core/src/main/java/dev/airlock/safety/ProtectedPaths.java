@@ -1,0 +1,191 @@
+package dev.airlock.safety;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The write tiers over a set of protected homes on the target: which paths are hard-denied,
+ * which need approval, and (optionally) the safe roots outside which nothing may be written.
+ * Pure: the caller supplies every home and root in both its spelled and its resolved form.
+ */
+final class ProtectedPaths {
+    /** Hard-denied files under each protected home. */
+    static final List<String> HOME_FILES = List.of(".ssh/authorized_keys", ".ssh/id_rsa", ".ssh/id_ed25519",
+            ".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials");
+    /** Hard-denied directories under each protected home (everything inside them). */
+    static final List<String> HOME_DIRS = List.of(".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure",
+            ".config/gh", ".config/gcloud");
+    /** Needs approval; judged before the {@code .ssh} directory rule. */
+    static final List<String> HOME_APPROVAL = List.of(".ssh/config");
+    static final List<String> SYSTEM_FILES = List.of("sudoers", "passwd", "shadow");
+    static final List<String> SYSTEM_DIRS = List.of("sudoers.d", "systemd");
+    /** Airlock's own state: its settings (may hold tokens), the approval allowlist, an env file. */
+    static final List<String> AIRLOCK_FILES = List.of("airlock.properties", ApprovalStore.FILE_NAME, ".env");
+    /** Always writable: the sinks, and the pseudo-files a shell uses for descriptors and sockets. */
+    static final Set<String> DEV_SINKS = Set.of("null", "stdout", "stderr", "stdin", "tty", "zero", "full",
+            "random", "urandom", "fd", "pts", "shm", "mqueue", "tcp", "udp");
+
+    private record Rule(List<String> comps, Tier tier, boolean dir, String what) {
+    }
+
+    /** Which rule decided, for the message and the audit. */
+    record Verdict(Tier tier, String reason) {
+        static final Verdict FREE = new Verdict(Tier.FREE, "");
+    }
+
+    private final List<Rule> rules = new ArrayList<>();
+    private final List<List<String>> safeRoots = new ArrayList<>();
+    private final List<List<String>> exempt = new ArrayList<>();
+
+    /**
+     * @param homes        every protected home, spelled and resolved
+     * @param etcDirs      {@code /etc} and its resolved form
+     * @param airlockHomes Airlock's state directories, spelled and resolved
+     * @param safeRoots    the safe roots (empty: no limit), spelled and resolved
+     * @param exemptRoots  always writable even with safe roots (the environment's private dir)
+     */
+    ProtectedPaths(Collection<String> homes, Collection<String> etcDirs, Collection<String> airlockHomes,
+                   Collection<String> safeRoots, Collection<String> exemptRoots) {
+        for (String h : distinct(homes)) {
+            for (String f : HOME_APPROVAL) {
+                rules.add(new Rule(join(h, f), Tier.APPROVAL, false, "an SSH client configuration"));
+            }
+            for (String f : HOME_FILES) {
+                rules.add(new Rule(join(h, f), Tier.HARD, false, "a credential file"));
+            }
+            for (String d : HOME_DIRS) {
+                rules.add(new Rule(join(h, d), Tier.HARD, true, "a credential directory"));
+            }
+        }
+        for (String e : distinct(etcDirs)) {
+            for (String f : SYSTEM_FILES) {
+                rules.add(new Rule(join(e, f), Tier.HARD, false, "a system file"));
+            }
+            for (String d : SYSTEM_DIRS) {
+                rules.add(new Rule(join(e, d), Tier.HARD, true, "a system directory"));
+            }
+        }
+        rules.add(new Rule(List.of("proc", "sysrq-trigger"), Tier.HARD, false, "a system file"));
+        for (String a : distinct(airlockHomes)) {
+            for (String f : AIRLOCK_FILES) {
+                rules.add(new Rule(join(a, f), Tier.HARD, false, "Airlock's own settings or approvals"));
+            }
+        }
+        for (String r : distinct(safeRoots)) {
+            this.safeRoots.add(PathPattern.concrete(r).comps);
+        }
+        for (String r : distinct(exemptRoots)) {
+            this.exempt.add(PathPattern.concrete(r).comps);
+        }
+    }
+
+    boolean hasSafeRoots() {
+        return !safeRoots.isEmpty();
+    }
+
+    private static Set<String> distinct(Collection<String> paths) {
+        Set<String> out = new LinkedHashSet<>();
+        for (String p : paths) {
+            if (p != null && p.startsWith("/")) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    private static List<String> join(String base, String rel) {
+        return PathPattern.concrete(base + "/" + rel).comps;
+    }
+
+    /** Whether a spelled path is one of the always-writable sinks ({@code /dev/null}...). */
+    static boolean isSink(PathPattern p) {
+        return p.absolute && p.open == PathPattern.Open.NONE && p.comps.size() >= 2 && p.comps.get(0).equals("dev")
+                && DEV_SINKS.contains(p.comps.get(1)) && p.isConcrete();
+    }
+
+    /** The tier of touching {@code p} with {@code access}; relative patterns are judged once resolved. */
+    Verdict classify(PathPattern p, Access access) {
+        if (!p.absolute || isSink(p)) {
+            return Verdict.FREE;
+        }
+        Optional<Verdict> device = device(p);
+        if (device.isPresent()) {
+            return device.get();
+        }
+        boolean approvalHit = false;
+        String approvalWhat = null;
+        if (p.isConcrete()) {
+            for (Rule r : rules) {
+                if (r.tier == Tier.APPROVAL && p.comps.equals(r.comps)) {
+                    approvalHit = true;
+                    approvalWhat = r.what;
+                }
+            }
+        }
+        for (Rule r : rules) {
+            if (r.tier != Tier.HARD) {
+                continue;
+            }
+            boolean hit;
+            if (r.dir) {
+                boolean exactDirMkdir = access == Access.MKDIR && p.isConcrete() && p.comps.equals(r.comps);
+                // An approval-tier file inside this directory was judged above, before the directory rule.
+                boolean approvalInside = approvalHit && p.comps.size() > r.comps.size()
+                        && p.comps.subList(0, r.comps.size()).equals(r.comps);
+                hit = !exactDirMkdir && !approvalInside && p.mayBeWithin(r.comps);
+            } else {
+                hit = p.mayEqual(r.comps);
+            }
+            if (!hit && (access == Access.TREE)) {
+                hit = p.mayContain(r.comps);
+            }
+            if (hit) {
+                return new Verdict(Tier.HARD, r.what);
+            }
+        }
+        if (approvalHit) {
+            return new Verdict(Tier.APPROVAL, approvalWhat);
+        }
+        return Verdict.FREE;
+    }
+
+    /** Writing a device other than the sinks can destroy a disk; a glob that may reach one counts. */
+    private static Optional<Verdict> device(PathPattern p) {
+        if (p.comps.isEmpty() || !PathPattern.matches(p.comps.get(0), "dev")) {
+            return Optional.empty();
+        }
+        if (p.comps.size() == 1) {
+            return Optional.empty();
+        }
+        String second = p.comps.get(1);
+        if (!PathPattern.isGlob(second) && DEV_SINKS.contains(second)) {
+            return Optional.empty();
+        }
+        return Optional.of(new Verdict(Tier.HARD, "a device"));
+    }
+
+    /** With safe roots set: whether {@code p} surely stays inside one of them (or an exempt root). */
+    boolean insideSafeRoots(PathPattern p) {
+        if (safeRoots.isEmpty() || isSink(p)) {
+            return true;
+        }
+        if (!p.absolute) {
+            return true; // judged once resolved
+        }
+        for (List<String> r : safeRoots) {
+            if (p.surelyWithin(r)) {
+                return true;
+            }
+        }
+        for (List<String> r : exempt) {
+            if (p.surelyWithin(r)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,131 @@
+package dev.airlock.tck;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Reads every {@code /proc/PID/cmdline} on this machine in a loop, on its own thread, looking for
+ * secret values. A hit is recorded by the secret's label and the process's name, never the value.
+ */
+final class ArgvScan implements AutoCloseable {
+    private static final Path PROC = Path.of("/proc");
+
+    private final Map<String, byte[]> needles = new LinkedHashMap<>();
+    private final byte[] sighting;
+    private final Set<String> hits = new TreeSet<>();
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile long passes;
+    private volatile long processesRead;
+    private volatile boolean sighted;
+
+    /**
+     * @param secrets  label to value; the values must never be in any argv
+     * @param sighting a harmless marker that the command text carries, to tell whether the
+     *                 backend's processes run on this machine at all
+     */
+    ArgvScan(Map<String, String> secrets, String sighting) {
+        secrets.forEach((k, v) -> needles.put(k, v.getBytes(StandardCharsets.UTF_8)));
+        this.sighting = sighting.getBytes(StandardCharsets.UTF_8);
+        this.thread = new Thread(this::loop, "airlock-tck-argv-scan");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    static boolean supported() {
+        return Files.isReadable(PROC.resolve("self/cmdline"));
+    }
+
+    private void loop() {
+        while (running) {
+            scanOnce();
+            passes++;
+            try {
+                Thread.sleep(2); // a command under test lives far longer; spare the machine's cores
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+        scanOnce();
+    }
+
+    private void scanOnce() {
+        List<Path> pids = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(PROC, p -> p.getFileName().toString().chars().allMatch(Character::isDigit))) {
+            ds.forEach(pids::add);
+        } catch (IOException e) {
+            return;
+        }
+        for (Path pid : pids) {
+            byte[] argv;
+            try {
+                argv = Files.readAllBytes(pid.resolve("cmdline"));
+            } catch (IOException e) {
+                continue; // the process ended meanwhile
+            }
+            processesRead++;
+            if (indexOf(argv, sighting) >= 0) {
+                sighted = true;
+            }
+            for (Map.Entry<String, byte[]> n : needles.entrySet()) {
+                if (indexOf(argv, n.getValue()) >= 0) {
+                    synchronized (hits) {
+                        hits.add(n.getKey() + " in the argv of " + comm(pid));
+                    }
+                }
+            }
+        }
+    }
+
+    private static String comm(Path pid) {
+        try {
+            return Files.readString(pid.resolve("comm")).strip() + " (pid " + pid.getFileName() + ")";
+        } catch (IOException e) {
+            return "pid " + pid.getFileName();
+        }
+    }
+
+    private static int indexOf(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= hay.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    /** Labelled hits so far. */
+    Set<String> hits() {
+        synchronized (hits) {
+            return new TreeSet<>(hits);
+        }
+    }
+
+    /** Whether some argv on this machine carried the command's harmless marker. */
+    boolean sighted() {
+        return sighted;
+    }
+
+    String summary() {
+        return passes + " passes over /proc, " + processesRead + " argv read";
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        running = false;
+        thread.join();
+    }
+}

@@ -1,0 +1,1296 @@
+package dev.airlock.tck;
+
+import dev.airlock.AirlockException;
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
+import dev.airlock.EnvironmentClosedException;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Execution;
+import dev.airlock.FileStat;
+import dev.airlock.NoSuchPathException;
+import dev.airlock.Payload;
+import dev.airlock.RemoteFiles;
+import dev.airlock.StagingException;
+import dev.airlock.StdinMode;
+import dev.airlock.WriteOptions;
+import dev.airlock.event.ExecListener;
+import dev.airlock.event.ExecState;
+import dev.airlock.settings.Settings;
+import dev.airlock.shell.StdinScripts;
+import dev.airlock.spi.OpenContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static dev.airlock.tck.Remote.alive;
+import static dev.airlock.tck.Remote.assertNothingStaged;
+import static dev.airlock.tck.Remote.assertSucceeded;
+import static dev.airlock.tck.Remote.processTree;
+import static dev.airlock.tck.Remote.q;
+import static dev.airlock.tck.Remote.requireByteExact;
+import static dev.airlock.tck.Remote.sh;
+import static dev.airlock.tck.Remote.succeed;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The compatibility kit: what every Airlock backend, ours or a plugin's, must do. A backend's test
+ * extends it and says how to open a fresh environment:
+ *
+ * <pre>{@code
+ * class AcmeCompatibilityTest extends EnvironmentCompatibilityKit {
+ *     @Override
+ *     protected Settings settings() {
+ *         return Settings.of("airlock.acme.endpoint", "http://127.0.0.1:8080");
+ *     }
+ *
+ *     @Override
+ *     protected Environment openEnvironment(OpenContext context) {
+ *         return new AcmeProvider().open(context);
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Every group but {@link StagedStdin} and {@link Attach} is the mandatory core: it never skips on
+ * a capability. A backend whose stdin is {@link StdinMode#HEREDOC} fails the core, because it is not
+ * byte-exact. The optional groups follow {@link Environment#capabilities()} and print why they skip.
+ * Checks after a {@code close()} look at the machine through a fresh environment when it sees the
+ * same files (local, ssh to one host); sandboxes that can be attached to are checked by closing an
+ * attached environment and looking from the owner ({@link Attach}).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+public abstract class EnvironmentCompatibilityKit {
+    private static final String TAG = "[airlock-tck] ";
+    private static final String CANCEL = "airlock.cancel";
+
+    private final AtomicLong names = new AtomicLong();
+    private Environment shared;
+
+    /** The backend's own settings (endpoint, image, credentials...); the kit layers its per-case settings on top. */
+    protected abstract Settings settings();
+
+    /**
+     * Opens a fresh environment of the backend under test with exactly this context: its settings
+     * are {@link #settings()} with the kit's extras on top ({@code airlock.cancel=sandbox}, caps...),
+     * its listeners must be passed to the environment (the kit parks transitions with them).
+     */
+    protected abstract Environment openEnvironment(OpenContext context);
+
+    /**
+     * A second environment on the same sandbox as {@code to}, which does not own it (closing it
+     * leaves the sandbox running). Backends that can attach override this; the default cannot.
+     */
+    protected Optional<Environment> attach(Environment to) {
+        return Optional.empty();
+    }
+
+    /** Credentials the backend uses (tokens, passwords): none may ever appear in a process's argv on this machine. */
+    protected Collection<String> secrets() {
+        return List.of();
+    }
+
+    /** The environment most cases share, opened on first use with {@link #settings()} alone. */
+    protected final synchronized Environment environment() {
+        if (shared == null) {
+            shared = open(Map.of());
+            System.out.println(TAG + shared.name() + ": " + shared.capabilities() + " on " + shared.target());
+        }
+        return shared;
+    }
+
+    /** A fresh environment with {@code extra} settings on top of {@link #settings()} and these listeners. */
+    protected final Environment open(Map<String, String> extra, ExecListener... listeners) {
+        OpenContext context = new OpenContext(settings().with(extra), Optional.empty(), List.of(listeners));
+        Environment env = openEnvironment(context);
+        assertNotNull(env, "openEnvironment returned null");
+        return env;
+    }
+
+    @AfterAll
+    final void closeSharedEnvironment() {
+        if (shared != null) {
+            shared.close();
+            shared = null;
+        }
+    }
+
+    /** Skips a case the backend's capabilities rule out, printing why (a skip never passes silently). */
+    protected static void assumeCapability(boolean condition, String reason) {
+        if (!condition) {
+            System.out.println(TAG + "skipped: " + reason);
+            Assumptions.abort(reason);
+        }
+    }
+
+    /** A new empty directory on the target, inside the environment's private scratch dir. */
+    final String newDir(Environment env, String label) {
+        String dir = env.target().scratchDir() + "/kit-" + label + "-" + names.incrementAndGet();
+        env.files().mkdirs(dir);
+        return dir;
+    }
+
+    /**
+     * An environment that can look at {@code env}'s machine once {@code env} is closed: a fresh one
+     * that sees {@code env}'s files (local, ssh); empty with a printed note otherwise (a sandbox
+     * the environment owned is gone with it; {@link Attach} covers closing an attached one).
+     */
+    private Optional<Environment> observer(Environment env) {
+        String marker = env.target().scratchDir() + "/kit-observer-" + StdinScripts.randomToken();
+        env.files().write(marker, new byte[] {1});
+        Environment fresh = open(Map.of());
+        boolean sameMachine;
+        try {
+            sameMachine = fresh.files().stat(marker).isPresent();
+        } catch (RuntimeException e) {
+            fresh.close();
+            throw e;
+        }
+        if (sameMachine) {
+            return Optional.of(fresh);
+        }
+        fresh.close();
+        System.out.println(TAG + "note: a fresh " + env.name() + " environment does not see another's files, so the"
+                + " machine cannot be looked at after close; process and file checks after close are left to the attach group");
+        return Optional.empty();
+    }
+
+    private static void assertGoneAfterClose(Environment observer, Environment closed, List<String> pidFiles) {
+        for (String pid : pidFiles) {
+            assertFalse(alive(observer, pid), "a process started by a command outlived close() of its environment");
+        }
+        assertTrue(observer.files().stat(closed.target().privateDir()).isEmpty(),
+                "close() left the private dir " + closed.target().privateDir() + " (staged and output files) behind");
+    }
+
+    // ====================================================================================== exec
+
+    /** (core) Commands run with their exit codes, cwd and environment intact. */
+    @Nested
+    class Exec {
+
+        @ParameterizedTest(name = "exit {0}")
+        @ValueSource(ints = {0, 1, 7, 255})
+        void exitCodeIsTheCommands(int code) {
+            ExecResult r = environment().exec(ExecRequest.of("exit " + code));
+            assertEquals(code, r.exitCode());
+            assertFalse(r.timedOut() || r.cancelled(), "a plain exit is neither timed out nor cancelled");
+            assertEquals(code == 0, r.succeeded());
+        }
+
+        @ParameterizedTest(name = "SIG{0} -> 128+{1}")
+        @CsvSource({"HUP, 1", "KILL, 9", "TERM, 15"})
+        void shellKilledBySignalExits128PlusN(String signal, int number) {
+            // The shell itself dies of the signal: `kill $$`, not `exit 143`.
+            ExecResult r = environment().exec(ExecRequest.of("echo before\nkill -s " + signal + " $$\necho after"));
+            assertEquals(128 + number, r.exitCode(), "a shell killed by SIG" + signal + " must exit 128+" + number
+                    + "; stderr: " + Remote.head(r.stderr()));
+            assertEquals("before\n", r.stdout().text(), "the shell must die at the signal, not carry on");
+            assertFalse(r.timedOut() || r.cancelled());
+        }
+
+        @Test
+        void missingWorkingDirectoryExits126AndRunsNothing() {
+            Environment env = environment();
+            String dir = newDir(env, "cwd");
+            String marker = dir + "/ran";
+            ExecResult r = env.exec(ExecRequest.builder("touch " + q(marker)).cwd(dir + "/missing").build());
+            assertEquals(ExecResult.EXIT_CANNOT_ENTER_CWD, r.exitCode(), "a cwd that cannot be entered must exit 126");
+            assertTrue(env.files().stat(marker).isEmpty(), "the command ran although its cwd could not be entered");
+        }
+
+        @ParameterizedTest(name = "cwd \"{0}\"")
+        @ValueSource(strings = {"dir with spaces", "it's \"quoted\"", "new\nline", "-leading-dash", "ünïcødé $HOME *"})
+        void workingDirectoryIsHonoured(String name) {
+            Environment env = environment();
+            String dir = newDir(env, "cwd") + "/" + name;
+            env.files().mkdirs(dir);
+            ExecResult r = succeed(env, ExecRequest.builder("pwd; touch here").cwd(dir).build(), "pwd in " + dir);
+            assertEquals(dir + "\n", r.stdout().text());
+            assertTrue(env.files().stat(dir + "/here").isPresent(), "a relative path did not land in the cwd");
+        }
+
+        @Test
+        void tildeWorkingDirectoryIsTheEnvironmentsHome() {
+            Environment env = environment();
+            ExecResult r = succeed(env, ExecRequest.builder("pwd").cwd("~").build(), "pwd in ~");
+            assertEquals(env.target().home() + "\n", r.stdout().text(), "~ must expand to Target.home()");
+        }
+
+        @Test
+        void environmentValuesArriveExactly() {
+            Map<String, String> vars = new LinkedHashMap<>();
+            vars.put("KIT_SPACES", "  with  spaces  ");
+            vars.put("KIT_QUOTES", "it's \"double\" and 'single'");
+            vars.put("KIT_EQUALS", "a=b==c=");
+            vars.put("KIT_NEWLINES", "line1\nline2\n\n");
+            vars.put("KIT_EMPTY", "");
+            vars.put("KIT_SHELL", "$HOME `id` $(id) \\ ; | & > < * ?");
+            vars.put("KIT_DASH", "-n");
+            vars.put("KIT_UNICODE", "ünïcødé ✓ 漢字");
+            vars.put("_kit_lower_9", "lower case name");
+            vars.put("KIT_LONG", "x".repeat(32 * 1024));
+            StringBuilder cmd = new StringBuilder("printf '%s\\0'");
+            vars.keySet().forEach(k -> cmd.append(" \"$").append(k).append('"'));
+            ExecResult r = succeed(environment(), ExecRequest.builder(cmd.toString()).env(vars).build(), "printf of env values");
+            String[] got = r.stdout().text().split("\0", -1);
+            List<String> want = new ArrayList<>(vars.values());
+            assertEquals(want.size() + 1, got.length, "one value per variable");
+            for (int i = 0; i < want.size(); i++) {
+                String name = new ArrayList<>(vars.keySet()).get(i);
+                assertEquals(want.get(i), got[i], "the value of " + name + " changed on the way");
+            }
+        }
+
+        @Test
+        void noStdinMeansEndOfInputAtOnce() {
+            ExecResult r = environment().exec(ExecRequest.builder("cat; if read -r x; then echo line; else echo eof; fi")
+                    .timeout(Duration.ofMinutes(2)).build());
+            assertFalse(r.timedOut(), "a command without stdin waited for input instead of reading end-of-input");
+            assertEquals(0, r.exitCode());
+            assertEquals("eof\n", r.stdout().text(), "cat must print nothing and read must see end-of-input");
+        }
+
+        @Test
+        void scriptLongerThanTheArgvLimitRuns() {
+            Environment env = environment();
+            int limit = env.capabilities().argvLimit();
+            String filler = "x".repeat(Math.min(limit + 4096, 4 << 20));
+            ExecResult r = succeed(env, ExecRequest.of(": '" + filler + "'\necho long-ok"), "a script over the argv limit");
+            assertEquals("long-ok\n", r.stdout().text());
+            Sample s = Sample.generated("100 KiB", 100 * Sample.KIB, 100, 4);
+            ExecResult cat = succeed(env, ExecRequest.builder(": '" + filler + "'\ncat").stdin(s.payload()).build(),
+                    "a script over the argv limit reading stdin");
+            ByteCheck.assertSame(s, cat.stdout().open(), "stdin of a staged script -> stdout");
+            assertNothingStaged(env, "after a long script ran");
+        }
+    }
+
+    // ===================================================================================== stdin
+
+    /** (core) Stdin arrives byte-exact, ends when it should, and is never run as code. */
+    @Nested
+    class Stdin {
+
+        @Test
+        void stdinModeIsByteExact() {
+            requireByteExact(environment().capabilities());
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.airlock.tck.Sample#standard")
+        void stdinToStdout(Sample s) {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            ExecResult r = succeed(env, ExecRequest.builder("cat").stdin(s.payload()).build(), "cat");
+            ByteCheck.assertSame(s, r.stdout().open(), "stdin -> stdout");
+            assertEquals(0, r.stderr().size(), () -> "unexpected stderr: " + Remote.head(r.stderr()));
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.airlock.tck.Sample#standard")
+        void stdinToFile(Sample s) {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            String f = newDir(env, "stdin") + "/in.bin";
+            succeed(env, ExecRequest.builder("cat > " + q(f)).stdin(s.payload()).build(), "cat > file");
+            ByteCheck.assertSame(s, env.files().read(f), "stdin -> a file (read back with files().read)");
+            env.files().delete(f);
+        }
+
+        @Test
+        void stdinOf64MiBStreamsThrough() {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            Sample s = Sample.huge();
+            ByteCheck out = new ByteCheck(s);
+            Remote.Sink err = new Remote.Sink();
+            ExecResult r = env.exec(ExecRequest.builder("cat").stdin(s.payload()).output(out, err).build());
+            assertEquals(0, r.exitCode(), () -> "cat exited " + r.exitCode() + ": " + err.text());
+            out.assertMatches("stdin -> stdout streamed to a caller's sink");
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @ValueSource(strings = {"empty", "8 MiB"})
+        void stdinOfUnknownLength(String which) {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            Sample s = Sample.standard().stream().filter(x -> x.name().equals(which)).findFirst().orElseThrow();
+            ExecResult r = succeed(env, ExecRequest.builder("cat").stdin(s.unknownLengthPayload()).build(), "cat");
+            ByteCheck.assertSame(s, r.stdout().open(), "stdin of unknown length -> stdout");
+        }
+
+        @ParameterizedTest(name = "command `{0}`")
+        @ValueSource(strings = {"true", "head -c 10", "head -c 1048576 > /dev/null; echo read-some"})
+        void aCommandThatReadsPartOfItsStdinEndsNormally(String command) {
+            Environment env = environment();
+            Sample s = Sample.generated("8 MiB", 8 * Sample.MIB, 88, 0);
+            ExecResult r = env.exec(ExecRequest.builder(command).stdin(s.payload()).timeout(Duration.ofMinutes(2)).build());
+            assertFalse(r.timedOut(), "unread stdin made the command hang");
+            assertEquals(0, r.exitCode(), () -> "stderr: " + Remote.head(r.stderr()));
+            if (command.equals("head -c 10")) {
+                ByteCheck.assertSame(s.prefix(10), r.stdout().open(), "the part of stdin that was read");
+            }
+        }
+
+        @ParameterizedTest(name = "command `{0}`")
+        @ValueSource(strings = {"true", "exit 3", "echo x; exit 0", "read -r first"})
+        void unreadStdinIsNeverRunAsShellCode(String command) {
+            Environment env = environment();
+            String marker = newDir(env, "unread") + "/executed";
+            String evil = "touch " + q(marker) + "\n";
+            env.exec(ExecRequest.builder(command).stdin(Payload.ofUtf8("first line\n" + evil + evil)).build());
+            assertTrue(env.files().stat(marker).isEmpty(), "stdin the command did not read was run as shell code");
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @ValueSource(strings = {"source fails after 100 KiB", "stream shorter than its declared length"})
+        void brokenPayloadNeverLooksComplete(String how) {
+            Environment env = environment();
+            String dir = newDir(env, "broken");
+            Payload p = how.startsWith("source")
+                    ? Payload.ofStream(new FailingStream(100 * 1024), 1 << 20)
+                    : Payload.ofStream(new ByteArrayInputStream(new byte[100]), 1000);
+            String done = dir + "/done";
+            AirlockException e = assertThrows(AirlockException.class, () -> env.exec(ExecRequest.builder(
+                    "cat > " + q(dir + "/in") + " && touch " + q(done)).stdin(p).build()),
+                    "a payload that broke must fail the exec, not end the command's input early");
+            assertEquals(1, e.getMessage().lines().count(), "error messages are one line: " + e.getMessage());
+            assertTrue(env.files().stat(done).isEmpty(), "the command took a broken payload's first part for the whole");
+        }
+    }
+
+    // ==================================================================================== output
+
+    /** (core) Stdout and stderr arrive byte-exact, apart, and within the capture cap. */
+    @Nested
+    class Output {
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.airlock.tck.Sample#standard")
+        void fileToStdout(Sample s) {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            String f = newDir(env, "out") + "/file.bin";
+            env.files().write(f, s.payload());
+            ExecResult r = succeed(env, ExecRequest.of("cat -- " + q(f)), "cat file");
+            ByteCheck.assertSame(s, r.stdout().open(), "a file -> stdout");
+            env.files().delete(f);
+        }
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.airlock.tck.Sample#standard")
+        void stdinToStderr(Sample s) {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            ExecResult r = succeed(env, ExecRequest.builder("cat >&2").stdin(s.payload()).build(), "cat >&2");
+            ByteCheck.assertSame(s, r.stderr().open(), "stdin -> stderr");
+            assertEquals(0, r.stdout().size(), "nothing was written to stdout");
+        }
+
+        @Test
+        void stdoutAndStderrStayApartAt8MiBEachInterleaved() {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            int block = 64 * 1024;
+            Sample whole = Sample.generated("16 MiB source", 16 * Sample.MIB, 1616, 8);
+            String f = newDir(env, "apart") + "/source.bin";
+            env.files().write(f, whole.payload());
+            // Alternate 64 KiB blocks to stdout and stderr, so both pipes are busy at once.
+            String script = "f=" + q(f) + "\ni=0\nwhile [ $i -lt " + (whole.size() / block / 2) + " ]; do\n"
+                    + "  dd if=\"$f\" bs=" + block + " skip=$((2*i)) count=1 2>/dev/null\n"
+                    + "  { dd if=\"$f\" bs=" + block + " skip=$((2*i+1)) count=1 2>/dev/null; } >&2\n"
+                    + "  i=$((i+1))\ndone\n";
+            ExecResult r = env.exec(ExecRequest.builder(script).captureLimit(16 * Sample.MIB).build());
+            assertEquals(0, r.exitCode());
+            ByteCheck.assertSame(whole.alternateBlocks(block, 0), r.stdout().open(), "stdout");
+            ByteCheck.assertSame(whole.alternateBlocks(block, 1), r.stderr().open(), "stderr");
+            env.files().delete(f);
+        }
+
+        @ParameterizedTest(name = "cap {1} of {0} bytes to {2}")
+        @CsvSource({"5000, 1000, stdout", "5000, 1000, stderr", "5000, 0, stdout", "5242880, 3145728, stdout",
+                "4096, 4096, stderr", "100, 1000, stdout"})
+        void captureCapCountsDroppedBytesAndKeepsTheRest(long size, long cap, String stream) {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            Sample s = Sample.generated(size + " bytes", size, size ^ cap, 8);
+            ExecResult r = env.exec(ExecRequest.builder(stream.equals("stdout") ? "cat" : "cat >&2")
+                    .stdin(s.payload()).captureLimit(cap).build());
+            assertEquals(0, r.exitCode());
+            var kept = stream.equals("stdout") ? r.stdout() : r.stderr();
+            var other = stream.equals("stdout") ? r.stderr() : r.stdout();
+            ByteCheck.assertSame(s.prefix(cap), kept.open(), "the kept part of " + stream);
+            assertEquals(Math.max(0, size - cap), kept.dropped(), "bytes beyond the cap must be counted as dropped");
+            assertEquals(0, other.size() + other.dropped(), "the other stream got nothing");
+        }
+
+        @Test
+        void callersSinksGetEverythingFlushed() {
+            Environment env = environment();
+            Sample s = Sample.generated("300 KiB", 300 * Sample.KIB, 300, 8);
+            ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
+            ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+            // Buffered sinks: the bytes reach the arrays only if the core flushes before await returns.
+            BufferedOutputStream out = new BufferedOutputStream(outBytes, 1 << 20);
+            BufferedOutputStream err = new BufferedOutputStream(errBytes, 1 << 20);
+            ExecResult r = env.exec(ExecRequest.builder("cat; echo done >&2").stdin(s.payload()).output(out, err).build());
+            assertEquals(0, r.exitCode());
+            ByteCheck.assertSame(s, new ByteArrayInputStream(outBytes.toByteArray()), "stdout to a caller's sink (flushed)");
+            assertEquals("done\n", errBytes.toString(StandardCharsets.UTF_8));
+        }
+    }
+
+    // ===================================================================================== files
+
+    /** (core) Files are written atomically and byte-exact, and every operation takes any path. */
+    @Nested
+    class Files {
+
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.airlock.tck.Sample#standard")
+        void writeThenRead(Sample s) {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            String f = newDir(env, "files") + "/data.bin";
+            env.files().write(f, s.payload());
+            ByteCheck.assertSame(s, env.files().read(f), "files().write -> files().read");
+            assertEquals(s.size(), env.files().stat(f).orElseThrow().size());
+            env.files().delete(f);
+        }
+
+        @Test
+        void writeAndReadOf64MiB() {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            Sample s = Sample.huge();
+            String f = newDir(env, "files") + "/huge.bin";
+            try {
+                env.files().write(f, s.payload());
+                ByteCheck.assertSame(s, env.files().read(f), "files().write -> files().read");
+            } finally {
+                env.files().delete(f);
+            }
+        }
+
+        @Test
+        void writeFromAStreamOfUnknownLength() {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            Sample s = Sample.generated("3 MiB", 3 * Sample.MIB, 3, 4);
+            String f = newDir(env, "files") + "/stream.bin";
+            env.files().write(f, s.unknownLengthPayload());
+            ByteCheck.assertSame(s, env.files().read(f), "files().write of a stream of unknown length");
+        }
+
+        @Test
+        void writeIsAtomicForAReaderPollingThePath() throws Exception {
+            Environment env = environment();
+            String dir = newDir(env, "atomic");
+            String f = dir + "/target.bin";
+            String stop = dir + "/stop";
+            Sample v1 = Sample.generated("v1", 4 * Sample.MIB, 41, 0);
+            Sample v2 = Sample.generated("v2", 4 * Sample.MIB, 42, 0);
+            env.files().write(f, v2.payload());
+            String sum2 = sh(env, "cksum < " + q(f));
+            env.files().write(f, v1.payload());
+            String sum1 = sh(env, "cksum < " + q(f));
+            Remote.Started reader = Remote.start(env, ExecRequest.builder(
+                    "while [ ! -e " + q(stop) + " ]; do cksum < " + q(f) + "; done"), "the polling reader");
+            for (int i = 0; i < 6; i++) {
+                env.files().write(f, (i % 2 == 0 ? v2 : v1).payload());
+            }
+            env.files().write(stop, new byte[0]);
+            ExecResult r = reader.await();
+            assertEquals(0, r.exitCode(), () -> "the reader failed: " + reader.err().text());
+            Set<String> seen = new TreeSet<>(reader.out().text().lines().toList());
+            Set<String> whole = Set.of(sum1.strip(), sum2.strip());
+            for (String s : seen) {
+                assertTrue(whole.contains(s), "a reader saw a partial file (cksum " + s + "; whole versions: " + whole + ")");
+            }
+            List<String> left = env.files().list(dir).stream().map(FileStat::name).toList();
+            assertEquals(List.of("stop", "target.bin"), left, "writes left temporary files behind");
+        }
+
+        @Test
+        void existingModeIsKeptAndAnExplicitModeIsSet() {
+            Environment env = environment();
+            String f = newDir(env, "mode") + "/script.sh";
+            env.files().write(f, Payload.ofUtf8("one"), WriteOptions.mode(0751));
+            assertEquals(0751, env.files().stat(f).orElseThrow().mode());
+            env.files().write(f, "two".getBytes(StandardCharsets.UTF_8));
+            assertEquals(0751, env.files().stat(f).orElseThrow().mode(), "a rewrite must keep the existing mode");
+            assertEquals("two", read(env, f));
+            env.files().write(f, Payload.ofUtf8("three"), WriteOptions.mode(0600));
+            assertEquals(0600, env.files().stat(f).orElseThrow().mode());
+        }
+
+        @Test
+        void writingOntoADirectoryFailsAndChangesNothing() {
+            Environment env = environment();
+            String dir = newDir(env, "ontodir");
+            env.files().write(dir + "/d/inside", new byte[] {1});
+            assertThrows(AirlockException.class, () -> env.files().write(dir + "/d", new byte[] {2}));
+            assertTrue(env.files().stat(dir + "/d").orElseThrow().isDirectory());
+            assertArrayEquals(new byte[] {1}, readBytes(env, dir + "/d/inside"));
+            assertEquals(List.of("d"), env.files().list(dir).stream().map(FileStat::name).toList(), "no temporary file is left");
+        }
+
+        @Test
+        void parentsAreCreatedUnlessRefused() {
+            Environment env = environment();
+            String dir = newDir(env, "parents");
+            env.files().write(dir + "/a/b/c/file.txt", "deep".getBytes(StandardCharsets.UTF_8));
+            assertEquals("deep", read(env, dir + "/a/b/c/file.txt"));
+            assertTrue(env.files().stat(dir + "/a/b").orElseThrow().isDirectory());
+            assertThrows(NoSuchPathException.class, () -> env.files().write(dir + "/x/y/file.txt",
+                    Payload.ofUtf8("no"), WriteOptions.defaults().withCreateParents(false)));
+            assertTrue(env.files().stat(dir + "/x").isEmpty(), "a refused write created directories");
+        }
+
+        @Test
+        void symlinkedTargetIsWrittenThrough() {
+            Environment env = environment();
+            String dir = newDir(env, "link");
+            env.files().mkdirs(dir + "/real");
+            env.files().write(dir + "/real/file.txt", "old".getBytes(StandardCharsets.UTF_8));
+            sh(env, "cd -- " + q(dir) + " && ln -s real/file.txt link");
+            env.files().write(dir + "/link", "new through the link".getBytes(StandardCharsets.UTF_8));
+            assertEquals(FileStat.Type.SYMLINK, env.files().stat(dir + "/link").orElseThrow().type(), "the link must stay a link");
+            assertEquals("new through the link", read(env, dir + "/real/file.txt"));
+            assertEquals("new through the link", read(env, dir + "/link"));
+        }
+
+        @Test
+        void awkwardNamesWorkInEveryOperation() {
+            Environment env = environment();
+            String dir = newDir(env, "names");
+            List<String> names = List.of("with space", "it's \"quoted\"", "new\nline", "-leading-dash", "--",
+                    "*glob?[x]", "$HOME `id` \\back", "ünïcødé ✓", " leading space", "trailing space ", ".hidden");
+            for (String n : names) {
+                byte[] content = n.getBytes(StandardCharsets.UTF_8);
+                env.files().write(dir + "/" + n, content);
+                assertArrayEquals(content, readBytes(env, dir + "/" + n), "read back " + printable(n));
+                FileStat st = env.files().stat(dir + "/" + n).orElseThrow(() -> new AssertionError("stat " + printable(n)));
+                assertEquals(n, st.name());
+                assertEquals(content.length, st.size());
+            }
+            assertEquals(new TreeSet<>(names), new TreeSet<>(env.files().list(dir).stream().map(FileStat::name).toList()));
+            for (String n : names) {
+                assertTrue(env.files().delete(dir + "/" + n), "delete " + printable(n));
+            }
+            assertEquals(List.of(), env.files().list(dir));
+        }
+
+        @Test
+        void statReportsTypeSizeAndModeWithoutFollowingLinks() {
+            Environment env = environment();
+            String dir = newDir(env, "stat");
+            env.files().write(dir + "/f", Payload.ofUtf8("12345"), WriteOptions.mode(0640));
+            env.files().mkdirs(dir + "/d");
+            sh(env, "cd -- " + q(dir) + " && ln -s d dlink && ln -s f flink");
+            FileStat f = env.files().stat(dir + "/f").orElseThrow();
+            assertEquals(FileStat.Type.FILE, f.type());
+            assertEquals(5, f.size());
+            assertEquals(0640, f.mode());
+            assertEquals("f", f.name());
+            assertEquals(FileStat.Type.DIRECTORY, env.files().stat(dir + "/d").orElseThrow().type());
+            assertEquals(FileStat.Type.SYMLINK, env.files().stat(dir + "/dlink").orElseThrow().type());
+            assertEquals(FileStat.Type.SYMLINK, env.files().stat(dir + "/flink").orElseThrow().type());
+            assertTrue(env.files().stat(dir + "/missing").isEmpty());
+        }
+
+        @Test
+        void listIsSortedAndIncludesHiddenEntries() {
+            Environment env = environment();
+            String dir = newDir(env, "list");
+            env.files().write(dir + "/b.txt", new byte[3]);
+            env.files().write(dir + "/.hidden", new byte[1]);
+            env.files().write(dir + "/..dots", new byte[0]);
+            env.files().mkdirs(dir + "/a-dir");
+            List<FileStat> l = env.files().list(dir);
+            assertEquals(List.of("..dots", ".hidden", "a-dir", "b.txt"), l.stream().map(FileStat::name).toList());
+            assertEquals(FileStat.Type.DIRECTORY, l.get(2).type());
+            assertEquals(3, l.get(3).size());
+            assertEquals(dir + "/b.txt", l.get(3).path());
+            assertThrows(NoSuchPathException.class, () -> env.files().list(dir + "/missing"));
+            assertThrows(AirlockException.class, () -> env.files().list(dir + "/b.txt"), "listing a file is an error");
+        }
+
+        @Test
+        void deleteRemovesFilesTreesAndLinksButNotLinkTargets() {
+            Environment env = environment();
+            String dir = newDir(env, "delete");
+            env.files().write(dir + "/f", new byte[1]);
+            env.files().write(dir + "/tree/a/b/c", new byte[1]);
+            env.files().write(dir + "/kept/inside", new byte[1]);
+            sh(env, "cd -- " + q(dir) + " && ln -s kept link");
+            assertTrue(env.files().delete(dir + "/f"));
+            assertFalse(env.files().delete(dir + "/f"), "deleting what is gone reports false");
+            assertTrue(env.files().delete(dir + "/tree"));
+            assertTrue(env.files().stat(dir + "/tree").isEmpty());
+            assertTrue(env.files().delete(dir + "/link"));
+            assertTrue(env.files().stat(dir + "/kept/inside").isPresent(), "deleting a link must not touch its target");
+        }
+
+        @Test
+        void mkdirsCreatesParentsAndAcceptsAnExistingDirectory() {
+            Environment env = environment();
+            String dir = newDir(env, "mkdirs") + "/one/two three/-four";
+            env.files().mkdirs(dir);
+            env.files().mkdirs(dir);
+            assertTrue(env.files().stat(dir).orElseThrow().isDirectory());
+        }
+
+        @Test
+        void copyInAndCopyOutKeepContentAndModes() throws IOException {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            byte[] all = new byte[256];
+            for (int i = 0; i < all.length; i++) {
+                all[i] = (byte) i;
+            }
+            List<Tar.Entry> tree = List.of(
+                    Tar.Entry.dir("a", 0755),
+                    Tar.Entry.file("a/run.sh", 0755, "#!/bin/sh\necho hi\n".getBytes(StandardCharsets.UTF_8)),
+                    Tar.Entry.dir("a/private", 0700),
+                    Tar.Entry.file("a/private/key", 0600, new byte[] {0, 1, 0, (byte) 0xff, '\n'}),
+                    Tar.Entry.file("a/empty", 0644, new byte[0]),
+                    Tar.Entry.file("a/all-bytes", 0640, all),
+                    Tar.Entry.file("name with space", 0604, "x".getBytes(StandardCharsets.UTF_8)));
+            String dest = newDir(env, "copy") + "/dest";
+            env.files().copyIn(dest, new ByteArrayInputStream(Tar.write(tree)));
+            for (Tar.Entry e : tree) {
+                FileStat st = env.files().stat(dest + "/" + e.path()).orElseThrow(() -> new AssertionError("copyIn lost " + e.path()));
+                assertEquals(e.mode(), st.mode(), "copyIn changed the mode of " + e.path());
+                if (!e.isDirectory()) {
+                    assertArrayEquals(e.content(), readBytes(env, dest + "/" + e.path()), "copyIn changed " + e.path());
+                }
+            }
+            List<Tar.Entry> back;
+            try (InputStream in = env.files().copyOut(dest)) {
+                back = Tar.read(in);
+            }
+            Map<String, Tar.Entry> byPath = new LinkedHashMap<>();
+            back.forEach(e -> byPath.put(e.path(), e));
+            for (Tar.Entry e : tree) {
+                Tar.Entry got = byPath.get(e.path());
+                assertNotNull(got, "copyOut lost " + e.path() + "; it held " + byPath.keySet());
+                assertEquals(e.mode(), got.mode(), "copyOut changed the mode of " + e.path());
+                if (!e.isDirectory()) {
+                    assertArrayEquals(e.content(), got.content(), "copyOut changed " + e.path());
+                }
+            }
+            assertThrows(NoSuchPathException.class, () -> env.files().copyOut(dest + "/missing"));
+        }
+
+        @Test
+        void missingPathsRaiseNoSuchPath() {
+            Environment env = environment();
+            String dir = newDir(env, "missing");
+            NoSuchPathException e = assertThrows(NoSuchPathException.class, () -> env.files().read(dir + "/nope"));
+            assertTrue(e.getMessage().contains(dir + "/nope"), "the message names the path: " + e.getMessage());
+            assertThrows(AirlockException.class, () -> env.files().read(dir), "reading a directory is an error");
+        }
+
+        @Test
+        void closingAReadEarlyLeavesTheEnvironmentUsable() throws IOException {
+            Environment env = environment();
+            String f = newDir(env, "early") + "/big.bin";
+            env.files().write(f, Sample.generated("8 MiB", 8 * Sample.MIB, 9, 0).payload());
+            try (InputStream in = env.files().read(f)) {
+                assertEquals(1024, in.readNBytes(1024).length);
+            }
+            assertEquals("still here\n", sh(env, "echo still here"));
+        }
+    }
+
+    private static String read(Environment env, String path) {
+        return new String(readBytes(env, path), StandardCharsets.UTF_8);
+    }
+
+    private static byte[] readBytes(Environment env, String path) {
+        try (InputStream in = env.files().read(path)) {
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new AssertionError("reading " + path + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static String printable(String s) {
+        return s.replace("\n", "\\n");
+    }
+
+    // ========================================================================= timeouts and cancel
+
+    /** (core) Timeouts and cancels kill whole trees; nothing cancelled before dispatch ever runs. */
+    @Nested
+    class TimeoutsAndCancel {
+
+        @Test
+        void timeoutKillsTheCommandAndEverythingItStarted() {
+            Environment env = environment();
+            String pid = newDir(env, "timeout") + "/pid";
+            ExecResult r = env.exec(ExecRequest.builder(processTree(pid)).timeout(Duration.ofSeconds(3)).build());
+            assertEquals(ExecResult.EXIT_TIMEOUT, r.exitCode());
+            assertTrue(r.timedOut());
+            assertFalse(r.cancelled());
+            assertEquals("started\n", r.stdout().text(), "output written before the timeout is kept");
+            assertFalse(alive(env, pid), "a grandchild outlived the timeout");
+        }
+
+        @Test
+        void noProcessOfATimedOutExecOutlivesItsResult() {
+            // The timeout's kill runs on another thread than the caller's: repeat a short one to
+            // catch a result that is returned before the tree's SIGKILL went out.
+            Environment env = environment();
+            String dir = newDir(env, "timeouts");
+            int checked = 0;
+            for (int i = 0; i < 8; i++) {
+                String pid = dir + "/pid" + i;
+                ExecResult r = env.exec(ExecRequest.builder(processTree(pid)).timeout(Duration.ofMillis(300)).build());
+                assertTrue(r.timedOut());
+                Optional<Boolean> alive = Remote.aliveIfStarted(env, pid);
+                assertFalse(alive.orElse(false), "a grandchild was still running when the timed-out exec #" + i + " returned");
+                checked += alive.isPresent() ? 1 : 0;
+            }
+            System.out.println(TAG + "short timeouts: " + checked + " of 8 had started their grandchild");
+        }
+
+        @Test
+        void cancelKillsTheCommandAndEverythingItStarted() throws InterruptedException {
+            Environment env = environment();
+            String pid = newDir(env, "cancel") + "/pid";
+            Remote.Started s = Remote.start(env, ExecRequest.builder(processTree(pid)), "the process tree");
+            s.execution().cancel();
+            ExecResult r = s.await();
+            assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
+            assertTrue(r.cancelled());
+            assertFalse(r.timedOut());
+            assertFalse(alive(env, pid), "a grandchild outlived the cancel");
+            assertDoesNotThrow(s.execution()::cancel, "a second cancel is a no-op");
+            assertEquals(ExecResult.EXIT_CANCELLED, s.await().exitCode());
+        }
+
+        @Test
+        void interruptingTheCallerCancels() throws InterruptedException {
+            Environment env = environment();
+            String dir = newDir(env, "interrupt");
+            String pid = dir + "/pid";
+            AtomicReference<Object> outcome = new AtomicReference<>();
+            Thread caller = new Thread(() -> {
+                try {
+                    outcome.set(env.exec(ExecRequest.of(processTree(pid))));
+                } catch (RuntimeException e) {
+                    outcome.set(e);
+                }
+            }, "airlock-tck-caller");
+            caller.start();
+            awaitFile(env, pid);
+            caller.interrupt();
+            caller.join(TimeUnit.MINUTES.toMillis(2));
+            assertFalse(caller.isAlive(), "exec did not return after its thread was interrupted");
+            assertTrue(outcome.get() instanceof ExecResult, "exec must return the cancelled result, got " + outcome.get());
+            assertTrue(((ExecResult) outcome.get()).cancelled());
+            assertFalse(alive(env, pid), "a grandchild outlived the interrupt");
+        }
+
+        @ParameterizedTest(name = "held at {0} -> {1}")
+        @CsvSource({"NEW, STAGING", "STAGING, STAGED"})
+        void cancelBeforeDispatchNeverRunsTheCommand(ExecState from, ExecState to) throws InterruptedException {
+            Park park = new Park(from, to);
+            try (Environment env = open(Map.of(), park)) {
+                String marker = env.target().scratchDir() + "/side-effect";
+                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; cat")
+                        .stdin(Payload.ofUtf8("staged input")).build());
+                park.awaitParked();
+                e.cancel(); // reports -> CANCELLED, which lets the held flow go; returns after its cleanup
+                ExecResult r = e.await();
+                assertTrue(r.cancelled());
+                assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
+                assertFalse(park.dispatched(), "an exec cancelled before dispatch was dispatched");
+                assertTrue(env.files().stat(marker).isEmpty(), "an exec cancelled before dispatch ran");
+                assertNothingStaged(env, "after a cancel before dispatch");
+            }
+        }
+
+        @Test
+        void cancelDuringDispatchKillsTheCommand() throws InterruptedException {
+            // Held at the commit point: the command is about to be sent, so a cancel must become a kill.
+            Park park = new Park(ExecState.STAGED, ExecState.DISPATCHED);
+            try (Environment env = open(Map.of(), park)) {
+                String pid = env.target().scratchDir() + "/pid";
+                Execution e = env.start(ExecRequest.builder(processTree(pid)).build());
+                park.awaitParked();
+                e.cancel();
+                park.release();
+                ExecResult r = e.await(Duration.ofMinutes(2)).orElseThrow(() ->
+                        new AssertionError("a command cancelled during its dispatch kept running"));
+                assertTrue(r.cancelled());
+                assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
+                assertFalse(Remote.aliveIfStarted(env, pid).orElse(false), "a grandchild outlived a cancel during dispatch");
+            }
+        }
+
+        @Test
+        void cancelAfterTheEndChangesNothing() throws InterruptedException {
+            Environment env = environment();
+            Execution e = env.start(ExecRequest.of("echo done"));
+            ExecResult first = e.await();
+            e.cancel();
+            ExecResult again = e.await();
+            assertEquals(0, again.exitCode());
+            assertFalse(again.cancelled());
+            assertEquals(first.stdout().text(), again.stdout().text());
+            assertEquals("ok\n", sh(env, "echo ok"));
+        }
+
+        @Test
+        void cancelExecLeavesOtherExecsRunning() throws InterruptedException {
+            try (Environment env = open(Map.of(CANCEL, "exec"))) {
+                String go = env.target().scratchDir() + "/go";
+                Remote.Started victim = Remote.start(env, ExecRequest.builder("echo started; exec sleep 600"), "the victim");
+                Remote.Started other = Remote.start(env, ExecRequest.builder(
+                        "echo started; while [ ! -e " + q(go) + " ]; do sleep 1; done; echo finished"), "the other exec");
+                victim.execution().cancel();
+                assertTrue(victim.await().cancelled());
+                env.files().write(go, new byte[0]);
+                ExecResult r = other.await();
+                assertEquals(0, r.exitCode(), () -> "the other exec did not finish normally: " + other.err().text());
+                assertFalse(r.cancelled());
+                assertEquals("started\nfinished\n", other.out().text());
+                assertEquals("ok\n", sh(env, "echo ok"), "the environment must stay usable after airlock.cancel=exec");
+            }
+        }
+
+        @Test
+        void cancelSandboxStopsTheSandboxExactlyOnce() throws InterruptedException {
+            Events events = new Events();
+            Environment env = open(Map.of(CANCEL, "sandbox"), events);
+            Optional<Environment> observer = Optional.empty();
+            try {
+                observer = observer(env);
+                String dir = observer.map(o -> newDir(o, "sandbox")).orElseGet(() -> newDir(env, "sandbox"));
+                Remote.Started a = Remote.start(env, ExecRequest.builder(processTree(dir + "/a")), "exec a");
+                Remote.Started b = Remote.start(env, ExecRequest.builder(processTree(dir + "/b")), "exec b");
+                a.execution().cancel();
+                assertTrue(a.await().cancelled());
+                assertTrue(b.await().cancelled(), "stopping the sandbox must end its other execs");
+                assertThrows(EnvironmentClosedException.class, () -> env.exec(ExecRequest.of("true")),
+                        "a stopped sandbox must refuse further execs");
+                env.close(); // returns once the stop has finished
+                env.close();
+                assertDoesNotThrow(a.execution()::cancel, "cancel after the stop is a no-op");
+                assertDoesNotThrow(b.execution()::cancel, "cancel after the stop is a no-op");
+                assertEquals(1, events.count("close"), "the sandbox must be stopped exactly once");
+                if (observer.isPresent()) {
+                    assertGoneAfterClose(observer.get(), env, List.of(dir + "/a", dir + "/b"));
+                }
+            } finally {
+                env.close();
+                observer.ifPresent(Environment::close);
+            }
+        }
+
+        @Test
+        void closeDuringRunningExecsStopsOnceAndLeavesNothing() throws Exception {
+            Events events = new Events();
+            // Held after staging: on PAYLOAD backends a staged file exists when close() comes.
+            Park park = new Park(ExecState.STAGING, ExecState.STAGED);
+            Environment env = open(Map.of(), park, events);
+            Optional<Environment> observer = Optional.empty();
+            ExecutorService closers = Executors.newFixedThreadPool(4);
+            try {
+                observer = observer(env);
+                String dir = observer.map(o -> newDir(o, "close")).orElseGet(() -> newDir(env, "close"));
+                String marker = dir + "/parked-ran";
+                Execution parked = env.start(ExecRequest.builder("touch " + q(marker)).stdin(Payload.ofUtf8("x")).build());
+                park.awaitParked();
+                Remote.Started tree = Remote.start(env, ExecRequest.builder(processTree(dir + "/tree")), "the process tree");
+                Remote.Started reader = Remote.start(env, ExecRequest.builder(
+                        "cat > /dev/null; sh -c 'echo $$ > \"$1\"; exec sleep 600' kit " + q(dir + "/reader") + " & echo started; wait")
+                        .stdin(Sample.generated("1 MiB", Sample.MIB, 11, 0).payload()), "the reader");
+                awaitFile(env, dir + "/reader");
+                List<Future<?>> closing = new ArrayList<>();
+                for (int i = 0; i < 4; i++) {
+                    closing.add(closers.submit(env::close)); // racing closers: one stop, all return
+                }
+                for (Future<?> f : closing) {
+                    f.get();
+                }
+                for (Execution e : List.of(parked, tree.execution(), reader.execution())) {
+                    ExecResult r = e.await(Duration.ofMinutes(1)).orElseThrow(() -> new AssertionError("an exec outlived close()"));
+                    assertTrue(r.cancelled(), "close() must cancel running execs");
+                }
+                assertEquals(1, events.count("close"), "close() must stop the sandbox exactly once");
+                if (observer.isPresent()) {
+                    assertTrue(observer.get().files().stat(marker).isEmpty(), "an exec held before dispatch ran after close()");
+                    assertGoneAfterClose(observer.get(), env, List.of(dir + "/tree", dir + "/reader"));
+                }
+            } finally {
+                closers.shutdownNow();
+                env.close();
+                observer.ifPresent(Environment::close);
+            }
+        }
+
+        private void awaitFile(Environment env, String path) throws InterruptedException {
+            for (int i = 0; i < 1200; i++) {
+                if (env.files().stat(path).map(s -> s.size() > 0).orElse(false)) {
+                    return;
+                }
+                Thread.sleep(100);
+            }
+            fail(path + " did not appear within 2 minutes");
+        }
+    }
+
+    // =============================================================================== concurrency
+
+    /** (core) One environment serves many execs and file operations at once, each byte-exact. */
+    @Nested
+    class Concurrency {
+
+        @Test
+        void sixteenConcurrentExecsAreEachByteExact() throws InterruptedException {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            List<Sample> samples = new ArrayList<>();
+            List<Execution> running = new ArrayList<>();
+            for (int i = 0; i < 16; i++) {
+                Sample s = Sample.generated("exec #" + i, 256 * Sample.KIB + i * 4099L, 1000 + i, 8);
+                samples.add(s);
+                running.add(env.start(ExecRequest.builder(i % 2 == 0 ? "cat" : "cat >&2").stdin(s.payload()).build()));
+            }
+            for (int i = 0; i < 16; i++) {
+                ExecResult r = running.get(i).await();
+                assertEquals(0, r.exitCode(), "exec #" + i);
+                ByteCheck.assertSame(samples.get(i), (i % 2 == 0 ? r.stdout() : r.stderr()).open(), "concurrent exec #" + i);
+            }
+        }
+
+        @Test
+        void concurrentFileWritesAndReadsAreEachByteExact() throws Exception {
+            Environment env = environment();
+            requireByteExact(env.capabilities());
+            String dir = newDir(env, "concurrent");
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                List<CompletableFuture<Void>> all = new ArrayList<>();
+                for (int i = 0; i < 8; i++) {
+                    Sample s = Sample.generated("file #" + i, 512 * Sample.KIB + i, 2000 + i, 4);
+                    String f = dir + "/f" + i;
+                    all.add(CompletableFuture.runAsync(() -> {
+                        env.files().write(f, s.payload());
+                        ByteCheck.assertSame(s, env.files().read(f), "concurrent write/read #" + f);
+                    }, pool));
+                }
+                CompletableFuture.allOf(all.toArray(new CompletableFuture[0])).get(5, TimeUnit.MINUTES);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    // =================================================================================== secrecy
+
+    /** (core) Payloads, env values and credentials never appear in any process's argv on this machine. */
+    @Nested
+    class Secrecy {
+
+        @Test
+        void noArgvOnThisMachineHoldsAPayloadAnEnvValueOrAToken() throws Exception {
+            assumeCapability(ArgvScan.supported(), "this JVM's host has no readable /proc, so argv cannot be scanned here");
+            String token = StdinScripts.randomToken();
+            Map<String, String> secrets = new LinkedHashMap<>();
+            secrets.put("the stdin payload", "kit-stdin-" + token);
+            secrets.put("an env value", "kit-env-" + token);
+            secrets.put("a file's content", "kit-file-" + token);
+            secrets.put("a secret setting", "kit-setting-" + token);
+            int n = 0;
+            for (String s : secrets()) {
+                secrets.put("backend credential #" + (++n), s);
+            }
+            String sighting = "kit-sighting-" + token;
+            try (Environment env = open(Map.of("airlock.tck.api-token", secrets.get("a secret setting")));
+                 ArgvScan scan = new ArgvScan(secrets, sighting)) {
+                String dir = newDir(env, "secrecy");
+                String go = dir + "/go";
+                Remote.Started s = Remote.start(env, ExecRequest.builder(": " + sighting + "\n"
+                                + "cat > " + q(dir + "/in") + "\necho started\n"
+                                + "while [ ! -e " + q(go) + " ]; do sleep 1; done\n"
+                                + "printf %s \"$KIT_SECRET\"")
+                        .env("KIT_SECRET", secrets.get("an env value"))
+                        .stdin(Payload.ofUtf8(secrets.get("the stdin payload"))), "the secret-holding command");
+                env.files().write(dir + "/file", secrets.get("a file's content").getBytes(StandardCharsets.UTF_8));
+                assertEquals(secrets.get("a file's content"), read(env, dir + "/file"));
+                env.files().write(go, new byte[0]);
+                ExecResult r = s.await();
+                assertEquals(0, r.exitCode());
+                assertEquals("started\n" + secrets.get("an env value"), s.out().text());
+                scan.close();
+                System.out.println(TAG + "secrecy: " + scan.summary() + "; the backend's processes "
+                        + (scan.sighted() ? "run on this machine" : "were not seen on this machine"));
+                assertEquals(Set.of(), scan.hits(), "secrets appeared in argv on this machine");
+            }
+        }
+
+        @Test
+        void requestsAndErrorsNeverPrintEnvValuesOrStdin() {
+            String secret = "kit-never-print-" + StdinScripts.randomToken();
+            ExecRequest r = ExecRequest.builder("true").env("KIT_SECRET", secret).stdin(Payload.ofUtf8(secret)).build();
+            assertFalse(r.toString().contains(secret), "ExecRequest.toString shows a secret");
+            ConfigurationException e = assertThrows(ConfigurationException.class,
+                    () -> ExecRequest.builder("true").env("KIT_SECRET", secret + "\0").build());
+            assertFalse(e.getMessage().contains(secret), "an error message shows an env value");
+        }
+    }
+
+    // ==================================================================================== errors
+
+    /** (core) Bad input and closed environments fail with the right exception and a one-line reason. */
+    @Nested
+    class Errors {
+
+        @ParameterizedTest(name = "name \"{0}\"")
+        @ValueSource(strings = {"1ABC", "A-B", "A B", "", "A=B", "É", "A\nB"})
+        void invalidEnvNamesAreRejected(String name) {
+            ConfigurationException e = assertThrows(ConfigurationException.class,
+                    () -> environment().exec(ExecRequest.builder("true").env(name, "v").build()));
+            assertTrue(e.getMessage().contains("environment variable"), "the message says what is wrong: " + e.getMessage());
+            assertEquals(1, e.getMessage().lines().count(), "one line: " + e.getMessage());
+        }
+
+        @Test
+        void nulInTheCommandIsRejected() {
+            assertThrows(ConfigurationException.class, () -> environment().exec(ExecRequest.of("echo a\0b")));
+        }
+
+        @Test
+        void aClosedEnvironmentRefusesEverything() {
+            Environment env = open(Map.of());
+            RemoteFiles files = env.files();
+            String dir = env.target().scratchDir();
+            env.close();
+            assertThrows(EnvironmentClosedException.class, () -> env.exec(ExecRequest.of("true")));
+            assertThrows(EnvironmentClosedException.class, () -> env.start(ExecRequest.of("true")));
+            assertThrows(EnvironmentClosedException.class, () -> files.read(dir + "/x"));
+            assertThrows(EnvironmentClosedException.class, () -> files.write(dir + "/x", new byte[1]));
+            assertThrows(EnvironmentClosedException.class, () -> files.stat(dir));
+            assertDoesNotThrow(env::close, "close is idempotent");
+        }
+
+        @Test
+        void missingPathsNameThePath() {
+            Environment env = environment();
+            String dir = newDir(env, "errors") + "/missing";
+            assertThrows(NoSuchPathException.class, () -> env.files().read(dir + "/f"));
+            assertThrows(NoSuchPathException.class, () -> env.files().list(dir));
+            assertThrows(NoSuchPathException.class, () -> env.files().copyOut(dir));
+            assertFalse(env.files().delete(dir));
+        }
+    }
+
+    // ============================================================================= staged stdin
+
+    /** PAYLOAD backends: the staged file is private, short-lived, and never outlives its exec. */
+    @Nested
+    class StagedStdin {
+
+        private Environment payloadEnvironment(ExecListener... listeners) {
+            assumeCapability(environment().capabilities().stdinMode() == StdinMode.PAYLOAD,
+                    "stdin mode is " + environment().capabilities().stdinMode() + ", not PAYLOAD: nothing is staged");
+            return open(Map.of(), listeners);
+        }
+
+        @Test
+        void stagedFileIs0600InA0700Dir() throws InterruptedException {
+            Park park = new Park(ExecState.STAGING, ExecState.STAGED);
+            try (Environment env = payloadEnvironment(park)) {
+                Sample s = Sample.generated("1000 bytes", 1000, 1000, 4);
+                Execution e = env.start(ExecRequest.builder("cat").stdin(s.payload()).build());
+                park.awaitParked();
+                List<FileStat> staged = env.files().list(env.target().stagingDir()).stream()
+                        .filter(f -> f.name().startsWith(".airlock-stdin-")).toList();
+                park.release();
+                assertEquals(1, staged.size(), "one staged stdin file while the exec is held: " + staged);
+                assertEquals(0600, staged.get(0).mode(), "the staged stdin must be 0600");
+                assertEquals(s.size(), staged.get(0).size());
+                assertEquals(0700, env.files().stat(env.target().privateDir()).orElseThrow().mode() & 0777,
+                        "the private dir must be 0700");
+                ExecResult r = e.await();
+                ByteCheck.assertSame(s, r.stdout().open(), "staged stdin -> stdout");
+            }
+        }
+
+        @Test
+        void stagedFileIsGoneBeforeTheCommandRuns() {
+            try (Environment env = payloadEnvironment()) {
+                ExecResult r = succeed(env, ExecRequest.builder("ls -la -- " + q(env.target().stagingDir()) + " >&2; cat")
+                        .stdin(Payload.ofUtf8("payload")).build(), "ls of the staging dir");
+                assertEquals("payload", r.stdout().text(), "the command still reads its stdin");
+                assertFalse(r.stderr().text().contains(".airlock-stdin-"),
+                        "the staged stdin was still on disk when the command ran:\n" + r.stderr().text());
+            }
+        }
+
+        @Test
+        void noStagedFileIsLeftAfterAHundredRuns() {
+            try (Environment env = payloadEnvironment()) {
+                String[] commands = {"cat > /dev/null", "true", "exit 3", "cat; exit 1", "(", "read -r x; echo $x"};
+                for (int i = 0; i < 100; i++) {
+                    ExecRequest.Builder b = ExecRequest.builder(commands[i % commands.length])
+                            .stdin(Payload.ofUtf8("run " + i + "\n"));
+                    if (i % 50 == 7) {
+                        b = ExecRequest.builder("sleep 600").stdin(Payload.ofUtf8("timed out")).timeout(Duration.ofMillis(500));
+                    }
+                    env.exec(b.build());
+                }
+                assertNothingStaged(env, "after 100 runs");
+            }
+        }
+
+        @Test
+        void aFailedRedirectIsAStagingException() throws InterruptedException {
+            Park park = new Park(ExecState.STAGING, ExecState.STAGED);
+            try (Environment env = payloadEnvironment(park)) {
+                String marker = env.target().scratchDir() + "/ran";
+                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; cat").stdin(Payload.ofUtf8("x")).build());
+                park.awaitParked();
+                // Take the staged file away while the exec is held: its redirect must fail.
+                for (FileStat f : env.files().list(env.target().stagingDir())) {
+                    if (f.name().startsWith(".airlock-stdin-")) {
+                        env.files().delete(f.path());
+                    }
+                }
+                park.release();
+                assertThrows(StagingException.class, e::await);
+                assertTrue(env.files().stat(marker).isEmpty(), "the command ran although its stdin could not be opened");
+                assertNothingStaged(env, "after a failed redirect");
+            }
+        }
+
+        @Test
+        void stdinOverTheStagingCapIsRefusedWithTheSettingsName() {
+            assumeCapability(environment().capabilities().stdinMode() == StdinMode.PAYLOAD,
+                    "stdin mode is " + environment().capabilities().stdinMode() + ", not PAYLOAD: nothing is staged");
+            try (Environment env = open(Map.of("airlock.stdin.max-staged-bytes", "1000"))) {
+                String marker = env.target().scratchDir() + "/ran";
+                for (Payload p : List.of(Payload.of(new byte[5000]), Payload.ofStream(new ByteArrayInputStream(new byte[5000])))) {
+                    AirlockException e = assertThrows(AirlockException.class,
+                            () -> env.exec(ExecRequest.builder("touch " + q(marker)).stdin(p).build()));
+                    assertTrue(e.getMessage().contains("airlock.stdin.max-staged-bytes"), "name the setting: " + e.getMessage());
+                }
+                assertTrue(env.files().stat(marker).isEmpty(), "a refused exec ran");
+                assertNothingStaged(env, "after refused stdin");
+            }
+        }
+    }
+
+    // ==================================================================================== attach
+
+    /** Attachable backends: a second environment on one sandbox sees it, cleans up after itself, and never stops it. */
+    @Nested
+    class Attach {
+
+        private Environment attachTo(Environment owner) {
+            assumeCapability(owner.capabilities().attachable(), "capabilities().attachable() is false");
+            Optional<Environment> attached = attach(owner);
+            assumeCapability(attached.isPresent(), "the backend is attachable but the test does not override attach()");
+            return attached.get();
+        }
+
+        @Test
+        void anAttachedEnvironmentSharesTheSandboxAndLeavesItRunning() {
+            Environment owner = environment();
+            Environment a = attachTo(owner);
+            try {
+                String f = newDir(owner, "attach") + "/shared";
+                owner.files().write(f, "from the owner".getBytes(StandardCharsets.UTF_8));
+                assertEquals("from the owner", read(a, f));
+            } finally {
+                a.close();
+            }
+            assertEquals("alive\n", sh(owner, "echo alive"), "closing an attached environment must not stop the sandbox");
+        }
+
+        @Test
+        void closingAnAttachedEnvironmentKillsItsExecsAndRemovesItsFiles() throws InterruptedException {
+            Environment owner = environment();
+            Environment a = attachTo(owner);
+            String pid = newDir(owner, "attach-close") + "/pid";
+            try {
+                Remote.Started tree = Remote.start(a, ExecRequest.builder(processTree(pid)), "the process tree");
+                a.close();
+                assertTrue(tree.execution().await(Duration.ofMinutes(1)).orElseThrow().cancelled());
+            } finally {
+                a.close();
+            }
+            assertGoneAfterClose(owner, a, List.of(pid));
+            assertEquals("alive\n", sh(owner, "echo alive"), "closing an attached environment must not stop the sandbox");
+        }
+    }
+
+    /** A caller's payload source that breaks part way. */
+    private static final class FailingStream extends InputStream {
+        private long left;
+
+        FailingStream(long before) {
+            this.left = before;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (left == 0) {
+                throw new IOException("kit: the payload source broke");
+            }
+            int n = (int) Math.min(len, left);
+            java.util.Arrays.fill(b, off, off + n, (byte) 'x');
+            left -= n;
+            return n;
+        }
+    }
+}
