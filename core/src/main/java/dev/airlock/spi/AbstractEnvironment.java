@@ -408,6 +408,7 @@ public abstract class AbstractEnvironment implements Environment {
      * ({@code write}, {@code delete}, {@code mkdirs}, {@code copyIn}) before they run.
      */
     final void beforeWrite(String path, String operation) {
+        ensureOpen(); // before the rules load through the backend: a closed one may have no client left
         safety().checkWrite(path, operation);
     }
 
