@@ -917,6 +917,7 @@ public abstract class AbstractEnvironment implements Environment {
             private final OutputStream to;
             private final Payload payload;
             private final CountDownLatch end = new CountDownLatch(1);
+            private volatile boolean readingSource;
 
             StdinWriter(OutputStream to, Payload payload) {
                 this.to = to;
@@ -930,6 +931,7 @@ public abstract class AbstractEnvironment implements Environment {
                     int n;
                     while ((n = readSource(in, buf)) >= 0) {
                         to.write(buf, 0, n);
+                        to.flush(); // a live source (a pipe, a terminal) must not wait in a buffer for more input
                     }
                     to.flush();
                 } catch (SourceFailure e) {
@@ -947,15 +949,28 @@ public abstract class AbstractEnvironment implements Environment {
             }
 
             private int readSource(InputStream in, byte[] buf) throws SourceFailure {
+                readingSource = true;
                 try {
                     return in.read(buf);
                 } catch (IOException e) {
                     throw new SourceFailure(e);
+                } finally {
+                    readingSource = false;
                 }
             }
 
+            /**
+             * Called after the command exited. A writer blocked reading the caller's source (an
+             * idle pipe that is never closed, like an agent's stdin) would never end: the input
+             * has nowhere to go any more, so do not wait for it.
+             */
             void awaitEnd() throws InterruptedException {
-                end.await(5, TimeUnit.SECONDS);
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (!end.await(10, TimeUnit.MILLISECONDS)) {
+                    if (readingSource || System.nanoTime() > until) {
+                        return;
+                    }
+                }
             }
         }
     }

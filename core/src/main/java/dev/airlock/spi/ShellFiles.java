@@ -59,8 +59,11 @@ final class ShellFiles implements RemoteFiles {
             s.append("[ -d \"$d\" ] || { echo \"no such directory: $d\" >&2; exit 2; }\n");
         }
         s.append("[ -d \"$t\" ] && { echo \"is a directory: $t\" >&2; exit 5; }\n")
+                .append("tmp=\n")
+                .append("trap '[ -z \"$tmp\" ] || rm -f -- \"$tmp\"' EXIT\n")
+                // A cancel (SIGTERM to the group) must not leave the temp file: exit runs the EXIT trap.
+                .append("trap 'exit 143' TERM INT HUP\n")
                 .append("tmp=$(mktemp \"$d/.airlock-write-XXXXXXXXXX\") || exit 6\n")
-                .append("trap 'rm -f -- \"$tmp\"' EXIT\n")
                 .append("cat > \"$tmp\" || exit 7\n");
         if (options.mode().isPresent()) {
             s.append("chmod ").append(Integer.toOctalString(options.mode().getAsInt())).append(" \"$tmp\" || exit 8\n");

@@ -1,0 +1,106 @@
+package dev.airlock.cli;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.settings.Settings;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Spec;
+
+import java.util.concurrent.Callable;
+
+/** The {@code airlock} command line; {@code ./airlock} at the repository root builds and runs it. */
+@Command(name = "airlock", mixinStandardHelpOptions = true, versionProvider = AirlockCli.Version.class,
+        synopsisSubcommandLabel = "COMMAND",
+        description = "Runs an agent's commands and file transfers on a pluggable backend, byte-exact.",
+        subcommands = {ExecCommand.class, WriteCommand.class, ReadCommand.class, BackendsCommand.class},
+        footer = {"%nExit codes of every command but exec: 0 ok, 1 other failure, 2 usage, 3 denied,"
+                + " 4 backend unavailable, 5 doctor found a leak. exec exits with the command's own status,"
+                + " 124 after --timeout, 125 when Airlock itself failed. 128+N after signal N."})
+public final class AirlockCli implements Callable<Integer> {
+    private static final String LOG_PREFIX = "org.slf4j.simpleLogger.";
+
+    @Mixin
+    SettingsOptions options;
+
+    @Spec
+    CommandSpec spec;
+
+    private final Signals signals = new Signals();
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs one command line and returns its exit code. */
+    static int run(String... args) {
+        AirlockCli cli = new AirlockCli();
+        CommandLine cmd = new CommandLine(cli);
+        cmd.setExpandAtFiles(false); // "@notes" is an argument, never a file to read arguments from
+        cmd.getSubcommands().get("exec").setStopAtPositional(true); // options stop at the command's first word
+        cmd.setExecutionStrategy(cli::execute);
+        cmd.setParameterExceptionHandler(cli::onUsageError);
+        cmd.setExecutionExceptionHandler((e, c, parsed) -> cli.onFailure(e, c));
+        int code = cmd.execute(args);
+        int sig = cli.signals.received();
+        return sig != 0 ? 128 + sig : code;
+    }
+
+    @Override
+    public Integer call() {
+        throw new ParameterException(spec.commandLine(), "missing command: exec, write, read or backends");
+    }
+
+    Settings settings() {
+        return options.settings();
+    }
+
+    /** Opens the configured environment for one command, with SIGINT/SIGTERM handling. */
+    Session openSession() {
+        return Session.open(settings(), signals);
+    }
+
+    private int execute(ParseResult parsed) {
+        configureLogging(options.debug);
+        return new CommandLine.RunLast().execute(parsed);
+    }
+
+    private int onUsageError(ParameterException e, String[] args) {
+        CommandLine where = e.getCommandLine();
+        String help = where.getCommandSpec().qualifiedName() + " --help";
+        return ExitCodes.report(new ConfigurationException(e.getMessage() + " (see '" + help + "')", e),
+                where.getCommand() instanceof ExecCommand, options != null && options.debug, System.err);
+    }
+
+    private int onFailure(Exception e, CommandLine where) {
+        int sig = signals.received();
+        if (sig != 0) {
+            return 128 + sig; // cancelled on purpose: the failure it caused is no news
+        }
+        return ExitCodes.report(e, where.getCommand() instanceof ExecCommand, options.debug, System.err);
+    }
+
+    /** Quiet by default (warnings only), on stderr; --debug shows debug logs. Before any logger exists. */
+    private static void configureLogging(boolean debug) {
+        if (debug) {
+            System.setProperty(LOG_PREFIX + "defaultLogLevel", "debug");
+        } else if (System.getProperty(LOG_PREFIX + "defaultLogLevel") == null) {
+            System.setProperty(LOG_PREFIX + "defaultLogLevel", "warn");
+        }
+        System.setProperty(LOG_PREFIX + "logFile", "System.err");
+        System.setProperty(LOG_PREFIX + "showShortLogName", "true");
+        System.setProperty(LOG_PREFIX + "showThreadName", String.valueOf(debug));
+        System.setProperty(LOG_PREFIX + "levelInBrackets", "true");
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = AirlockCli.class.getPackage().getImplementationVersion();
+            return new String[] {"airlock " + (v == null ? "(development build)" : v)};
+        }
+    }
+}

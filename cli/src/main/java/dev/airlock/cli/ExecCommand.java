@@ -1,0 +1,107 @@
+package dev.airlock.cli;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Execution;
+import dev.airlock.Payload;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+import java.io.FileDescriptor;
+import java.io.FileInputStream;
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/** {@code airlock exec}: one shell command, our stdin to its stdin, its output to ours, its exit status. */
+@Command(name = "exec", mixinStandardHelpOptions = true,
+        customSynopsis = "airlock exec [-n] [--cwd DIR] [--timeout SECONDS] [--env K=V]... [--] WORDS...",
+        description = {"Runs a shell command on the target.",
+                "WORDS are joined by single spaces into one shell command (as ssh does); options stop at"
+                        + " the first word. Our stdin goes to the command byte-exact, unless -n is given or"
+                        + " stdin is a terminal; its stdout and stderr come back as they are written."},
+        footer = {"%nExit status: the command's own; 124 after --timeout; 125 when Airlock failed, with one"
+                + " line on stderr (airlock: denied: ..., airlock: unavailable: ..., airlock: usage: ...,"
+                + " airlock: ...); 130/143 after SIGINT/SIGTERM."})
+final class ExecCommand implements Callable<Integer> {
+    @ParentCommand
+    AirlockCli cli;
+
+    @Option(names = "-n", description = "Give the command no stdin (it reads end-of-input at once).")
+    boolean noStdin;
+
+    @Option(names = "--cwd", paramLabel = "DIR", description = "Working directory on the target (~ is the environment's home).")
+    String cwd;
+
+    @Option(names = "--timeout", paramLabel = "SECONDS", description = "Kill the command and everything it started after this long; exit 124.")
+    String timeout;
+
+    @Option(names = "--env", paramLabel = "K=V", description = "An environment variable for the command. Repeatable.")
+    List<String> env = new ArrayList<>();
+
+    @Parameters(paramLabel = "WORDS", arity = "0..*", description = "The command.")
+    List<String> words = new ArrayList<>();
+
+    @Override
+    public Integer call() throws Exception {
+        if (words.isEmpty()) {
+            throw new ConfigurationException("exec needs a command: airlock exec [-n] [--cwd DIR] [--timeout SECONDS] [--env K=V]... [--] WORDS...");
+        }
+        ExecRequest.Builder b = ExecRequest.builder(String.join(" ", words));
+        if (cwd != null) {
+            b.cwd(cwd);
+        }
+        BigDecimal seconds = timeout == null ? null : parseSeconds(timeout);
+        if (seconds != null) {
+            b.timeout(Duration.ofNanos(seconds.movePointRight(9).longValue()));
+        }
+        for (String kv : env) {
+            int eq = kv.indexOf('=');
+            if (eq <= 0) {
+                throw new ConfigurationException("--env needs NAME=VALUE with a name before '='");
+            }
+            b.env(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        Progress progress = Progress.onStderr("stdin");
+        if (!noStdin && !Terminals.isTerminal(Terminals.STDIN)) {
+            b.stdin(Payload.ofStream(progress.wrap(new FileInputStream(FileDescriptor.in))));
+        }
+        StdStream out = StdStream.stdout();
+        StdStream err = StdStream.stderr();
+        ExecRequest request = b.output(out, err).build();
+
+        try (Session session = cli.openSession()) {
+            Execution execution = session.env().start(request);
+            session.onSignal(execution::cancel);
+            out.onBrokenPipe(execution::cancel);
+            ExecResult result = execution.await();
+            progress.finish();
+            if (out.isBroken()) {
+                return ExitCodes.BROKEN_PIPE;
+            }
+            if (result.timedOut()) {
+                System.err.println("airlock: timed out after " + seconds.stripTrailingZeros().toPlainString() + "s");
+                return ExitCodes.EXEC_TIMEOUT;
+            }
+            return result.exitCode();
+        }
+    }
+
+    private static BigDecimal parseSeconds(String s) {
+        try {
+            BigDecimal v = new BigDecimal(s.trim());
+            if (v.compareTo(BigDecimal.valueOf(Long.MAX_VALUE / 1_000_000_000L)) < 0
+                    && v.movePointRight(9).longValue() > 0) {
+                return v;
+            }
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new ConfigurationException("--timeout needs a positive number of seconds, got '" + s + "'");
+    }
+}
