@@ -108,7 +108,7 @@ final class DockerDaemon implements Closeable {
 
     /** The daemon's version, or an exception saying why it cannot be reached. */
     String ping() {
-        return call("reach the daemon", () -> {
+        return call("check that it answers", () -> {
             client.pingCmd().exec();
             return client.versionCmd().exec().getVersion();
         });
