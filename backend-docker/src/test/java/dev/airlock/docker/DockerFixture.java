@@ -3,6 +3,7 @@ package dev.airlock.docker;
 import dev.airlock.settings.Settings;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.ByteArrayOutputStream;
@@ -35,7 +36,7 @@ import static org.junit.jupiter.api.Assumptions.abort;
  * Skips when no daemon answers, and fails instead under {@code AIRLOCK_REQUIRE_SERVICES=1}.
  * After each test class, no Airlock-labelled container may remain that was not there before.
  */
-public final class DockerFixture implements BeforeAllCallback, AfterAllCallback {
+public final class DockerFixture implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback {
     /** Bump the tag whenever the rootfs below changes: a daemon keeps an image of the old tag. */
     public static final String IMAGE = "airlock-test/busybox:2";
     private static final Path BUSYBOX = Path.of("/bin/busybox");
@@ -58,14 +59,37 @@ public final class DockerFixture implements BeforeAllCallback, AfterAllCallback 
         return context.getRequiredTestClass().getEnclosingClass() == null;
     }
 
+    private static ExtensionContext.Store store(ExtensionContext context) {
+        return context.getStore(ExtensionContext.Namespace.create(DockerFixture.class));
+    }
+
+    /**
+     * Without a daemon, each test is skipped with the reason (surefire shows skipped tests, not an
+     * aborted class); test classes open environments lazily, in the tests, for that.
+     */
     @Override
     public void beforeAll(ExtensionContext context) throws Exception {
         if (!outermost(context)) {
             return;
         }
-        requireDaemon();
+        String why = whyNoDaemon();
+        if (why != null) {
+            if ("1".equals(System.getenv("AIRLOCK_REQUIRE_SERVICES"))) {
+                fail("AIRLOCK_REQUIRE_SERVICES=1 but " + why + "; start dockerd (see .ci/run)");
+            }
+            store(context).put("skip", "docker tests skipped: " + why + "; start dockerd to run them");
+            return;
+        }
         ensureImage();
-        context.getStore(ExtensionContext.Namespace.create(DockerFixture.class)).put("before", managedContainers());
+        store(context).put("before", managedContainers());
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) {
+        String skip = store(context).get("skip", String.class);
+        if (skip != null) {
+            abort(skip);
+        }
     }
 
     @Override
@@ -74,7 +98,7 @@ public final class DockerFixture implements BeforeAllCallback, AfterAllCallback 
             return;
         }
         @SuppressWarnings("unchecked")
-        Set<String> before = (Set<String>) context.getStore(ExtensionContext.Namespace.create(DockerFixture.class)).get("before");
+        Set<String> before = (Set<String>) store(context).get("before");
         if (before == null) {
             return; // skipped
         }
@@ -88,24 +112,16 @@ public final class DockerFixture implements BeforeAllCallback, AfterAllCallback 
         }
     }
 
-    static void requireDaemon() throws Exception {
-        String why;
+    /** Why the docker tests cannot run here, or null when they can. */
+    static String whyNoDaemon() throws InterruptedException {
         if (!BUSYBOX.toFile().isFile()) {
-            why = "no " + BUSYBOX + " to build the test image (apt-get install busybox-static)";
-        } else {
-            Result r;
-            try {
-                r = docker(null, 30, "version", "--format", "{{.Server.Version}}");
-                why = r.exit == 0 ? null : "the Docker daemon does not answer: " + r.err.strip();
-            } catch (IOException e) {
-                why = "no docker client: " + e.getMessage() + " (apt-get install docker.io)";
-            }
+            return "no " + BUSYBOX + " to build the test image (apt-get install busybox-static)";
         }
-        if (why != null) {
-            if ("1".equals(System.getenv("AIRLOCK_REQUIRE_SERVICES"))) {
-                fail("AIRLOCK_REQUIRE_SERVICES=1 but " + why + "; start dockerd (see .ci/run)");
-            }
-            abort("docker tests skipped: " + why + "; start dockerd to run them");
+        try {
+            Result r = docker(null, 30, "version", "--format", "{{.Server.Version}}");
+            return r.exit == 0 ? null : "the Docker daemon does not answer: " + r.err.strip();
+        } catch (IOException e) {
+            return "no docker client: " + e.getMessage() + " (apt-get install docker.io)";
         }
     }
 
