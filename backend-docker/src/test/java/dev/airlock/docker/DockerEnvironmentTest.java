@@ -65,48 +65,13 @@ class DockerEnvironmentTest {
         long size = Runtime.getRuntime().maxMemory() + (64L << 20); // more than this JVM could hold
         java.security.MessageDigest sent = java.security.MessageDigest.getInstance("SHA-256");
         java.security.MessageDigest got = java.security.MessageDigest.getInstance("SHA-256");
-        InputStream source = new InputStream() {
-            private final Random rnd = new Random(5);
-            private long left = size;
-
-            @Override
-            public int read() {
-                byte[] one = new byte[1];
-                return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) {
-                if (left == 0) {
-                    return -1;
-                }
-                int n = (int) Math.min(len, left);
-                byte[] chunk = new byte[n];
-                rnd.nextBytes(chunk);
-                System.arraycopy(chunk, 0, b, off, n);
-                sent.update(chunk);
-                left -= n;
-                return n;
-            }
-        };
-        long[] count = {0};
-        java.io.OutputStream sink = new java.io.OutputStream() {
-            @Override
-            public void write(int b) {
-                write(new byte[] {(byte) b}, 0, 1);
-            }
-
-            @Override
-            public void write(byte[] b, int off, int len) {
-                got.update(b, off, len);
-                count[0] += len;
-            }
-        };
+        InputStream source = new java.security.DigestInputStream(
+                dev.airlock.tck.Sample.generated("more than the heap", size, 5, 0).open(), sent);
+        java.security.DigestOutputStream sink = new java.security.DigestOutputStream(java.io.OutputStream.nullOutputStream(), got);
         ExecResult r = env().exec(ExecRequest.builder("cat").stdin(Payload.ofStream(source, size))
                 .output(sink, java.io.OutputStream.nullOutputStream()).build());
         assertEquals(0, r.exitCode());
-        assertEquals(size, count[0]);
-        assertArrayEquals(sent.digest(), got.digest());
+        assertArrayEquals(sent.digest(), got.digest(), "the bytes that came back differ from those sent");
     }
 
     @Test
