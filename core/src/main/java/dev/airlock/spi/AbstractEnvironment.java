@@ -408,7 +408,7 @@ public abstract class AbstractEnvironment implements Environment {
      * ({@code write}, {@code delete}, {@code mkdirs}, {@code copyIn}) before they run.
      */
     final void beforeWrite(String path, String operation) {
-        ensureOpen(); // closed first: the safety check itself needs the (possibly gone) target
+        ensureOpen(); // before the rules load through the backend: a closed one may have no client left
         safety().checkWrite(path, operation);
     }
 
