@@ -8,8 +8,10 @@ import dev.airlock.Execution;
 import dev.airlock.Payload;
 import dev.airlock.settings.Settings;
 
+import dev.airlock.tck.Sample;
+
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
+import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -25,7 +27,7 @@ public final class BigPayloadMain {
         long size = Long.parseLong(args[0]);
         try (Environment env = Environments.open(Settings.of("airlock.container", "no"))) {
             MessageDigest expected = MessageDigest.getInstance("SHA-256");
-            InputStream gen = new Generated(size, 7, expected);
+            InputStream gen = new DigestInputStream(Sample.generated("payload", size, 7, 0).open(), expected);
             ExecResult r = env.exec(ExecRequest.builder("sha256sum").stdin(Payload.ofStream(gen, size)).build());
             String got = r.stdout().text().split(" ")[0];
             String want = HexFormat.of().formatHex(expected.digest());
@@ -59,44 +61,6 @@ public final class BigPayloadMain {
         }
     }
 
-    /** A deterministic byte stream of a given length, digested as it is read. */
-    static final class Generated extends InputStream {
-        private final MessageDigest digest;
-        private long remaining;
-        private long state;
-
-        Generated(long size, long seed, MessageDigest digest) {
-            this.remaining = size;
-            this.state = seed;
-            this.digest = digest;
-        }
-
-        @Override
-        public int read() {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            if (remaining == 0) {
-                return -1;
-            }
-            int n = (int) Math.min(len, remaining);
-            for (int i = 0; i < n; i++) {
-                state = state * 6364136223846793005L + 1442695040888963407L;
-                b[off + i] = (byte) (state >>> 56);
-            }
-            digest.update(b, off, n);
-            remaining -= n;
-            return n;
-        }
-    }
-
     private BigPayloadMain() {
-    }
-
-    static String utf8(byte[] b) {
-        return new String(b, StandardCharsets.UTF_8);
     }
 }

@@ -88,7 +88,7 @@ public abstract class AbstractEnvironment implements Environment {
     private static final int HEAP_CAPTURE = 1 << 20;
     private static final int CHUNK = 64 * 1024;
     /** Fake "exit" a waitFor reports when the transport died; never a real status. */
-    private static final int NO_STATUS = Integer.MIN_VALUE;
+    private static final int NO_STATUS = RemoteProcess.NO_STATUS;
 
     public static final String CANCEL_KEY = "airlock.cancel";
     public static final String OUTPUT_MAX_KEY = "airlock.output.max-bytes";
@@ -452,7 +452,7 @@ public abstract class AbstractEnvironment implements Environment {
      * ({@code write}, {@code delete}, {@code mkdirs}, {@code copyIn}) before they run.
      */
     final void beforeWrite(String path, String operation) {
-        ensureOpen(); // a closed environment refuses before any check runs a script on the target
+        ensureOpen(); // before the rules load through the backend: a closed one may have no client left
         safety().checkWrite(path, operation);
     }
 
@@ -1152,6 +1152,9 @@ public abstract class AbstractEnvironment implements Environment {
             throw new IOException("reading an internal script's output failed: " + ex.getMessage(), ex);
         } finally {
             p.release();
+        }
+        if (exit == NO_STATUS) {
+            throw new IOException("the connection to " + backend + " was lost while an internal script ran");
         }
         if (writeFailure != null && exit == 0) {
             throw new IOException("delivering input failed: " + writeFailure.getMessage(), writeFailure);

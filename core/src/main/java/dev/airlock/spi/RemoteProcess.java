@@ -10,6 +10,9 @@ import java.util.OptionalLong;
  */
 public interface RemoteProcess {
 
+    /** What {@link #waitFor} returns when the transport died before the command's status arrived; never a real status. */
+    int NO_STATUS = Integer.MIN_VALUE;
+
     /** The command's stdin; the core closes it after the last byte (end-of-input). */
     OutputStream stdin();
 
@@ -17,7 +20,7 @@ public interface RemoteProcess {
 
     InputStream stderr();
 
-    /** Waits for the end: the exit status, or 128+N when signal N ended it. */
+    /** Waits for the end: the exit status, 128+N when signal N ended it, or {@link #NO_STATUS} when the connection was lost. */
     int waitFor() throws InterruptedException;
 
     /**

@@ -1,0 +1,131 @@
+package dev.airlock.docker;
+
+import com.github.dockerjava.api.model.Container;
+import dev.airlock.AirlockException;
+import dev.airlock.ConfigurationException;
+import dev.airlock.DeniedException;
+import dev.airlock.Environment;
+import dev.airlock.settings.Settings;
+import dev.airlock.shell.StdinScripts;
+import dev.airlock.spi.Availability;
+import dev.airlock.spi.EnvironmentProvider;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.SandboxLifecycle;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@code docker} backend. Besides opening environments it manages containers that outlive a
+ * command, for the CLI's {@code up}, {@code down ID} and {@code gc}.
+ */
+public final class DockerProvider implements EnvironmentProvider, SandboxLifecycle {
+    /** Native variables a settings builder should map: {@code Settings.builder().nativeVariable(k, v)}. */
+    public static final Map<String, String> NATIVE_VARIABLES = Map.of(DockerSettings.HOST, DockerSettings.DOCKER_HOST);
+
+    @Override
+    public String name() {
+        return "docker";
+    }
+
+    @Override
+    public Availability check(Settings settings) {
+        DockerSettings s;
+        try {
+            s = DockerSettings.from(settings, System.getenv());
+        } catch (AirlockException e) {
+            return Availability.unavailable(e.getMessage());
+        }
+        String version;
+        try (DockerDaemon daemon = new DockerDaemon(s.withApiTimeout(Duration.ofSeconds(5)))) {
+            version = daemon.ping();
+        } catch (AirlockException e) {
+            return Availability.unavailable(e.getMessage());
+        }
+        if (s.image().isEmpty() && s.container().isEmpty()) {
+            return Availability.unavailable("the Docker daemon " + version + " at " + s.host() + " answers, but "
+                    + DockerSettings.IMAGE + " is not set (or " + DockerSettings.CONTAINER + " to attach)");
+        }
+        return Availability.ok("Docker " + version + " at " + s.host()
+                + s.container().map(c -> ", attaching to container " + c).orElse(", image " + s.image().orElse("")));
+    }
+
+    @Override
+    public Environment open(OpenContext context) {
+        DockerSettings s = DockerSettings.from(context.settings(), System.getenv());
+        if (s.container().isEmpty()) {
+            s.requireImage();
+        }
+        return DockerEnvironment.open(context, s);
+    }
+
+    /**
+     * {@code airlock up}: creates and starts a container like an environment's, labelled to be
+     * kept, and returns its id. Commands attach to it with {@code airlock.docker.container=ID};
+     * it stays until {@link #down}.
+     */
+    @Override
+    public String attachKey() {
+        return DockerSettings.CONTAINER;
+    }
+
+    @Override
+    public String up(Settings settings) {
+        DockerSettings s = DockerSettings.from(settings, System.getenv());
+        String image = s.requireImage();
+        try (DockerDaemon daemon = new DockerDaemon(s)) {
+            String token = StdinScripts.randomToken().substring(0, 12);
+            return daemon.createAndStart(s, "airlock-up-" + token, DockerDaemon.labels("up-" + token, true));
+        } catch (RuntimeException e) {
+            throw e instanceof AirlockException ? e : new dev.airlock.BackendException("airlock up with image " + image + " failed: " + e, e);
+        }
+    }
+
+    /**
+     * {@code airlock down ID}: removes a container Airlock created (by id or name). A container
+     * without Airlock's label is refused; an unknown one is a {@link ConfigurationException}
+     * naming it.
+     */
+    @Override
+    public void down(Settings settings, String idOrName) {
+        if (idOrName == null || idOrName.isBlank()) {
+            throw new ConfigurationException("down needs the container id that airlock up printed");
+        }
+        DockerSettings s = DockerSettings.from(settings, System.getenv());
+        try (DockerDaemon daemon = new DockerDaemon(s)) {
+            Map<String, String> labels = daemon.labelsOf(idOrName);
+            if (labels == null) {
+                throw new ConfigurationException("no container '" + idOrName + "' on the Docker host at " + s.host());
+            }
+            if (!"true".equals(labels.get(DockerDaemon.LABEL_MANAGED))) {
+                throw new DeniedException("container '" + idOrName + "' was not created by Airlock (no "
+                        + DockerDaemon.LABEL_MANAGED + " label); remove it with docker rm if you mean to");
+            }
+            daemon.remove(idOrName);
+        }
+    }
+
+    /**
+     * {@code airlock gc [--older-than D]}: removes Airlock's containers created more than
+     * {@code olderThan} ago, left behind by a process that died before closing. Containers from
+     * {@code up} are kept unless {@code includeKept}. Returns the ids removed.
+     */
+    @Override
+    public List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
+        if (olderThan.isNegative()) {
+            throw new ConfigurationException("--older-than must not be negative");
+        }
+        DockerSettings s = DockerSettings.from(settings, System.getenv());
+        List<String> removed = new ArrayList<>();
+        try (DockerDaemon daemon = new DockerDaemon(s)) {
+            for (Container c : daemon.managedBefore(Instant.now().minus(olderThan), includeKept)) {
+                daemon.remove(c.getId());
+                removed.add(c.getId());
+            }
+        }
+        return removed;
+    }
+}

@@ -1,0 +1,193 @@
+package dev.airlock.docker;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.settings.Settings;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.regex.Pattern;
+
+/**
+ * The Docker backend's settings, read once when an environment opens.
+ *
+ * <table>
+ *   <caption>docker settings</caption>
+ *   <tr><th>key</th><th>type</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>airlock.docker.image</td><td>string</td><td>(required unless container is set)</td><td>image of the container</td></tr>
+ *   <tr><td>airlock.docker.host</td><td>unix:///PATH or tcp://HOST:PORT</td><td>DOCKER_HOST, else unix:///var/run/docker.sock</td><td>the daemon</td></tr>
+ *   <tr><td>airlock.docker.container</td><td>id or name</td><td>(none)</td><td>attach to this running container; never removed</td></tr>
+ *   <tr><td>airlock.docker.cpus</td><td>decimal</td><td>(unlimited)</td><td>like {@code docker run --cpus}</td></tr>
+ *   <tr><td>airlock.docker.memory</td><td>bytes (512m, 2g)</td><td>(unlimited)</td><td>memory limit, swap included</td></tr>
+ *   <tr><td>airlock.docker.pids-limit</td><td>int</td><td>512</td><td>most processes in the container</td></tr>
+ *   <tr><td>airlock.docker.network</td><td>string</td><td>none</td><td>network mode: none, bridge or a network name</td></tr>
+ *   <tr><td>airlock.docker.user</td><td>user[:group]</td><td>the image's</td><td>user the container and its commands run as</td></tr>
+ *   <tr><td>airlock.docker.workdir</td><td>path</td><td>the image's</td><td>working directory of the container</td></tr>
+ *   <tr><td>airlock.docker.env.NAME</td><td>string</td><td></td><td>variables of the container</td></tr>
+ *   <tr><td>airlock.docker.volumes</td><td>list of HOST:CONTAINER[:ro]</td><td></td><td>bind mounts</td></tr>
+ *   <tr><td>airlock.docker.runtime</td><td>string</td><td>the daemon's</td><td>OCI runtime, e.g. runsc</td></tr>
+ *   <tr><td>airlock.docker.pull</td><td>missing|never</td><td>missing</td><td>pull the image when the daemon lacks it</td></tr>
+ *   <tr><td>airlock.docker.api-timeout</td><td>duration</td><td>2m</td><td>bound on one API call (never on a command)</td></tr>
+ * </table>
+ */
+public record DockerSettings(URI host, Optional<String> image, Optional<String> container, Optional<Double> cpus,
+                             OptionalLong memory, long pidsLimit, String network, Optional<String> user,
+                             Optional<String> workdir, Map<String, String> env, List<String> volumes,
+                             Optional<String> runtime, boolean pullMissing, Duration apiTimeout) {
+    public static final String IMAGE = "airlock.docker.image";
+    public static final String HOST = "airlock.docker.host";
+    public static final String CONTAINER = "airlock.docker.container";
+    public static final String CPUS = "airlock.docker.cpus";
+    public static final String MEMORY = "airlock.docker.memory";
+    public static final String PIDS_LIMIT = "airlock.docker.pids-limit";
+    public static final String NETWORK = "airlock.docker.network";
+    public static final String USER = "airlock.docker.user";
+    public static final String WORKDIR = "airlock.docker.workdir";
+    public static final String ENV = "airlock.docker.env";
+    public static final String VOLUMES = "airlock.docker.volumes";
+    public static final String RUNTIME = "airlock.docker.runtime";
+    public static final String PULL = "airlock.docker.pull";
+    public static final String API_TIMEOUT = "airlock.docker.api-timeout";
+
+    /** Docker's own variable for the daemon; a settings builder maps it with {@code nativeVariable}. */
+    public static final String DOCKER_HOST = "DOCKER_HOST";
+    public static final String DEFAULT_HOST = "unix:///var/run/docker.sock";
+
+    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    public DockerSettings {
+        env = Map.copyOf(env);
+        volumes = List.copyOf(volumes);
+    }
+
+    /**
+     * Reads the settings. {@code environment} is the process environment, for {@code DOCKER_HOST}
+     * when the settings were built without it as a native variable.
+     */
+    public static DockerSettings from(Settings s, Map<String, String> environment) {
+        URI host = parseHost(host(s, environment));
+        String tls = environment.getOrDefault("DOCKER_TLS_VERIFY", "");
+        if ("tcp".equals(host.getScheme()) && !tls.isEmpty() && !tls.equals("0")) {
+            throw new ConfigurationException("DOCKER_TLS_VERIFY is set but the docker backend speaks plain TCP only:"
+                    + " forward the daemon to a local socket (e.g. ssh -L) and set " + HOST + "=unix:///PATH");
+        }
+        Optional<String> container = nonBlank(s, CONTAINER);
+        Optional<String> image = nonBlank(s, IMAGE);
+        Optional<Double> cpus = nonBlank(s, CPUS).map(v -> {
+            try {
+                double d = Double.parseDouble(v);
+                if (d > 0 && d <= 1024) {
+                    return d;
+                }
+            } catch (NumberFormatException ignored) {
+                // reported below
+            }
+            throw new ConfigurationException("setting " + CPUS + " has invalid value '" + v + "': expected a number of CPUs such as 0.5 or 2");
+        });
+        OptionalLong memory = s.get(MEMORY).filter(v -> !v.isBlank()).isPresent()
+                ? OptionalLong.of(s.getBytes(MEMORY, 0)) : OptionalLong.empty();
+        if (memory.isPresent() && memory.getAsLong() < 6L << 20) {
+            throw new ConfigurationException("setting " + MEMORY + " must be at least 6m (Docker's minimum), got " + memory.getAsLong() + " bytes");
+        }
+        int pids = s.getInt(PIDS_LIMIT, 512);
+        if (pids < 8) {
+            throw new ConfigurationException("setting " + PIDS_LIMIT + " must be at least 8, got " + pids);
+        }
+        String network = s.get(NETWORK, "none").trim();
+        if (network.isEmpty()) {
+            throw new ConfigurationException("setting " + NETWORK + " is empty: use none (the default), bridge or a network name");
+        }
+        Map<String, String> env = s.keys(ENV);
+        for (String name : env.keySet()) {
+            if (!ENV_NAME.matcher(name).matches()) {
+                throw new ConfigurationException("setting " + ENV + "." + name + ": '" + name + "' is not a valid variable name");
+            }
+        }
+        List<String> volumes = s.getList(VOLUMES);
+        for (String v : volumes) {
+            String[] parts = v.split(":");
+            if (parts.length < 2 || parts.length > 3 || parts[0].isEmpty() || !parts[1].startsWith("/")
+                    || (parts.length == 3 && !parts[2].matches("ro|rw"))) {
+                throw new ConfigurationException("setting " + VOLUMES + " has invalid entry '" + v
+                        + "': expected HOST_PATH:CONTAINER_PATH or HOST_PATH:CONTAINER_PATH:ro");
+            }
+        }
+        boolean pullMissing = "missing".equals(s.getChoice(PULL, "missing", "missing", "never"));
+        Duration apiTimeout = s.getDuration(API_TIMEOUT, Duration.ofMinutes(2));
+        if (apiTimeout.isZero() || apiTimeout.isNegative()) {
+            throw new ConfigurationException("setting " + API_TIMEOUT + " must be positive");
+        }
+        return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
+                nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout);
+    }
+
+    /** These settings with another bound on API calls (e.g. a quick availability check). */
+    public DockerSettings withApiTimeout(Duration timeout) {
+        return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
+                runtime, pullMissing, timeout);
+    }
+
+    /** The image, or the error that names the setting. */
+    public String requireImage() {
+        return image.orElseThrow(() -> new ConfigurationException("setting " + IMAGE + " is required for the docker backend"
+                + " (or " + CONTAINER + " to attach to a running container): pass --set " + IMAGE + "=IMAGE or export "
+                + Settings.envName(IMAGE)));
+    }
+
+    /** The unix socket path when the host is {@code unix://}. */
+    Optional<String> socketPath() {
+        return "unix".equals(host.getScheme()) ? Optional.of(host.getPath()) : Optional.empty();
+    }
+
+    /**
+     * {@code airlock.docker.host} from the settings, else {@code DOCKER_HOST}, else the local
+     * socket. {@code DOCKER_HOST} sits above the config file and defaults, as a native variable
+     * does in {@link Settings}; this keeps that order for settings built without the mapping.
+     */
+    static String host(Settings s, Map<String, String> environment) {
+        Optional<String> set = s.get(HOST).filter(v -> !v.isBlank());
+        String origin = s.origin(HOST).orElse("default");
+        String native_ = environment.getOrDefault(DOCKER_HOST, "");
+        if (set.isPresent() && !origin.equals("config file") && !origin.equals("default")) {
+            return set.get().trim();
+        }
+        if (!native_.isBlank()) {
+            return native_.trim();
+        }
+        return set.map(String::trim).orElse(DEFAULT_HOST);
+    }
+
+    static URI parseHost(String raw) {
+        URI uri;
+        try {
+            uri = URI.create(raw);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException("setting " + HOST + " has invalid value '" + raw + "': expected unix:///PATH or tcp://HOST:PORT");
+        }
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+        switch (scheme) {
+            case "unix" -> {
+                if (uri.getPath() == null || uri.getPath().isEmpty()) {
+                    throw new ConfigurationException("setting " + HOST + " has invalid value '" + raw + "': expected unix:///PATH");
+                }
+                return uri;
+            }
+            case "tcp" -> {
+                if (uri.getHost() == null || uri.getPort() <= 0) {
+                    throw new ConfigurationException("setting " + HOST + " has invalid value '" + raw + "': expected tcp://HOST:PORT");
+                }
+                return uri;
+            }
+            default -> throw new ConfigurationException("setting " + HOST + " '" + raw + "' is not supported: use unix:///PATH"
+                    + " or tcp://HOST:PORT (plain TCP; forward a TLS or ssh:// daemon to a local socket, e.g. ssh -L)");
+        }
+    }
+
+    private static Optional<String> nonBlank(Settings s, String key) {
+        return s.get(key).map(String::trim).filter(v -> !v.isEmpty());
+    }
+}

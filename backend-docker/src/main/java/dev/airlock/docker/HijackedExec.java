@@ -1,0 +1,269 @@
+package dev.airlock.docker;
+
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.URI;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
+
+/**
+ * One {@code POST /exec/{id}/start} over a connection of our own, hijacked as the Docker CLI does.
+ *
+ * <p>Why not docker-java's {@code execStartCmd}: its transports never half-close the connection
+ * after stdin ends (docker-java issues 1552 and 1684), so a command reading to end-of-input would
+ * wait forever. Here closing {@link #stdin()} calls {@code shutdownOutput()} on the socket, the
+ * daemon closes the process's stdin, and {@code cat} ends: stdin streams (PIPE mode) with bounded
+ * memory and no staging. The response is Docker's multiplexed stream: frames of an 8-byte header
+ * (stream type, three zero bytes, big-endian length) and the payload.
+ */
+final class HijackedExec implements Closeable {
+    static final int STDOUT = 1;
+    static final int STDERR = 2;
+    /** Docker's "system error" stream, sent when the daemon itself fails mid-exec; shown as stderr. */
+    static final int SYSERR = 3;
+
+    private static final Pattern EXEC_ID = Pattern.compile("[0-9a-f]{12,128}");
+    private static final Pattern MESSAGE = Pattern.compile("\"message\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
+    private static final int MAX_HEAD = 16 * 1024;
+
+    private final SocketChannel channel;
+    private final InputStream in;
+    private final OutputStream stdin;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final byte[] header = new byte[8];
+    /** The payload length of the frame {@link #nextFrame()} read last. */
+    long payloadLength;
+
+    private HijackedExec(SocketChannel channel) {
+        this.channel = channel;
+        this.in = new BufferedInputStream(new ChannelInput(channel), 64 * 1024);
+        this.stdin = new ChannelOutput(channel);
+    }
+
+    /** A Docker API error answer to the start call (404: no such exec or container, 409: not running). */
+    static final class ApiError extends IOException {
+        private static final long serialVersionUID = 1L;
+        final int status;
+
+        ApiError(int status, String message) {
+            super(message);
+            this.status = status;
+        }
+    }
+
+    /** Connects to the daemon and starts the exec; the returned connection carries its streams. */
+    static HijackedExec start(URI host, String execId, Duration connectTimeout) throws IOException {
+        if (!EXEC_ID.matcher(execId).matches()) {
+            throw new IOException("unexpected exec id from the daemon: " + execId);
+        }
+        SocketChannel ch = connect(host, connectTimeout);
+        HijackedExec h = new HijackedExec(ch);
+        try {
+            byte[] body = "{\"Detach\":false,\"Tty\":false}".getBytes(StandardCharsets.US_ASCII);
+            String request = "POST /exec/" + execId + "/start HTTP/1.1\r\n"
+                    + "Host: docker\r\n"
+                    + "User-Agent: airlock\r\n"
+                    + "Content-Type: application/json\r\n"
+                    + "Content-Length: " + body.length + "\r\n"
+                    + "Connection: Upgrade\r\n"
+                    + "Upgrade: tcp\r\n"
+                    + "\r\n";
+            h.stdin.write(request.getBytes(StandardCharsets.US_ASCII));
+            h.stdin.write(body);
+            h.readResponseHead();
+            return h;
+        } catch (IOException | RuntimeException e) {
+            h.close();
+            throw e;
+        }
+    }
+
+    private static SocketChannel connect(URI host, Duration timeout) throws IOException {
+        if ("unix".equals(host.getScheme())) {
+            SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            try {
+                ch.connect(UnixDomainSocketAddress.of(host.getPath()));
+            } catch (IOException e) {
+                ch.close();
+                throw new IOException("cannot connect to the Docker daemon at " + host + ": " + e.getMessage(), e);
+            }
+            return ch;
+        }
+        SocketChannel ch = SocketChannel.open();
+        try {
+            ch.socket().connect(new InetSocketAddress(host.getHost(), host.getPort()), (int) timeout.toMillis());
+            ch.socket().setTcpNoDelay(true);
+        } catch (IOException e) {
+            ch.close();
+            throw new IOException("cannot connect to the Docker daemon at " + host + ": " + e.getMessage(), e);
+        }
+        return ch;
+    }
+
+    private void readResponseHead() throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int state = 0; // how much of "\r\n\r\n" has been seen
+        while (state < 4) {
+            int b = in.read();
+            if (b < 0) {
+                throw new IOException("the Docker daemon closed the connection before answering the exec start");
+            }
+            head.write(b);
+            if (head.size() > MAX_HEAD) {
+                throw new IOException("the Docker daemon's answer to the exec start is not HTTP");
+            }
+            state = (b == '\r' && (state == 0 || state == 2)) || (b == '\n' && (state == 1 || state == 3)) ? state + 1
+                    : b == '\r' ? 1 : 0;
+        }
+        String[] lines = head.toString(StandardCharsets.ISO_8859_1).split("\r\n");
+        String[] status = lines[0].split(" ", 3);
+        int code;
+        try {
+            code = Integer.parseInt(status.length > 1 ? status[1] : "");
+        } catch (NumberFormatException e) {
+            throw new IOException("unexpected answer from the Docker daemon: " + lines[0]);
+        }
+        if (code == 101 || code == 200) {
+            return;
+        }
+        long length = -1;
+        for (String line : lines) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && line.substring(0, colon).trim().toLowerCase(Locale.ROOT).equals("content-length")) {
+                length = Long.parseLong(line.substring(colon + 1).trim());
+            }
+        }
+        byte[] body = in.readNBytes((int) Math.min(length < 0 ? MAX_HEAD : length, MAX_HEAD));
+        throw new ApiError(code, message(body, code));
+    }
+
+    private static String message(byte[] body, int code) {
+        String text = new String(body, StandardCharsets.UTF_8).strip();
+        var m = MESSAGE.matcher(text);
+        if (m.find()) {
+            return m.group(1).replace("\\\"", "\"").replace("\\\\", "\\");
+        }
+        return text.isEmpty() ? "HTTP " + code : text;
+    }
+
+    /** Raw stdin of the command; {@code close()} half-closes the connection: end-of-input. */
+    OutputStream stdin() {
+        return stdin;
+    }
+
+    /**
+     * Reads the next frame's header: returns its stream type and leaves its payload length in
+     * {@link #payloadLength}, or -1 at the end of the stream.
+     */
+    int nextFrame() throws IOException {
+        int n = in.readNBytes(header, 0, 8);
+        if (n == 0) {
+            return -1;
+        }
+        if (n < 8) {
+            throw new EOFException("the exec stream ended inside a frame header");
+        }
+        payloadLength = ((header[4] & 0xffL) << 24) | ((header[5] & 0xff) << 16) | ((header[6] & 0xff) << 8) | (header[7] & 0xff);
+        return header[0] & 0xff;
+    }
+
+    /** Reads up to {@code len} bytes of the current frame's payload; EOF inside a frame is an error. */
+    int readPayload(byte[] b, int off, int len) throws IOException {
+        int n = in.read(b, off, len);
+        if (n < 0) {
+            throw new EOFException("the exec stream ended inside a frame");
+        }
+        return n;
+    }
+
+    boolean isClosed() {
+        return closed.get();
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // closing a socket: nothing left to do
+            }
+        }
+    }
+
+    /** Blocking reads straight from the channel (reads and writes may run on two threads at once). */
+    private static final class ChannelInput extends InputStream {
+        private final SocketChannel ch;
+
+        ChannelInput(SocketChannel ch) {
+            this.ch = ch;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            int n = read(one, 0, 1);
+            return n < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            int n;
+            do {
+                n = ch.read(ByteBuffer.wrap(b, off, len));
+            } while (n == 0);
+            return n;
+        }
+    }
+
+    private static final class ChannelOutput extends OutputStream {
+        private final SocketChannel ch;
+        private final AtomicBoolean shut = new AtomicBoolean();
+
+        ChannelOutput(SocketChannel ch) {
+            this.ch = ch;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            ByteBuffer buf = ByteBuffer.wrap(b, off, len);
+            while (buf.hasRemaining()) {
+                ch.write(buf);
+            }
+        }
+
+        /** End-of-input: half-close, as the Docker CLI does; the daemon then closes the command's stdin. */
+        @Override
+        public void close() throws IOException {
+            if (shut.compareAndSet(false, true)) {
+                try {
+                    ch.shutdownOutput();
+                } catch (ClosedChannelException ignored) {
+                    // the whole connection is already closed
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+package dev.airlock.docker;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environments;
+import dev.airlock.settings.Settings;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Settings parsing and the errors that name the setting; needs no daemon. */
+class DockerSettingsTest {
+
+    @Test
+    void theImageIsRequiredAndTheErrorNamesIt() {
+        ConfigurationException e = assertThrows(ConfigurationException.class,
+                () -> Environments.open(Settings.of("airlock.backend", "docker")));
+        assertTrue(e.getMessage().contains("airlock.docker.image"), e.getMessage());
+        assertTrue(e.getMessage().contains("AIRLOCK_DOCKER_IMAGE"), e.getMessage());
+    }
+
+    @Test
+    void theHostComesFromTheSettingThenDockerHostThenTheLocalSocket() {
+        assertEquals("unix:///var/run/docker.sock", DockerSettings.from(Settings.empty(), Map.of()).host().toString());
+        assertEquals("tcp://127.0.0.1:2375", DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_HOST", "tcp://127.0.0.1:2375")).host().toString());
+        assertEquals("unix:///x.sock", DockerSettings.from(Settings.of(DockerSettings.HOST, "unix:///x.sock"),
+                Map.of("DOCKER_HOST", "tcp://127.0.0.1:2375")).host().toString());
+        // DOCKER_HOST is a native variable: above the config file and defaults.
+        Settings fromDefaults = Settings.builder().defaults(Map.of(DockerSettings.HOST, "unix:///default.sock")).build();
+        assertEquals("tcp://127.0.0.1:2375", DockerSettings.from(fromDefaults,
+                Map.of("DOCKER_HOST", "tcp://127.0.0.1:2375")).host().toString());
+        Settings mapped = Settings.builder().environment(Map.of("DOCKER_HOST", "unix:///mapped.sock"))
+                .nativeVariable(DockerSettings.HOST, DockerSettings.DOCKER_HOST).build();
+        assertEquals("unix:///mapped.sock", DockerSettings.from(mapped, Map.of()).host().toString());
+    }
+
+    @Test
+    void badValuesAreOneLineErrorsNamingTheSetting() {
+        assertNames(DockerSettings.HOST, Settings.of(DockerSettings.HOST, "ssh://user@box"));
+        assertNames(DockerSettings.HOST, Settings.of(DockerSettings.HOST, "tcp://nohost"));
+        assertNames(DockerSettings.VOLUMES, Settings.of(DockerSettings.VOLUMES, "/only-one-part"));
+        assertNames(DockerSettings.CPUS, Settings.of(DockerSettings.CPUS, "lots"));
+        assertNames(DockerSettings.PIDS_LIMIT, Settings.of(DockerSettings.PIDS_LIMIT, "2"));
+        assertNames(DockerSettings.MEMORY, Settings.of(DockerSettings.MEMORY, "1k"));
+        assertNames(DockerSettings.PULL, Settings.of(DockerSettings.PULL, "always-maybe"));
+        assertNames(DockerSettings.ENV, Settings.of(DockerSettings.ENV + ".1BAD", "x"));
+        ConfigurationException tls = assertThrows(ConfigurationException.class, () -> DockerSettings.from(
+                Settings.of(DockerSettings.HOST, "tcp://127.0.0.1:2376"), Map.of("DOCKER_TLS_VERIFY", "1")));
+        assertTrue(tls.getMessage().contains("DOCKER_TLS_VERIFY"), tls.getMessage());
+    }
+
+    @Test
+    void defaultsAreTheHardenedOnes() {
+        DockerSettings s = DockerSettings.from(Settings.of(DockerSettings.IMAGE, "img", DockerSettings.VOLUMES, "/a:/b:ro,/c:/d"), Map.of());
+        assertEquals("none", s.network());
+        assertEquals(512, s.pidsLimit());
+        assertEquals(2, s.volumes().size());
+        assertTrue(s.pullMissing());
+    }
+
+    private static void assertNames(String key, Settings s) {
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> DockerSettings.from(s, Map.of()));
+        assertTrue(e.getMessage().contains(key), e.getMessage());
+        assertTrue(!e.getMessage().contains("\n"), "one line: " + e.getMessage());
+    }
+}

@@ -1,0 +1,326 @@
+package dev.airlock.ssh;
+
+import com.jcraft.jsch.ChannelExec;
+import com.jcraft.jsch.JSch;
+import com.jcraft.jsch.JSchException;
+import com.jcraft.jsch.Session;
+import dev.airlock.DispatchOutcomeUnknownException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A small pool of SSH connections to one host. Each exec gets its own channel; a connection
+ * carries at most {@code channels-per-connection} of them (OpenSSH refuses more than MaxSessions,
+ * 10 by default), so more concurrent execs open another connection. A dropped connection is
+ * dropped from the pool and the next exec logs in again. Logins are serialized: concurrent execs
+ * that all need a new connection share the first one made.
+ */
+final class Connections implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Connections.class);
+    private static final int OPEN_ATTEMPTS = 3;
+
+    private final SshSettings settings;
+    private final JSch jsch;
+    private final HostKeys hostKeys;
+    private final List<Connection> pool = new ArrayList<>();
+    private final ScheduledExecutorService watchdog;
+    private final Object loginLock = new Object();
+    private boolean closed;
+
+    Connections(SshSettings settings, JSch jsch, HostKeys hostKeys) {
+        this.settings = settings;
+        this.jsch = jsch;
+        this.hostKeys = hostKeys;
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "airlock-ssh-watchdog");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** One login; channels are counted against its capacity while they are open. */
+    private static final class Connection {
+        final Session session;
+        final Set<Lease> leases = new HashSet<>();
+        int capacity;
+        /** Unresponsive: takes no new channels, closed once its running ones end. */
+        boolean retired;
+
+        Connection(Session session, int capacity) {
+            this.session = session;
+            this.capacity = capacity;
+        }
+
+        int live() {
+            leases.removeIf(Lease::done);
+            return leases.size();
+        }
+    }
+
+    /** A channel slot on a connection, held from before the channel opens until it is released. */
+    final class Lease {
+        private final Connection connection;
+        private volatile ChannelExec channel;
+        private volatile boolean released;
+
+        private Lease(Connection connection) {
+            this.connection = connection;
+        }
+
+        boolean done() {
+            ChannelExec c = channel;
+            return released || (c != null && c.isClosed());
+        }
+
+        void release() {
+            ChannelExec c = channel;
+            if (c != null) {
+                c.disconnect();
+            }
+            Connections.this.release(this);
+        }
+    }
+
+    /**
+     * Opens an exec channel running {@code command}. The streams are taken before the channel
+     * connects (JSch loses early output otherwise). Throws an {@link IOException} when the command
+     * certainly did not start, {@link DispatchOutcomeUnknownException} when it may have.
+     */
+    SshProcess exec(byte[] command, String pgidMarker) throws IOException {
+        IOException last = null;
+        for (int attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
+            Lease lease = acquire();
+            ChannelExec ch;
+            InputStream out;
+            InputStream err;
+            OutputStream in;
+            try {
+                ch = (ChannelExec) lease.connection.session.openChannel("exec");
+                ch.setCommand(command);
+                out = ch.getInputStream();
+                err = ch.getErrStream();
+                in = ch.getOutputStream();
+            } catch (JSchException | IOException e) {
+                lease.release();
+                last = new IOException("cannot open an SSH channel: " + e.getMessage(), e);
+                LOG.debug("opening an SSH channel failed ({}); trying again", e.getMessage());
+                continue; // the session went down under us; acquire() drops it and logs in again
+            }
+            lease.channel = ch;
+            long began = System.nanoTime();
+            Future<?> nudge = watch(lease.connection.session, ch);
+            try {
+                ch.connect(timeoutMillis());
+            } catch (JSchException e) {
+                String m = String.valueOf(e.getMessage());
+                boolean sessionUp = lease.connection.session.isConnected();
+                lease.release();
+                // ChannelExec.start() sends the exec request; its failures say "ChannelExec" (an I/O
+                // error, wrapped) or "channel request: timeout". Every other failure of connect()
+                // comes from opening the channel, before the command was sent.
+                if (m.equals("ChannelExec") || m.equals("channel request: timeout")) {
+                    throw new DispatchOutcomeUnknownException("the SSH connection to " + settings.display()
+                            + " failed while the command was being sent (" + ConnectFailures.oneLine(causeOf(e))
+                            + "); whether it started is unknown, so it was not sent again");
+                }
+                if (m.equals("failed to send channel request")) {
+                    throw new IOException("the SSH server refused to run the command (exec request denied)", e);
+                }
+                // Not sent: the command did not run, so another connection may carry it.
+                if (sessionUp && m.equals("channel is not opened.")) {
+                    boolean unanswered = System.nanoTime() - began >= TimeUnit.MILLISECONDS.toNanos(timeoutMillis());
+                    refused(lease.connection, unanswered);
+                }
+                last = new IOException("cannot open an SSH channel (" + ConnectFailures.oneLine(m) + ")", e);
+                LOG.debug("opening an SSH channel failed before the command was sent ({}); trying again", m);
+                continue;
+            } finally {
+                nudge.cancel(false);
+            }
+            return new SshProcess(ch, lease, in, out, new PgidMarkerStream(err, pgidMarker));
+        }
+        throw last;
+    }
+
+    /**
+     * JSch waits for a channel's open confirmation in one {@code wait(timeout)} that nothing
+     * wakes when the connection dies meanwhile; wake it, so it sees "session is down" at once
+     * instead of after the whole connect timeout.
+     */
+    private Future<?> watch(Session session, ChannelExec ch) {
+        try {
+            return watchdog.scheduleWithFixedDelay(() -> {
+                if (!session.isConnected()) {
+                    synchronized (ch) {
+                        ch.notifyAll();
+                    }
+                }
+            }, 100, 100, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.completedFuture(null); // closing: nothing to watch for
+        }
+    }
+
+    private static String causeOf(Throwable e) {
+        Throwable c = e.getCause() != null ? e.getCause() : e;
+        return String.valueOf(c.getMessage() != null ? c.getMessage() : c);
+    }
+
+    private int timeoutMillis() {
+        return (int) Math.min(Integer.MAX_VALUE, settings.connectTimeout().toMillis());
+    }
+
+    /** A slot on a connection with room, logging in first when none has (one login at a time). */
+    private Lease acquire() throws IOException {
+        Lease l = tryLease();
+        if (l != null) {
+            return l;
+        }
+        synchronized (loginLock) {
+            l = tryLease(); // another thread may have logged in meanwhile
+            if (l != null) {
+                return l;
+            }
+            Session session = login(); // not under the pool's lock: releases go on meanwhile
+            synchronized (this) {
+                if (closed) {
+                    session.disconnect();
+                    throw new IOException("the SSH connections of this environment are closed");
+                }
+                Connection c = new Connection(session, settings.channelsPerConnection());
+                pool.add(c);
+                return lease(c);
+            }
+        }
+    }
+
+    private synchronized Lease tryLease() throws IOException {
+        if (closed) {
+            throw new IOException("the SSH connections of this environment are closed");
+        }
+        for (Iterator<Connection> it = pool.iterator(); it.hasNext(); ) {
+            Connection c = it.next();
+            if (!c.session.isConnected() || (c.retired && c.live() == 0)) {
+                it.remove();
+                LOG.debug("dropping a lost SSH connection to {}", settings.display());
+                c.session.disconnect();
+            }
+        }
+        for (Connection c : pool) {
+            if (!c.retired && c.live() < c.capacity) {
+                return lease(c);
+            }
+        }
+        return null;
+    }
+
+    private Lease lease(Connection c) {
+        Lease l = new Lease(c);
+        c.leases.add(l);
+        return l;
+    }
+
+    /**
+     * A live connection refused a channel: it allows fewer than we assumed, so it keeps what it
+     * carries. One that did not answer at all takes no new channels and closes when idle.
+     */
+    private synchronized void refused(Connection c, boolean unanswered) {
+        if (unanswered) {
+            c.retired = true;
+            LOG.debug("an SSH connection to {} did not answer a channel request; using a new one", settings.display());
+            closeIfIdle(c);
+        } else {
+            c.capacity = Math.max(1, c.live());
+            LOG.debug("the SSH server allows {} channels per connection; opening another connection for more", c.capacity);
+        }
+    }
+
+    private void closeIfIdle(Connection c) {
+        if (c.live() == 0 && pool.remove(c)) {
+            c.session.disconnect();
+        }
+    }
+
+    private synchronized void release(Lease lease) {
+        if (lease.released) {
+            return;
+        }
+        lease.released = true;
+        Connection c = lease.connection;
+        c.leases.remove(lease);
+        if (c.live() > 0 || !pool.contains(c)) {
+            return;
+        }
+        if (c.retired) {
+            closeIfIdle(c);
+            return;
+        }
+        // Keep one idle connection for the next exec; close the other idle ones.
+        for (Connection other : pool) {
+            if (other != c && !other.retired && other.session.isConnected() && other.live() == 0) {
+                pool.remove(c);
+                c.session.disconnect();
+                return;
+            }
+        }
+    }
+
+    private Session login() {
+        Session s;
+        try {
+            s = jsch.getSession(settings.user(), settings.host(), settings.port());
+        } catch (JSchException e) {
+            throw ConnectFailures.map(e, settings, hostKeys);
+        }
+        s.setConfig("StrictHostKeyChecking", "yes");
+        s.setConfig("PreferredAuthentications", "publickey");
+        s.setDaemonThread(true);
+        try {
+            if (!settings.keepalive().isZero()) {
+                s.setServerAliveInterval((int) Math.min(Integer.MAX_VALUE, settings.keepalive().toMillis()));
+                s.setServerAliveCountMax(settings.keepaliveCount());
+            }
+            s.connect(timeoutMillis());
+        } catch (JSchException e) {
+            throw ConnectFailures.map(e, settings, hostKeys);
+        }
+        LOG.debug("logged in to {}", settings.display());
+        return s;
+    }
+
+    /** For tests: how many logins are open. */
+    synchronized int openConnections() {
+        int n = 0;
+        for (Connection c : pool) {
+            if (c.session.isConnected()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public synchronized void close() {
+        closed = true;
+        watchdog.shutdownNow();
+        for (Connection c : pool) {
+            c.session.disconnect();
+        }
+        pool.clear();
+    }
+}

@@ -1,0 +1,126 @@
+package dev.airlock.ssh;
+
+import com.jcraft.jsch.JSch;
+import com.jcraft.jsch.JSchException;
+import dev.airlock.Capabilities;
+import dev.airlock.ConfigurationException;
+import dev.airlock.shell.Shell;
+import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Launch;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.RemoteProcess;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+
+/**
+ * Commands on a remote host over SSH, one exec channel each (PIPE mode: stdin streams in and its
+ * end is an SSH EOF). The target is a real host, so the core's probe, home mode, scratch TMPDIR,
+ * staged env (never in the command text) and guard all apply.
+ *
+ * <p>Each command runs under {@code setsid}, so it leads its own process group, and the launcher
+ * writes {@code MARKER<pgid>} as the first line of stderr before the command starts; the stderr
+ * stream strips that line. A timeout or cancel is then the core's {@code kill -TERM -- -PGID} in a
+ * second exec, which reaches grandchildren too.
+ */
+public final class SshEnvironment extends AbstractEnvironment {
+    /** A single argument on Linux holds at most 128 KiB (MAX_ARG_STRLEN); the command text is one. */
+    private static final int MAX_COMMAND_BYTES = 120 * 1024;
+
+    private final SshSettings ssh;
+    private final Connections connections;
+    private final String pgidMarker;
+    private final Capabilities capabilities;
+
+    private SshEnvironment(OpenContext context, SshSettings ssh, Connections connections, String nonce) {
+        super("ssh", "ssh-" + ssh.display() + "-" + nonce.substring(0, 8), context);
+        this.ssh = ssh;
+        this.connections = connections;
+        this.pgidMarker = "@airlock-pgid-" + nonce + ":";
+        // The core stages scripts longer than argvLimit; quoting can grow a script 4x, 64 KiB keeps
+        // the quoted text under Linux's 128 KiB per argument.
+        this.capabilities = Capabilities.pipe().withArgvLimit(64 * 1024);
+    }
+
+    static SshEnvironment open(OpenContext context) {
+        SshSettings s = SshSettings.from(context.settings());
+        JSch jsch = new JSch();
+        try {
+            jsch.setKnownHosts(s.knownHosts().toString());
+        } catch (JSchException e) {
+            throw new ConfigurationException("cannot read " + s.knownHosts() + " (" + SshSettings.KNOWN_HOSTS + "): "
+                    + ConnectFailures.oneLine(e.getMessage()));
+        }
+        HostKeys hostKeys = new HostKeys(jsch.getHostKeyRepository(), s.knownHosts(), s.acceptNew());
+        jsch.setHostKeyRepository(hostKeys);
+        Identities.install(jsch, s);
+        byte[] n = new byte[12];
+        new SecureRandom().nextBytes(n);
+        SshEnvironment env = new SshEnvironment(context, s, new Connections(s, jsch, hostKeys), HexFormat.of().formatHex(n));
+        try {
+            env.initialize();
+        } catch (RuntimeException e) {
+            env.close();
+            throw e;
+        }
+        return env;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    protected RemoteProcess launch(Launch launch) throws IOException {
+        byte[] command = commandText(launch.shell(), launch.script(), pgidMarker).getBytes(StandardCharsets.UTF_8);
+        if (command.length > MAX_COMMAND_BYTES) {
+            throw new IOException("the command text is " + command.length + " bytes, more than one SSH exec can carry ("
+                    + MAX_COMMAND_BYTES + ")");
+        }
+        return connections.exec(command, pgidMarker);
+    }
+
+    /**
+     * The text the login shell runs. {@code setsid} needs a process that is not a group leader,
+     * which the login shell's child is; the wrapper prints its pid (now its pgid) and execs the
+     * command's shell. Without {@code setsid} (macOS), the exec'd login shell is sshd's session
+     * leader, so its pid is the group too. Nothing after {@code exec} in the else branch runs;
+     * the trailing {@code exit $?} also keeps bash from exec'ing setsid itself (which would then fork).
+     */
+    static String commandText(String shell, String script, String marker) {
+        String inner = "printf '%s\\n' \"" + marker + "$$\" >&2; exec \"$0\" -c \"$1\"";
+        String sh = Shell.quote(shell);
+        return "c=" + Shell.quote(inner) + "; s=" + Shell.quote(script)
+                + "; if command -v setsid >/dev/null 2>&1; then setsid sh -c \"$c\" " + sh + " \"$s\";"
+                + " else exec sh -c \"$c\" " + sh + " \"$s\"; fi; exit $?";
+    }
+
+    @Override
+    protected void kill(RemoteProcess process, boolean force) throws IOException {
+        if (process.processGroup().isPresent()) {
+            super.kill(process, force);
+        } else if (process instanceof SshProcess p) {
+            // No group id (the marker never arrived): the channel's signal reaches the shell at least.
+            p.signal(force ? "KILL" : "TERM");
+        }
+    }
+
+    @Override
+    protected void stopSandbox() {
+        // The host is not ours to stop: closing the environment logs out.
+        connections.close();
+    }
+
+    /** For tests: logins currently open. */
+    int openConnections() {
+        return connections.openConnections();
+    }
+
+    /** Where this environment logs in. */
+    public String destination() {
+        return ssh.display();
+    }
+}

@@ -1,0 +1,99 @@
+package dev.airlock.ssh;
+
+import com.jcraft.jsch.ChannelExec;
+import dev.airlock.spi.RemoteProcess;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.OptionalLong;
+
+/**
+ * A command on one exec channel. The core drains stdout and stderr concurrently (one undrained
+ * stream would stall every channel of the connection) and closes stdin, which sends EOF.
+ */
+final class SshProcess implements RemoteProcess {
+    private static final Logger LOG = LoggerFactory.getLogger(SshProcess.class);
+    /** The marker is the launcher's first act, so it comes at once when the command is running at all. */
+    private static final long PGID_WAIT_MILLIS = 10_000;
+
+    private final ChannelExec channel;
+    private final Connections.Lease lease;
+    private final OutputStream stdin;
+    private final InputStream stdout;
+    private final PgidMarkerStream stderr;
+
+    SshProcess(ChannelExec channel, Connections.Lease lease, OutputStream stdin, InputStream stdout, PgidMarkerStream stderr) {
+        this.channel = channel;
+        this.lease = lease;
+        this.stdin = stdin;
+        this.stdout = stdout;
+        this.stderr = stderr;
+    }
+
+    @Override
+    public OutputStream stdin() {
+        return stdin;
+    }
+
+    @Override
+    public InputStream stdout() {
+        return stdout;
+    }
+
+    @Override
+    public InputStream stderr() {
+        return stderr;
+    }
+
+    /**
+     * JSch reports the exit status only once the channel is closed, and has no callback for it:
+     * poll, quickly at first (most commands are short), then every 20 ms.
+     */
+    @Override
+    public int waitFor() throws InterruptedException {
+        long sleep = 1;
+        while (!channel.isClosed()) {
+            Thread.sleep(sleep);
+            sleep = Math.min(20, sleep * 2);
+        }
+        String signal = channel.getExitSignal();
+        if (signal != null) {
+            return ExitSignals.exitCode(signal);
+        }
+        int status = channel.getExitStatus();
+        return status >= 0 ? status : NO_STATUS;
+    }
+
+    @Override
+    public OptionalLong processGroup() {
+        try {
+            return stderr.pgid(PGID_WAIT_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return OptionalLong.empty();
+        }
+    }
+
+    /** The channel's own signal request: reaches only the remote shell, and only on servers that honour it. */
+    void signal(String name) throws IOException {
+        try {
+            channel.sendSignal(name);
+        } catch (Exception e) {
+            throw new IOException("the SSH signal request failed: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void release() {
+        try {
+            stdout.close();
+            stderr.close();
+        } catch (IOException e) {
+            LOG.debug("closing channel streams: {}", e.getMessage());
+        }
+        lease.release();
+    }
+}

@@ -1,0 +1,95 @@
+package dev.airlock.ssh;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The launcher text run by each login shell sshd might start (dash, bash, busybox sh; zsh when
+ * installed), as sshd would: {@code LOGIN_SHELL -c TEXT} in a new session. The command must get
+ * its stdin and exit status, and the stripped marker must name its own process group.
+ */
+class CommandTextTest {
+    private static final String MARKER = "@airlock-pgid-00ff00ff:";
+
+    private static List<List<String>> loginShells() {
+        List<List<String>> out = new ArrayList<>();
+        for (String s : List.of("dash", "bash", "zsh")) {
+            Path p = SshdServer.find(s);
+            if (p != null) {
+                out.add(List.of(p.toString()));
+            }
+        }
+        Path busybox = SshdServer.find("busybox");
+        if (busybox != null) {
+            out.add(List.of(busybox.toString(), "sh"));
+        }
+        return out;
+    }
+
+    @Test
+    void everyLoginShellRunsTheCommandInItsOwnGroupWithStdinAndStatus() throws Exception {
+        List<List<String>> shells = loginShells();
+        assertTrue(shells.size() >= 2, "expected at least dash and bash here: " + shells);
+        Path setsid = SshdServer.find("setsid");
+        String script = "read line; printf '%s|%s' \"$line\" \"$(cut -d' ' -f5 /proc/$$/stat)\"; "
+                + "printf 'e\\000r' >&2; exit 7";
+        for (List<String> login : shells) {
+            for (String shell : List.of("sh", "bash")) {
+                List<String> cmd = new ArrayList<>();
+                cmd.add(setsid.toString()); // sshd makes each session child a session leader
+                cmd.addAll(login);
+                cmd.add("-c");
+                cmd.add(SshEnvironment.commandText(shell, script, MARKER));
+                Process p = new ProcessBuilder(cmd).start();
+                try (OutputStream in = p.getOutputStream()) {
+                    in.write("it's input\n".getBytes(StandardCharsets.UTF_8));
+                }
+                PgidMarkerStream err = new PgidMarkerStream(p.getErrorStream(), MARKER);
+                CompletableFuture<byte[]> errBytes = CompletableFuture.supplyAsync(() -> readAll(err));
+                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                assertEquals(7, p.waitFor(), login + " / " + shell);
+                assertArrayEquals(new byte[] {'e', 0, 'r'}, errBytes.get(), login + " / " + shell);
+                OptionalLong pgid = err.pgid(0);
+                assertTrue(pgid.isPresent(), login + " / " + shell);
+                assertEquals("it's input|" + pgid.getAsLong(), out, login + " / " + shell);
+            }
+        }
+    }
+
+    private static byte[] readAll(InputStream in) {
+        try {
+            ByteArrayOutputStream b = new ByteArrayOutputStream();
+            in.transferTo(b);
+            return b.toByteArray();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void theScriptTravelsQuotedWhateverItHolds() throws Exception {
+        String script = "printf '%s' \"a'b\\\"c $HOME\" ; echo ' x'";
+        Path dash = SshdServer.find("dash");
+        Process p = new ProcessBuilder(dash.toString(), "-c", SshEnvironment.commandText("sh", script, MARKER))
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        assertEquals("a'b\"c " + System.getenv("HOME") + " x\n", out);
+        assertTrue(Files.exists(Path.of("/proc/self")));
+    }
+}

@@ -1,0 +1,35 @@
+package dev.airlock.ssh;
+
+import dev.airlock.Environment;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.tck.EnvironmentCompatibilityKit;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * The SSH backend against the compatibility kit, on a real OpenSSH server with its default
+ * MaxSessions, logged in with a passphrase-protected key (the passphrase must never reach argv).
+ */
+class SshCompatibilityTest extends EnvironmentCompatibilityKit {
+    @RegisterExtension
+    static final SshdExtension SSHD = new SshdExtension();
+
+    @Override
+    protected Settings settings() {
+        SshdServer s = SSHD.server();
+        return s.settings(SshSettings.IDENTITY, s.encryptedKey.toString(), SshSettings.PASSPHRASE, SshdServer.PASSPHRASE);
+    }
+
+    @Override
+    protected Environment openEnvironment(OpenContext context) {
+        return new SshProvider().open(context);
+    }
+
+    @Override
+    protected Collection<String> secrets() {
+        return List.of(SshdServer.PASSPHRASE);
+    }
+}

@@ -1,0 +1,89 @@
+package dev.airlock.ssh;
+
+import dev.airlock.BackendException;
+import dev.airlock.Environment;
+import dev.airlock.Environments;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Execution;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The TCP connection cut under a running command, through a loopback proxy the test controls. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SshConnectionLossTest {
+    private SshdServer server;
+    private TcpProxy proxy;
+    private Environment env;
+
+    @BeforeAll
+    void start() throws Exception {
+        server = SshdServer.start();
+        proxy = new TcpProxy(server.port);
+        Path knownHosts = server.dir.resolve("known_hosts_proxy");
+        String[] host = Files.readString(server.dir.resolve("ssh_host_ed25519_key.pub")).trim().split(" ");
+        Files.writeString(knownHosts, "[127.0.0.1]:" + proxy.port() + " " + host[0] + " " + host[1] + "\n");
+        env = Environments.open(server.settings(SshSettings.PORT, Integer.toString(proxy.port()),
+                SshSettings.KNOWN_HOSTS, knownHosts.toString()));
+    }
+
+    @AfterAll
+    void stop() throws Exception {
+        if (env != null) {
+            env.close();
+        }
+        if (proxy != null) {
+            proxy.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void aCutMidExecIsReportedAndNeverRerunAndTheNextExecReconnects() throws Exception {
+        Path runs = server.dir.resolve("runs.log");
+        Path pgid = server.dir.resolve("cut.pgid");
+        Execution e = env.start(ExecRequest.of("echo $$ > " + pgid + "; echo run >> " + runs + "; sleep 120"));
+        long group = SshExecTest.awaitPid(pgid);
+        try {
+            proxy.cutAll();
+            BackendException lost = assertThrows(BackendException.class, () -> {
+                Optional<ExecResult> r = e.await(Duration.ofSeconds(60));
+                throw new AssertionError("no error after the cut: " + r);
+            });
+            assertTrue(lost.getMessage().contains("connection to ssh was lost"), lost.getMessage());
+            assertTrue(lost.getMessage().contains("not run again"), lost.getMessage());
+            assertFalse(lost.getMessage().contains("\n"));
+
+            ExecResult next = env.exec(ExecRequest.of("echo again"));
+            assertEquals(0, next.exitCode(), next.stderr().text());
+            assertEquals("again\n", next.stdout().text());
+            assertEquals("run\n", Files.readString(runs), "the interrupted command ran again");
+        } finally {
+            // The remote sleep outlives the cut (as with plain ssh, no SIGHUP without a terminal).
+            new ProcessBuilder("kill", "-KILL", "--", "-" + group).start().waitFor();
+        }
+    }
+
+    @Test
+    void anIdleConnectionThatDroppedIsReplacedForTheNextExec() {
+        assertEquals("1\n", env.exec(ExecRequest.of("echo 1")).stdout().text());
+        proxy.cutAll();
+        ExecResult r = env.exec(ExecRequest.of("echo 2"));
+        assertEquals(0, r.exitCode(), r.stderr().text());
+        assertEquals("2\n", r.stdout().text());
+    }
+}

@@ -1,0 +1,175 @@
+package dev.airlock.ssh;
+
+import dev.airlock.AirlockException;
+import dev.airlock.BackendException;
+import dev.airlock.BackendUnavailableException;
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
+import dev.airlock.Environments;
+import dev.airlock.ExecRequest;
+import dev.airlock.settings.Settings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Host keys, authentication and reachability: what a user sees when a login cannot happen. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SshLoginTest {
+    private SshdServer server;
+    private String hostFingerprint;
+
+    @BeforeAll
+    void start() throws Exception {
+        server = SshdServer.start();
+        byte[] blob = java.util.Base64.getDecoder().decode(
+                Files.readString(server.dir.resolve("ssh_host_ed25519_key.pub")).trim().split(" ")[1]);
+        hostFingerprint = HostKeys.fingerprint(blob);
+        // Cross-check our fingerprint against OpenSSH's own rendering of it.
+        Process p = new ProcessBuilder(SshdServer.find("ssh-keygen").toString(), "-l", "-E", "sha256", "-f",
+                server.dir.resolve("ssh_host_ed25519_key.pub").toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor();
+        assertTrue(out.contains(hostFingerprint), out + " vs " + hostFingerprint);
+    }
+
+    @AfterAll
+    void stop() throws Exception {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private static void oneLine(Throwable e) {
+        assertFalse(e.getMessage().contains("\n"), "not one line: " + e.getMessage());
+    }
+
+    private String execEcho(Settings s) {
+        try (Environment env = Environments.open(s)) {
+            return env.exec(ExecRequest.of("echo ok")).stdout().text();
+        }
+    }
+
+    @Test
+    void unknownHostIsRefusedUnderStrictChecking() throws Exception {
+        Path empty = Files.createTempFile(server.dir, "known", "");
+        ConfigurationException e = assertThrows(ConfigurationException.class,
+                () -> Environments.open(server.settings(SshSettings.KNOWN_HOSTS, empty.toString())));
+        oneLine(e);
+        assertTrue(e.getMessage().contains(hostFingerprint), e.getMessage());
+        assertTrue(e.getMessage().contains("[127.0.0.1]:" + server.port), e.getMessage());
+        assertTrue(e.getMessage().contains("accept-new"), e.getMessage());
+        assertEquals(0, Files.size(empty), "a refused key must not be recorded");
+    }
+
+    @Test
+    void changedHostKeyIsRefusedWithItsFingerprintAndTheFix() throws Exception {
+        Path wrong = server.dir.resolve("known_hosts_wrong");
+        String stranger = Files.readString(server.dir.resolve("id_stranger.pub")).trim();
+        Files.writeString(wrong, "[127.0.0.1]:" + server.port + " " + stranger + "\n");
+        for (String mode : List.of("yes", "accept-new")) {
+            BackendException e = assertThrows(BackendException.class, () -> Environments.open(server.settings(
+                    SshSettings.KNOWN_HOSTS, wrong.toString(), SshSettings.STRICT, mode)));
+            oneLine(e);
+            assertTrue(e.getMessage().contains(hostFingerprint), e.getMessage());
+            assertTrue(e.getMessage().contains("does not match"), e.getMessage());
+            assertTrue(e.getMessage().contains("ssh-keygen -f"), e.getMessage());
+            assertTrue(e.getMessage().contains("-R '[127.0.0.1]:" + server.port + "'"), e.getMessage());
+        }
+        assertEquals("[127.0.0.1]:" + server.port + " " + stranger + "\n", Files.readString(wrong));
+    }
+
+    @Test
+    void acceptNewRecordsAnUnknownKeyThenStrictCheckingAcceptsIt() throws Exception {
+        Path file = server.dir.resolve("fresh/.ssh/known_hosts"); // neither the file nor its dirs exist
+        assertEquals("ok\n", execEcho(server.settings(SshSettings.KNOWN_HOSTS, file.toString(), SshSettings.STRICT, "accept-new")));
+        String recorded = Files.readString(file);
+        String hostPub = Files.readString(server.dir.resolve("ssh_host_ed25519_key.pub")).trim();
+        String[] parts = hostPub.split(" ");
+        assertEquals("[127.0.0.1]:" + server.port + " " + parts[0] + " " + parts[1] + "\n", recorded);
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+        assertEquals("ok\n", execEcho(server.settings(SshSettings.KNOWN_HOSTS, file.toString())));
+        assertEquals(recorded, Files.readString(file));
+    }
+
+    @Test
+    void ed25519EcdsaAndRsaKeysAllLogIn() {
+        for (Path key : List.of(server.userKey, server.ecdsaKey, server.rsaKey)) {
+            assertEquals("ok\n", execEcho(server.settings(SshSettings.IDENTITY, key.toString())), key.toString());
+        }
+        // Several keys: the first the server does not know is skipped.
+        assertEquals("ok\n", execEcho(server.settings(SshSettings.IDENTITY, server.strangerKey + "," + server.rsaKey)));
+    }
+
+    @Test
+    void anEncryptedKeyNeedsItsPassphraseWhichNeverShows() {
+        Settings noPass = server.settings(SshSettings.IDENTITY, server.encryptedKey.toString());
+        ConfigurationException missing = assertThrows(ConfigurationException.class, () -> Environments.open(noPass));
+        oneLine(missing);
+        assertTrue(missing.getMessage().contains(SshSettings.PASSPHRASE), missing.getMessage());
+
+        String wrongPass = "not-the-passphrase-xyzzy";
+        ConfigurationException wrong = assertThrows(ConfigurationException.class, () -> Environments.open(
+                server.settings(SshSettings.IDENTITY, server.encryptedKey.toString(), SshSettings.PASSPHRASE, wrongPass)));
+        oneLine(wrong);
+        assertFalse(wrong.getMessage().contains(wrongPass), wrong.getMessage());
+        assertTrue(wrong.getMessage().contains("does not decrypt"), wrong.getMessage());
+
+        assertEquals("ok\n", execEcho(server.settings(SshSettings.IDENTITY, server.encryptedKey.toString(),
+                SshSettings.PASSPHRASE, SshdServer.PASSPHRASE)));
+    }
+
+    @Test
+    void authenticationFailureSaysWhichKeysWereTried() {
+        ConfigurationException e = assertThrows(ConfigurationException.class,
+                () -> Environments.open(server.settings(SshSettings.IDENTITY, server.strangerKey.toString())));
+        oneLine(e);
+        assertTrue(e.getMessage().startsWith("SSH authentication as " + System.getProperty("user.name") + "@127.0.0.1:" + server.port + " failed"), e.getMessage());
+        assertTrue(e.getMessage().contains(server.strangerKey.toString()), e.getMessage());
+    }
+
+    @Test
+    void anUnreachableHostIsUnavailable() throws Exception {
+        int closedPort;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = s.getLocalPort();
+        }
+        BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
+                () -> Environments.open(server.settings(SshSettings.PORT, Integer.toString(closedPort))));
+        oneLine(e);
+        assertTrue(e.getMessage().contains("cannot reach the SSH server at 127.0.0.1:" + closedPort), e.getMessage());
+        assertEquals("unavailable", ((AirlockException) e).kind());
+    }
+
+    @Test
+    void missingHostIsAConfigurationErrorAndCheckSaysWhy() {
+        Settings s = Settings.of("airlock.backend", "ssh");
+        assertFalse(new SshProvider().check(s).available());
+        assertTrue(new SshProvider().check(s).reason().contains(SshSettings.HOST));
+        AirlockException e = assertThrows(AirlockException.class, () -> Environments.open(s));
+        oneLine(e);
+        assertInstanceOf(ConfigurationException.class, e, e.getMessage());
+    }
+
+    @Test
+    void aMissingKeyFileIsNamed() {
+        Path none = server.dir.resolve("no-such-key");
+        ConfigurationException e = assertThrows(ConfigurationException.class,
+                () -> Environments.open(server.settings(SshSettings.IDENTITY, none.toString())));
+        oneLine(e);
+        assertTrue(e.getMessage().contains(none.toString()), e.getMessage());
+    }
+}

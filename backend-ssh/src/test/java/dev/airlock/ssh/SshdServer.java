@@ -1,0 +1,216 @@
+package dev.airlock.ssh;
+
+import dev.airlock.settings.Settings;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A real OpenSSH server for tests: {@code sshd -D -e -f <generated config>} on a free loopback
+ * port, with generated host and user keys, the default MaxSessions, and authorized_keys pointing at
+ * the generated keys. Skips when sshd is missing, unless AIRLOCK_REQUIRE_SERVICES=1 (CI), where
+ * that is a failure.
+ */
+public final class SshdServer implements AutoCloseable {
+    public static final String PASSPHRASE = "correct horse battery staple";
+
+    public final Path dir;
+    public final int port;
+    public final Path hostKey;
+    public final Path userKey;      // ed25519, authorized
+    public final Path ecdsaKey;     // authorized
+    public final Path rsaKey;       // authorized (rsa-sha2)
+    public final Path encryptedKey; // ed25519 with PASSPHRASE, authorized
+    public final Path strangerKey;  // not authorized
+    public final Path knownHosts;   // holds the host key
+    private final Process process;
+    private final Path log;
+
+    private SshdServer(Path dir, int port, Process process, Path log) {
+        this.dir = dir;
+        this.port = port;
+        this.process = process;
+        this.log = log;
+        this.hostKey = dir.resolve("ssh_host_ed25519_key");
+        this.userKey = dir.resolve("id_ed25519");
+        this.ecdsaKey = dir.resolve("id_ecdsa");
+        this.rsaKey = dir.resolve("id_rsa");
+        this.encryptedKey = dir.resolve("id_encrypted");
+        this.strangerKey = dir.resolve("id_stranger");
+        this.knownHosts = dir.resolve("known_hosts");
+    }
+
+    public static SshdServer start() throws Exception {
+        Path sshd = find("sshd");
+        Path keygen = find("ssh-keygen");
+        if (sshd == null || keygen == null) {
+            String why = "OpenSSH's sshd and ssh-keygen are needed (apt-get install -y openssh-server)";
+            if ("1".equals(System.getenv("AIRLOCK_REQUIRE_SERVICES"))) {
+                Assertions.fail(why + "; AIRLOCK_REQUIRE_SERVICES=1 makes this a failure");
+            }
+            Assumptions.abort(why + "; skipping");
+        }
+        // As root, sshd insists on its privilege separation dir.
+        Path privsep = Path.of("/run/sshd");
+        if ("root".equals(System.getProperty("user.name")) && !Files.isDirectory(privsep)) {
+            Files.createDirectories(privsep, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+        }
+        Path dir = Files.createTempDirectory("airlock-sshd-", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        keygen(keygen, dir.resolve("ssh_host_ed25519_key"), "ed25519", "");
+        keygen(keygen, dir.resolve("id_ed25519"), "ed25519", "");
+        keygen(keygen, dir.resolve("id_ecdsa"), "ecdsa", "");
+        keygen(keygen, dir.resolve("id_rsa"), "rsa", "");
+        keygen(keygen, dir.resolve("id_encrypted"), "ed25519", PASSPHRASE);
+        keygen(keygen, dir.resolve("id_stranger"), "ed25519", "");
+        StringBuilder auth = new StringBuilder();
+        for (String k : List.of("id_ed25519", "id_ecdsa", "id_rsa", "id_encrypted")) {
+            auth.append(Files.readString(dir.resolve(k + ".pub")));
+        }
+        Files.writeString(dir.resolve("authorized_keys"), auth);
+        Exception last = null;
+        for (int attempt = 0; attempt < 3; attempt++) {
+            int port = freePort();
+            Path config = dir.resolve("sshd_config");
+            Files.writeString(config, String.join("\n",
+                    "Port " + port,
+                    "ListenAddress 127.0.0.1",
+                    "HostKey " + dir.resolve("ssh_host_ed25519_key"),
+                    "PidFile " + dir.resolve("sshd.pid"),
+                    "AuthorizedKeysFile " + dir.resolve("authorized_keys"),
+                    "PubkeyAuthentication yes",
+                    "PasswordAuthentication no",
+                    "KbdInteractiveAuthentication no",
+                    "PermitRootLogin prohibit-password",
+                    // The keys live in a temp dir under /tmp (world-writable parent): StrictModes would refuse them.
+                    "StrictModes no",
+                    "UsePAM no",
+                    "PrintMotd no",
+                    "LogLevel VERBOSE",
+                    ""));
+            Path log = dir.resolve("sshd-" + port + ".log");
+            Process p = new ProcessBuilder(sshd.toString(), "-D", "-e", "-f", config.toString())
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            try {
+                awaitListening(p, log, port);
+            } catch (IOException e) {
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                last = e;
+                continue;
+            }
+            String hostPub = Files.readString(dir.resolve("ssh_host_ed25519_key.pub")).trim();
+            String[] parts = hostPub.split(" ");
+            Files.writeString(dir.resolve("known_hosts"), "[127.0.0.1]:" + port + " " + parts[0] + " " + parts[1] + "\n");
+            return new SshdServer(dir, port, p, log);
+        }
+        throw new IllegalStateException("sshd did not start: " + last.getMessage(), last);
+    }
+
+    private static void awaitListening(Process p, Path log, int port) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+            String text = Files.exists(log) ? Files.readString(log) : "";
+            if (text.contains("Server listening on 127.0.0.1 port " + port)) {
+                return;
+            }
+            if (!p.isAlive()) {
+                throw new IOException("sshd exited " + p.exitValue() + ": " + text.strip());
+            }
+            Thread.sleep(20);
+        }
+        throw new IOException("sshd did not report listening within 20s: " + Files.readString(log).strip());
+    }
+
+    private static void keygen(Path keygen, Path file, String type, String passphrase) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(keygen.toString(), "-q", "-t", type, "-N", passphrase, "-C", "airlock-test", "-f", file.toString()));
+        if (type.equals("rsa")) {
+            cmd.addAll(List.of("-b", "3072"));
+        }
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            throw new IOException("ssh-keygen failed: " + out);
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    public static Path find(String name) {
+        List<String> dirs = new ArrayList<>(List.of(System.getenv().getOrDefault("PATH", "").split(":")));
+        dirs.addAll(List.of("/usr/sbin", "/usr/local/sbin", "/sbin"));
+        for (String d : dirs) {
+            if (d.isEmpty()) {
+                continue;
+            }
+            Path c = Path.of(d, name);
+            if (Files.isExecutable(c)) {
+                return c.toAbsolutePath();
+            }
+        }
+        return null;
+    }
+
+    /** Settings for an environment on this server, logged in with the ed25519 key. */
+    public Map<String, String> settingsMap() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("airlock.backend", "ssh");
+        m.put(SshSettings.HOST, "127.0.0.1");
+        m.put(SshSettings.PORT, Integer.toString(port));
+        m.put(SshSettings.USER, System.getProperty("user.name"));
+        m.put(SshSettings.IDENTITY, userKey.toString());
+        m.put(SshSettings.KNOWN_HOSTS, knownHosts.toString());
+        m.put(SshSettings.AGENT, "no");
+        // This test machine may look like a container (/.dockerenv); the target is a real host here.
+        m.put("airlock.container", "no");
+        return m;
+    }
+
+    public Settings settings() {
+        return Settings.of(settingsMap());
+    }
+
+    public Settings settings(String... overrides) {
+        Map<String, String> m = settingsMap();
+        for (int i = 0; i < overrides.length; i += 2) {
+            m.put(overrides[i], overrides[i + 1]);
+        }
+        return Settings.of(m);
+    }
+
+    public String log() {
+        try {
+            return Files.readString(log);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        // Per-connection sshd children outlive the listener: end them first.
+        process.descendants().forEach(ProcessHandle::destroy);
+        process.destroy();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package dev.airlock.cli;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environments;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.EnvironmentProvider;
+import dev.airlock.spi.SandboxLifecycle;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code up}, {@code down ID} and {@code gc}: sandboxes that outlive one command, for backends
+ * whose provider implements {@link SandboxLifecycle} (found through ServiceLoader like any other).
+ */
+final class SandboxCommands {
+    private SandboxCommands() {
+    }
+
+    /** The configured backend's lifecycle, or a usage error naming the backends that have one. */
+    static SandboxLifecycle lifecycle(Settings settings) {
+        ClassLoader loader = AirlockCli.class.getClassLoader();
+        String name = settings.get(Environments.BACKEND_KEY, "local").trim();
+        EnvironmentProvider provider = Environments.provider(name, loader);
+        if (provider instanceof SandboxLifecycle l) {
+            return l;
+        }
+        List<String> with = Environments.providers(loader).values().stream()
+                .filter(SandboxLifecycle.class::isInstance).map(EnvironmentProvider::name).toList();
+        throw new ConfigurationException("the " + name + " backend has no sandboxes that outlive a command; up, down and gc work with "
+                + (with.isEmpty() ? "no backend on the class path" : String.join(", ", with)) + " (--backend NAME)");
+    }
+
+    @Command(name = "up", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+            description = {"Creates a sandbox that outlives this command and prints its id on stdout.",
+                    "Later commands attach to it with --set KEY=ID (docker: airlock.docker.container);",
+                    "'down ID' removes it."})
+    static final class Up implements Callable<Integer> {
+        @ParentCommand
+        AirlockCli cli;
+
+        @Override
+        public Integer call() {
+            Settings settings = cli.settings();
+            SandboxLifecycle l = lifecycle(settings);
+            String id = l.up(settings);
+            System.out.println(id);
+            System.out.flush();
+            System.err.println("airlock: attach with --set " + l.attachKey() + "=" + id + "; remove with: airlock down " + id);
+            return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "down", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+            description = "Stops and removes a sandbox that 'up' created.")
+    static final class Down implements Callable<Integer> {
+        @ParentCommand
+        AirlockCli cli;
+
+        @Parameters(paramLabel = "ID", description = "The id 'up' printed.")
+        String id;
+
+        @Override
+        public Integer call() {
+            Settings settings = cli.settings();
+            lifecycle(settings).down(settings, id);
+            return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "gc", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+            description = {"Removes sandboxes Airlock labelled that were left behind by processes that died",
+                    "before closing them; prints each id removed."})
+    static final class Gc implements Callable<Integer> {
+        @ParentCommand
+        AirlockCli cli;
+
+        @Option(names = "--older-than", paramLabel = "DURATION", defaultValue = "24h",
+                description = "Only sandboxes created longer ago than this (default ${DEFAULT-VALUE}; 30s, 5m, 2h, 1d).")
+        String olderThan;
+
+        @Option(names = "--all", description = "Also remove the sandboxes 'up' created.")
+        boolean all;
+
+        @Override
+        public Integer call() {
+            Settings settings = cli.settings();
+            // The one duration parser, with the option's name in its error.
+            Duration age = Settings.of("--older-than", olderThan).getDuration("--older-than", Duration.ZERO);
+            List<String> removed = lifecycle(settings).gc(settings, age, all);
+            PrintStream out = System.out;
+            removed.forEach(out::println);
+            out.flush();
+            return ExitCodes.OK;
+        }
+    }
+}

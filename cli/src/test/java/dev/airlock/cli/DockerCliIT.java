@@ -1,0 +1,86 @@
+package dev.airlock.cli;
+
+import dev.airlock.docker.DockerFixture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.Random;
+
+import static dev.airlock.cli.Airlock.raw;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code ./airlock} on the docker backend against a real daemon: one-shot exec, and up/write/exec/read/down. */
+@ExtendWith(DockerFixture.class)
+class DockerCliIT {
+    private static final String[] DOCKER = {"--backend", "docker", "--set", "airlock.docker.image=" + DockerFixture.IMAGE,
+            "--set", "airlock.docker.pull=never"};
+
+    private static Airlock docker(String... args) {
+        String[] all = new String[DOCKER.length + args.length];
+        System.arraycopy(DOCKER, 0, all, 0, DOCKER.length);
+        System.arraycopy(args, 0, all, DOCKER.length, args.length);
+        return raw(all);
+    }
+
+    @Test
+    void oneShotExecIsByteExactAndKeepsTheExitStatus() {
+        byte[] data = new byte[(1 << 20) + 7];
+        new Random(3).nextBytes(data);
+        for (int i = 0; i < data.length; i += 512) {
+            data[i] = 0;
+        }
+        Airlock.Result r = docker("exec", "--", "cat; echo err >&2; exit 7").stdin(data).run();
+        assertEquals(7, r.exit(), r::toString);
+        assertArrayEquals(data, r.stdout());
+        assertEquals("err\n", r.err());
+    }
+
+    @Test
+    void upThenWriteExecReadAcrossInvocationsThenDown() throws Exception {
+        Airlock.Result up = docker("up").run();
+        assertEquals(0, up.exit(), up::toString);
+        String id = up.out().strip();
+        assertTrue(id.matches("[0-9a-f]{64}"), "up prints the container id: " + up.out());
+        try {
+            String attach = "airlock.docker.container=" + id;
+            byte[] content = {0, 1, 2, (byte) 0xff, '\n', 0};
+            Airlock.Result w = docker("--set", attach, "write", "/tmp/kept/data.bin").stdin(content).run();
+            assertEquals(0, w.exit(), w::toString);
+            Airlock.Result e = docker("--set", attach, "exec", "-n", "--", "wc -c < /tmp/kept/data.bin").run();
+            assertEquals(0, e.exit(), e::toString);
+            assertEquals("6", e.out().strip());
+            Airlock.Result r = docker("--set", attach, "read", "/tmp/kept/data.bin").run();
+            assertEquals(0, r.exit(), r::toString);
+            assertArrayEquals(content, r.stdout());
+            Airlock.Result gc = docker("gc", "--older-than", "30d").run();
+            assertEquals(0, gc.exit(), gc::toString);
+            assertTrue(!gc.out().contains(id), "gc keeps what up made unless --all");
+        } finally {
+            Airlock.Result down = docker("down", id).run();
+            assertEquals(0, down.exit(), down::toString);
+        }
+        assertNotEquals(0, DockerFixture.docker(null, 30, "inspect", id).exit(), "down removed the container");
+        Airlock.Result again = docker("down", id).run();
+        assertEquals(2, again.exit(), again::toString);
+        assertEquals(1, again.errLines().size(), again::toString);
+    }
+
+    @Test
+    void upOnABackendWithoutSandboxesIsAUsageError() {
+        Airlock.Result r = raw("--backend", "local", "up").run();
+        assertEquals(2, r.exit(), r::toString);
+        assertTrue(r.err().startsWith("airlock: usage: the local backend has no sandboxes"), r.err());
+        assertTrue(r.err().contains("docker"), r.err());
+    }
+
+    @Test
+    void aMissingImageNamesTheSetting() {
+        Airlock.Result r = raw("--backend", "docker", "exec", "true").run();
+        assertEquals(125, r.exit(), r::toString);
+        assertTrue(r.err().contains("airlock.docker.image"), r.err());
+        assertEquals(0, r.stdout().length);
+    }
+}
