@@ -140,7 +140,8 @@ final class ProtectedPaths {
             } else {
                 hit = p.mayEqual(r.comps);
             }
-            if (!hit && (access == Access.TREE)) {
+            // A tree unpacked INTO a directory can land on anything beneath it, like a TREE operation.
+            if (!hit && (access == Access.TREE || access == Access.INTO)) {
                 hit = p.mayContain(r.comps);
             }
             if (hit) {

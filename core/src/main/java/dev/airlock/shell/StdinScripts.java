@@ -62,10 +62,31 @@ public final class StdinScripts {
      * when it starts; the script closes it first (see {@link #stagedScript}).
      */
     public static String runStagedScript(String shell, String scriptPath) {
+        return openStagedScript(scriptPath) + execStagedScript(shell);
+    }
+
+    /** The first half of {@link #runStagedScript}: open the staged script on descriptor 3 and remove the file. */
+    public static String openStagedScript(String scriptPath) {
         String p = Shell.quotePath(scriptPath);
         return "command exec 3< " + p + " || exit " + STAGING_FAILED + "\n"
-                + "rm -f -- " + p + " || exit " + STAGING_FAILED + "\n"
-                + "exec " + shell + " /dev/fd/3\n";
+                + "rm -f -- " + p + " || exit " + STAGING_FAILED + "\n";
+    }
+
+    /** The second half of {@link #runStagedScript}: the shell reads the script from descriptor 3. */
+    public static String execStagedScript(String shell) {
+        return "exec " + shell + " /dev/fd/3\n";
+    }
+
+    /**
+     * The byte the script prints on stdout once every staging line has succeeded, right before the
+     * command: the core strips it, and an exit 201 seen after it is the command's own, not a
+     * failed redirect.
+     */
+    public static final int STARTED_MARK = 'A';
+
+    /** The line that prints {@link #STARTED_MARK}. */
+    public static String startedMark() {
+        return "printf A\n";
     }
 
     /**

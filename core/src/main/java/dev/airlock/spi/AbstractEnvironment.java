@@ -395,6 +395,11 @@ public abstract class AbstractEnvironment implements Environment {
         }
         emit("close", id, Map.of());
         workers.shutdownNow();
+        for (Run r : live) {
+            // A flow that never got a thread: its caller gets an answer, not a wait forever.
+            r.result.completeExceptionally(new EnvironmentClosedException("the " + backend + " environment " + id
+                    + " closed before the command could start; open a new one"));
+        }
         timers.shutdownNow();
         deleteSpillDir();
         if (auditFile != null) {
@@ -524,6 +529,12 @@ public abstract class AbstractEnvironment implements Environment {
         ensureOpen();
         Run run = new Run(execIds.incrementAndGet(), request, internal);
         live.add(run);
+        // Re-check after registering: close sets `stopped` before it snapshots `live`, so either
+        // close sees this run and cancels it, or this sees the stop and backs out.
+        if (stopped) {
+            live.remove(run);
+            ensureOpen();
+        }
         try {
             workers.execute(run::flow);
         } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -623,6 +634,9 @@ public abstract class AbstractEnvironment implements Environment {
             if (!internal) {
                 beforeCommand(request);
             }
+            // The timeout covers staging too: a stuck upload ends as a timeout, never a hang.
+            request.timeout().ifPresent(d -> timeoutTask = timers.schedule(() -> workers.execute(this::onTimeout),
+                    d.toNanos(), TimeUnit.NANOSECONDS));
             if (!sm.toStaging()) {
                 return cancelledBeforeDispatch();
             }
@@ -639,9 +653,6 @@ public abstract class AbstractEnvironment implements Environment {
                     stageTracked(envPath, Payload.of(envScript(childUnset(), set)));
                     script.append(sourceStaged(envPath));
                     stagingPrefix = true;
-                }
-                if (request.cwd().isPresent()) {
-                    script.append("cd -- ").append(Shell.quotePath(t.expand(request.cwd().get()))).append(" || exit 126\n");
                 }
                 boolean pipe = false;
                 Optional<Payload> stdin = request.stdin();
@@ -664,14 +675,21 @@ public abstract class AbstractEnvironment implements Environment {
                     command = StdinScripts.heredoc(bytes, command);
                 }
                 String shell = internal ? "sh" : t.shell();
-                if (script.length() + command.length() * 3L > caps.argvLimit()) {
+                boolean stagedScript = script.length() + command.length() * 3L > caps.argvLimit();
+                if (stagedScript) {
                     String scriptPath = StdinScripts.stagedScriptPath(t.stagingDir());
                     stageTracked(scriptPath, Payload.of(StdinScripts.stagedScript(command).getBytes(StandardCharsets.UTF_8)));
-                    script.append(StdinScripts.runStagedScript(shell, scriptPath));
+                    script.append(StdinScripts.openStagedScript(scriptPath));
                     stagingPrefix = true;
-                } else {
-                    script.append(command);
                 }
+                // After the staging lines, so a bad cwd cannot leave a staged file behind.
+                if (request.cwd().isPresent()) {
+                    script.append("cd -- ").append(Shell.quotePath(t.expand(request.cwd().get()))).append(" || exit 126\n");
+                }
+                if (stagingPrefix) {
+                    script.append(StdinScripts.startedMark());
+                }
+                script.append(stagedScript ? StdinScripts.execStagedScript(shell) : command);
                 launch = new Launch(shell, script.toString(), caps.nativeEnv() ? set : Map.of(),
                         caps.nativeEnv() ? childUnset() : Set.of(), pipe, internal);
             } catch (IOException e) {
@@ -710,13 +728,12 @@ public abstract class AbstractEnvironment implements Environment {
                 kills.add(kill); // registered before the worker runs, so the result cannot miss it
                 workers.execute(() -> killNow(p, kill));
             }
-            request.timeout().ifPresent(d -> timeoutTask = timers.schedule(() -> workers.execute(this::onTimeout),
-                    d.toNanos(), TimeUnit.NANOSECONDS));
 
             long cap = request.captureLimit() >= 0 ? request.captureLimit() : outputCap;
             OutputCapture outCap = request.stdoutSink().isPresent() ? null : new OutputCapture(cap, HEAP_CAPTURE, AbstractEnvironment.this::spillFile);
             OutputCapture errCap = request.stderrSink().isPresent() ? null : new OutputCapture(cap, HEAP_CAPTURE, AbstractEnvironment.this::spillFile);
-            Drain outDrain = new Drain(p.stdout(), outCap != null ? outCap : request.stdoutSink().get());
+            StartedMark mark = stagingPrefix ? new StartedMark(p.stdout()) : null;
+            Drain outDrain = new Drain(mark != null ? mark : p.stdout(), outCap != null ? outCap : request.stdoutSink().get());
             Drain errDrain = new Drain(p.stderr(), errCap != null ? errCap : request.stderrSink().get());
             workers.execute(outDrain);
             workers.execute(errDrain);
@@ -750,21 +767,25 @@ public abstract class AbstractEnvironment implements Environment {
             flushQuietly(request.stderrSink());
             p.release();
             sm.toDone();
-            if (cancelled || timedOut || exit == NO_STATUS || (stagingPrefix && exit == StdinScripts.STAGING_FAILED)) {
+            boolean started = mark == null || mark.seen();
+            if (cancelled || timedOut || exit == NO_STATUS || !started) {
                 removeAllStaged();
             }
             if (stdinFailure != null) {
                 throw new BackendException("reading the stdin payload failed, so the command was killed: "
                         + stdinFailure.getMessage(), stdinFailure);
             }
-            if (outDrain.failure != null && outCap == null && !cancelled && !timedOut) {
-                throw new BackendException("writing the command's stdout failed: " + outDrain.failure.getMessage(), outDrain.failure);
+            for (Drain d : List.of(outDrain, errDrain)) {
+                if (d.failure != null && !cancelled && !timedOut) {
+                    throw new BackendException("writing the command's " + (d == outDrain ? "stdout" : "stderr")
+                            + " to the caller's stream failed: " + d.failure.getMessage(), d.failure);
+                }
             }
             if (exit == NO_STATUS && !cancelled && !timedOut) {
                 throw new BackendException("the connection to " + backend + " was lost while the command ran;"
                         + " it was not run again (its effects, if any, stand)");
             }
-            if (stagingPrefix && exit == StdinScripts.STAGING_FAILED && !cancelled && !timedOut) {
+            if (!started && exit == StdinScripts.STAGING_FAILED && !cancelled && !timedOut) {
                 String why = errCap != null ? firstLine(errCap.result()) : "";
                 throw new StagingException("the staged input could not be opened on the " + backend
                         + " target, so the command did not run" + (why.isEmpty() ? "" : ": " + why));
@@ -775,8 +796,8 @@ public abstract class AbstractEnvironment implements Environment {
         }
 
         private ExecResult cancelledBeforeDispatch() {
-            return new ExecResult(ExecResult.EXIT_CANCELLED, CapturedOutput.empty(), CapturedOutput.empty(),
-                    false, true, Duration.ZERO);
+            return new ExecResult(timedOut ? ExecResult.EXIT_TIMEOUT : ExecResult.EXIT_CANCELLED,
+                    CapturedOutput.empty(), CapturedOutput.empty(), timedOut, !timedOut, Duration.ZERO);
         }
 
         private void stageTracked(String path, Payload data) throws IOException {
@@ -804,7 +825,7 @@ public abstract class AbstractEnvironment implements Environment {
         private void onTimeout() {
             if (!exited) {
                 timedOut = true;
-                killTree();
+                stopThisExec(false);
             }
         }
 
@@ -812,8 +833,10 @@ public abstract class AbstractEnvironment implements Environment {
 
         @Override
         public void cancel() {
-            cancelOnly();
-            if (cancelStopsSandbox && !stopOnce.isStopped()) {
+            boolean stoppedSomething = stopThisExec(true);
+            // A sandbox-wide cancel stops the sandbox only when it cancelled something, and never
+            // for Airlock's own operations (closing a read stream cancels its internal exec).
+            if (stoppedSomething && cancelStopsSandbox && !internal && !stopOnce.isStopped()) {
                 try {
                     workers.execute(stopOnce::stop);
                 } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -824,24 +847,32 @@ public abstract class AbstractEnvironment implements Environment {
 
         /** Cancels this exec alone; used by close, which stops the sandbox itself. */
         void cancelForStop() {
-            cancelOnly();
+            stopThisExec(true);
         }
 
-        private void cancelOnly() {
-            ExecState before = sm.state();
+        /**
+         * Stops this exec by cancel or timeout: before dispatch it never runs (and this returns
+         * only after its staged files are gone); after dispatch its process tree is killed.
+         * Returns false when there was nothing left to stop.
+         */
+        private boolean stopThisExec(boolean byCancel) {
             switch (sm.cancel()) {
                 case NEVER_DISPATCHED -> {
-                    cancelled = true;
-                    if (before == ExecState.STAGING || before == ExecState.STAGED) {
+                    cancelled = byCancel;
+                    ExecState from = sm.cancelledFrom();
+                    if (from == ExecState.STAGING || from == ExecState.STAGED) {
                         // The flow removes what it staged; return only after it has.
                         awaitCleanup();
                     }
+                    return true;
                 }
                 case KILL -> {
-                    cancelled = true;
+                    cancelled = byCancel;
                     killTree();
+                    return true;
                 }
-                case NOTHING -> {
+                default -> {
+                    return false;
                 }
             }
         }
@@ -1017,6 +1048,48 @@ public abstract class AbstractEnvironment implements Environment {
         }
     }
 
+    /**
+     * Strips {@link StdinScripts#STARTED_MARK}, the first byte of stdout when the script staged
+     * something, and remembers whether it came: only then did the command itself start.
+     */
+    private static final class StartedMark extends java.io.FilterInputStream {
+        private volatile boolean seen;
+        private boolean checked;
+
+        StartedMark(InputStream in) {
+            super(in);
+        }
+
+        boolean seen() {
+            return seen;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            int n = read(one, 0, 1);
+            return n < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (!checked) {
+                int first = in.read();
+                if (first < 0) {
+                    return -1;
+                }
+                checked = true;
+                if (first == StdinScripts.STARTED_MARK) {
+                    seen = true;
+                } else {
+                    b[off] = (byte) first; // cannot happen with the core's scripts; never lose a byte
+                    return 1;
+                }
+            }
+            return in.read(b, off, len);
+        }
+    }
+
     /** Marks a failure of the caller's payload, as opposed to the command's end of the pipe. */
     private static final class SourceFailure extends IOException {
         private static final long serialVersionUID = 1L;
@@ -1037,6 +1110,8 @@ public abstract class AbstractEnvironment implements Environment {
         private final CountDownLatch end = new CountDownLatch(1);
         private volatile long lastActivity = System.nanoTime();
         private volatile boolean detached;
+        /** In the caller's sink: a slow reader is not an idle command, so never give up then. */
+        private volatile boolean writing;
         volatile IOException failure;
 
         Drain(InputStream from, OutputStream to) {
@@ -1054,6 +1129,7 @@ public abstract class AbstractEnvironment implements Environment {
                     if (detached) {
                         continue; // a background process still writes after we gave up: discard
                     }
+                    writing = true;
                     try {
                         to.write(buf, 0, n);
                     } catch (IOException e) {
@@ -1061,6 +1137,9 @@ public abstract class AbstractEnvironment implements Environment {
                             failure = e;
                         }
                         detached = true; // keep draining so the command never blocks on a full pipe
+                    } finally {
+                        writing = false;
+                        lastActivity = System.nanoTime();
                     }
                 }
             } catch (IOException e) {
@@ -1078,7 +1157,7 @@ public abstract class AbstractEnvironment implements Environment {
          */
         boolean finish(Duration grace) throws InterruptedException {
             while (!end.await(50, TimeUnit.MILLISECONDS)) {
-                if (System.nanoTime() - lastActivity > grace.toNanos()) {
+                if (!writing && System.nanoTime() - lastActivity > grace.toNanos()) {
                     detached = true;
                     end.await(50, TimeUnit.MILLISECONDS); // let an in-flight write finish
                     return false;
@@ -1163,7 +1242,13 @@ public abstract class AbstractEnvironment implements Environment {
     }
 
     private java.util.concurrent.Executor workersOrCommon() {
-        return workers.isShutdown() ? Runnable::run : workers;
+        // After close shut the pool down, each pump still needs a thread of its own: running it
+        // inline would read stderr before writing stdin and could deadlock on a full pipe.
+        return workers.isShutdown() ? r -> {
+            Thread t = new Thread(r, "airlock-" + backend + "-raw");
+            t.setDaemon(true);
+            t.start();
+        } : workers;
     }
 
     private static void copyCapped(InputStream in, ByteArrayOutputStream out) {

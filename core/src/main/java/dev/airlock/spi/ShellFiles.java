@@ -284,8 +284,7 @@ final class ShellFiles implements RemoteFiles {
             try {
                 ExecResult r = e.await();
                 if (r.exitCode() != 0 && !pipe.isReaderClosed()) {
-                    pipe.fail(new IOException(op + " " + path + " failed (exit " + r.exitCode() + ")"
-                            + (err.size() > 0 ? ": " + err.toString(StandardCharsets.UTF_8).strip() : "")));
+                    pipe.fail(new IOException(failure(op, path, outcome(r, err)).getMessage()));
                 } else {
                     pipe.end();
                 }
@@ -300,14 +299,7 @@ final class ShellFiles implements RemoteFiles {
         try {
             first = in.read();
         } catch (IOException io) {
-            // The exec ended before the header: map its exit code.
-            ExecResult r = awaitQuietly(e);
-            int exit = r == null ? -1 : r.exitCode();
-            Outcome o = new Outcome(exit, "", err.toString(StandardCharsets.UTF_8).strip());
-            if (exit == 2) {
-                throw new NoSuchPathException(path);
-            }
-            throw failure(op, path, o);
+            first = -1; // the exec ended before the header; its exit code says why
         }
         if (first != HEADER) {
             try {
@@ -315,14 +307,17 @@ final class ShellFiles implements RemoteFiles {
             } catch (IOException ignored) {
                 // our own pipe's close cannot fail
             }
-            ExecResult r = awaitQuietly(e);
-            int exit = r == null ? -1 : r.exitCode();
-            if (exit == 2) {
+            Outcome o = outcome(awaitQuietly(e), err);
+            if (o.exit == 2) {
                 throw new NoSuchPathException(path);
             }
-            throw failure(op, path, new Outcome(exit, "", err.toString(StandardCharsets.UTF_8).strip()));
+            throw failure(op, path, o);
         }
         return in;
+    }
+
+    private static Outcome outcome(ExecResult r, ByteArrayOutputStream err) {
+        return new Outcome(r == null ? -1 : r.exitCode(), "", err.toString(StandardCharsets.UTF_8).strip());
     }
 
     private static ExecResult awaitQuietly(Execution e) {
