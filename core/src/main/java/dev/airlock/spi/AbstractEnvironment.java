@@ -29,6 +29,8 @@ import dev.airlock.event.ExecState;
 import dev.airlock.event.ExecTransition;
 import dev.airlock.internal.ExecStateMachine;
 import dev.airlock.internal.OutputCapture;
+import dev.airlock.internal.OutputPump;
+import dev.airlock.internal.StartedMarkStream;
 import dev.airlock.internal.StopOnce;
 import dev.airlock.safety.GuardMode;
 import dev.airlock.safety.Safety;
@@ -732,9 +734,9 @@ public abstract class AbstractEnvironment implements Environment {
             long cap = request.captureLimit() >= 0 ? request.captureLimit() : outputCap;
             OutputCapture outCap = request.stdoutSink().isPresent() ? null : new OutputCapture(cap, HEAP_CAPTURE, AbstractEnvironment.this::spillFile);
             OutputCapture errCap = request.stderrSink().isPresent() ? null : new OutputCapture(cap, HEAP_CAPTURE, AbstractEnvironment.this::spillFile);
-            StartedMark mark = stagingPrefix ? new StartedMark(p.stdout()) : null;
-            Drain outDrain = new Drain(mark != null ? mark : p.stdout(), outCap != null ? outCap : request.stdoutSink().get());
-            Drain errDrain = new Drain(p.stderr(), errCap != null ? errCap : request.stderrSink().get());
+            StartedMarkStream mark = stagingPrefix ? new StartedMarkStream(p.stdout()) : null;
+            OutputPump outDrain = new OutputPump(mark != null ? mark : p.stdout(), outCap != null ? outCap : request.stdoutSink().get());
+            OutputPump errDrain = new OutputPump(p.stderr(), errCap != null ? errCap : request.stderrSink().get());
             workers.execute(outDrain);
             workers.execute(errDrain);
             StdinWriter writer = null;
@@ -775,10 +777,10 @@ public abstract class AbstractEnvironment implements Environment {
                 throw new BackendException("reading the stdin payload failed, so the command was killed: "
                         + stdinFailure.getMessage(), stdinFailure);
             }
-            for (Drain d : List.of(outDrain, errDrain)) {
-                if (d.failure != null && !cancelled && !timedOut) {
+            for (OutputPump d : List.of(outDrain, errDrain)) {
+                if (d.failure() != null && !cancelled && !timedOut) {
                     throw new BackendException("writing the command's " + (d == outDrain ? "stdout" : "stderr")
-                            + " to the caller's stream failed: " + d.failure.getMessage(), d.failure);
+                            + " to the caller's stream failed: " + d.failure().getMessage(), d.failure());
                 }
             }
             if (exit == NO_STATUS && !cancelled && !timedOut) {
@@ -1048,48 +1050,6 @@ public abstract class AbstractEnvironment implements Environment {
         }
     }
 
-    /**
-     * Strips {@link StdinScripts#STARTED_MARK}, the first byte of stdout when the script staged
-     * something, and remembers whether it came: only then did the command itself start.
-     */
-    private static final class StartedMark extends java.io.FilterInputStream {
-        private volatile boolean seen;
-        private boolean checked;
-
-        StartedMark(InputStream in) {
-            super(in);
-        }
-
-        boolean seen() {
-            return seen;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            if (!checked) {
-                int first = in.read();
-                if (first < 0) {
-                    return -1;
-                }
-                checked = true;
-                if (first == StdinScripts.STARTED_MARK) {
-                    seen = true;
-                } else {
-                    b[off] = (byte) first; // cannot happen with the core's scripts; never lose a byte
-                    return 1;
-                }
-            }
-            return in.read(b, off, len);
-        }
-    }
-
     /** Marks a failure of the caller's payload, as opposed to the command's end of the pipe. */
     private static final class SourceFailure extends IOException {
         private static final long serialVersionUID = 1L;
@@ -1101,69 +1061,6 @@ public abstract class AbstractEnvironment implements Environment {
         @Override
         public synchronized IOException getCause() {
             return (IOException) super.getCause();
-        }
-    }
-
-    private static final class Drain implements Runnable {
-        private final InputStream from;
-        private final OutputStream to;
-        private final CountDownLatch end = new CountDownLatch(1);
-        private volatile long lastActivity = System.nanoTime();
-        private volatile boolean detached;
-        /** In the caller's sink: a slow reader is not an idle command, so never give up then. */
-        private volatile boolean writing;
-        volatile IOException failure;
-
-        Drain(InputStream from, OutputStream to) {
-            this.from = from;
-            this.to = to;
-        }
-
-        @Override
-        public void run() {
-            byte[] buf = new byte[CHUNK];
-            try {
-                int n;
-                while ((n = from.read(buf)) >= 0) {
-                    lastActivity = System.nanoTime();
-                    if (detached) {
-                        continue; // a background process still writes after we gave up: discard
-                    }
-                    writing = true;
-                    try {
-                        to.write(buf, 0, n);
-                    } catch (IOException e) {
-                        if (failure == null) {
-                            failure = e;
-                        }
-                        detached = true; // keep draining so the command never blocks on a full pipe
-                    } finally {
-                        writing = false;
-                        lastActivity = System.nanoTime();
-                    }
-                }
-            } catch (IOException e) {
-                if (!detached) {
-                    LOG.debug("output stream ended with an error: {}", e.getMessage());
-                }
-            } finally {
-                end.countDown();
-            }
-        }
-
-        /**
-         * Waits for end-of-output after the command exited. A background process that keeps the
-         * pipe open would hold it forever: stop waiting once no byte arrived for {@code grace}.
-         */
-        boolean finish(Duration grace) throws InterruptedException {
-            while (!end.await(50, TimeUnit.MILLISECONDS)) {
-                if (!writing && System.nanoTime() - lastActivity > grace.toNanos()) {
-                    detached = true;
-                    end.await(50, TimeUnit.MILLISECONDS); // let an in-flight write finish
-                    return false;
-                }
-            }
-            return true;
         }
     }
 
