@@ -1,5 +1,6 @@
 package dev.airlock;
 
+import dev.airlock.internal.BulkInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -105,7 +106,7 @@ public final class Payload {
     }
 
     /** Reads at most {@code limit} bytes, and reports a short source instead of padding it. */
-    private static final class BoundedInputStream extends InputStream {
+    private static final class BoundedInputStream extends BulkInputStream {
         private final InputStream in;
         private final long declared;
         private long remaining;
@@ -114,13 +115,6 @@ public final class Payload {
             this.in = in;
             this.declared = limit;
             this.remaining = limit;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override

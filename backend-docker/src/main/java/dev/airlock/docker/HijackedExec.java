@@ -1,5 +1,6 @@
 package dev.airlock.docker;
 
+import dev.airlock.internal.BulkInputStream;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
@@ -206,18 +207,11 @@ final class HijackedExec implements Closeable {
     }
 
     /** Blocking reads straight from the channel (reads and writes may run on two threads at once). */
-    private static final class ChannelInput extends InputStream {
+    private static final class ChannelInput extends BulkInputStream {
         private final SocketChannel ch;
 
         ChannelInput(SocketChannel ch) {
             this.ch = ch;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override

@@ -86,15 +86,8 @@ public final class BlockingPipe {
 
     /** The reading side; {@code onClose} runs once when the reader closes it. */
     public InputStream source(Runnable onClose) {
-        return new InputStream() {
+        return new BulkInputStream() {
             private boolean closed;
-
-            @Override
-            public int read() throws IOException {
-                byte[] one = new byte[1];
-                int n = read(one, 0, 1);
-                return n < 0 ? -1 : one[0] & 0xff;
-            }
 
             @Override
             public int read(byte[] b, int off, int len) throws IOException {

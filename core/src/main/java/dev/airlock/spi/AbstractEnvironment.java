@@ -1,5 +1,6 @@
 package dev.airlock.spi;
 
+import dev.airlock.internal.BulkInputStream;
 import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
@@ -1190,15 +1191,8 @@ public abstract class AbstractEnvironment implements Environment {
     private Payload capped(Payload p) throws IOException {
         // Unknown length: staging needs the whole input, so bound it by airlock.stdin.max-staged-bytes.
         InputStream in = p.open();
-        return Payload.ofStream(new InputStream() {
+        return Payload.ofStream(new BulkInputStream() {
             long seen;
-
-            @Override
-            public int read() throws IOException {
-                byte[] one = new byte[1];
-                int n = read(one, 0, 1);
-                return n < 0 ? -1 : one[0] & 0xff;
-            }
 
             @Override
             public int read(byte[] b, int off, int len) throws IOException {

@@ -1,5 +1,6 @@
 package dev.airlock.tck;
 
+import dev.airlock.internal.BulkInputStream;
 import dev.airlock.AirlockException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
@@ -1269,17 +1270,11 @@ public abstract class EnvironmentCompatibilityKit {
     }
 
     /** A caller's payload source that breaks part way. */
-    private static final class FailingStream extends InputStream {
+    private static final class FailingStream extends BulkInputStream {
         private long left;
 
         FailingStream(long before) {
             this.left = before;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override

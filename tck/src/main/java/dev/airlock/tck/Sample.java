@@ -1,5 +1,6 @@
 package dev.airlock.tck;
 
+import dev.airlock.internal.BulkInputStream;
 import dev.airlock.Payload;
 
 import java.io.ByteArrayInputStream;
@@ -169,19 +170,13 @@ public final class Sample {
         }
     }
 
-    private static final class Limited extends InputStream {
+    private static final class Limited extends BulkInputStream {
         private final InputStream in;
         private long remaining;
 
         Limited(InputStream in, long limit) {
             this.in = in;
             this.remaining = limit;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override
@@ -197,7 +192,7 @@ public final class Sample {
         }
     }
 
-    private static final class Alternate extends InputStream {
+    private static final class Alternate extends BulkInputStream {
         private final InputStream in;
         private final int block;
         private final int first;
@@ -208,12 +203,6 @@ public final class Sample {
             this.in = in;
             this.block = block;
             this.first = first;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override
