@@ -10,6 +10,10 @@ import java.util.List;
  * {@link #nested} to be judged as commands of their own.
  */
 final class ShellLexer {
+    /** Multi-character redirection operators, longest first so {@code >>} is not read as {@code >}. */
+    private static final java.util.List<String> REDIRECT_OPERATORS =
+            java.util.List.of("&>>", "&>", "<<<", "<<-", "<<", "<>", "<&", ">>", ">|", ">&");
+
     sealed interface Token permits Word, Op, Redir {
     }
 
@@ -186,30 +190,7 @@ final class ShellLexer {
     }
 
     private void readRedirect(String fd) {
-        String op;
-        if (s.startsWith("&>>", i)) {
-            op = "&>>";
-        } else if (s.startsWith("&>", i)) {
-            op = "&>";
-        } else if (s.startsWith("<<<", i)) {
-            op = "<<<";
-        } else if (s.startsWith("<<-", i)) {
-            op = "<<-";
-        } else if (s.startsWith("<<", i)) {
-            op = "<<";
-        } else if (s.startsWith("<>", i)) {
-            op = "<>";
-        } else if (s.startsWith("<&", i)) {
-            op = "<&";
-        } else if (s.startsWith(">>", i)) {
-            op = ">>";
-        } else if (s.startsWith(">|", i)) {
-            op = ">|";
-        } else if (s.startsWith(">&", i)) {
-            op = ">&";
-        } else {
-            op = s.substring(i, i + 1);
-        }
+        String op = REDIRECT_OPERATORS.stream().filter(o -> s.startsWith(o, i)).findFirst().orElse(s.substring(i, i + 1));
         i += op.length();
         while (i < n && (s.charAt(i) == ' ' || s.charAt(i) == '\t')) {
             i++;
