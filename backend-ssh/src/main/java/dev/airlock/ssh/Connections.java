@@ -145,6 +145,10 @@ final class Connections implements AutoCloseable {
                 if (sessionUp && m.equals("channel is not opened.")) {
                     boolean unanswered = System.nanoTime() - began >= TimeUnit.MILLISECONDS.toNanos(timeoutMillis());
                     refused(lease.connection, unanswered);
+                } else if (e.getCause() instanceof IOException) {
+                    // The socket failed under the channel open (a cut connection JSch has not noticed
+                    // yet): never hand this connection out again, so the retry logs in afresh.
+                    broken(lease.connection);
                 }
                 last = new IOException("cannot open an SSH channel (" + ConnectFailures.oneLine(m) + ")", e);
                 LOG.debug("opening an SSH channel failed before the command was sent ({}); trying again", m);
@@ -248,6 +252,12 @@ final class Connections implements AutoCloseable {
             c.capacity = Math.max(1, c.live());
             LOG.debug("the SSH server allows {} channels per connection; opening another connection for more", c.capacity);
         }
+    }
+
+    private synchronized void broken(Connection c) {
+        c.retired = true;
+        LOG.debug("an SSH connection to {} failed under a channel open; using a new one", settings.display());
+        closeIfIdle(c);
     }
 
     private void closeIfIdle(Connection c) {
