@@ -1,7 +1,5 @@
 package dev.airlock;
 
-import java.util.Optional;
-
 /**
  * The machine a backend runs commands on, probed once when the environment opens with one POSIX
  * {@code sh} script. Paths, {@code ~}, symlinks and protected homes are judged here, never on the
@@ -49,7 +47,4 @@ public record Target(String os, String hostname, int uid, String user, String pa
         return path;
     }
 
-    public Optional<String> passwdHomeIfKnown() {
-        return passwdHome.isEmpty() ? Optional.empty() : Optional.of(passwdHome);
-    }
 }

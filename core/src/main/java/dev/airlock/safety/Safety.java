@@ -1,5 +1,6 @@
 package dev.airlock.safety;
 
+import dev.airlock.containment.Containment;
 import dev.airlock.Capabilities;
 import dev.airlock.DeniedException;
 import dev.airlock.Target;
@@ -30,7 +31,7 @@ public final class Safety {
 
     private final String backend;
     private final Target target;
-    private final Map<String, String> facts;
+    private final Containment containment;
     private final Settings settings;
     private final TargetShell shell;
     private final ApprovalGate.Reporter reporter;
@@ -43,18 +44,18 @@ public final class Safety {
     /**
      * @param backend  the backend name
      * @param target   the probed target
-     * @param facts    the raw probe facts ({@code airlock_home}...)
+     * @param containment the children's homes as the containment plan decided them
      * @param settings the environment's settings
      * @param caps     the backend's capabilities (for the guard mode)
      * @param channel  the human channel, if the runtime supplied one
      * @param shell    runs Airlock's own resolution scripts on the target
      * @param reporter receives {@code approved} and {@code denied} events
      */
-    public Safety(String backend, Target target, Map<String, String> facts, Settings settings, Capabilities caps,
+    public Safety(String backend, Target target, Containment containment, Settings settings, Capabilities caps,
                   Optional<ApprovalChannel> channel, TargetShell shell, ApprovalGate.Reporter reporter) {
         this.backend = backend;
         this.target = target;
-        this.facts = Map.copyOf(facts);
+        this.containment = containment;
         this.settings = settings;
         this.shell = shell;
         this.reporter = reporter;
@@ -270,17 +271,16 @@ public final class Safety {
     // ---------------------------------------------------------------- the protected homes
 
     private String realHome() {
-        return target.processHome().isEmpty() ? target.passwdHome() : target.processHome();
+        return containment.realHome();
     }
 
-    /** The profile home as the containment rules build it: {@code $AIRLOCK_HOME/home} on the target. */
+    /** The profile home: {@code $AIRLOCK_HOME/home} of the target, whether or not children use it. */
     private String profileHome() {
         return targetAirlockHome() + "/home";
     }
 
     private String targetAirlockHome() {
-        return settings.get("airlock.home").filter(s -> !s.isBlank())
-                .orElse(facts.getOrDefault("airlock_home", "").isEmpty() ? realHome() + "/.airlock" : facts.get("airlock_home"));
+        return containment.airlockHome();
     }
 
     private ProtectedPaths rules() {

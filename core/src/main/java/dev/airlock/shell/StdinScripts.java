@@ -46,8 +46,21 @@ public final class StdinScripts {
      * error in it cannot stop the first two lines.
      */
     public static String redirectPrefix(String stagedPath) {
+        return openThenRemove("exec 0<", stagedPath);
+    }
+
+    /** Reads a staged env script ({@code export}/{@code unset} lines) into the shell, then removes it. */
+    public static String sourceStagedEnv(String stagedPath) {
+        return openThenRemove(".", stagedPath);
+    }
+
+    /**
+     * The one shape of every staging prefix: {@code command VERB P || exit 201}, then remove P.
+     * {@code command} keeps a failing special builtin from exiting dash or busybox before {@code ||}.
+     */
+    private static String openThenRemove(String verb, String stagedPath) {
         String p = Shell.quotePath(stagedPath);
-        return "command exec 0< " + p + " || exit " + STAGING_FAILED + "\n"
+        return "command " + verb + " " + p + " || exit " + STAGING_FAILED + "\n"
                 + "rm -f -- " + p + " || exit " + STAGING_FAILED + "\n";
     }
 
@@ -67,9 +80,7 @@ public final class StdinScripts {
 
     /** The first half of {@link #runStagedScript}: open the staged script on descriptor 3 and remove the file. */
     public static String openStagedScript(String scriptPath) {
-        String p = Shell.quotePath(scriptPath);
-        return "command exec 3< " + p + " || exit " + STAGING_FAILED + "\n"
-                + "rm -f -- " + p + " || exit " + STAGING_FAILED + "\n";
+        return openThenRemove("exec 3<", scriptPath);
     }
 
     /** The second half of {@link #runStagedScript}: the shell reads the script from descriptor 3. */

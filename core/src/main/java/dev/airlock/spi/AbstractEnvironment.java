@@ -125,7 +125,6 @@ public abstract class AbstractEnvironment implements Environment {
     private final Thread shutdownHook;
     private volatile Target target;
     private volatile Containment containment;
-    private volatile Map<String, String> probeFacts = Map.of();
     private volatile boolean stopped;
     private volatile Path spillDir;
     private final RemoteFiles shellFiles;
@@ -237,7 +236,6 @@ public abstract class AbstractEnvironment implements Environment {
             throw new BackendException("the target probe on " + backend + " failed (exit " + r.exit + "): " + r.stderrLine());
         }
         Map<String, String> facts = TargetProbe.parse(r.stdout);
-        this.probeFacts = Map.copyOf(facts);
         ContainerDetection.Verdict verdict = ContainerDetection.decide(containmentSettings.container(), facts);
         String processHome = facts.getOrDefault("home", "");
         String passwdHome = facts.getOrDefault("passwd_home", "");
@@ -309,11 +307,6 @@ public abstract class AbstractEnvironment implements Environment {
             throw new IllegalStateException("the environment was not initialized; call initialize() at the end of the constructor");
         }
         return c;
-    }
-
-    /** Raw probe facts (container signals, PATH...), for {@code doctor}. */
-    public Map<String, String> probeFacts() {
-        return probeFacts;
     }
 
     @Override
@@ -472,7 +465,7 @@ public abstract class AbstractEnvironment implements Environment {
         }
         synchronized (safetyLock) {
             if (safety == null) {
-                safety = new Safety(backend, target(), probeFacts, settings, capabilities(), context.approvalChannel(),
+                safety = new Safety(backend, target(), containment(), settings, capabilities(), context.approvalChannel(),
                         script -> {
                             RawResult r = runRaw(script, null);
                             if (r.exit != 0) {
@@ -564,10 +557,6 @@ public abstract class AbstractEnvironment implements Environment {
         return out;
     }
 
-    /** The secret-variable rules of these settings. */
-    protected final SecretVariables secretVariables() {
-        return secrets;
-    }
 
     private final class Run implements Execution {
         final long execId;
@@ -654,7 +643,7 @@ public abstract class AbstractEnvironment implements Environment {
                 if (!caps.nativeEnv()) {
                     String envPath = StdinScripts.stagedScriptPath(t.stagingDir());
                     stageTracked(envPath, Payload.of(envScript(childUnset(), set)));
-                    script.append(sourceStaged(envPath));
+                    script.append(StdinScripts.sourceStagedEnv(envPath));
                     stagingPrefix = true;
                 }
                 boolean pipe = false;
@@ -1182,11 +1171,6 @@ public abstract class AbstractEnvironment implements Environment {
         return sb.toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    private static String sourceStaged(String path) {
-        String p = Shell.quotePath(path);
-        return "command . " + p + " || exit " + StdinScripts.STAGING_FAILED + "\n"
-                + "rm -f -- " + p + " || exit " + StdinScripts.STAGING_FAILED + "\n";
-    }
 
     private Payload capped(Payload p) throws IOException {
         // Unknown length: staging needs the whole input, so bound it by airlock.stdin.max-staged-bytes.
@@ -1265,24 +1249,10 @@ public abstract class AbstractEnvironment implements Environment {
         }
     }
 
-    /** The lower-case backend name for messages. */
-    protected final String backendName() {
-        return backend.toLowerCase(Locale.ROOT);
-    }
 
     /** The environment's worker threads, for helpers such as {@link ShellFiles}. */
     final ExecutorService workers() {
         return workers;
     }
 
-    /** For tests and {@code doctor}: the paths staged by execs still in flight. */
-    final Set<String> stagedInFlight() {
-        Set<String> out = new TreeSet<>();
-        for (Run r : live) {
-            synchronized (r.staged) {
-                out.addAll(r.staged);
-            }
-        }
-        return out;
-    }
 }
