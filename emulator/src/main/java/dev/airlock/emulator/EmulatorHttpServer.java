@@ -151,6 +151,13 @@ public final class EmulatorHttpServer implements AutoCloseable {
         } catch (Dropped d) {
             dropped = true;
             throw d; // not ex.close(): that would end a chunked body cleanly, and the cut must look like one
+        } catch (IOException | RuntimeException e) {
+            // A handler's own failure is an answer (500 with the reason), never a silent drop: only faults drop.
+            if (resp.headersSent || resp.losing()) {
+                dropped = true;
+                throw e;
+            }
+            resp.error(500, "emulator_error", r.call + " failed in the emulator: " + e);
         } finally {
             journal.call(r.call, params.getOrDefault("sandbox", params.getOrDefault("id", "")), in.count, resp.sent(), fault);
             if (!dropped) {

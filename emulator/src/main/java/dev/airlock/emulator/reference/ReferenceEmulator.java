@@ -109,6 +109,10 @@ final class ReferenceEmulator implements Emulator {
             return;
         }
         String command = new String(req.bodyBytes(128 * 1024), StandardCharsets.UTF_8);
+        if (command.indexOf('\0') >= 0) {
+            resp.error(400, "bad_request", "the command contains a NUL byte, which no argv can carry");
+            return;
+        }
         Map<String, String> env = new LinkedHashMap<>();
         req.header("X-Env").ifPresent(h -> {
             for (String kv : h.split(",")) {
