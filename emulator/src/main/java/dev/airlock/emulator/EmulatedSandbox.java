@@ -38,9 +38,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Under bubblewrap the root directory is the sandbox's {@code /} (writable, so {@code /tmp},
  * {@code /work} or {@code /anything} written by a command lands inside it), with the host's
- * {@code /usr} and {@code /etc} bound read-only for programs, its own {@code /proc} and
- * {@code /dev}, new PID, IPC and UTS namespaces, and capabilities dropped except the four file
- * ones a container keeps (chown, dac_override, fowner, fsetid). Without bwrap commands run as
+ * {@code /usr} and {@code /etc} bound read-only for programs, its own {@code /dev}, new IPC and
+ * UTS namespaces, and capabilities dropped except the four file ones a container keeps (chown,
+ * dac_override, fowner, fsetid). It shares the host's PID namespace on purpose: background
+ * processes outlive the exec that started them, as in a real sandbox, until {@link #stop()}. Without bwrap commands run as
  * plain processes with their working directory, HOME and TMPDIR inside the root; absolute writes
  * then reach the host, which {@link SandboxIsolation#describe()} says.
  *
@@ -200,8 +201,9 @@ public final class EmulatedSandbox implements AutoCloseable {
                     a.addAll(List.of("--ro-bind", host.toString(), host.toString()));
                 }
             }
-            a.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                    "--die-with-parent"));
+            // No --unshare-pid: a pid namespace dies with its exec, and a real sandbox keeps a background
+            // process (a server started by one exec, used by the next) until the sandbox stops.
+            a.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--unshare-ipc", "--unshare-uts"));
             if ("root".equals(System.getProperty("user.name"))) {
                 // Only a privileged bwrap takes --cap-*; an unprivileged one has no capabilities to drop.
                 a.addAll(List.of("--cap-drop", "ALL", "--cap-add", "CAP_CHOWN", "--cap-add", "CAP_DAC_OVERRIDE",

@@ -63,6 +63,20 @@ class EmulatedSandboxTest {
     }
 
     @Test
+    void aBackgroundProcessOutlivesItsExecUntilTheSandboxStops() throws Exception {
+        SandboxIsolation iso = Services.bwrap();
+        String n = String.valueOf(5000 + (System.nanoTime() % 1000));
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            assertEquals("0:started", run(sb, "sleep " + n + ".1 >/dev/null 2>&1 & echo started"));
+            awaitCount(n, 1);
+            assertEquals("0:1", run(sb, "for f in /proc/[0-9]*/cmdline; do [ \"$(tr '\\0' ' ' < $f)\" = 'sleep " + n
+                    + ".1 ' ] && echo hit; done 2>/dev/null | wc -l"), "the next exec sees it");
+            sb.stop();
+            assertEquals(0, sleepers(n));
+        }
+    }
+
+    @Test
     void aStoppedSandboxLeavesNoProcessUnderBwrap() throws Exception {
         stopKillsEverything(Services.bwrap());
     }
