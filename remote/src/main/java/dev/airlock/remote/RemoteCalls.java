@@ -13,6 +13,8 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -52,6 +54,16 @@ public final class RemoteCalls {
 
     public RetryPolicy policy() {
         return policy;
+    }
+
+    /**
+     * An idempotent call that needs to know its attempt: every attempt gets the same idempotency
+     * key and its own number (gRPC {@code x-idempotency-key} and {@code x-retry-attempt}).
+     */
+    public <T> T call(CallKind kind, String name, Resource resource, Function<Attempt, T> call) {
+        String key = Attempt.newKey();
+        AtomicInteger n = new AtomicInteger();
+        return call(kind, name, resource, () -> call.apply(new Attempt(n.incrementAndGet(), key)));
     }
 
     /** An idempotent call ({@link CallKind#DISPATCH} is refused here: use {@link #dispatch}). */
