@@ -170,6 +170,20 @@ class ReferenceEmulatorTest {
     }
 
     @Test
+    void aCutDownloadNeverPassesForAWholeOneAndADelayChangesNothing() throws IOException {
+        start(FaultPlan.builder(1).first("file-read", 1, Fault.cutAfterBytes(3))
+                .first("sandbox-get", 1, Fault.delay(Duration.ofMillis(20))).build());
+        String sb = create("debian:12");
+        exec(sb, "printf hello-world > /root/f", "x-1");
+        assertEquals("hello-world", read(sb, "/root/f"), "the cut answer was retried, not taken as the file");
+        assertEquals(2, journal.entries("file-read").size());
+        String got = calls.call(CallKind.STATUS, "sandbox-get", Resource.sandbox(sb), () -> Http.execute(http,
+                token.apply(new Request.Builder().url(url("/sandboxes/" + sb))).build(), "", Redactor.of(), r -> r.body().string()));
+        assertTrue(got.contains(sb), got);
+        assertEquals(Map.of("file-read", 1L, "sandbox-get", 1L), faults.faultCounts());
+    }
+
+    @Test
     void aRateLimitedDispatchIsNotRetriedAndNeverRan() throws IOException {
         start(FaultPlan.builder(1).first("exec", 1, Fault.rateLimited(Duration.ofSeconds(1))).build());
         String sb = create("debian:12");
