@@ -13,7 +13,7 @@ import java.util.Set;
 
 /**
  * The glue to the core's exec flow, kept thin: each command is a {@code TaskExecStart} of a small
- * wrapper ({@code sh -c WRAPPER airlock SHELL SCRIPT UNSET}) that reports its process group and
+ * wrapper ({@code sh -c WRAPPER airlock WRAPPER SHELL SCRIPT UNSET}) that reports its process group and
  * then execs the core's script; the environment travels in the request's env map (never argv);
  * stdin is the core's pipe, which {@link ModalProcess} streams in 1 MiB chunks by offset with an
  * explicit EOF (so PAYLOAD stdin is streamed, never staged, with no size cap). Modal has no
@@ -83,7 +83,7 @@ public final class ModalEnvironment extends AbstractEnvironment {
 
     @Override
     protected RemoteProcess launch(Launch launch) throws IOException {
-        List<String> argv = List.of("sh", "-c", WRAPPER, "airlock", launch.shell(), launch.script(),
+        List<String> argv = List.of("sh", "-c", WRAPPER, "airlock", WRAPPER, launch.shell(), launch.script(),
                 String.join(" ", launch.unset()));
         return sandbox.exec(argv, launch.env());
     }

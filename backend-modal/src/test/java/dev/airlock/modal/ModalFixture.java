@@ -33,7 +33,9 @@ final class ModalFixture implements BeforeAllCallback, AfterAllCallback {
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        start();
+        if (served == null) { // once per top-level class, not again for each @Nested class
+            start();
+        }
     }
 
     void start() {
@@ -48,8 +50,9 @@ final class ModalFixture implements BeforeAllCallback, AfterAllCallback {
 
     @Override
     public void afterAll(ExtensionContext context) {
-        if (served != null) {
+        if (served != null && context.getRequiredTestClass().getEnclosingClass() == null) {
             served.close();
+            served = null;
         }
     }
 
