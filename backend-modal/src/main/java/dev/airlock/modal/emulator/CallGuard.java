@@ -32,6 +32,9 @@ final class CallGuard implements ServerInterceptor {
     /** The fault the plan chose for this call, for handlers that act on it themselves (exec start). */
     static final Context.Key<Optional<Fault>> FAULT = Context.key("airlock-fault");
     static final Context.Key<String> ROUTER_TASK = Context.key("airlock-router-task");
+    /** The control call's x-idempotency-key: a create resent with it gets the first answer, not a second sandbox. */
+    static final Context.Key<String> IDEMPOTENCY_KEY = Context.key("airlock-idempotency-key");
+    static final Metadata.Key<String> IDEMPOTENCY = Metadata.Key.of("x-idempotency-key", Metadata.ASCII_STRING_MARSHALLER);
 
     private final FaultPlan faults;
     private final CallJournal journal;
@@ -62,6 +65,10 @@ final class CallGuard implements ServerInterceptor {
             }
             ctx = ctx.withValue(ROUTER_TASK, task.get());
         } else {
+            String key = headers.get(IDEMPOTENCY);
+            if (key != null && !key.isBlank()) {
+                ctx = ctx.withValue(IDEMPOTENCY_KEY, rpc + "/" + key);
+            }
             String id = headers.get(TOKEN_ID);
             String secret = headers.get(TOKEN_SECRET);
             if (id == null || id.isBlank() || secret == null || secret.isBlank()

@@ -11,6 +11,8 @@ import java.util.concurrent.TimeoutException;
 /** {@code modal.client.ModalClient}: what a sandbox's life needs, in both sandbox families. */
 final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     private final ModalState state;
+    /** Answers of creates by idempotency key, as the service deduplicates a resent create. */
+    private final java.util.Map<String, Object> created = new java.util.concurrent.ConcurrentHashMap<>();
 
     ControlPlane(ModalState state) {
         this.state = state;
@@ -69,17 +71,21 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
 
     @Override
     public void sandboxCreate(SandboxCreateRequest request, StreamObserver<SandboxCreateResponse> out) {
-        ModalState.Box b = state.create(request.getDefinition(), false);
-        answer(out, SandboxCreateResponse.newBuilder().setSandboxId(b.id).build());
+        answer(out, (SandboxCreateResponse) once(() -> {
+            ModalState.Box b = state.create(request.getDefinition(), false);
+            return SandboxCreateResponse.newBuilder().setSandboxId(b.id).build();
+        }));
     }
 
     @Override
     public void sandboxCreateV2(SandboxCreateV2Request request, StreamObserver<SandboxCreateV2Response> out) {
-        ModalState.Box b = state.create(request.getDefinition(), true);
-        answer(out, SandboxCreateV2Response.newBuilder().setSandboxId(b.id).setTaskId(b.taskId)
-                .setCommandRouterAccess(CommandRouterAccess.newBuilder().setJwt(state.routerJwt(b.taskId))
-                        .setUrl(state.routerUrl()))
-                .build());
+        answer(out, (SandboxCreateV2Response) once(() -> {
+            ModalState.Box b = state.create(request.getDefinition(), true);
+            return SandboxCreateV2Response.newBuilder().setSandboxId(b.id).setTaskId(b.taskId)
+                    .setCommandRouterAccess(CommandRouterAccess.newBuilder().setJwt(state.routerJwt(b.taskId))
+                            .setUrl(state.routerUrl()))
+                    .build();
+        }));
     }
 
     @Override
@@ -158,6 +164,11 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         } catch (java.util.concurrent.ExecutionException e) {
             throw Status.INTERNAL.withDescription(String.valueOf(e.getCause())).asRuntimeException();
         }
+    }
+
+    private Object once(java.util.function.Supplier<Object> create) {
+        String key = CallGuard.IDEMPOTENCY_KEY.get();
+        return key == null ? create.get() : created.computeIfAbsent(key, k -> create.get());
     }
 
     /** A V1 call on a V2 sandbox (or the reverse) is refused, as the service does. */

@@ -16,8 +16,8 @@ import java.util.function.Consumer;
  */
 final class ExecState {
     final String execId;
-    final OutputLog stdout = new OutputLog();
-    final OutputLog stderr = new OutputLog();
+    final OutputLog stdout;
+    final OutputLog stderr;
     final CompletableFuture<Integer> exit = new CompletableFuture<>();
     private final OutputStream stdin;
     private final Consumer<byte[]> onEof;
@@ -26,16 +26,20 @@ final class ExecState {
     private boolean closed;
 
     /** An exec whose stdin goes to a process. */
-    ExecState(String execId, OutputStream stdin) {
+    ExecState(String execId, java.nio.file.Path logs, OutputStream stdin) {
         this.execId = execId;
+        this.stdout = new OutputLog(logs);
+        this.stderr = new OutputLog(logs);
         this.stdin = stdin;
         this.onEof = null;
         this.collected = null;
     }
 
     /** An exec handled inside the emulator whose whole stdin is handed to {@code onEof} (fs-tools WriteFile). */
-    ExecState(String execId, Consumer<byte[]> onEof) {
+    ExecState(String execId, java.nio.file.Path logs, Consumer<byte[]> onEof) {
         this.execId = execId;
+        this.stdout = new OutputLog(logs);
+        this.stderr = new OutputLog(logs);
         this.stdin = null;
         this.onEof = onEof;
         this.collected = new ByteArrayOutputStream();
@@ -49,8 +53,8 @@ final class ExecState {
                 for (int n; (n = in.read(buf)) > 0; ) {
                     log.append(buf, 0, n);
                 }
-            } catch (IOException ignored) {
-                // the process went away: what was read is kept
+            } catch (IOException | RuntimeException ignored) {
+                // the process went away (or its sandbox ended): what was read is kept
             } finally {
                 log.close();
             }

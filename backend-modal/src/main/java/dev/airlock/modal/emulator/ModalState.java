@@ -133,9 +133,9 @@ final class ModalState {
         if (box.result.complete(r)) {
             box.sandbox.stop();
             box.execs.values().forEach(e -> {
-                e.stdout.close();
-                e.stderr.close();
                 e.exit.complete(137);
+                e.stdout.delete();
+                e.stderr.delete();
             });
         }
         return box.result.join();

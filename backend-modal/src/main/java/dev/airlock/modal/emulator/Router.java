@@ -106,7 +106,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
             throw Status.INVALID_ARGUMENT.withDescription("cannot start " + r.getCommandArgs(0) + ": " + e.getMessage())
                     .asRuntimeException();
         }
-        ExecState e = new ExecState(r.getExecId(), p.stdin());
+        ExecState e = new ExecState(r.getExecId(), logs(b), p.stdin());
         ExecState.pump(p.stdout(), r.getStdoutConfig() == 1 ? e.stdout : sink(), "exec-out-" + r.getExecId());
         ExecState.pump(p.stderr(), r.getStderrConfig() == 1 ? e.stderr : sink(), "exec-err-" + r.getExecId());
         if (r.getStdoutConfig() != 1) {
@@ -132,8 +132,12 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         return e;
     }
 
-    private static OutputLog sink() {
-        return new OutputLog(); // DEVNULL: read and dropped
+    private OutputLog sink() {
+        return new OutputLog(state.context.stateDir().resolve("logs")); // DEVNULL: read and dropped
+    }
+
+    private java.nio.file.Path logs(ModalState.Box b) {
+        return state.context.stateDir().resolve("logs").resolve(b.id);
     }
 
     /** {@code modal-sandbox-fs-tools}: files written and read by the emulator itself, as the image's binary would. */
@@ -142,7 +146,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                 r.getCommandArgsList(), List.copyOf(r.getEnvMap().keySet()), r.getSerializedSize(), r.getExecId(), fault);
         Matcher m = FS_OP.matcher(r.getCommandArgsCount() > 1 ? r.getCommandArgs(1) : "");
         if (!m.find()) {
-            return failed(r.getExecId(), "InvalidArgument", "expected a JSON operation like {\"ReadFile\":{\"path\":P}}");
+            return failed(logs(b), r.getExecId(), "InvalidArgument", "expected a JSON operation like {\"ReadFile\":{\"path\":P}}");
         }
         String op = m.group(1);
         String path = unescape(m.group(2));
@@ -150,7 +154,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
             case "ReadFile" -> {
                 try (InputStream in = b.sandbox.read(path)) {
                     byte[] data = in.readAllBytes();
-                    ExecState e = new ExecState(r.getExecId(), bytes -> { });
+                    ExecState e = new ExecState(r.getExecId(), logs(b), bytes -> { });
                     e.write(0, new byte[0], true);
                     e.stdout.append(data, 0, data.length);
                     e.stdout.close();
@@ -158,12 +162,12 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                     e.exit.complete(0);
                     return e;
                 } catch (IOException | RuntimeException ex) {
-                    return failed(r.getExecId(), kind(ex), String.valueOf(ex.getMessage()));
+                    return failed(logs(b), r.getExecId(), kind(ex), String.valueOf(ex.getMessage()));
                 }
             }
             case "WriteFile" -> {
                 ExecState[] self = new ExecState[1];
-                self[0] = new ExecState(r.getExecId(), bytes -> {
+                self[0] = new ExecState(r.getExecId(), logs(b), bytes -> {
                     ExecState e = self[0];
                     try {
                         b.sandbox.write(path, new ByteArrayInputStream(bytes), 0644);
@@ -182,7 +186,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                 return self[0];
             }
             default -> {
-                return failed(r.getExecId(), "NotSupported", op + " is not emulated (ReadFile and WriteFile are)");
+                return failed(logs(b), r.getExecId(), "NotSupported", op + " is not emulated (ReadFile and WriteFile are)");
             }
         }
     }
@@ -202,8 +206,8 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                 + ",\"detail\":\"\"}").getBytes(StandardCharsets.UTF_8);
     }
 
-    private static ExecState failed(String execId, String kind, String message) {
-        ExecState e = new ExecState(execId, bytes -> { });
+    private static ExecState failed(java.nio.file.Path logs, String execId, String kind, String message) {
+        ExecState e = new ExecState(execId, logs, bytes -> { });
         byte[] err = error(kind, message);
         e.stderr.append(err, 0, err.length);
         e.stdout.close();
