@@ -38,9 +38,13 @@ class ModalFaultCampaignTest {
             "SandboxTerminateV2:lose@nth=3",
             "SandboxGetCommandRouterAccess:unavailable@nth=1",
             "TaskExecStdioRead:cut-bytes=300000@p=0.15",
-            "*:unavailable@p=0.02",
-            "*:lose@p=0.02",
-            "*:delay=30ms@p=0.02"),
+            // One rule per call name: FaultPlan draws p from (seed, rule call, n), so several "*" rules would coincide.
+            "TaskExecStdinWrite:lose@p=0.03",
+            "TaskExecStart:lose@p=0.01",
+            "TaskExecWait:lose@p=0.03",
+            "TaskExecStdioRead:lose@p=0.02",
+            "TaskExecStdinStatus:delay=30ms@p=0.5",
+            "*:unavailable@p=0.02"),
             Map.of("airlock.emulator.seed", "16"));
 
     @Test
