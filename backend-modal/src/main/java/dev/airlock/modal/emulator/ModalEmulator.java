@@ -4,6 +4,7 @@ import dev.airlock.emulator.Emulator;
 import dev.airlock.emulator.EmulatorContext;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
+import io.grpc.util.TransmitStatusRuntimeExceptionInterceptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 
 import java.io.IOException;
@@ -58,8 +59,9 @@ public final class ModalEmulator implements Emulator {
                 .maxInboundMessageSize(MAX_MESSAGE)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
-                .addService(ServerInterceptors.intercept(new ControlPlane(state), guard))
-                .addService(ServerInterceptors.intercept(new Router(state), guard))
+                // Handlers refuse by throwing a Status; the transmit interceptor turns that into the call's status (not UNKNOWN).
+                .addService(ServerInterceptors.intercept(new ControlPlane(state), TransmitStatusRuntimeExceptionInterceptor.instance(), guard))
+                .addService(ServerInterceptors.intercept(new Router(state), TransmitStatusRuntimeExceptionInterceptor.instance(), guard))
                 .build()
                 .start();
         String h = host.contains(":") ? "[" + host + "]" : host;
