@@ -1,0 +1,183 @@
+package dev.airlock.cli;
+
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpServerSession;
+import io.modelcontextprotocol.spec.McpServerTransport;
+import io.modelcontextprotocol.spec.McpServerTransportProvider;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * MCP over stdio: newline-delimited JSON-RPC on our stdin and stdout. Written here rather than
+ * taken from the SDK because the SDK (2.1.0) ignores {@code notifications/cancelled} and gives a
+ * tool handler no way to learn its request id: this transport stamps every request with its id
+ * (in the transport context, {@link #REQUEST_ID}), routes cancellations to {@code onCancel}, and
+ * sends no response for a cancelled request, as the protocol asks.
+ */
+final class McpStdioTransport implements McpServerTransportProvider {
+    /** The transport-context key under which a request's JSON-RPC id reaches its handler. */
+    static final String REQUEST_ID = "airlock.request-id";
+    private static final String CANCELLED = "notifications/cancelled";
+    /** A message longer than this is skipped with a warning (a 48 MiB write_file in base64 fits). */
+    private static final int MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+    private static final Logger log = LoggerFactory.getLogger(McpStdioTransport.class);
+
+    private final McpJsonMapper json;
+    private final InputStream in;
+    private final OutputStream out;
+    private final Consumer<Object> onCancel;
+    private final Set<Object> cancelled = ConcurrentHashMap.newKeySet();
+    private volatile McpServerSession session;
+    private volatile boolean closing;
+
+    McpStdioTransport(McpJsonMapper json, InputStream in, OutputStream out, Consumer<Object> onCancel) {
+        this.json = json;
+        this.in = in;
+        this.out = out;
+        this.onCancel = onCancel;
+    }
+
+    @Override
+    public void setSessionFactory(McpServerSession.Factory factory) {
+        this.session = factory.create(new Transport());
+    }
+
+    /** Reads and dispatches messages until stdin ends; handlers run concurrently on the SDK's schedulers. */
+    void run() throws IOException {
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        byte[] buf = new byte[64 * 1024];
+        boolean skipping = false;
+        int n;
+        while (!closing && (n = in.read(buf)) >= 0) {
+            int start = 0;
+            for (int i = 0; i < n; i++) {
+                if (buf[i] != '\n') {
+                    continue;
+                }
+                if (!skipping) {
+                    line.write(buf, start, i - start);
+                    dispatch(line.toString(StandardCharsets.UTF_8));
+                }
+                line.reset();
+                skipping = false;
+                start = i + 1;
+            }
+            if (!skipping) {
+                line.write(buf, start, n - start);
+                if (line.size() > MAX_LINE_BYTES) {
+                    log.warn("skipping a message longer than {} bytes", MAX_LINE_BYTES);
+                    line.reset();
+                    skipping = true;
+                }
+            }
+        }
+        if (!skipping && line.size() > 0) {
+            dispatch(line.toString(StandardCharsets.UTF_8));
+        }
+    }
+
+    private void dispatch(String text) {
+        String line = text.strip();
+        if (line.isEmpty()) {
+            return;
+        }
+        McpSchema.JSONRPCMessage message;
+        try {
+            message = McpSchema.deserializeJsonRpcMessage(json, line);
+        } catch (IOException | RuntimeException e) {
+            log.warn("skipping a line that is not a JSON-RPC message: {}", e.getMessage());
+            return;
+        }
+        McpServerSession s = session;
+        if (message instanceof McpSchema.JSONRPCNotification note && CANCELLED.equals(note.method())) {
+            Object id = note.params() instanceof Map<?, ?> p ? p.get("requestId") : null;
+            if (id != null) {
+                cancelled.add(id);
+                onCancel.accept(id);
+            }
+            return; // the SDK has no handler for it; we are it
+        }
+        Mono<Void> handled = s.handle(message);
+        if (message instanceof McpSchema.JSONRPCRequest request) {
+            McpTransportContext context = McpTransportContext.create(Map.of(REQUEST_ID, request.id()));
+            handled = handled.contextWrite(c -> c.put(McpTransportContext.KEY, context));
+        }
+        handled.subscribe(null, e -> log.warn("handling {} failed: {}", kind(message), e.getMessage()));
+    }
+
+    private static String kind(McpSchema.JSONRPCMessage m) {
+        if (m instanceof McpSchema.JSONRPCRequest r) {
+            return r.method();
+        }
+        if (m instanceof McpSchema.JSONRPCNotification n) {
+            return n.method();
+        }
+        return "a response";
+    }
+
+    @Override
+    public Mono<Void> notifyClients(String method, Object params) {
+        McpServerSession s = session;
+        return s == null ? Mono.empty() : s.sendNotification(method, params);
+    }
+
+    @Override
+    public Mono<Void> closeGracefully() {
+        return Mono.fromRunnable(this::close);
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+    }
+
+    private final class Transport implements McpServerTransport {
+        @Override
+        public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
+            return Mono.fromRunnable(() -> write(message));
+        }
+
+        private void write(McpSchema.JSONRPCMessage message) {
+            if (message instanceof McpSchema.JSONRPCResponse r && r.id() != null && cancelled.remove(r.id())) {
+                return; // the client cancelled this request and expects no answer
+            }
+            try {
+                byte[] bytes = json.writeValueAsBytes(message);
+                synchronized (out) {
+                    out.write(bytes);
+                    out.write('\n');
+                    out.flush();
+                }
+            } catch (IOException e) {
+                if (!closing) {
+                    log.warn("cannot write to the client: {}", e.getMessage());
+                }
+            }
+        }
+
+        @Override
+        public <T> T unmarshalFrom(Object data, TypeRef<T> type) {
+            return json.convertValue(data, type);
+        }
+
+        @Override
+        public Mono<Void> closeGracefully() {
+            return Mono.fromRunnable(McpStdioTransport.this::close);
+        }
+    }
+}
