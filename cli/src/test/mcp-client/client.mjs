@@ -189,18 +189,27 @@ async function tools() {
     const after = await client.callTool({ name: 'exec', arguments: { command: 'echo still serving' } });
     assert.equal(after.structuredContent.stdout, 'still serving\n');
     ok('cancel kills the process tree');
+
+    // The client goes away mid-command: the server closes the environment and kills it.
+    const orphan = ['sleep', '4321.7'];
+    client.callTool({ name: 'exec', arguments: { command: 'sleep 4321.7' } }).catch(() => {});
+    await waitFor('the sleep running', () => pidsWithArgv(orphan).length === 1);
+    await client.close();
+    await waitFor('the sleep killed after the client left', () => pidsWithArgv(orphan).length === 0, 30);
+    ok('a client that goes away leaves no process behind');
   } finally {
     await client.close();
   }
 }
 
 async function elicitation() {
-  const answers = ['once', 'deny'];
+  const answers = ['once', 'deny', 'decline', 'session'];
   const asked = [];
   const client = new Client({ name: 'airlock-mcp-it', version: '1.0.0' }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     asked.push(request.params.message);
     const decision = answers.shift();
+    if (decision === 'decline') return { action: 'decline' };
     return { action: 'accept', content: { decision } };
   });
   const transport = new StdioClientTransport({ command: serverCommand, args: serverArgs, env: process.env, stderr: 'inherit' });
@@ -217,6 +226,15 @@ async function elicitation() {
     assert.match(text(second), /^denied: /);
     assert.equal(asked.length, 2);
     assert.equal(readFileSync(path, 'utf8'), 'Host a\n');
+    const declined = await client.callTool({ name: 'write_file', arguments: { path, content: 'Host c\n' } });
+    assert.equal(declined.isError, true, 'a declined question denies');
+    assert.equal(asked.length, 3);
+    const session = await client.callTool({ name: 'write_file', arguments: { path, content: 'Host d\n' } });
+    assert.ok(!session.isError, text(session));
+    const again = await client.callTool({ name: 'exec', arguments: { command: `printf 'Host e\\n' > ${path}` } });
+    assert.equal(again.structuredContent?.exit_code, 0, text(again));
+    assert.equal(asked.length, 4, 'session covers the path for the next write, by command too');
+    assert.equal(readFileSync(path, 'utf8'), 'Host e\n');
     ok('approval through elicitation');
   } finally {
     await client.close();

@@ -41,6 +41,8 @@ final class McpStdioTransport implements McpServerTransportProvider {
     private final InputStream in;
     private final OutputStream out;
     private final Consumer<Object> onCancel;
+    /** Requests read and not yet answered, by id: their method. */
+    private final Map<Object, String> inFlight = new ConcurrentHashMap<>();
     private final Set<Object> cancelled = ConcurrentHashMap.newKeySet();
     private volatile McpServerSession session;
     private volatile boolean closing;
@@ -106,14 +108,20 @@ final class McpStdioTransport implements McpServerTransportProvider {
         McpServerSession s = session;
         if (message instanceof McpSchema.JSONRPCNotification note && CANCELLED.equals(note.method())) {
             Object id = note.params() instanceof Map<?, ?> p ? p.get("requestId") : null;
-            if (id != null) {
+            // Only a request still in flight: an id may be reused once its request was answered.
+            if (id != null && inFlight.containsKey(id)) {
                 cancelled.add(id);
-                onCancel.accept(id);
+                if (McpSchema.METHOD_TOOLS_CALL.equals(inFlight.get(id))) {
+                    onCancel.accept(id);
+                }
             }
             return; // the SDK has no handler for it; we are it
         }
         Mono<Void> handled = s.handle(message);
         if (message instanceof McpSchema.JSONRPCRequest request) {
+            if (request.id() != null) {
+                inFlight.put(request.id(), request.method());
+            }
             McpTransportContext context = McpTransportContext.create(Map.of(REQUEST_ID, request.id()));
             handled = handled.contextWrite(c -> c.put(McpTransportContext.KEY, context));
         }
@@ -153,8 +161,11 @@ final class McpStdioTransport implements McpServerTransportProvider {
         }
 
         private void write(McpSchema.JSONRPCMessage message) {
-            if (message instanceof McpSchema.JSONRPCResponse r && r.id() != null && cancelled.remove(r.id())) {
-                return; // the client cancelled this request and expects no answer
+            if (message instanceof McpSchema.JSONRPCResponse r && r.id() != null) {
+                inFlight.remove(r.id());
+                if (cancelled.remove(r.id())) {
+                    return; // the client cancelled this request and expects no answer
+                }
             }
             try {
                 byte[] bytes = json.writeValueAsBytes(message);

@@ -69,10 +69,12 @@ class McpIT {
         for (String step : List.of("initialize", "list tools", "exec with 160 KiB binary stdin",
                 "exec with cwd, env and text output", "exec timeout", "write_file and read_file round trip in base64",
                 "bad input is a tool error naming the field", "denied write returns the guard message",
-                "approval without elicitation fails closed", "cancel kills the process tree")) {
+                "approval without elicitation fails closed", "cancel kills the process tree",
+                "a client that goes away leaves no process behind")) {
             assertTrue(r.out.contains("ok: " + step + "\n"), () -> "step '" + step + "' did not pass: " + r);
         }
         Processes.assertNoneRunning("sleep", "4321.5");
+        Processes.assertNoneRunning("sleep", "4321.7");
         assertTrue(!Files.exists(Path.of(denied)), "the denied file was not written");
     }
 
@@ -84,7 +86,7 @@ class McpIT {
 
         assertEquals(0, r.exit, r::toString);
         assertTrue(r.out.contains("ok: approval through elicitation\n"), r::toString);
-        assertEquals("Host a\n", Files.readString(h.home.resolve(".ssh/config")), "written once, the denied write left it");
+        assertEquals("Host e\n", Files.readString(h.home.resolve(".ssh/config")), "the approved writes landed");
     }
 
     private static Result runClient(String scenario, Homes h, Path work, Map<String, String> extra) throws Exception {
