@@ -57,7 +57,7 @@ final class McpServerMain {
         McpServerMain main = new McpServerMain(settings);
         McpJsonMapper json = McpJsonDefaults.getMapper();
         McpStdioTransport transport = new McpStdioTransport(json, new FileInputStream(FileDescriptor.in), protocolOut,
-                main::cancel);
+                main::cancel, main.calls::remove);
         McpSyncServer server = McpServer.sync(transport)
                 .serverInfo("airlock", version())
                 .instructions("Airlock runs shell commands and file operations on one machine (the configured"
@@ -121,7 +121,10 @@ final class McpServerMain {
         }
     }
 
-    /** A client's {@code notifications/cancelled}: cancel that call, also if its handler has not started yet. */
+    /**
+     * A client's {@code notifications/cancelled}: cancel that call, also if its handler has not
+     * started yet (a cancelled marker it finds when it starts; the transport removes it once answered).
+     */
     private void cancel(Object requestId) {
         ToolCall early = ToolCall.unobserved();
         ToolCall running = calls.putIfAbsent(requestId, early);

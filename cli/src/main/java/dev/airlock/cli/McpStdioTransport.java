@@ -41,17 +41,24 @@ final class McpStdioTransport implements McpServerTransportProvider {
     private final InputStream in;
     private final OutputStream out;
     private final Consumer<Object> onCancel;
+    private final Consumer<Object> onAnswered;
     /** Requests read and not yet answered, by id: their method. */
     private final Map<Object, String> inFlight = new ConcurrentHashMap<>();
     private final Set<Object> cancelled = ConcurrentHashMap.newKeySet();
     private volatile McpServerSession session;
     private volatile boolean closing;
 
-    McpStdioTransport(McpJsonMapper json, InputStream in, OutputStream out, Consumer<Object> onCancel) {
+    /**
+     * @param onCancel   the id of a {@code tools/call} in flight that the client cancelled
+     * @param onAnswered the id of a request whose answer went out (or was dropped after a cancel)
+     */
+    McpStdioTransport(McpJsonMapper json, InputStream in, OutputStream out, Consumer<Object> onCancel,
+                      Consumer<Object> onAnswered) {
         this.json = json;
         this.in = in;
         this.out = out;
         this.onCancel = onCancel;
+        this.onAnswered = onAnswered;
     }
 
     @Override
@@ -163,6 +170,7 @@ final class McpStdioTransport implements McpServerTransportProvider {
         private void write(McpSchema.JSONRPCMessage message) {
             if (message instanceof McpSchema.JSONRPCResponse r && r.id() != null) {
                 inFlight.remove(r.id());
+                onAnswered.accept(r.id());
                 if (cancelled.remove(r.id())) {
                     return; // the client cancelled this request and expects no answer
                 }
