@@ -35,16 +35,10 @@ import java.util.Optional;
 /**
  * Airlock's tools for a LangChain4j agent: {@code exec}, {@code write_file}, {@code read_file},
  * {@code list_dir}, {@code stat} and {@code delete}, with the same names, arguments, results and
- * rules as {@code airlock mcp}. Register it in one line:
+ * rules as {@code airlock mcp}. Register it in one line, {@code .toolProvider(airlock)} on an
+ * {@code AiServices} builder (the README's "LangChain4j" section has a whole example).
  *
- * <pre>{@code
- * try (AirlockToolProvider airlock = AirlockToolProvider.open(Settings.fromProcess(), request -> askTheUser(request))) {
- *     Agent agent = AiServices.builder(Agent.class).chatModel(model).toolProvider(airlock).build();
- *     ...
- * }
- * }</pre>
- *
- * The backend is chosen by Airlock's settings ({@code airlock.backend}). Bytes are exact: a
+ * <p>The backend is chosen by Airlock's settings ({@code airlock.backend}). Bytes are exact: a
  * command's output and a file's content come back as text when valid UTF-8, else base64. A
  * failure (bad arguments, a refused write, an unavailable backend) is a tool error the model reads,
  * never an exception through the agent.

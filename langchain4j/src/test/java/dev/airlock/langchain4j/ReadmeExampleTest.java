@@ -1,41 +1,26 @@
 package dev.airlock.langchain4j;
 
-import dev.airlock.safety.ApprovalChannel.ApprovalRequest;
-import dev.airlock.safety.ApprovalChannel.Decision;
-import dev.airlock.settings.Settings;
-import dev.langchain4j.model.chat.ChatModel;
-import dev.langchain4j.service.AiServices;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The README's LangChain4j example, kept compiling and running (its model scripted). */
+/** The README's LangChain4j example is {@link AgentWithAirlock}, verbatim; it compiles and runs (its model scripted). */
 class ReadmeExampleTest {
+    private static final Path MODULE = Path.of(System.getProperty("user.dir"));
 
-    // --- README: begin (keep in step with README.md, "Agent integrations: LangChain4j") ---
-    interface Assistant {
-        String chat(String message);
-    }
-
-    static void example(ChatModel model) {
-        try (AirlockToolProvider airlock = AirlockToolProvider.open(Settings.fromProcess(),
-                request -> askTheUser(request))) {         // ONCE, SESSION, ALWAYS or DENY
-            Assistant assistant = AiServices.builder(Assistant.class)
-                    .chatModel(model)                        // any LangChain4j ChatModel
-                    .toolProvider(airlock)                   // exec, write_file, read_file, list_dir, stat, delete
-                    .build();
-            System.out.println(assistant.chat("How many bytes is /etc/hostname?"));
-        }
-    }
-    // --- README: end ---
-
-    static Decision askTheUser(ApprovalRequest request) {
-        return Decision.DENY;
+    @Test
+    void theReadmeShowsExactlyTheExampleCompiledHere() throws Exception {
+        String source = Files.readString(MODULE.resolve("src/test/java/dev/airlock/langchain4j/AgentWithAirlock.java"));
+        String example = source.substring(source.indexOf('\n', source.indexOf("package ")) + 1).strip();
+        String readme = Files.readString(MODULE.resolve("../README.md"));
+        assertTrue(readme.contains("```java\n" + example + "\n```"), "README.md must show, verbatim:\n" + example);
     }
 
     @Test
@@ -45,7 +30,7 @@ class ReadmeExampleTest {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
         try {
-            example(model);
+            AgentWithAirlock.run(model);
         } finally {
             System.setOut(out);
         }
