@@ -1,7 +1,7 @@
 package dev.airlock.cli;
 
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,8 +31,8 @@ class McpIT {
     private static final Path TEST_ROOT = Path.of(System.getProperty("airlock.test.root", "/var/tmp/airlock-tests/cli"));
     private static final long HANG_GUARD_SECONDS = 300;
 
-    @BeforeAll
-    static void needsNodeAndTheSdk() {
+    @BeforeEach
+    void needsNodeAndTheSdk() {
         String why = null;
         if (!CLIENT_DIR.resolve("node_modules/@modelcontextprotocol/sdk/package.json").toFile().isFile()) {
             why = "the MCP client's node_modules is missing; run 'npm ci' in cli/src/test/mcp-client";
