@@ -20,6 +20,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * MCP over stdio: newline-delimited JSON-RPC on our stdin and stdout. Written here rather than
@@ -32,8 +34,8 @@ final class McpStdioTransport implements McpServerTransportProvider {
     /** The transport-context key under which a request's JSON-RPC id reaches its handler. */
     static final String REQUEST_ID = "airlock.request-id";
     private static final String CANCELLED = "notifications/cancelled";
-    /** A message longer than this is skipped with a warning (a 48 MiB write_file in base64 fits). */
-    private static final int MAX_LINE_BYTES = 64 * 1024 * 1024;
+    /** A message longer than this is refused (a 48 MiB write_file in base64 fits). */
+    static final int MAX_LINE_BYTES = 64 * 1024 * 1024;
 
     private static final Logger log = LoggerFactory.getLogger(McpStdioTransport.class);
 
@@ -45,6 +47,7 @@ final class McpStdioTransport implements McpServerTransportProvider {
     /** Requests read and not yet answered, by id: their method. */
     private final Map<Object, String> inFlight = new ConcurrentHashMap<>();
     private final Set<Object> cancelled = ConcurrentHashMap.newKeySet();
+    private final int maxLineBytes;
     private volatile McpServerSession session;
     private volatile boolean closing;
 
@@ -54,6 +57,12 @@ final class McpStdioTransport implements McpServerTransportProvider {
      */
     McpStdioTransport(McpJsonMapper json, InputStream in, OutputStream out, Consumer<Object> onCancel,
                       Consumer<Object> onAnswered) {
+        this(json, in, out, onCancel, onAnswered, MAX_LINE_BYTES);
+    }
+
+    McpStdioTransport(McpJsonMapper json, InputStream in, OutputStream out, Consumer<Object> onCancel,
+                      Consumer<Object> onAnswered, int maxLineBytes) {
+        this.maxLineBytes = maxLineBytes;
         this.json = json;
         this.in = in;
         this.out = out;
@@ -70,33 +79,92 @@ final class McpStdioTransport implements McpServerTransportProvider {
     void run() throws IOException {
         ByteArrayOutputStream line = new ByteArrayOutputStream();
         byte[] buf = new byte[64 * 1024];
-        boolean skipping = false;
+        Oversized skipped = null;
         int n;
         while (!closing && (n = in.read(buf)) >= 0) {
             int start = 0;
-            for (int i = 0; i < n; i++) {
-                if (buf[i] != '\n') {
+            for (int i = 0; i <= n; i++) {
+                boolean end = i < n && buf[i] == '\n';
+                if (!end && i < n) {
                     continue;
                 }
-                if (!skipping) {
+                if (skipped != null) {
+                    skipped.tail(buf, start, i - start);
+                } else {
                     line.write(buf, start, i - start);
-                    dispatch(line.toString(StandardCharsets.UTF_8));
+                    if (line.size() > maxLineBytes) {
+                        skipped = new Oversized(line.toByteArray());
+                        line.reset();
+                    }
                 }
-                line.reset();
-                skipping = false;
+                if (end) {
+                    if (skipped != null) {
+                        refuse(skipped);
+                        skipped = null;
+                    } else {
+                        dispatch(line.toString(StandardCharsets.UTF_8));
+                    }
+                    line.reset();
+                }
                 start = i + 1;
             }
-            if (!skipping) {
-                line.write(buf, start, n - start);
-                if (line.size() > MAX_LINE_BYTES) {
-                    log.warn("skipping a message longer than {} bytes", MAX_LINE_BYTES);
-                    line.reset();
-                    skipping = true;
+        }
+        if (skipped != null) {
+            refuse(skipped);
+        } else if (line.size() > 0) {
+            dispatch(line.toString(StandardCharsets.UTF_8));
+        }
+    }
+
+    /** A message over the size limit is not parsed; if its id can be found, the client gets an error instead of silence. */
+    private void refuse(Oversized m) {
+        Object id = m.id(json);
+        log.warn("skipped a message longer than {} bytes{}", maxLineBytes, id == null ? "" : " (request " + id + ")");
+        if (id != null) {
+            new Transport().write(McpSchema.JSONRPCResponse.error(id, new McpSchema.JSONRPCResponse.JSONRPCError(
+                    McpSchema.ErrorCodes.INVALID_REQUEST, "message too large: over " + maxLineBytes
+                    + " bytes; send large files in parts (write_file a part, then exec to join them)")));
+        }
+    }
+
+    /** The first and last bytes of a skipped message: where a JSON-RPC id sits, first or last. */
+    private static final class Oversized {
+        private static final int KEEP = 512;
+        private static final Pattern ID_FIRST = Pattern.compile(
+                "^\\s*\\{\\s*(?:\"jsonrpc\"\\s*:\\s*\"2\\.0\"\\s*,\\s*)?\"id\"\\s*:\\s*(-?\\d+|\"(?:[^\"\\\\]|\\\\.)*\")");
+        private static final Pattern ID_LAST = Pattern.compile(
+                "[{,]\\s*\"id\"\\s*:\\s*(-?\\d+|\"(?:[^\"\\\\]|\\\\.)*\")\\s*}\\s*$");
+        private final String head;
+        private byte[] tail = new byte[0];
+
+        Oversized(byte[] start) {
+            this.head = new String(start, 0, Math.min(KEEP, start.length), StandardCharsets.UTF_8);
+            tail(start, 0, start.length);
+        }
+
+        void tail(byte[] b, int off, int len) {
+            int keep = Math.min(KEEP, tail.length + len);
+            byte[] t = new byte[keep];
+            int fromNew = Math.min(len, keep);
+            int fromOld = keep - fromNew;
+            System.arraycopy(tail, tail.length - fromOld, t, 0, fromOld);
+            System.arraycopy(b, off + len - fromNew, t, fromOld, fromNew);
+            tail = t;
+        }
+
+        Object id(McpJsonMapper json) {
+            Matcher m = ID_FIRST.matcher(head);
+            if (!m.find()) {
+                m = ID_LAST.matcher(new String(tail, StandardCharsets.UTF_8).stripTrailing());
+                if (!m.find()) {
+                    return null;
                 }
             }
-        }
-        if (!skipping && line.size() > 0) {
-            dispatch(line.toString(StandardCharsets.UTF_8));
+            try {
+                return json.readValue(m.group(1), Object.class);
+            } catch (IOException e) {
+                return null;
+            }
         }
     }
 
@@ -167,7 +235,7 @@ final class McpStdioTransport implements McpServerTransportProvider {
             return Mono.fromRunnable(() -> write(message));
         }
 
-        private void write(McpSchema.JSONRPCMessage message) {
+        void write(McpSchema.JSONRPCMessage message) {
             if (message instanceof McpSchema.JSONRPCResponse r && r.id() != null) {
                 inFlight.remove(r.id());
                 onAnswered.accept(r.id());
