@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Kernel-enforced containment for local commands with bubblewrap: the root filesystem read-only;
  * its own /dev, /proc, /tmp and /run (so no host socket is reachable); new PID, IPC and UTS
- * namespaces; writable binds only for the children's home, the environment's private dir, the
+ * namespaces and a user namespace where the kernel allows one; no capability inside (so a command
+ * run as root cannot unmount or remount its way out); its own session; writable binds only for the children's home, the environment's private dir, the
  * eval run dir, the working directory and {@code airlock.local.writable.*}; the hard-denied
  * credential paths inside those bound read-only again.
  */
@@ -179,7 +180,10 @@ final class Bubblewrap {
         if (!s.network()) {
             a.add("--unshare-net");
         }
-        a.add("--die-with-parent");
+        // No capability inside, so a command run as root cannot unmount, remount or mount its way out
+        // (umount /run, mount -o remount,rw /, umount -l /proc); a user namespace where the kernel
+        // allows one also empties the bounding set. Its own session: no ioctl reaches a terminal.
+        a.addAll(List.of("--unshare-user-try", "--cap-drop", "ALL", "--new-session", "--die-with-parent"));
         a.add("--chdir");
         a.add(s.workdir().map(w -> real(Path.of(w)).toString()).orElse(c.home()));
 
