@@ -4,7 +4,9 @@ import dev.airlock.BackendUnavailableException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
+import dev.airlock.containment.OwnState;
 import dev.airlock.safety.Safety;
+import dev.airlock.settings.Settings;
 
 import java.io.File;
 import java.io.IOException;
@@ -74,7 +76,7 @@ final class Bubblewrap {
      * @throws ConfigurationException     when a writable bind would expose /, a real home, the shared temp dir or a credential dir
      * @throws BackendUnavailableException when bubblewrap cannot create its namespaces here
      */
-    static Bubblewrap plan(Path bwrap, Target t, Containment c, LocalSettings s, Map<String, String> env) {
+    static Bubblewrap plan(Path bwrap, Target t, Containment c, LocalSettings s, Settings settings, Map<String, String> env) {
         Set<Path> realHomes = new LinkedHashSet<>();
         for (String h : List.of(c.realHome(), t.passwdHome(), t.processHome())) {
             if (!h.isEmpty()) {
@@ -95,6 +97,7 @@ final class Bubblewrap {
         s.writable().forEach((name, p) -> writable.put(existing(p.trim(), LocalSettings.WRITABLE + "." + name),
                 LocalSettings.WRITABLE + "." + name + "=" + p.trim()));
 
+        OwnState.refuseInside(settings, writable);
         Set<Path> protectedHomes = new LinkedHashSet<>(realHomes);
         protectedHomes.add(real(Path.of(c.home())));
         for (Map.Entry<Path, String> w : writable.entrySet()) {
@@ -141,8 +144,19 @@ final class Bubblewrap {
         }
         List<Path> binds = new ArrayList<>(writable.keySet());
         binds.sort(Comparator.comparingInt(Path::getNameCount));
-        for (Path w : binds) {
-            add(a, "--bind", w, w);
+        // Airlock's own program inside a writable bind (the agent works in a checkout of Airlock) is
+        // bound read-only, in depth order with the writable binds so a deeper writable one (a run
+        // dir under target/) stays writable and a deeper read-only one wins over its writable parent.
+        List<Map.Entry<Path, Boolean>> mounts = new ArrayList<>();
+        binds.forEach(w -> mounts.add(Map.entry(w, true)));
+        for (Path p : OwnState.programFiles()) {
+            if (under(p, binds) && !writable.containsKey(p)) {
+                mounts.add(Map.entry(p, false));
+            }
+        }
+        mounts.sort(Comparator.comparingInt(m -> m.getKey().getNameCount()));
+        for (Map.Entry<Path, Boolean> m : mounts) {
+            add(a, m.getValue() ? "--bind" : "--ro-bind", m.getKey(), m.getKey());
         }
         Set<Path> readOnly = new LinkedHashSet<>();
         for (Path home : protectedHomes) {

@@ -4,7 +4,7 @@ import dev.airlock.containment.Containment;
 import dev.airlock.Capabilities;
 import dev.airlock.DeniedException;
 import dev.airlock.Target;
-import dev.airlock.settings.AirlockHome;
+import dev.airlock.containment.OwnState;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.Shell;
 
@@ -60,8 +60,7 @@ public final class Safety {
         this.shell = shell;
         this.reporter = reporter;
         this.guard = GuardMode.decide(settings, caps);
-        this.localAirlockHome = settings.get("airlock.home").filter(s -> !s.isBlank()).map(Path::of)
-                .orElseGet(AirlockHome::resolve);
+        this.localAirlockHome = OwnState.operatorHome(settings);
         this.gate = new ApprovalGate(backend, targetId(target), settings, channel, new ApprovalStore(localAirlockHome), reporter);
     }
 

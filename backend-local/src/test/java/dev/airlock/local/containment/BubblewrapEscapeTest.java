@@ -262,6 +262,49 @@ class BubblewrapEscapeTest {
         }
     }
 
+    /**
+     * The agent working in a checkout of Airlock itself: the launcher, the build files, the sources
+     * the launcher rebuilds from and the built jar stay read-only, so no command plants code that
+     * runs on the host at the next call; the rest of the working directory stays writable.
+     */
+    @Test
+    void airlocksOwnProgramIsReadOnlyInsideTheWorkdir() throws Exception {
+        Path checkout = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+        Operator.require(Files.isRegularFile(checkout.resolve("airlock")), "the tests run from a checkout of Airlock");
+        Path scratch = checkout.resolve(".airlock-escape-" + token);
+        try (Environment env = Environments.open(isolated("airlock.local.workdir", checkout.toString()))) {
+            for (String planted : List.of("printf x >> airlock", "printf x >> mvnw", "printf x >> pom.xml",
+                    "printf x >> core/pom.xml", "printf x > core/src/main/java/Planted-" + token + ".java",
+                    "printf x > cli/target/planted-" + token, "printf x > core/target/planted-" + token,
+                    "printf x > .mvn/planted-" + token)) {
+                assertStopped(run(env, planted), planted);
+            }
+            assertEquals(0, run(env, "printf ok > " + scratch.getFileName()).exitCode(), "the rest of the workdir is writable");
+        } finally {
+            Files.deleteIfExists(scratch);
+        }
+        assertFalse(Files.exists(checkout.resolve("core/src/main/java/Planted-" + token + ".java")));
+    }
+
+    /** A config file named inside a writable bind is refused: a command could rewrite it for the next run. */
+    @Test
+    void aConfigFileInsideAWritableBindIsRefused() throws Exception {
+        Path work = Operator.newRunDir("workdir");
+        Files.createDirectories(work);
+        try {
+            Path config = work.resolve("airlock.properties");
+            Files.writeString(config, "airlock.guard=off\n");
+            Settings s = Settings.builder().configFile(config).values(Map.of("airlock.container", "no",
+                    "airlock.local.isolation", "bwrap", "airlock.local.workdir", work.toString())).build();
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> Environments.open(s).close());
+            assertEquals("refusing the config file " + config + ": it is inside the working directory " + work
+                    + ", which commands can write; keep Airlock's state outside it (point --config FILE elsewhere;"
+                    + " the default is ~/.airlock)", e.getMessage());
+        } finally {
+            Operator.deleteTree(work);
+        }
+    }
+
     @Test
     void theNetworkCanBeCut() throws Exception {
         try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
