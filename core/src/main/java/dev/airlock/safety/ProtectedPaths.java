@@ -104,13 +104,51 @@ final class ProtectedPaths {
     /** Whether a spelled path is one of the always-writable sinks ({@code /dev/null}...). */
     static boolean isSink(PathPattern p) {
         return p.absolute && p.open == PathPattern.Open.NONE && p.comps.size() >= 2 && p.comps.get(0).equals("dev")
-                && DEV_SINKS.contains(p.comps.get(1)) && p.isConcrete();
+                && DEV_SINKS.contains(p.comps.get(1)) && p.isConcrete() && throughDescriptor(p) == null;
+    }
+
+    /**
+     * A path that goes on below an open descriptor ({@code /dev/fd/3/x}, {@code /dev/stdin/x},
+     * {@code /proc/self/fd/3/x}): the descriptor may be a directory anywhere, so where it lands is
+     * unknown here. Returns what it is, or null.
+     */
+    private static String throughDescriptor(PathPattern p) {
+        List<String> c = p.comps;
+        if (c.size() >= 4 && c.get(0).equals("dev") && c.get(1).equals("fd")) {
+            return "a path below the open descriptor /dev/fd/" + c.get(2);
+        }
+        if (c.size() >= 3 && c.get(0).equals("dev") && Set.of("stdin", "stdout", "stderr").contains(c.get(1))) {
+            return "a path below /dev/" + c.get(1);
+        }
+        if (c.size() >= 5 && c.get(0).equals("proc") && c.get(2).equals("fd")) {
+            return "a path below an open descriptor in /proc";
+        }
+        return null;
+    }
+
+    /** Protected names as they would show up in a command's text (a path component each). */
+    private static final java.util.regex.Pattern PROTECTED_NAME = java.util.regex.Pattern.compile(
+            "(?:^|[/\\s'\"=:~`(])(?:authorized_keys|id_rsa|id_ed25519|id_ecdsa|\\.netrc|\\.pgpass|\\.npmrc|\\.pypirc"
+                    + "|\\.git-credentials|\\.ssh|\\.aws|\\.gnupg|\\.kube|\\.docker|\\.azure|\\.config/gh|\\.config/gcloud"
+                    + "|sudoers(?:\\.d)?|passwd|shadow|airlock\\.properties|approvals\\.list)(?:$|[/\\s'\"*?;|&)`])");
+
+    /**
+     * A write whose place the guard cannot resolve (built by {@code ${x:0:9}}, {@code $(...)},
+     * {@code read}, arrays, {@code "$@"}, {@code xargs}...) fails closed: it needs a human when the
+     * command mentions a protected name, or when it unpacks or removes a tree somewhere unknown.
+     */
+    static boolean unresolvedNeedsApproval(Access access, String command) {
+        return access == Access.TREE || access == Access.INTO || PROTECTED_NAME.matcher(command).find();
     }
 
     /** The tier of touching {@code p} with {@code access}; relative patterns are judged once resolved. */
     Verdict classify(PathPattern p, Access access) {
         if (!p.absolute || isSink(p)) {
             return Verdict.FREE;
+        }
+        String descriptor = throughDescriptor(p);
+        if (descriptor != null) {
+            return new Verdict(Tier.APPROVAL, descriptor + ", which may be any directory,");
         }
         Optional<Verdict> device = device(p);
         if (device.isPresent()) {

@@ -110,7 +110,7 @@ public final class Safety {
             default -> Access.WRITE;
         };
         Optional<PathPattern> p = PathPattern.of(neutralise(path), null);
-        judge(List.of(new Candidate(p.orElse(null), path, access, operation, null)), "write", operation);
+        judge(List.of(new Candidate(p.orElse(null), path, access, operation, null, false)), "write", operation);
     }
 
     /**
@@ -151,7 +151,9 @@ public final class Safety {
             if (w.ifDirectory() != null && dir == null) {
                 continue; // DEST is unknown; DEST itself was judged as written
             }
-            cs.add(new Candidate(p.orElse(null), Marks.plain(w.word()), w.access(), w.via(), dir));
+            boolean ask = p.isEmpty() && ProtectedPaths.unresolvedNeedsApproval(w.access(), command);
+            String shown = p.isEmpty() ? Marks.source(w.word()).replace(Marks.UNKNOWN, '?') : Marks.plain(w.word());
+            cs.add(new Candidate(p.orElse(null), shown, w.access(), w.via(), dir, ask));
         }
         if (!cs.isEmpty()) {
             judge(cs, "exec", "exec: " + oneLine(command));
@@ -161,17 +163,24 @@ public final class Safety {
     // ---------------------------------------------------------------- judging
 
     /** A path an operation may write; {@code ifDirectory}: only when that path is a directory on the target. */
-    private record Candidate(PathPattern pattern, String shown, Access access, String via, PathPattern ifDirectory) {
+    /** {@code askUnresolved}: its place cannot be resolved and it may be a protected file, so a human decides. */
+    private record Candidate(PathPattern pattern, String shown, Access access, String via, PathPattern ifDirectory,
+                             boolean askUnresolved) {
     }
 
     private void judge(List<Candidate> cs, String route, String operation) {
         ProtectedPaths r = rules();
         List<Candidate> resolve = new ArrayList<>();
+        Map<String, String> unresolved = new LinkedHashMap<>();
         for (Candidate c : cs) {
             if (c.pattern == null) {
                 if (r.hasSafeRoots()) {
                     throw deny(c, route, "unknown", "Write denied: cannot tell where '" + oneLine(c.shown)
                             + "' points, and " + SAFE_ROOTS_KEY + " allows writes inside the safe roots only.");
+                }
+                if (c.askUnresolved) {
+                    unresolved.putIfAbsent(c.shown + " (" + c.via + ")",
+                            "a write by " + c.via + " to a place Airlock cannot resolve, which may be a protected file,");
                 }
                 continue;
             }
@@ -184,6 +193,7 @@ public final class Safety {
             resolve.add(c);
         }
         if (resolve.isEmpty()) {
+            approveAll(unresolved, route, operation);
             return;
         }
         List<TargetResolver.Item> patterns = new ArrayList<>();
@@ -221,6 +231,11 @@ public final class Safety {
                 approvals.putIfAbsent(key, reason);
             }
         }
+        unresolved.forEach(approvals::putIfAbsent);
+        approveAll(approvals, route, operation);
+    }
+
+    private void approveAll(Map<String, String> approvals, String route, String operation) {
         for (Map.Entry<String, String> a : approvals.entrySet()) {
             gate.approve(a.getKey(), route, operation, a.getValue() + " needs a human's approval");
         }

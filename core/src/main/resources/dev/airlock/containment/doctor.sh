@@ -87,10 +87,14 @@ fi
 # capabilities held here: with CAP_SYS_ADMIN a command can unmount or remount its way out of a sandbox
 [ -r /proc/self/status ] && p cap_eff "$(awk '/^CapEff:/ { print $2 }' /proc/self/status 2>/dev/null)"
 # whether mounts can be changed: a tmpfs over an empty dir of our own scratch dir, taken off at once
-m="${TMPDIR:-/tmp}/.airlock-doctor-mnt-$$"
-if command -v mount >/dev/null 2>&1 && mkdir "$m" 2>/dev/null; then
-    if mount -t tmpfs airlock-doctor "$m" 2>/dev/null; then umount "$m" 2>/dev/null; p mount_ok 1; else p mount_ok 0; fi
-    rmdir "$m" 2>/dev/null
+# (the path spelled out each time, so the command guard sees where it is)
+if [ -n "${TMPDIR:-}" ] && command -v mount >/dev/null 2>&1 && mkdir "$TMPDIR/.airlock-doctor-mnt-$$" 2>/dev/null; then
+    if mount -t tmpfs airlock-doctor "$TMPDIR/.airlock-doctor-mnt-$$" 2>/dev/null; then
+        umount "$TMPDIR/.airlock-doctor-mnt-$$" 2>/dev/null; p mount_ok 1
+    else
+        p mount_ok 0
+    fi
+    rmdir "$TMPDIR/.airlock-doctor-mnt-$$" 2>/dev/null
 fi
 # the JVM that runs Airlock: is it visible, and is its environment (with the stripped secrets) readable?
 j=${AIRLOCK_DOCTOR_JVM_PID:-}
