@@ -135,11 +135,14 @@ final class ProtectedPaths {
     /**
      * A write whose place the guard cannot resolve (built by {@code ${x:0:9}}, {@code $(...)},
      * {@code read}, arrays, {@code "$@"}, {@code xargs}...) fails closed: it needs a human when the
-     * command mentions a protected name, or when it unpacks or removes a tree somewhere unknown.
+     * command mentions a protected name, or when it unpacks an archive by its absolute names.
      */
-    static boolean unresolvedNeedsApproval(Access access, String command) {
-        return access == Access.TREE || access == Access.INTO || PROTECTED_NAME.matcher(command).find();
+    static boolean unresolvedNeedsApproval(String via, String command) {
+        return via.startsWith(ANYWHERE) || PROTECTED_NAME.matcher(command).find();
     }
+
+    /** How a writer that may write anywhere (tar -xP) starts its {@code via}. */
+    static final String ANYWHERE = "anywhere: ";
 
     /** The tier of touching {@code p} with {@code access}; relative patterns are judged once resolved. */
     Verdict classify(PathPattern p, Access access) {

@@ -151,7 +151,7 @@ public final class Safety {
             if (w.ifDirectory() != null && dir == null) {
                 continue; // DEST is unknown; DEST itself was judged as written
             }
-            boolean ask = p.isEmpty() && ProtectedPaths.unresolvedNeedsApproval(w.access(), command);
+            boolean ask = p.isEmpty() && ProtectedPaths.unresolvedNeedsApproval(w.via(), command);
             String shown = p.isEmpty() ? Marks.source(w.word()).replace(Marks.UNKNOWN, '?') : Marks.plain(w.word());
             cs.add(new Candidate(p.orElse(null), shown, w.access(), w.via(), dir, ask));
         }

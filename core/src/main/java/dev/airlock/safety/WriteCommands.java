@@ -357,7 +357,7 @@ final class WriteCommands {
         }
         if (extract && absoluteNames) {
             // -P keeps absolute names from the archive: it can write anywhere, which only a human can judge
-            reader.addWrite(String.valueOf(Marks.UNKNOWN), Access.INTO, "tar -xP (absolute names from the archive)");
+            reader.addWrite(String.valueOf(Marks.UNKNOWN), Access.INTO, ProtectedPaths.ANYWHERE + "tar -xP (absolute names from the archive)");
         }
         if (extract) {
             if (dir.isEmpty()) {

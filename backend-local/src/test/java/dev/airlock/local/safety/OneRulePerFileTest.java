@@ -229,6 +229,22 @@ class OneRulePerFileTest {
         assertFalse(Files.exists(sshConfig()));
     }
 
+    /** A place the guard cannot resolve that may be a protected file asks a human; with none there it is denied, and nothing is written. */
+    @Test
+    void anUnresolvablePathThatMayBeProtectedAsks() throws Exception {
+        try (Environment env = fx.open(null)) {
+            env.files().mkdirs("~/.ssh");
+            for (String command : List.of("echo X > ${HOME:0:100}/.ssh/authorized_keys",
+                    "printf -v d %s ~/.ssh; echo X > $d/authorized_keys", "echo ~/.ssh/authorized_keys | xargs touch")) {
+                ApprovalRequiredException e = assertThrows(ApprovalRequiredException.class, () -> exec(env, command), command);
+                assertTrue(e.getMessage().contains("needs approval"), e.getMessage());
+            }
+            assertEquals(0, exec(env, "d=$(mktemp -d) && echo x > $d/out && rm -r $d").exitCode(),
+                    "an unresolvable place with nothing protected in sight runs");
+            assertFalse(Files.exists(Path.of(env.target().home(), ".ssh/authorized_keys")));
+        }
+    }
+
     @Test
     void alwaysApprovalsAreScopedToTheirTarget() throws Exception {
         try (Environment env = fx.open(new SafetyFixture.ScriptedChannel(Decision.ALWAYS))) {
