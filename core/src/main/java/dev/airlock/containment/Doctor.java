@@ -94,8 +94,9 @@ public final class Doctor {
             if ("local".equals(env.name())) {
                 // Airlock's own files are on the JVM's host: only a local command reaches them by these paths.
                 List<String> own = new ArrayList<>();
-                OwnState.stateFiles(settings).keySet().forEach(f -> own.add(f.toString()));
-                OwnState.programFiles().forEach(f -> own.add(f.toString()));
+                OwnState.stateFiles(settings).keySet().forEach(f -> own.add(stateLine(f)));
+                OwnState.programFiles().forEach(f -> own.add(stateLine(f)));
+                own.removeIf(String::isEmpty);
                 probe.env("AIRLOCK_DOCTOR_STATE", String.join("\n", own));
             }
             r = env.exec(probe.build());
@@ -121,6 +122,26 @@ public final class Doctor {
             isolation = ae.isolation();
         }
         return judge(env.name(), env.target(), plan, guard, isolation, facts);
+    }
+
+    /**
+     * One of Airlock's files for the probe: {@code PATH<TAB>DIR<TAB>INODE}, DIR being the nearest
+     * part of it that exists on the host and INODE its inode there, so a command that sees another
+     * file system at DIR (a sandbox's own /tmp) is not taken for one that reaches the host's.
+     */
+    private static String stateLine(java.nio.file.Path f) {
+        java.nio.file.Path d = f;
+        while (d != null && !java.nio.file.Files.exists(d)) {
+            d = d.getParent();
+        }
+        if (d == null || f.toString().indexOf('\n') >= 0 || f.toString().indexOf('\t') >= 0) {
+            return "";
+        }
+        try {
+            return f + "\t" + d + "\t" + java.nio.file.Files.getAttribute(d, "unix:ino");
+        } catch (IOException | UnsupportedOperationException e) {
+            return "";
+        }
     }
 
     /** Finds the probe's {@code setsid} job after the probe ended (the marker is in its argv), kills it, counts it. */

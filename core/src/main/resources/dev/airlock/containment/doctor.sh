@@ -121,11 +121,10 @@ if [ -n "$pw" ]; then p passwd_home "$pw"; p passwd_home_w "$(t [ -w "$pw" ])"; 
 # Airlock's own state and program files on this host: could a command write (or create) one?
 if [ -n "${AIRLOCK_DOCTOR_STATE:-}" ]; then
     w=
-    while IFS= read -r f; do
+    # each line: the file, the nearest part of it that exists on the host, and that part's inode there
+    while IFS='	' read -r f d ino; do
         [ -n "$f" ] || continue
-        d=$f
-        while [ ! -e "$d" ] && [ "$d" != / ]; do d=$(dirname "$d"); done
-        [ -w "$d" ] && w="$w$f "
+        [ "$(stat -c %i "$d" 2>/dev/null)" = "$ino" ] && [ -w "$d" ] && w="$w$f "
     done <<AIRLOCK_DOCTOR_STATE_END
 $AIRLOCK_DOCTOR_STATE
 AIRLOCK_DOCTOR_STATE_END
