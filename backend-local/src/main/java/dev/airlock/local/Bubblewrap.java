@@ -97,7 +97,6 @@ final class Bubblewrap {
         s.writable().forEach((name, p) -> writable.put(existing(p.trim(), LocalSettings.WRITABLE + "." + name),
                 LocalSettings.WRITABLE + "." + name + "=" + p.trim()));
 
-        OwnState.refuseInside(settings, writable);
         Set<Path> protectedHomes = new LinkedHashSet<>(realHomes);
         protectedHomes.add(real(Path.of(c.home())));
         for (Map.Entry<Path, String> w : writable.entrySet()) {
@@ -123,6 +122,9 @@ final class Bubblewrap {
                 }
             }
         }
+
+        // After the refusals above, which name the broader mistake (a real home as the workdir, say).
+        OwnState.refuseInside(settings, writable);
 
         List<String> a = new ArrayList<>(List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"));
         for (Path tmp : sharedTmp) {

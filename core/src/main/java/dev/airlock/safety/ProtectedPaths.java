@@ -50,6 +50,15 @@ final class ProtectedPaths {
      */
     ProtectedPaths(Collection<String> homes, Collection<String> etcDirs, Collection<String> airlockHomes,
                    Collection<String> safeRoots, Collection<String> exemptRoots) {
+        this(homes, etcDirs, airlockHomes, List.of(), safeRoots, exemptRoots);
+    }
+
+    /** @param ownFiles Airlock's own files elsewhere (a config file named with --config), spelled and resolved */
+    ProtectedPaths(Collection<String> homes, Collection<String> etcDirs, Collection<String> airlockHomes,
+                   Collection<String> ownFiles, Collection<String> safeRoots, Collection<String> exemptRoots) {
+        for (String f : distinct(ownFiles)) {
+            rules.add(new Rule(PathPattern.concrete(f).comps, Tier.HARD, false, "Airlock's own settings or approvals"));
+        }
         for (String h : distinct(homes)) {
             for (String f : HOME_APPROVAL) {
                 rules.add(new Rule(join(h, f), Tier.APPROVAL, false, "an SSH client configuration"));

@@ -317,12 +317,13 @@ public final class Safety {
 
     private ProtectedPaths loadRules() throws IOException {
         Map<Character, Set<String>> spelled = new LinkedHashMap<>();
-        for (char tag : new char[] {'h', 'e', 'a', 's', 'x'}) {
+        for (char tag : new char[] {'h', 'e', 'a', 'f', 's', 'x'}) {
             spelled.put(tag, new LinkedHashSet<>());
         }
         spelled.get('h').addAll(List.of(target.processHome(), target.passwdHome(), target.home(), profileHome(), realHome()));
         spelled.get('e').add("/etc");
         spelled.get('a').addAll(List.of(targetAirlockHome(), localAirlockHome.toAbsolutePath().toString()));
+        settings.configFile().ifPresent(f -> spelled.get('f').add(f.toString()));
         for (String root : settings.getList(SAFE_ROOTS_KEY)) {
             spelled.get('s').add(target.expand(root.trim()));
         }
@@ -347,7 +348,7 @@ public final class Safety {
                 all.get(rec.charAt(0)).add(rec.substring(2));
             }
         }
-        return new ProtectedPaths(all.get('h'), all.get('e'), all.get('a'), all.get('s'), all.get('x'));
+        return new ProtectedPaths(all.get('h'), all.get('e'), all.get('a'), all.get('f'), all.get('s'), all.get('x'));
     }
 
     // ---------------------------------------------------------------- text

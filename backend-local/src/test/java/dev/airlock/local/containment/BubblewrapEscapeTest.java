@@ -46,6 +46,7 @@ class BubblewrapEscapeTest {
     void snapshot() {
         Operator.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
         realHome = Operator.home();
+        Operator.deleteTree(realHome.resolve(".airlock")); // another class's profile home; each test here removes its own
         homeBefore = Operator.snapshot(realHome);
         etcBefore = topLevel(Path.of("/etc"));
         operatorTmpBefore = Operator.snapshot(Operator.tmp());

@@ -229,6 +229,20 @@ class OneRulePerFileTest {
         assertFalse(Files.exists(sshConfig()));
     }
 
+    /** A config file named with --config is Airlock's own state wherever it is: hard-denied on every route. */
+    @Test
+    void theConfigFileInUseIsHardDenied() throws Exception {
+        Path config = Files.writeString(project.resolve("airlock-test.properties"), "airlock.container=no\n");
+        dev.airlock.settings.Settings s = dev.airlock.settings.Settings.builder().configFile(config)
+                .values(java.util.Map.of("airlock.home-mode", "profile", "airlock.home", airlockHome.toString())).build();
+        try (Environment env = dev.airlock.Environments.open(s)) {
+            DeniedException x = assertThrows(DeniedException.class, () -> exec(env, "printf 'airlock.guard=off\\n' >> " + config));
+            assertTrue(x.getMessage().contains("protected"), x.getMessage());
+            assertThrows(DeniedException.class, () -> env.files().write(config.toString(), "x".getBytes(StandardCharsets.UTF_8)));
+        }
+        assertEquals("airlock.container=no\n", Files.readString(config));
+    }
+
     /** A place the guard cannot resolve that may be a protected file asks a human; with none there it is denied, and nothing is written. */
     @Test
     void anUnresolvablePathThatMayBeProtectedAsks() throws Exception {
