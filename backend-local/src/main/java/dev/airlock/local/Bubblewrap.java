@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * Kernel-enforced containment for local commands with bubblewrap: the root filesystem read-only;
  * its own /dev, /proc, /tmp and /run (so no host socket is reachable); new PID, IPC and UTS
  * namespaces and a user namespace where the kernel allows one; no capability inside (so a command
- * run as root cannot unmount or remount its way out); its own session; writable binds only for the children's home, the environment's private dir, the
+ * run as root cannot unmount or remount its way out); a session without a terminal; writable binds only for the children's home, the environment's private dir, the
  * eval run dir, the working directory and {@code airlock.local.writable.*}; the hard-denied
  * credential paths inside those bound read-only again.
  */
@@ -198,8 +198,10 @@ final class Bubblewrap {
         }
         // No capability inside, so a command run as root cannot unmount, remount or mount its way out
         // (umount /run, mount -o remount,rw /, umount -l /proc); a user namespace where the kernel
-        // allows one also empties the bounding set. Its own session: no ioctl reaches a terminal.
-        a.addAll(List.of("--unshare-user-try", "--cap-drop", "ALL", "--new-session", "--die-with-parent"));
+        // allows one also empties the bounding set. The session is already a new one without a
+        // terminal (setsid runs bwrap), so no TIOCSTI reaches the caller's terminal; bwrap's own
+        // --new-session would take the command out of the process group Airlock signals.
+        a.addAll(List.of("--unshare-user-try", "--cap-drop", "ALL", "--die-with-parent"));
         a.add("--chdir");
         a.add(s.workdir().map(w -> real(Path.of(w)).toString()).orElse(c.home()));
 

@@ -27,6 +27,8 @@ public final class EscapeAttemptsMain {
         a.put("umount-ssh", "umount ~/.ssh && { mkdir -p ~/.ssh; printf key > ~/.ssh/id_rsa; }");
         a.put("umount-proc", "umount -l /proc && grep -q PATH= /proc/" + jvm + "/environ");
         a.put("mount-proc", "mount -t proc proc /mnt && test -r /mnt/" + jvm + "/environ");
+        // a controlling terminal would let TIOCSTI type into the caller's shell
+        a.put("terminal", "exec 3</dev/tty");
         return a;
     }
 
