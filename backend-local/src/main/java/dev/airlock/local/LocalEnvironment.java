@@ -100,7 +100,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
     @Override
     protected void onTargetReady(Target target, Containment containment) {
         if (bwrap.isPresent()) {
-            sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, System.getenv());
+            sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv());
         }
     }
 

@@ -10,8 +10,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-import java.io.FileDescriptor;
-import java.io.FileInputStream;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,7 +18,7 @@ import java.util.concurrent.Callable;
 
 /** {@code airlock exec}: one shell command, our stdin to its stdin, its output to ours, its exit status. */
 @Command(name = "exec", mixinStandardHelpOptions = true,
-        customSynopsis = "airlock exec [-n] [--cwd DIR] [--timeout SECONDS] [--env K=V]... [--] WORDS...",
+        customSynopsis = "airlock exec [-n] [--cwd DIR] [--timeout SECONDS] [--env K[=V]]... [--] WORDS...",
         description = {"Runs a shell command on the target.",
                 "WORDS are joined by single spaces into one shell command (as ssh does); options stop at"
                         + " the first word. Our stdin goes to the command byte-exact, unless -n is given or"
@@ -41,7 +39,8 @@ final class ExecCommand implements Callable<Integer> {
     @Option(names = "--timeout", paramLabel = "SECONDS", description = "Kill the command and everything it started after this long; exit 124.")
     String timeout;
 
-    @Option(names = "--env", paramLabel = "K=V", description = "An environment variable for the command. Repeatable.")
+    @Option(names = "--env", paramLabel = "K[=V]", description = "An environment variable for the command; K alone takes"
+            + " its value from our environment (use that for secrets: K=V is visible in our argv). Repeatable.")
     List<String> env = new ArrayList<>();
 
     @Parameters(paramLabel = "WORDS", arity = "0..*", description = "The command.")
@@ -62,14 +61,23 @@ final class ExecCommand implements Callable<Integer> {
         }
         for (String kv : env) {
             int eq = kv.indexOf('=');
+            if (eq < 0 && !kv.isEmpty()) {
+                // --env K: the value comes from our environment, so a secret never sits in our argv
+                String value = System.getenv(kv);
+                if (value == null) {
+                    throw new ConfigurationException("--env " + kv + ": " + kv + " is not set");
+                }
+                b.env(kv, value);
+                continue;
+            }
             if (eq <= 0) {
-                throw new ConfigurationException("--env needs NAME=VALUE with a name before '='");
+                throw new ConfigurationException("--env needs NAME=VALUE or NAME with a name before '='");
             }
             b.env(kv.substring(0, eq), kv.substring(eq + 1));
         }
         Progress progress = Progress.onStderr("stdin");
-        if (!noStdin && !Terminals.isTerminal(Terminals.STDIN)) {
-            b.stdin(Payload.ofStream(progress.wrap(new FileInputStream(FileDescriptor.in))));
+        if (!noStdin && !StdStream.wasClosed(0) && !Terminals.isTerminal(Terminals.STDIN)) {
+            b.stdin(Payload.ofStream(progress.wrap(StdStream.stdin())));
         }
         StdStream out = StdStream.stdout();
         StdStream err = StdStream.stderr();

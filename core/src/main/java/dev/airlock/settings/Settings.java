@@ -38,12 +38,24 @@ public final class Settings {
             "(?i).*(token|secret|password|passphrase|api-key|apikey|credentials)([.-][a-z0-9]+)?$");
 
     private final List<Layer> layers; // highest precedence first
+    /** The config file that was read, if any: Airlock refuses one that commands could write. */
+    private final Optional<Path> configFile;
 
     private record Layer(String name, Function<String, String> lookup, Function<String, Map<String, String>> scan) {
     }
 
     private Settings(List<Layer> layers) {
+        this(layers, Optional.empty());
+    }
+
+    private Settings(List<Layer> layers, Optional<Path> configFile) {
         this.layers = List.copyOf(layers);
+        this.configFile = configFile;
+    }
+
+    /** The config file these settings were read from, if one was. */
+    public Optional<Path> configFile() {
+        return configFile;
     }
 
     /**
@@ -84,7 +96,7 @@ public final class Settings {
         List<Layer> l = new ArrayList<>();
         l.add(mapLayer("explicit", values));
         l.addAll(layers);
-        return new Settings(l);
+        return new Settings(l, configFile);
     }
 
     public Settings with(String key, String value) {
@@ -363,7 +375,7 @@ public final class Settings {
             }
             layers.add(mapLayer("config file", fileValues));
             layers.add(mapLayer("default", defaults));
-            return new Settings(layers);
+            return new Settings(layers, Optional.ofNullable(path).map(Path::toAbsolutePath));
         }
 
         private static Map<String, String> readProperties(Path path) {

@@ -42,6 +42,15 @@ class DoctorTest {
         assertEquals(Verdict.LEAKS, r.row("user bus").orElseThrow().verdict(), "the test JVM's bus variables reach children: " + r.toText());
         assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("TMPDIR").orElseThrow().verdict(), r.toText());
         assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("argv secrecy").orElseThrow().verdict(), r.toText());
+        // Measured, not assumed: what a command on a plain host can reach.
+        for (String exit : new String[] {"processes", "JVM environment", "other stdin", "setsid job", "Airlock's state"}) {
+            assertEquals(Verdict.LEAKS, r.row(exit).orElseThrow().verdict(), exit + ": " + r.toText());
+        }
+        if (Operator.isRoot()) {
+            for (String exit : new String[] {"capabilities", "mounts", "passwd home"}) {
+                assertEquals(Verdict.LEAKS, r.row(exit).orElseThrow().verdict(), exit + ": " + r.toText());
+            }
+        }
         assertEquals(DoctorReport.EXIT_LEAKS, r.exitCode());
         assertTrue(r.toText().contains("exits leak (exit status 5)"), r.toText());
         assertTrue(r.toJson().contains("\"leaks\":true,\"exitCode\":5"), r.toJson());
@@ -83,6 +92,11 @@ class DoctorTest {
             r = Doctor.report(env);
         }
         assertTrue(r.isolation().contains("apt-get install bubblewrap"), r.isolation());
+        // Without a sandbox the eval profile does not call itself contained: what it cannot stop, it says.
+        assertEquals(DoctorReport.EXIT_LEAKS, r.exitCode(), r.toText());
+        for (String exit : new String[] {"processes", "JVM environment", "other stdin", "setsid job"}) {
+            assertEquals(Verdict.LEAKS, r.row(exit).orElseThrow().verdict(), exit + ": " + r.toText());
+        }
         for (String exit : new String[] {"HOME", "crontab", "TMPDIR", "argv secrecy"}) {
             assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row(exit).orElseThrow().verdict(), r.toText());
         }
