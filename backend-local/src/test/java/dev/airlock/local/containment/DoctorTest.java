@@ -1,5 +1,7 @@
 package dev.airlock.local.containment;
 
+import dev.airlock.tck.Services;
+
 import dev.airlock.Environment;
 import dev.airlock.Environments;
 import dev.airlock.ExecRequest;
@@ -54,7 +56,7 @@ class DoctorTest {
     @ParameterizedTest
     @ValueSource(strings = {"native", "staged"})
     void theEvalProfileLeaksNothing(String envMode) {
-        Operator.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+        Services.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
         DoctorReport r;
         try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.profile", "eval",
                 "airlock.run-dir", runDir.toString(), "airlock.local.env-mode", envMode, "airlock.local.workdir", "none"))) {
