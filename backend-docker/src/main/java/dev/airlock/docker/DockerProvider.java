@@ -31,6 +31,12 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
         return "docker";
     }
 
+    /** Registry credentials a CI job may hold for the Docker CLI; no command needs them. */
+    @Override
+    public java.util.Set<String> secretVariables() {
+        return java.util.Set.of("DOCKER_AUTH_CONFIG");
+    }
+
     @Override
     public Availability check(Settings settings) {
         DockerSettings s;

@@ -16,6 +16,12 @@ public final class SshProvider implements EnvironmentProvider {
     }
 
     /** Cheap: validates the settings, connects to nothing. */
+    /** The key passphrase's variable ({@code airlock.ssh.passphrase}); no command needs it. */
+    @Override
+    public java.util.Set<String> secretVariables() {
+        return java.util.Set.of(Settings.envName(SshSettings.PASSPHRASE));
+    }
+
     @Override
     public Availability check(Settings settings) {
         if (settings.get(SshSettings.HOST).filter(h -> !h.isBlank()).isEmpty()) {

@@ -61,7 +61,16 @@ public final class Doctor {
             guard = ae.commandGuard().describe();
             isolation = ae.isolation();
         }
-        return judge(env.name(), env.target(), plan, guard, isolation, parse(r.stdout().bytes()));
+        DoctorReport report = judge(env.name(), env.target(), plan, guard, isolation, parse(r.stdout().bytes()));
+        return env instanceof AbstractEnvironment ae ? report.withRow(secretVariables(ae.strippedSecretVariables())) : report;
+    }
+
+    /** The secret variables no child inherits, by name only (never a value). */
+    static Row secretVariables(Set<String> stripped) {
+        return stripped.isEmpty()
+                ? new Row("secret variables", Verdict.NOT_APPLICABLE, "no secret-looking variable in Airlock's environment")
+                : new Row("secret variables", Verdict.CONTAINED_BY_ENVIRONMENT, "removed from every child: "
+                + String.join(", ", stripped) + " (pass one on purpose with " + SecretVariables.PASS_KEY + ")");
     }
 
     /** The probe script (read-only POSIX {@code sh}). */

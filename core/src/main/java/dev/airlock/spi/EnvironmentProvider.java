@@ -3,6 +3,8 @@ package dev.airlock.spi;
 import dev.airlock.Environment;
 import dev.airlock.settings.Settings;
 
+import java.util.Set;
+
 /**
  * A backend, found with {@link java.util.ServiceLoader}: register the implementation in
  * {@code META-INF/services/dev.airlock.spi.EnvironmentProvider}. Two providers with one name are
@@ -18,4 +20,14 @@ public interface EnvironmentProvider {
 
     /** Opens an environment. Failures are {@code AirlockException}s with a one-line reason. */
     Environment open(OpenContext context);
+
+    /**
+     * The environment variables that hold this backend's credentials (e.g. {@code MODAL_TOKEN_ID},
+     * {@code DOCKER_AUTH_CONFIG}). The core strips the union of every discovered provider's names
+     * from every child, whichever backend is in use, on top of the names that look secret by
+     * themselves ({@code *_TOKEN}, {@code *_SECRET}...). Name the ones those patterns miss.
+     */
+    default Set<String> secretVariables() {
+        return Set.of();
+    }
 }
