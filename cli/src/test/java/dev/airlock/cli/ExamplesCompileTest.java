@@ -29,7 +29,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Every Java example in the README ({@code ```java} blocks) and in the javadoc ({@code <pre>{@code
  * ...}</pre>} blocks of the modules' main sources) compiles against the real API. A statement
  * snippet is compiled as a method body; one that declares a class, as a class. {@code Acme*}
- * names are the README's imaginary plugin and get a stub.
+ * names are the README's imaginary plugin and get a stub, as do the names an example leaves to
+ * the reader ({@code askTheUser}, {@code log}).
  */
 class ExamplesCompileTest {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
@@ -46,6 +47,11 @@ class ExamplesCompileTest {
             import java.nio.file.*;
             import java.time.Duration;
             import java.util.*;
+            """;
+
+    private static final String READERS_NAMES = """
+                static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger("example");
+                static boolean askTheUser(ApprovalChannel.ApprovalRequest request) { return false; }
             """;
 
     record Example(String where, String code) {
@@ -97,7 +103,8 @@ class ExamplesCompileTest {
             boolean declaresClass = Pattern.compile("(?m)^(\\w+ )*(class|record|interface) \\w+").matcher(e.code()).find();
             String body = declaresClass
                     ? "// " + e.where() + "\n" + e.code().replaceFirst("(?m)^((\\w+ )*)(class|record|interface) (\\w+)", "$1$3 " + name)
-                    : "// " + e.where() + "\nfinal class " + name + " {\n    static void example() throws Exception {\n" + e.code() + "\n    }\n}\n";
+                    : "// " + e.where() + "\nfinal class " + name + " {\n" + READERS_NAMES
+                    + "    static void example() throws Exception {\n" + e.code() + "\n    }\n}\n";
             units.add(source(name, IMPORTS + body));
         }
         DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
