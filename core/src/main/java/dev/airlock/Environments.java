@@ -4,12 +4,17 @@ import dev.airlock.event.AuditEvent;
 import dev.airlock.event.ExecListener;
 import dev.airlock.event.ExecTransition;
 import dev.airlock.safety.ApprovalChannel;
+import dev.airlock.settings.CoreSettingKeys;
+import dev.airlock.settings.SettingKey;
 import dev.airlock.settings.Settings;
+import dev.airlock.settings.SettingsCheck;
 import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
 import dev.airlock.spi.OpenContext;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -111,13 +116,32 @@ public final class Environments {
 
     /** Opens the backend named by {@code airlock.backend} in the context's settings, with its channel and listeners. */
     public static Environment open(OpenContext context) {
+        ClassLoader loader = Environments.class.getClassLoader();
+        Map<String, EnvironmentProvider> all = providers(loader);
+        for (String warning : SettingsCheck.unknownKeys(context.settings(), settingKeys(all.values()))) {
+            LoggerFactory.getLogger(Settings.class).warn(warning);
+        }
         String name = context.settings().get(BACKEND_KEY, "local").trim();
-        return provider(name, Environments.class.getClassLoader()).open(context);
+        return provider(name, all).open(context);
+    }
+
+    /** Every declared setting: the core's and each provider's on this class path. */
+    public static List<SettingKey> settingKeys(ClassLoader loader) {
+        return settingKeys(providers(loader).values());
+    }
+
+    private static List<SettingKey> settingKeys(Collection<EnvironmentProvider> providers) {
+        List<SettingKey> out = new ArrayList<>(CoreSettingKeys.ALL);
+        providers.forEach(p -> out.addAll(p.settingKeys()));
+        return out;
     }
 
     /** The provider with this name, or an error listing the ones found. */
     public static EnvironmentProvider provider(String name, ClassLoader loader) {
-        Map<String, EnvironmentProvider> all = providers(loader);
+        return provider(name, providers(loader));
+    }
+
+    private static EnvironmentProvider provider(String name, Map<String, EnvironmentProvider> all) {
         EnvironmentProvider p = all.get(name);
         if (p == null) {
             throw new ConfigurationException("no backend named '" + name + "' (" + BACKEND_KEY + "); found: "

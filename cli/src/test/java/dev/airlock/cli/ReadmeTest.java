@@ -1,5 +1,7 @@
 package dev.airlock.cli;
 
+import dev.airlock.Environments;
+import dev.airlock.settings.SettingKey;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -7,6 +9,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -59,6 +63,28 @@ class ReadmeTest {
             assertTrue(Files.exists(core.resolve("airlock-core-" + versionOfCore() + "-javadoc.jar")), "core's javadoc jar");
         }
         assertFalse(readme().contains("Settings.defaults()"));
+    }
+
+    /** Every settings table row of the README names a declared key, and every declared key has its row. */
+    @Test
+    void theSettingsTablesMatchTheDeclaredKeys() throws IOException {
+        Map<String, Boolean> readme = new TreeMap<>(); // key -> secret, when the table says
+        Matcher row = Pattern.compile("(?m)^\\| `(airlock\\.[^`]+)` \\|(.*)\\|\\s*$").matcher(readme());
+        while (row.find()) {
+            String[] cells = row.group(2).split("\\|");
+            String last = cells[cells.length - 1].trim();
+            readme.put(row.group(1), last.equals("**yes**"));
+        }
+        Map<String, Boolean> declared = new TreeMap<>();
+        for (SettingKey k : Environments.settingKeys(ReadmeTest.class.getClassLoader())) {
+            declared.put(k.key(), k.secret());
+        }
+        assertEquals(declared.keySet(), readme.keySet(), "README tables vs the keys the core and the providers declare");
+        declared.forEach((key, secret) -> {
+            if (secret) {
+                assertTrue(readme.get(key), key + " is secret: its row must say **yes**");
+            }
+        });
     }
 
     private static String versionOfCore() throws IOException {

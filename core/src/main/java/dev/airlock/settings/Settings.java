@@ -108,6 +108,20 @@ public final class Settings {
         return Optional.empty();
     }
 
+    /**
+     * The {@code airlock.*} keys set by name in the config file, system properties and explicit
+     * values (not through {@code AIRLOCK_*} variables), sorted; for {@link SettingsCheck}.
+     */
+    public java.util.SortedSet<String> definedKeys() {
+        java.util.SortedSet<String> out = new java.util.TreeSet<>();
+        for (Layer layer : layers) {
+            if (!layer.name.equals("environment") && !layer.name.equals("native variable") && !layer.name.equals("default")) {
+                layer.scan.apply("airlock.").keySet().forEach(k -> out.add("airlock." + k));
+            }
+        }
+        return out;
+    }
+
     /** Which layer supplied {@code key} ("explicit", "system property", "environment", "config file"...). */
     public Optional<String> origin(String key) {
         for (Layer layer : layers) {

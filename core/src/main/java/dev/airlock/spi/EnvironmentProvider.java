@@ -1,8 +1,10 @@
 package dev.airlock.spi;
 
 import dev.airlock.Environment;
+import dev.airlock.settings.SettingKey;
 import dev.airlock.settings.Settings;
 
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -29,5 +31,15 @@ public interface EnvironmentProvider {
      */
     default Set<String> secretVariables() {
         return Set.of();
+    }
+
+    /**
+     * The {@code airlock.NAME.*} keys this backend reads, each with its type, default, whether it
+     * is secret and what it means. An {@code airlock.*} key that neither the core nor any provider
+     * declares is reported as unknown (with the closest known key), and is an error under
+     * {@code airlock.settings.strict=true}; the README's tables are checked against them.
+     */
+    default List<SettingKey> settingKeys() {
+        return List.of();
     }
 }

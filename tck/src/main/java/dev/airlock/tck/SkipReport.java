@@ -28,7 +28,7 @@ import java.util.Optional;
  */
 public final class SkipReport implements TestExecutionListener {
     /** The file the reasons are appended to; without it they are only printed to the test's stdout. */
-    public static final String FILE_PROPERTY = "airlock.skip.report";
+    public static final String FILE_PROPERTY = "dev.airlock.tck.skipReport";
 
     private final Map<String, Integer> skipped = Collections.synchronizedMap(new LinkedHashMap<>());
     private volatile TestPlan plan;
