@@ -545,17 +545,17 @@ public abstract class AbstractEnvironment implements Environment {
         return containment().childVariables(target().scratchDir(), req.env());
     }
 
+    /** The names (never values) of the JVM's variables no child gets because they are secrets; for {@code doctor}. */
+    public final Set<String> strippedSecretVariables() {
+        return secrets.among(System.getenv().keySet());
+    }
+
     /**
      * Variables to remove from what the child inherits: the secrets among the JVM's variables (a
      * child of a native-env backend inherits them) and the containment's list (the eval profile
      * drops the user bus). Backends with native env remove them in {@link #launch}; for the others
      * the staged env script unsets them.
      */
-    /** The names (never values) of the JVM's variables no child gets because they are secrets; for {@code doctor}. */
-    public final Set<String> strippedSecretVariables() {
-        return secrets.among(System.getenv().keySet());
-    }
-
     protected Set<String> childUnset() {
         Set<String> out = new TreeSet<>(secrets.among(System.getenv().keySet()));
         out.addAll(containmentSettings.unset());
