@@ -121,7 +121,8 @@ public final class Doctor {
             guard = ae.commandGuard().describe();
             isolation = ae.isolation();
         }
-        return judge(env.name(), env.target(), plan, guard, isolation, facts);
+        DoctorReport report = judge(env.name(), env.target(), plan, guard, isolation, facts);
+        return env instanceof AbstractEnvironment ae ? report.withRow(secretVariables(ae.strippedSecretVariables())) : report;
     }
 
     /**
@@ -155,6 +156,14 @@ public final class Doctor {
         } catch (NumberFormatException e) {
             return 0;
         }
+    }
+
+    /** The secret variables no child inherits, by name only (never a value). */
+    static Row secretVariables(Set<String> stripped) {
+        return stripped.isEmpty()
+                ? new Row("secret variables", Verdict.NOT_APPLICABLE, "no secret-looking variable in Airlock's environment")
+                : new Row("secret variables", Verdict.CONTAINED_BY_ENVIRONMENT, "removed from every child: "
+                + String.join(", ", stripped) + " (pass one on purpose with " + SecretVariables.PASS_KEY + ")");
     }
 
     /** The probe script (read-only POSIX {@code sh}). */

@@ -1,5 +1,7 @@
 package dev.airlock.local.containment;
 
+import dev.airlock.tck.Services;
+
 import dev.airlock.Environment;
 import dev.airlock.Environments;
 import dev.airlock.ExecRequest;
@@ -55,10 +57,10 @@ class EvalProfileTest {
     @ParameterizedTest
     @ValueSource(strings = {"none", "bwrap"})
     void theSeedScenarioLeavesNothingOutsideTheRunDir(String isolation) throws Exception {
-        Operator.require(Operator.executable("/usr/bin/crontab"),
+        Services.require(Operator.executable("/usr/bin/crontab"),
                 "Debian's cron is not installed (apt-get install cron), so there is no real crontab to protect");
         if (isolation.equals("bwrap")) {
-            Operator.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+            Services.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
         }
         Path home = Operator.home();
         Path tmp = Operator.tmp();
@@ -173,7 +175,7 @@ class EvalProfileTest {
     @ValueSource(strings = {"none", "bwrap"})
     void stateInsideTheRunDirIsRefused(String isolation) throws Exception {
         if (isolation.equals("bwrap")) {
-            Operator.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+            Services.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
         }
         Path state = runDir.resolve("airlock");
         Files.createDirectories(state);
