@@ -4,6 +4,7 @@ import dev.airlock.AirlockException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
 import dev.airlock.remote.RetryPolicy;
+import dev.airlock.settings.SettingKey;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
@@ -12,6 +13,7 @@ import dev.airlock.spi.SandboxLifecycle;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /** The {@code modal} backend: Modal sandboxes over Modal's gRPC protocol; {@code up}/{@code down} keep one across invocations. */
@@ -22,6 +24,34 @@ public final class ModalProvider implements EnvironmentProvider, SandboxLifecycl
     @Override
     public String name() {
         return "modal";
+    }
+
+    /** The README's table, as the core checks it. */
+    @Override
+    public List<SettingKey> settingKeys() {
+        return List.of(
+                SettingKey.of(ModalSettings.SERVER_URL, "https://HOST:PORT or http:// (plaintext)",
+                        "MODAL_SERVER_URL, else " + ModalSettings.DEFAULT_SERVER_URL, "Modal's control plane"),
+                SettingKey.secret(ModalSettings.TOKEN_ID, "string", "the token id (MODAL_TOKEN_ID)"),
+                SettingKey.secret(ModalSettings.TOKEN_SECRET, "string", "the token secret (MODAL_TOKEN_SECRET)"),
+                SettingKey.of(ModalSettings.ENVIRONMENT, "string", "MODAL_ENVIRONMENT, else the account's default", "Modal environment"),
+                SettingKey.of(ModalSettings.APP, "string", "airlock", "the app sandboxes belong to"),
+                SettingKey.of(ModalSettings.IMAGE, "registry tag", "debian:bookworm-slim", "image of the sandbox"),
+                SettingKey.of(ModalSettings.CPU, "cores (decimal)", "0.125", "CPU request"),
+                SettingKey.of(ModalSettings.MEMORY, "MiB", "128", "memory request"),
+                SettingKey.of(ModalSettings.TIMEOUT, "duration, up to 24h", "10m", "the sandbox's lifetime"),
+                SettingKey.of(ModalSettings.WORKDIR, "path", "the image's", "working directory of commands"),
+                SettingKey.of(ModalSettings.ENV + SettingKey.NAME, "string", "", "sandbox variables (values never in argv)"),
+                SettingKey.of(ModalSettings.CA_FILE, "PEM file", "system roots", "extra trust for TLS"),
+                SettingKey.of(ModalSettings.SANDBOX_ID, "sandbox id", "", "attach; never terminated on close"),
+                SettingKey.of(ModalSettings.FAMILY, "v2 | v1", "v2", "the sandbox RPC family"),
+                SettingKey.of(ModalSettings.API_TIMEOUT, "duration", "60s", "bound on one control call"));
+    }
+
+    /** Modal's credentials in the environment; stripped from every child (MODAL_TOKEN_ID looks harmless by name). */
+    @Override
+    public Set<String> secretVariables() {
+        return Set.of("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET");
     }
 
     static ModalClient client(Settings settings) {
