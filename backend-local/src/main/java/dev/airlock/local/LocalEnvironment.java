@@ -9,6 +9,7 @@ import dev.airlock.containment.ContainmentSettings;
 import dev.airlock.containment.HomeMode;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
@@ -128,6 +129,46 @@ public final class LocalEnvironment extends AbstractEnvironment {
         }
     }
 
+    /**
+     * Reads the group from this host's {@code /proc}: cheaper than a script, and under bubblewrap
+     * the commands' pids are the host's ones the core recorded, not the sandbox's.
+     */
+    @Override
+    protected GroupState groupState(long pgid) {
+        String group = Long.toString(pgid);
+        boolean alive;
+        try (java.util.stream.Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            alive = procs.anyMatch(p -> statField(p, 2).map(group::equals).orElse(false));
+        } catch (IOException | java.io.UncheckedIOException e) {
+            alive = true; // cannot tell: the signal itself finds out
+        }
+        if (!alive) {
+            return GroupState.gone();
+        }
+        return GroupState.alive(startTimeOf(pgid));
+    }
+
+    /** Field 22 of /proc/PID/stat (start time in clock ticks), when the process lives. */
+    static OptionalLong startTimeOf(long pid) {
+        return statField(Path.of("/proc", Long.toString(pid)), 19).map(v -> OptionalLong.of(Long.parseLong(v)))
+                .orElse(OptionalLong.empty());
+    }
+
+    /** A field of /proc/PID/stat counted after "(comm) ": 0 is the state, 2 the pgrp, 19 the start time. */
+    private static Optional<String> statField(Path proc, int index) {
+        String name = proc.getFileName().toString();
+        if (name.isEmpty() || !Character.isDigit(name.charAt(0))) {
+            return Optional.empty();
+        }
+        try {
+            String stat = Files.readString(proc.resolve("stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return f.length > index && !f[0].equals("Z") ? Optional.of(f[index]) : Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
     /** The private dir is a bind mount point inside the sandbox, so it is removed from the host side. */
     @Override
     protected void stopSandbox() {
@@ -181,9 +222,16 @@ public final class LocalEnvironment extends AbstractEnvironment {
     /** A host process; being started by setsid, its pid is its process group id. */
     private static final class LocalProcess implements RemoteProcess {
         private final Process process;
+        private final OptionalLong startTime;
 
         LocalProcess(Process process) {
             this.process = process;
+            this.startTime = startTimeOf(process.pid());
+        }
+
+        @Override
+        public OptionalLong startTime() {
+            return startTime;
         }
 
         @Override
