@@ -113,12 +113,12 @@ public final class LocalEnvironment extends AbstractEnvironment {
 
     /** Signals the process group from the host: a second sandbox could not see the first one's processes. */
     @Override
-    protected void kill(RemoteProcess process, boolean force) throws IOException {
+    protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
         if (sandbox == null) {
-            super.kill(process, force);
+            super.kill(process, group, force);
             return;
         }
-        long pgid = process.processGroup().orElseThrow(() -> new IOException("no process group to signal"));
+        long pgid = group.orElseThrow(() -> new IOException("no process group to signal"));
         Process p = new ProcessBuilder("kill", "-s", force ? "KILL" : "TERM", "--", "-" + pgid)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();

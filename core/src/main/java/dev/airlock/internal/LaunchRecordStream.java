@@ -24,6 +24,7 @@ public final class LaunchRecordStream extends FilterInputStream {
     private int heldPos;
     private boolean scanning = true;
     private volatile Record record;
+    private final java.util.concurrent.CountDownLatch scanned = new java.util.concurrent.CountDownLatch(1);
 
     /** What the record said: the shell's pid (the process group it leads) and its start time. */
     public record Record(long pid, OptionalLong startTime) {
@@ -41,6 +42,15 @@ public final class LaunchRecordStream extends FilterInputStream {
 
     /** The record, or null when it has not come. */
     public Record record() {
+        return record;
+    }
+
+    /**
+     * Waits until the record came or cannot come any more (the window passed or the stream ended),
+     * at most {@code max}; returns the record or null. Needs a reader (the output pump) meanwhile.
+     */
+    public Record awaitRecord(java.time.Duration max) throws InterruptedException {
+        scanned.await(max.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
         return record;
     }
 
@@ -115,6 +125,7 @@ public final class LaunchRecordStream extends FilterInputStream {
         }
         heldPos = 0;
         scanning = false;
+        scanned.countDown();
     }
 
     /** {@code PID:START:ok}; START may be empty where /proc is missing. */

@@ -1,6 +1,5 @@
 package dev.airlock.spi;
 
-import dev.airlock.internal.BulkInputStream;
 import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
@@ -57,6 +56,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -90,8 +90,7 @@ import java.util.stream.Stream;
  */
 public abstract class AbstractEnvironment implements Environment {
     private static final Logger LOG = LoggerFactory.getLogger(AbstractEnvironment.class);
-    /** Execs one environment runs at once; more is refused with a clear error, never queued unboundedly. */
-    static final int MAX_LIVE = 64;
+    static final int MAX_LIVE = LiveExecs.MAX_LIVE;
     private static final int NO_STATUS = RemoteProcess.NO_STATUS;
 
     public static final String CANCEL_KEY = "airlock.cancel";
@@ -110,12 +109,10 @@ public abstract class AbstractEnvironment implements Environment {
     private final Object lock = new Object();
     private final ExecutorService workers;
     private final ScheduledExecutorService timers;
-    private final Set<ExecRun> live = ConcurrentHashMap.newKeySet();
-    /** Finished execs whose background processes still held their output: killed (checked) on close. */
-    private final Map<RemoteProcess, Optional<Reaper.Identity>> lingering = new ConcurrentHashMap<>();
-    /** Spill files of results not yet handed out; those handed out belong to their result. */
-    private final Set<Path> pendingSpills = ConcurrentHashMap.newKeySet();
+    private final LiveExecs live = new LiveExecs();
+    private final Spills spills = new Spills();
     private final Reaper reaper;
+    private final RawRuns rawRuns;
     private final StopOnce stopOnce;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong execIds = new AtomicLong();
@@ -129,7 +126,6 @@ public abstract class AbstractEnvironment implements Environment {
     private final Thread shutdownHook;
     private volatile Target target;
     private volatile Containment containment;
-    private volatile boolean stopped;
     private final RemoteFiles shellFiles;
     private final Object safetyLock = new Object();
     private volatile Safety safety;
@@ -164,6 +160,7 @@ public abstract class AbstractEnvironment implements Environment {
         this.timers = Executors.newSingleThreadScheduledExecutor(tf);
         this.stopOnce = new StopOnce(this::stopNow);
         this.reaper = new Reaper(this, killGrace);
+        this.rawRuns = new RawRuns(this);
         this.shellFiles = new ShellFiles(this);
         this.shutdownHook = new Thread(this::closeFromHook, "airlock-shutdown-" + id);
     }
@@ -189,8 +186,8 @@ public abstract class AbstractEnvironment implements Environment {
     protected void stage(String path, Payload data) throws IOException {
         String script = "umask 077\ncat > " + Shell.quotePath(path) + "\n";
         RawResult r = runRaw(script, data);
-        if (r.exit != 0) {
-            throw new IOException("cat exited " + r.exit + ": " + r.stderrLine());
+        if (r.exit() != 0) {
+            throw new IOException("cat exited " + r.exit() + ": " + r.stderrLine());
         }
     }
 
@@ -201,11 +198,13 @@ public abstract class AbstractEnvironment implements Environment {
 
     /**
      * Signals an exec's whole process tree: SIGTERM first ({@code force=false}), SIGKILL after
-     * the grace period. The default sends the signal to the process group in a second exec.
+     * the grace period. {@code pgid} is the command's process group, from the backend or from the
+     * launcher record, already checked against its leader's start time; empty when neither knows
+     * it (then only a native kill can help). The default signals the group in a second exec.
      */
-    protected void kill(RemoteProcess process, boolean force) throws IOException {
-        long pgid = process.processGroup().orElseThrow(() -> new IOException(
-                "the backend reports no process group and has no native kill"));
+    protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
+        long pgid = group.orElseThrow(() -> new IOException(
+                "the command's process group is unknown and the backend has no native kill"));
         runRaw(Shell.killProcessGroup(force ? "KILL" : "TERM", pgid) + " 2>/dev/null\nexit 0\n", null);
     }
 
@@ -216,7 +215,7 @@ public abstract class AbstractEnvironment implements Environment {
      */
     protected GroupState groupState(long pgid) throws IOException {
         RawResult r = runRaw(Shell.groupStateScript(pgid), null);
-        return GroupState.parse(new String(r.stdout, StandardCharsets.UTF_8));
+        return GroupState.parse(new String(r.stdout(), StandardCharsets.UTF_8));
     }
 
     /** Stops the sandbox (called once, by close or a sandbox-wide cancel). Attached sandboxes must be left running. */
@@ -241,65 +240,14 @@ public abstract class AbstractEnvironment implements Environment {
     /** Probes the target and creates the private dir; call once, as the last step of construction. */
     protected final void initialize() {
         String base = containmentSettings.privateDirBase().orElseGet(this::privateDirBase);
-        boolean literal = !base.contains("$");
-        RawResult r;
-        try {
-            r = runRaw(TargetProbe.script(base, literal), null);
-        } catch (IOException e) {
-            throw new BackendException("cannot run the target probe on " + backend + ": " + e.getMessage(), e);
-        }
-        if (r.exit != 0) {
-            throw new BackendException("the target probe on " + backend + " failed (exit " + r.exit + "): " + r.stderrLine());
-        }
-        Map<String, String> facts = TargetProbe.parse(r.stdout);
-        ContainerDetection.Verdict verdict = ContainerDetection.decide(containmentSettings.container(), facts);
-        String processHome = facts.getOrDefault("home", "");
-        String passwdHome = facts.getOrDefault("passwd_home", "");
-        String realHome = !processHome.isEmpty() ? processHome : !passwdHome.isEmpty() ? passwdHome : "/";
-        Containment plan = Containment.plan(containmentSettings, realHome, facts, verdict.container(), verdict.signal());
-        String home = plan.home();
-        String bash = facts.getOrDefault("bash", "");
-        this.target = new Target(facts.getOrDefault("os", ""), facts.getOrDefault("hostname", ""),
-                Integer.parseInt(facts.get("uid").trim()), facts.getOrDefault("user", ""),
-                passwdHome, processHome, home,
-                facts.getOrDefault("tmpdir", "").isEmpty() ? "/tmp" : facts.get("tmpdir"),
-                facts.get("private"), bash.isEmpty() ? "sh" : "bash", verdict.container(), verdict.signal());
-        this.containment = plan;
-        prepareContainment(plan);
-        onTargetReady(target, plan);
+        Bootstrap.Probed probed = Bootstrap.probe(this, containmentSettings, base);
+        this.target = probed.target();
+        this.containment = probed.plan();
+        Bootstrap.prepare(this, probed.plan());
+        onTargetReady(target, containment);
         Runtime.getRuntime().addShutdownHook(shutdownHook);
-        emit("open", target.user() + "@" + target.hostname(), Map.of("home", home, "container", target.container(),
-                "profile", plan.profile().label()));
-    }
-
-    /** Makes the children's home, and in the eval profile the run dir's layout and the shims. */
-    private void prepareContainment(Containment plan) {
-        if (plan.runDir().isPresent()) {
-            String dir = plan.runDir().get();
-            runPrepare("the eval run dir " + dir, Shims.prepareScript(dir));
-            String bin = plan.shimDir().orElseThrow();
-            for (String name : Shims.SCRIPTS) {
-                try {
-                    files().write(bin + "/" + name, Payload.of(Shims.script(name, dir)), WriteOptions.mode(0755));
-                } catch (AirlockException e) {
-                    throw new BackendException("cannot install the " + name + " shim in " + bin + ": " + e.getMessage(), e);
-                }
-            }
-        } else if (plan.profileHome()) {
-            runPrepare("the profile home " + plan.home(), "umask 077\nmkdir -p -- " + Shell.quotePath(plan.home()) + "\n");
-        }
-    }
-
-    private void runPrepare(String what, String script) {
-        RawResult mk;
-        try {
-            mk = runRaw(script, null);
-        } catch (IOException e) {
-            throw new BackendException("cannot create " + what + ": " + e.getMessage(), e);
-        }
-        if (mk.exit != 0) {
-            throw new BackendException("cannot create " + what + ": " + mk.stderrLine());
-        }
+        emit("open", target.user() + "@" + target.hostname(), Map.of("home", containment.home(),
+                "container", target.container(), "profile", containment.profile().label()));
     }
 
     /**
@@ -379,8 +327,7 @@ public abstract class AbstractEnvironment implements Environment {
 
     /** Runs exactly once: cancel live execs, remove the private dir, stop the sandbox, free threads. */
     private void stopNow() {
-        stopped = true;
-        List<ExecRun> runs = new ArrayList<>(live);
+        List<ExecRun> runs = live.stop();
         for (ExecRun r : runs) {
             // In parallel: each stop is bounded by the kill grace plus a second, and so is the sum.
             runAsync(() -> r.stop(dev.airlock.internal.ExecStateMachine.Cause.CANCEL));
@@ -389,8 +336,7 @@ public abstract class AbstractEnvironment implements Environment {
         for (ExecRun r : runs) {
             r.awaitResultQuietly(Math.max(0, deadline - System.nanoTime()));
         }
-        lingering.forEach((p, id) -> reaper.signal(p, id.orElse(null), true));
-        lingering.clear();
+        live.drainLingering((p, id) -> reaper.signal(p, id, true));
         Target t = target;
         if (t != null) {
             try {
@@ -409,31 +355,18 @@ public abstract class AbstractEnvironment implements Environment {
         // must finish; stuck flows were interrupted at their deadlines already.
         workers.shutdown();
         timers.shutdownNow();
-        for (Path p : pendingSpills) {
-            try {
-                Files.deleteIfExists(p);
-            } catch (IOException ignored) {
-                // best effort: the files are 0600 and named by random
-            }
-        }
+        spills.deletePending();
         if (auditFile != null) {
             auditFile.close();
         }
     }
 
-    /** A fresh 0600 spill file for captured output beyond the heap part, in the JVM's temp dir. */
-    Path spillFile() {
-        Path p = OutputCapture.newSpillFile(Path.of(System.getProperty("java.io.tmpdir")));
-        pendingSpills.add(p);
-        return p;
-    }
-
-    /** A result took ownership of a spill file: it is the result's to delete (close or GC), not close()'s. */
-    void spillDelivered(Path p) {
-        pendingSpills.remove(p);
+    Spills spills() {
+        return spills;
     }
 
     private void ensureOpen() {
+        boolean stopped = live.isStopped();
         if (closed.get() || stopped) {
             throw new EnvironmentClosedException("the " + backend + " environment " + id
                     + (stopped && !closed.get() ? " was stopped by a sandbox-wide cancel (airlock.cancel=sandbox)" : " is closed")
@@ -472,10 +405,10 @@ public abstract class AbstractEnvironment implements Environment {
                 safety = new Safety(backend, target(), containment(), settings, capabilities(), context.approvalChannel(),
                         script -> {
                             RawResult r = runRaw(script, null);
-                            if (r.exit != 0) {
-                                throw new IOException("exit " + r.exit + ": " + r.stderrLine());
+                            if (r.exit() != 0) {
+                                throw new IOException("exit " + r.exit() + ": " + r.stderrLine());
                             }
-                            return r.stdout;
+                            return r.stdout();
                         }, this::emit);
             }
             return safety;
@@ -527,17 +460,13 @@ public abstract class AbstractEnvironment implements Environment {
 
     private ExecRun startRun(ExecRequest request, boolean internal) {
         ensureOpen();
-        if (live.size() >= MAX_LIVE) {
+        ExecRun run = new ExecRun(this, execIds.incrementAndGet(), request, internal);
+        LiveExecs.Refusal refused = live.register(run);
+        if (refused == LiveExecs.Refusal.STOPPED) {
+            ensureOpen();
+        } else if (refused == LiveExecs.Refusal.FULL) {
             throw new BackendException(MAX_LIVE + " commands already run on the " + backend + " environment " + id
                     + "; wait for some to finish before starting more");
-        }
-        ExecRun run = new ExecRun(this, execIds.incrementAndGet(), request, internal);
-        live.add(run);
-        // Re-check after registering: close sets `stopped` before it snapshots `live`, so either
-        // close sees this run and cancels it, or this sees the stop and backs out.
-        if (stopped) {
-            live.remove(run);
-            ensureOpen();
         }
         try {
             workers.execute(run::flow);
@@ -591,7 +520,7 @@ public abstract class AbstractEnvironment implements Environment {
     }
 
     void linger(RemoteProcess p, Reaper.Identity identity) {
-        lingering.put(p, Optional.ofNullable(identity));
+        live.linger(p, identity);
     }
 
     /** With {@code airlock.cancel=sandbox}, a cancel that stopped an exec stops the sandbox too. */
@@ -642,127 +571,12 @@ public abstract class AbstractEnvironment implements Environment {
 
     // ---------------------------------------------------------------- raw runs (probe, staging, kill)
 
-    /** The outcome of one of Airlock's own small scripts, run without the state machine. */
-    protected static final class RawResult {
-        final int exit;
-        final byte[] stdout;
-        final byte[] stderr;
-
-        RawResult(int exit, byte[] stdout, byte[] stderr) {
-            this.exit = exit;
-            this.stdout = stdout;
-            this.stderr = stderr;
-        }
-
-        public int exit() {
-            return exit;
-        }
-
-        public byte[] stdout() {
-            return stdout.clone();
-        }
-
-        String stderrLine() {
-            String s = new String(stderr, StandardCharsets.UTF_8).strip();
-            int nl = s.indexOf('\n');
-            return nl < 0 ? s : s.substring(0, nl);
-        }
-    }
-
     /**
      * Runs a small internal {@code sh} script directly through {@link #launch}, streaming
      * {@code stdin} if given. For the probe, staging, removal and kill; output is capped at 1 MiB.
      */
     protected final RawResult runRaw(String script, Payload stdin) throws IOException {
-        boolean nativeEnv = capabilities().nativeEnv();
-        RemoteProcess p = launch(new Launch("sh", script, Map.of(), nativeEnv ? childUnset() : Set.of(), stdin != null, true));
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        CompletableFuture<Void> e = CompletableFuture.runAsync(() -> copyCapped(p.stderr(), err), workersOrCommon());
-        CompletableFuture<Void> o = CompletableFuture.runAsync(() -> copyCapped(p.stdout(), out), workersOrCommon());
-        IOException writeFailure = null;
-        try (OutputStream in = p.stdin()) {
-            if (stdin != null) {
-                try (InputStream src = stdin.open()) {
-                    src.transferTo(in);
-                } catch (IOException ex) {
-                    writeFailure = ex;
-                }
-            }
-        } catch (IOException ignored) {
-            // closing stdin of a command that already exited
-        }
-        int exit;
-        try {
-            exit = p.waitFor();
-            o.get(30, TimeUnit.SECONDS);
-            e.get(30, TimeUnit.SECONDS);
-        } catch (InterruptedException ex) {
-            // Give the script a moment to end, so what it writes (a staged file) is not created
-            // after the caller went on to remove it.
-            awaitEndUninterruptibly(p, Duration.ofSeconds(1));
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while running an internal script");
-        } catch (ExecutionException | TimeoutException ex) {
-            throw new IOException("reading an internal script's output failed: " + ex.getMessage(), ex);
-        } finally {
-            p.release();
-        }
-        if (exit == NO_STATUS) {
-            throw new IOException("the connection to " + backend + " was lost while an internal script ran");
-        }
-        if (writeFailure != null && exit == 0) {
-            throw new IOException("delivering input failed: " + writeFailure.getMessage(), writeFailure);
-        }
-        return new RawResult(exit, out.toByteArray(), err.toByteArray());
-    }
-
-    private static void awaitEndUninterruptibly(RemoteProcess p, Duration max) {
-        CompletableFuture<Void> end = CompletableFuture.runAsync(() -> {
-            try {
-                p.waitFor();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, r -> {
-            Thread t = new Thread(r, "airlock-raw-end");
-            t.setDaemon(true);
-            t.start();
-        });
-        long until = System.nanoTime() + max.toNanos();
-        while (!end.isDone() && System.nanoTime() < until) {
-            try {
-                end.get(until - System.nanoTime(), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                continue; // restored by the caller
-            } catch (ExecutionException | TimeoutException e) {
-                return;
-            }
-        }
-    }
-
-    private java.util.concurrent.Executor workersOrCommon() {
-        // After close shut the pool down, each pump still needs a thread of its own: running it
-        // inline would read stderr before writing stdin and could deadlock on a full pipe.
-        return workers.isShutdown() ? r -> {
-            Thread t = new Thread(r, "airlock-" + backend + "-raw");
-            t.setDaemon(true);
-            t.start();
-        } : workers;
-    }
-
-    private static void copyCapped(InputStream in, ByteArrayOutputStream out) {
-        byte[] buf = new byte[8192];
-        try {
-            int n;
-            while ((n = in.read(buf)) >= 0) {
-                if (out.size() < (1 << 20)) {
-                    out.write(buf, 0, Math.min(n, (1 << 20) - out.size()));
-                }
-            }
-        } catch (IOException ignored) {
-            // the process ended; what was read is what there is
-        }
+        return rawRuns.run(script, stdin);
     }
 
     // ---------------------------------------------------------------- helpers

@@ -43,8 +43,8 @@ final class Capture {
         this.request = request;
         this.process = process;
         long cap = request.captureLimit() >= 0 ? request.captureLimit() : env.outputCap();
-        this.outCap = request.stdoutSink().isPresent() ? null : new OutputCapture(cap, HEAP_CAPTURE, env::spillFile);
-        this.errCap = request.stderrSink().isPresent() ? null : new OutputCapture(cap, HEAP_CAPTURE, env::spillFile);
+        this.outCap = request.stdoutSink().isPresent() ? null : new OutputCapture(cap, HEAP_CAPTURE, env.spills()::newFile);
+        this.errCap = request.stderrSink().isPresent() ? null : new OutputCapture(cap, HEAP_CAPTURE, env.spills()::newFile);
         this.records = new LaunchRecordStream(process.stdout(), nonce);
         this.outPump = new OutputPump(records, outCap != null ? outCap : request.stdoutSink().get());
         this.errPump = new OutputPump(process.stderr(), errCap != null ? errCap : request.stderrSink().get());
@@ -82,6 +82,11 @@ final class Capture {
         return records.seen();
     }
 
+    /** The launcher record, waiting for it up to {@code max} (it comes before the command runs). */
+    LaunchRecordStream.Record awaitRecord(java.time.Duration max) throws InterruptedException {
+        return records.awaitRecord(max);
+    }
+
     /** Failures of the caller's payload or sinks, or of the capture itself, become the exec's error. */
     void throwFailures(boolean stopped) {
         if (writer != null && writer.failure != null) {
@@ -110,7 +115,7 @@ final class Capture {
             return CapturedOutput.empty();
         }
         if (c.spillPath() != null) {
-            env.spillDelivered(c.spillPath());
+            env.spills().delivered(c.spillPath());
         }
         return c.result();
     }

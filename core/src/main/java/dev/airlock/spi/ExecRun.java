@@ -39,14 +39,13 @@ import java.util.concurrent.TimeoutException;
  * (or the kill grace plus a second passed); after dispatch the tree is killed and a watchdog ends
  * the exec at the same bound even when a hook is stuck. Every exec ends DONE, CANCELLED or FAILED.
  */
-final class ExecRun implements Execution {
+final class ExecRun extends ExecHandle {
     private static final Logger LOG = LoggerFactory.getLogger(ExecRun.class);
 
     final long execId;
     final ExecRequest request;
     final boolean internal;
     final ExecStateMachine sm;
-    final CompletableFuture<ExecResult> result = new CompletableFuture<>();
     private final AbstractEnvironment env;
     private final String nonce = Launcher.nonce();
     private final CountDownLatch flowEnded = new CountDownLatch(1);
@@ -60,6 +59,7 @@ final class ExecRun implements Execution {
     private volatile boolean exited;
     private volatile ScheduledFuture<?> timeoutTask;
     private volatile CompletableFuture<Void> kill;
+    private volatile Capture capture;
 
     ExecRun(AbstractEnvironment env, long execId, ExecRequest request, boolean internal) {
         this.env = env;
@@ -149,6 +149,7 @@ final class ExecRun implements Execution {
         }
         process = p;
         Capture capture = new Capture(env, request, p, nonce);
+        this.capture = capture;
         capture.start();
         if (killRequested) {
             killTree(); // a cancel came while launch ran (or close raced it): the command must not run on
@@ -350,7 +351,14 @@ final class ExecRun implements Execution {
         CompletableFuture<Void> k = kill;
         env.runAsync(() -> {
             try {
-                Reaper.Identity id = identity != null ? identity : identity(null);
+                Reaper.Identity id = identity;
+                if (id == null) {
+                    // The record names the group when the backend cannot; it comes before the command runs.
+                    Capture c = capture;
+                    Duration wait = p.processGroup().isPresent() ? Duration.ZERO : env.stopBound();
+                    id = identity(c == null ? null : c.awaitRecord(wait));
+                    identity = id;
+                }
                 env.reaper().terminate(p, id, () -> exited);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -393,53 +401,4 @@ final class ExecRun implements Execution {
         }
     }
 
-    void awaitResultQuietly(long nanos) {
-        try {
-            result.get(nanos, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            // closing: the outcome no longer matters
-        }
-    }
-
-    // ---- Execution
-
-    @Override
-    public Optional<ExecResult> await(Duration timeout) throws InterruptedException {
-        try {
-            return Optional.of(result.get(timeout.toNanos(), TimeUnit.NANOSECONDS));
-        } catch (TimeoutException e) {
-            return Optional.empty();
-        } catch (ExecutionException e) {
-            throw rethrow(e);
-        }
-    }
-
-    @Override
-    public ExecResult await() throws InterruptedException {
-        try {
-            return result.get();
-        } catch (ExecutionException e) {
-            throw rethrow(e);
-        }
-    }
-
-    @Override
-    public Optional<Integer> exitCode() {
-        return result.isDone() && !result.isCompletedExceptionally() ? Optional.of(result.join().exitCode()) : Optional.empty();
-    }
-
-    @Override
-    public boolean isDone() {
-        return result.isDone();
-    }
-
-    private RuntimeException rethrow(ExecutionException e) {
-        Throwable c = e.getCause();
-        if (c instanceof AirlockException ae) {
-            return ae; // the same exception, so callers can catch its type
-        }
-        return new BackendException(String.valueOf(c), c);
-    }
 }

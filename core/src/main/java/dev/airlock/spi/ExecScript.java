@@ -6,7 +6,6 @@ import dev.airlock.ExecRequest;
 import dev.airlock.Payload;
 import dev.airlock.StdinMode;
 import dev.airlock.Target;
-import dev.airlock.internal.BulkInputStream;
 import dev.airlock.shell.Launcher;
 import dev.airlock.shell.Shell;
 import dev.airlock.shell.StdinScripts;

@@ -53,7 +53,7 @@ final class Reaper {
     boolean signal(RemoteProcess p, Identity id, boolean force) {
         try {
             if (id == null) {
-                env.kill(p, force);
+                env.kill(p, OptionalLong.empty(), force);
                 return true;
             }
             GroupState now = env.groupState(id.pgid());
@@ -66,7 +66,7 @@ final class Reaper {
                         id.pgid(), env.name(), now.leaderStart().getAsLong(), id.start().getAsLong());
                 return false;
             }
-            env.kill(p, force);
+            env.kill(p, OptionalLong.of(id.pgid()), force);
             return true;
         } catch (IOException | RuntimeException e) {
             LOG.warn("killing a command on {} failed: {}", env.name(), e.getMessage());

@@ -205,6 +205,40 @@ class ExecCoreTest {
         assertEquals("x\n", Files.readString(marker));
     }
 
+    @Test
+    void aDeniedCommandEndsFailed() throws Exception {
+        HostBackend b = open("airlock.guard", "on");
+        Execution e = b.start(ExecRequest.of("echo KEY > ~/.ssh/id_rsa"));
+        assertThrows(dev.airlock.DeniedException.class, e::await);
+        assertEquals(List.of(ExecState.FAILED), ends());
+        e.cancel();
+        assertEquals(List.of(ExecState.FAILED), ends(), "a cancel after the end changes nothing");
+    }
+
+    @Test
+    void aKillBeforeThePrefixRanRemovesWhatWasStaged() throws Exception {
+        HostBackend b = open();
+        b.slowStart = 30;
+        Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
+        long until = System.nanoTime() + HANG.toNanos();
+        while (b.launched.isEmpty()) {
+            assertTrue(System.nanoTime() < until, "never launched");
+            Thread.sleep(10);
+        }
+        assertEquals(2, staged(b).size(), "the env script and the stdin are staged: " + staged(b));
+        e.cancel();
+        assertTrue(within(e).cancelled());
+        assertEquals(List.of(), staged(b), "staged files outlived a kill before the command started");
+    }
+
+    @Test
+    void finishedExecsLeaveRoomForMore() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        for (int i = 0; i <= AbstractEnvironment.MAX_LIVE; i++) {
+            assertEquals(0, b.exec(ExecRequest.of("true")).exitCode());
+        }
+    }
+
     // ---- 3. a pump that meets a RuntimeException keeps draining
 
     @Test

@@ -35,6 +35,8 @@ final class HostBackend extends AbstractEnvironment {
     volatile Fault stop = Fault.NONE;
     /** Printed before the record, like a remote user's ~/.bashrc that prints. */
     volatile String noise = "";
+    /** Seconds the shell sleeps before the core's prefix runs, like a slow login. */
+    volatile int slowStart;
     /** Report a wrong leader start time, as if the group id had been recycled by another process. */
     volatile boolean recycledIdentity;
     final CountDownLatch release = new CountDownLatch(1);
@@ -104,9 +106,9 @@ final class HostBackend extends AbstractEnvironment {
     }
 
     @Override
-    protected void kill(RemoteProcess process, boolean force) throws IOException {
-        signals.add((force ? "KILL " : "TERM ") + process.processGroup().orElse(-1));
-        super.kill(process, force);
+    protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
+        signals.add((force ? "KILL " : "TERM ") + group.orElse(-1));
+        super.kill(process, group, force);
     }
 
     @Override
@@ -119,7 +121,8 @@ final class HostBackend extends AbstractEnvironment {
     }
 
     private RemoteProcess start(Launch l, boolean lose) throws IOException {
-        String script = l.internal() ? l.script() : "printf %s '" + noise + "'\n" + l.script();
+        String script = l.internal() ? l.script()
+                : (slowStart > 0 ? "sleep " + slowStart + "\n" : "") + "printf %s '" + noise + "'\n" + l.script();
         ProcessBuilder pb = new ProcessBuilder("setsid", l.shell(), "-c", script);
         Map<String, String> env = pb.environment();
         l.unset().forEach(env::remove);
