@@ -95,7 +95,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
         if (mode.isPresent() && HomeMode.parse(mode.get()) == HomeMode.PROFILE) {
             return context;
         }
-        return new OpenContext(s.with(HomeMode.KEY, "profile"), context.approvalChannel(), context.listeners());
+        return context.withSettings(s.with(HomeMode.KEY, "profile"));
     }
 
     @Override

@@ -52,7 +52,7 @@ class ExecCorePropertyTest {
         return Arbitraries.of(Kind.class).list().ofMinSize(1).ofMaxSize(7);
     }
 
-    @Property(tries = 25, seed = "20261201", shrinking = ShrinkingMode.OFF)
+    @Property(tries = 15, seed = "20261201", shrinking = ShrinkingMode.OFF)
     void everyExecEndsOnceAndNothingOutlivesClose(@ForAll("sequences") @Size(max = 7) List<Kind> actions,
                                                   @ForAll boolean cancelStopsSandbox) throws Exception {
         Path dir = Files.createTempDirectory("airlock-prop-");
@@ -72,7 +72,7 @@ class ExecCorePropertyTest {
             }
         };
         HostBackend b = new HostBackend(Settings.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.cancel", cancelStopsSandbox ? "sandbox" : "exec"), StdinMode.PAYLOAD, false, List.of(l));
+                "airlock.cancel", cancelStopsSandbox ? "sandbox" : "exec", "airlock.kill.grace", "300ms"), StdinMode.PAYLOAD, false, List.of(l));
         List<Execution> execs = new ArrayList<>();
         List<Boolean> endedBeforeCancel = new ArrayList<>();
         int stopsBeforeClose = -1;

@@ -72,7 +72,9 @@ class ExecCoreTest {
     };
 
     private HostBackend open(StdinMode mode, boolean nativeEnv, String... more) {
-        List<String> kv = new ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString()));
+        // A short kill grace keeps the suite (and PIT, which runs it per mutant) quick; the bounds scale with it.
+        List<String> kv = new ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
+                "airlock.kill.grace", "300ms"));
         kv.addAll(List.of(more));
         HostBackend b = new HostBackend(Settings.of(kv.toArray(String[]::new)), mode, nativeEnv, List.of(listener));
         opened.add(b);

@@ -47,7 +47,7 @@ final class HostBackend extends AbstractEnvironment {
     private final Capabilities caps;
 
     HostBackend(Settings settings, StdinMode mode, boolean nativeEnv, List<dev.airlock.event.ExecListener> listeners) {
-        super("host", "host-" + System.nanoTime(), new OpenContext(settings, java.util.Optional.empty(), listeners));
+        super("host", "host-" + System.nanoTime(), OpenContext.builder(settings).listeners(listeners).build());
         this.caps = Capabilities.pipe().withStdinMode(mode).withNativeEnv(nativeEnv).withArgvLimit(100 * 1024);
         initialize();
     }

@@ -139,7 +139,7 @@ public abstract class EnvironmentCompatibilityKit {
 
     /** A fresh environment with {@code extra} settings on top of {@link #settings()} and these listeners. */
     protected final Environment open(Map<String, String> extra, ExecListener... listeners) {
-        OpenContext context = new OpenContext(settings().with(extra), Optional.empty(), List.of(listeners));
+        OpenContext context = OpenContext.builder(settings().with(extra)).listeners(List.of(listeners)).build();
         Environment env = openEnvironment(context);
         assertNotNull(env, "openEnvironment returned null");
         return env;
