@@ -8,6 +8,7 @@ import dev.airlock.containment.Containment;
 import dev.airlock.containment.ContainmentSettings;
 import dev.airlock.containment.HomeMode;
 import dev.airlock.settings.Settings;
+import dev.airlock.shell.Launcher;
 import dev.airlock.spi.AbstractEnvironment;
 import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Launch;
@@ -38,6 +39,8 @@ public final class LocalEnvironment extends AbstractEnvironment {
     private final LocalSettings local;
     private final Capabilities capabilities;
     private final String setsid;
+    /** {@code env --default-signal=...} before the shell, where this host's env supports it. */
+    private final List<String> defaultSignals;
     private final Optional<Path> bwrap;
     /** Why there is no sandbox, when there is none (for doctor). */
     private final String noIsolation;
@@ -49,6 +52,8 @@ public final class LocalEnvironment extends AbstractEnvironment {
         this.bwrap = bwrap;
         this.noIsolation = noIsolation;
         this.setsid = findOnPath("setsid").map(Path::toString).orElse("setsid");
+        this.defaultSignals = findOnPath("env").map(Path::toString).map(Launcher::defaultSignalsArgv)
+                .filter(LocalEnvironment::works).orElse(List.of());
         this.capabilities = Capabilities.pipe()
                 .withStdinMode(local.stdinMode())
                 .withNativeEnv(local.nativeEnv())
@@ -196,6 +201,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
         Bubblewrap b = sandbox;
         List<String> argv = new ArrayList<>();
         argv.add(setsid);
+        argv.addAll(defaultSignals); // a JVM under nohup must not hand the command an ignored SIGHUP
         argv.addAll(b != null ? b.argv(launch.shell(), launch.script()) : List.of(launch.shell(), "-c", launch.script()));
         ProcessBuilder pb = new ProcessBuilder(argv);
         Map<String, String> env = pb.environment();
@@ -206,6 +212,22 @@ public final class LocalEnvironment extends AbstractEnvironment {
         }
         Process p = pb.start();
         return new LocalProcess(p);
+    }
+
+    /** Whether {@code prefix true} runs (an env without --default-signal refuses the option). */
+    private static boolean works(List<String> prefix) {
+        List<String> argv = new ArrayList<>(prefix);
+        argv.add("true");
+        try {
+            Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     static Optional<Path> findOnPath(String name) {

@@ -12,6 +12,21 @@ public final class Launcher {
     private Launcher() {
     }
 
+    /**
+     * The signals whose default disposition the launcher restores for the command: a shell cannot
+     * ({@code trap -} does nothing for a signal ignored on entry), so a JVM started under
+     * {@code nohup} would otherwise hand its children an ignored SIGHUP.
+     */
+    public static final String DEFAULT_SIGNALS = "HUP,INT,QUIT,PIPE,TERM";
+
+    /**
+     * The argv prefix that restores them, for a backend that starts the shell with an argv: GNU
+     * {@code env --default-signal} (coreutils 8.31 and later). Put it right before the shell.
+     */
+    public static java.util.List<String> defaultSignalsArgv(String env) {
+        return java.util.List.of(env, "--default-signal=" + DEFAULT_SIGNALS);
+    }
+
     /** A fresh nonce: 128 random bits, unguessable by the command. */
     public static String nonce() {
         return StdinScripts.randomToken();
