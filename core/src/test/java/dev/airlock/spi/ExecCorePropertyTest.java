@@ -52,7 +52,7 @@ class ExecCorePropertyTest {
         return Arbitraries.of(Kind.class).list().ofMinSize(1).ofMaxSize(7);
     }
 
-    @Property(tries = 15, seed = "20261201", shrinking = ShrinkingMode.OFF)
+    @Property(seed = "20261201", shrinking = ShrinkingMode.OFF)
     void everyExecEndsOnceAndNothingOutlivesClose(@ForAll("sequences") @Size(max = 7) List<Kind> actions,
                                                   @ForAll boolean cancelStopsSandbox) throws Exception {
         Path dir = Files.createTempDirectory("airlock-prop-");
