@@ -42,8 +42,20 @@ final class Reaper {
         while (!exited.getAsBoolean() && System.nanoTime() < until) {
             Thread.sleep(10);
         }
-        // Grandchildren that ignored SIGTERM are in the group too; a group that is gone gets nothing.
+        // The rest of the group has the rest of the grace to go; what is left then (grandchildren
+        // that ignored SIGTERM) gets SIGKILL, and a group that is gone gets nothing.
+        while (id != null && System.nanoTime() < until && alive(id)) {
+            Thread.sleep(50);
+        }
         signal(p, id, true);
+    }
+
+    private boolean alive(Identity id) {
+        try {
+            return env.groupState(id.pgid()).alive();
+        } catch (IOException | RuntimeException e) {
+            return true; // cannot tell: the signal re-reads it anyway
+        }
     }
 
     /**
