@@ -42,20 +42,10 @@ final class Reaper {
         while (!exited.getAsBoolean() && System.nanoTime() < until) {
             Thread.sleep(10);
         }
-        // The rest of the group has the rest of the grace to go; what is left then (grandchildren
-        // that ignored SIGTERM) gets SIGKILL, and a group that is gone gets nothing.
-        while (id != null && System.nanoTime() < until && alive(id)) {
-            Thread.sleep(50);
-        }
+        // Grandchildren that ignored SIGTERM are in the group too; a group that is gone gets nothing.
+        // (SIGKILL follows at once once the shell ended: waiting out the grace for the rest costs
+        // remote round trips the caller's stop bound cannot afford.)
         signal(p, id, true);
-    }
-
-    private boolean alive(Identity id) {
-        try {
-            return env.groupState(id.pgid()).alive();
-        } catch (IOException | RuntimeException e) {
-            return true; // cannot tell: the signal re-reads it anyway
-        }
     }
 
     /**
