@@ -1,0 +1,24 @@
+package dev.airlock.emulator;
+
+import dev.airlock.settings.Settings;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * What an emulator gets to start: where to listen (a loopback address; port 0 picks a free one),
+ * a private directory for its sandboxes' roots, the isolation to run commands with, the fault
+ * plan, the journal to record into, and the settings.
+ */
+public record EmulatorContext(InetSocketAddress listen, Path stateDir, SandboxIsolation isolation, FaultPlan faults,
+                              CallJournal journal, Settings settings) {
+    public EmulatorContext {
+        Objects.requireNonNull(listen, "listen");
+        Objects.requireNonNull(stateDir, "stateDir");
+        Objects.requireNonNull(isolation, "isolation");
+        Objects.requireNonNull(faults, "faults");
+        Objects.requireNonNull(journal, "journal");
+        Objects.requireNonNull(settings, "settings");
+    }
+}

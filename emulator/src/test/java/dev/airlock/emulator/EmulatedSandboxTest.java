@@ -1,0 +1,165 @@
+package dev.airlock.emulator;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class EmulatedSandboxTest {
+    @TempDir
+    Path dir;
+
+    private EmulatedSandbox sandbox(SandboxIsolation iso) {
+        return EmulatedSandbox.create("sb-1", "debian:12", dir.resolve("sb-1"), "/root", iso, new CallJournal());
+    }
+
+    private static String run(EmulatedSandbox sb, String script) throws Exception {
+        SandboxProcess p = sb.exec(EmulatedSandbox.Command.shell("exec", script, "/root", Map.of(), UUID.randomUUID().toString()));
+        p.stdin().close();
+        byte[] out = p.stdout().readAllBytes();
+        String err = new String(p.stderr().readAllBytes(), StandardCharsets.UTF_8);
+        int code = p.waitFor();
+        return code + ":" + new String(out, StandardCharsets.UTF_8).strip() + (err.isBlank() ? "" : " | " + err.strip());
+    }
+
+    @Test
+    void underBwrapNoWriteLeavesTheRoot() throws Exception {
+        SandboxIsolation iso = Services.bwrap();
+        String tag = "airlock-escape-" + UUID.randomUUID();
+        Path hostOutside = dir.resolve("outside");
+        Files.createDirectories(hostOutside);
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            String r = run(sb, "echo t > /tmp/" + tag + " && echo r > /" + tag + " && mkdir -p /work && echo w > /work/" + tag
+                    + " && echo h > ~/" + tag + "; echo u > /usr/" + tag + " 2>/dev/null; echo e > /etc/" + tag
+                    + " 2>/dev/null; echo o > " + hostOutside + "/" + tag + " 2>/dev/null; echo done");
+            assertTrue(r.startsWith("0:done"), r);
+            // Inside: every write the command could make is in the sandbox's root.
+            assertTrue(Files.isRegularFile(sb.root().resolve("tmp/" + tag)));
+            assertTrue(Files.isRegularFile(sb.root().resolve(tag)));
+            assertTrue(Files.isRegularFile(sb.root().resolve("work/" + tag)));
+            assertTrue(Files.isRegularFile(sb.root().resolve("root/" + tag)));
+            // Outside: nothing, not in the host's /tmp, /, /usr, /etc or the emulator's own directory.
+            for (Path p : List.of(Path.of("/tmp", tag), Path.of("/", tag), Path.of("/usr", tag), Path.of("/etc", tag),
+                    hostOutside.resolve(tag), Path.of("/root", tag))) {
+                assertFalse(Files.exists(p), "escaped to " + p);
+            }
+        }
+    }
+
+    @Test
+    void aBackgroundProcessOutlivesItsExecUntilTheSandboxStops() throws Exception {
+        SandboxIsolation iso = Services.bwrap();
+        String n = String.valueOf(5000 + (System.nanoTime() % 1000));
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            assertEquals("0:started", run(sb, "sleep " + n + ".1 >/dev/null 2>&1 & echo started"));
+            awaitCount(n, 1);
+            assertEquals("0:1", run(sb, "for f in /proc/[0-9]*/cmdline; do [ \"$(tr '\\0' ' ' < $f)\" = 'sleep " + n
+                    + ".1 ' ] && echo hit; done 2>/dev/null | wc -l"), "the next exec sees it");
+            sb.stop();
+            assertEquals(0, sleepers(n));
+        }
+    }
+
+    @Test
+    void aStoppedSandboxLeavesNoProcessUnderBwrap() throws Exception {
+        stopKillsEverything(Services.bwrap());
+    }
+
+    @Test
+    void aStoppedSandboxLeavesNoProcessWithoutIsolation() throws Exception {
+        stopKillsEverything(SandboxIsolation.none("test"));
+    }
+
+    private void stopKillsEverything(SandboxIsolation iso) throws Exception {
+        String n = String.valueOf(4000 + (System.nanoTime() % 1000));
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            // A background job, one that left the group with setsid, and one that ignores SIGTERM.
+            SandboxProcess p = sb.exec(EmulatedSandbox.Command.shell("exec", "sleep " + n + ".1 & setsid sleep " + n
+                    + ".2 & sh -c \"trap '' TERM; sleep " + n + ".3\" & echo started; wait", "/root", Map.of(), "k1"));
+            p.stdin().close();
+            byte[] line = p.stdout().readNBytes(8);
+            assertEquals("started\n", new String(line, StandardCharsets.UTF_8));
+            awaitCount(n, 3);
+            sb.stop();
+            assertEquals(0, sleepers(n), "processes left after stop");
+            assertTrue(sb.livePids().isEmpty());
+            assertThrows(IllegalStateException.class, () -> sb.exec(EmulatedSandbox.Command.shell("exec", "true", "/root",
+                    Map.of(), "k2")));
+            sb.stop(); // twice is harmless
+        }
+        assertFalse(Files.exists(dir.resolve("sb-1")), "root removed on close");
+    }
+
+    private static void awaitCount(String n, int count) throws InterruptedException {
+        for (int i = 0; i < 500 && sleepers(n) < count; i++) {
+            Thread.sleep(10);
+        }
+        assertEquals(count, sleepers(n), "the test's sleepers started");
+    }
+
+    /** Live (non-zombie) processes running {@code sleep n.*}. */
+    private static long sleepers(String n) {
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            return procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).filter(p -> {
+                try {
+                    String cmd = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8);
+                    String stat = Files.readString(p.resolve("stat"));
+                    char state = stat.charAt(stat.lastIndexOf(')') + 2);
+                    return cmd.startsWith("sleep\0" + n + ".") && state != 'Z';
+                } catch (IOException e) {
+                    return false;
+                }
+            }).count();
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void filesKeepModesAndOwnersAndLinksCannotReachTheHost() throws Exception {
+        try (EmulatedSandbox sb = sandbox(SandboxIsolation.none("test"))) {
+            sb.write("/work/secret.bin", new ByteArrayInputStream(new byte[] {0, 1, (byte) 0xff}), 0600);
+            PosixFileAttributes a = sb.stat("/work/secret.bin").orElseThrow();
+            assertEquals("rw-------", PosixFilePermissions.toString(a.permissions()));
+            assertEquals(System.getProperty("user.name"), a.owner().getName());
+            assertTrue(run(sb, "stat -c %a " + sb.root() + "/work/secret.bin").startsWith("0:600"));
+            sb.chmod("/work/secret.bin", 0640);
+            assertEquals("rw-r-----", PosixFilePermissions.toString(sb.stat("/work/secret.bin").orElseThrow().permissions()));
+
+            // A command plants links to host places; the file API follows them inside the sandbox only.
+            Files.createSymbolicLink(sb.root().resolve("work/shadow"), Path.of("/etc/shadow-airlock-test"));
+            Files.createSymbolicLink(sb.root().resolve("work/up"), Path.of("/"));
+            Files.createSymbolicLink(sb.root().resolve("work/dots"), Path.of("../../../../../../tmp"));
+            // An atomic write replaces the link itself (rename semantics); it never writes through it.
+            sb.write("/work/shadow", new ByteArrayInputStream(new byte[1]), 0644);
+            assertFalse(Files.exists(Path.of("/etc/shadow-airlock-test")));
+            assertTrue(Files.isRegularFile(sb.root().resolve("work/shadow"), java.nio.file.LinkOption.NOFOLLOW_LINKS));
+            sb.write("/work/up/root/x", new ByteArrayInputStream("in".getBytes(StandardCharsets.UTF_8)), 0644);
+            assertTrue(Files.isRegularFile(sb.root().resolve("root/x")));
+            String tag = "dots-" + UUID.randomUUID();
+            sb.write("/work/dots/" + tag, new ByteArrayInputStream(new byte[1]), 0644);
+            assertTrue(Files.isRegularFile(sb.root().resolve("tmp/" + tag)));
+            assertFalse(Files.exists(Path.of("/tmp", tag)));
+            assertThrows(AccessDeniedException.class, () -> sb.write("/usr/x", new ByteArrayInputStream(new byte[1]), 0644));
+            assertTrue(sb.delete("/work", true));
+            assertFalse(sb.delete("/work", true));
+            assertTrue(sb.read("/etc/hostname").readAllBytes().length >= 0, "system dirs read through");
+        }
+    }
+}
