@@ -1,53 +1,152 @@
 package dev.airlock;
 
+import java.util.Objects;
+
 /**
  * What a backend does natively. The core fills the gaps (staged env, process-group kill, files
  * through {@code sh}); the compatibility kit and callers read this to know which optional cases
- * apply. Nothing here lets a backend skip the mandatory core of the kit.
- *
- * @param stdinMode      how stdin is delivered
- * @param nativeEnv      env variables travel in the backend's protocol (else the core stages a 0600 env script)
- * @param nativeKill     the backend kills an exec's tree itself (else the core's process-group kill)
- * @param nativeFiles    the backend has its own file API for at least some operations
- * @param pty            the backend can allocate a terminal
- * @param attachable     a second environment can attach to the same sandbox
- * @param disposable     a fresh sandbox with no host mounts, thrown away on close
- * @param argvLimit      the longest command text the backend passes in one call; longer scripts are staged
+ * apply. Nothing here lets a backend skip the mandatory core of the kit. Built with
+ * {@link #builder()} (or from {@link #pipe()} with the {@code with...} copies), so fields can be
+ * added without breaking plugins; every field here is read by the core or the kit.
  */
-public record Capabilities(StdinMode stdinMode, boolean nativeEnv, boolean nativeKill, boolean nativeFiles,
-                           boolean pty, boolean attachable, boolean disposable, int argvLimit) {
+public final class Capabilities {
+    private final StdinMode stdinMode;
+    private final boolean nativeEnv;
+    private final boolean attachable;
+    private final boolean disposable;
+    private final int argvLimit;
+
+    private Capabilities(Builder b) {
+        if (b.argvLimit < 1024) {
+            throw new IllegalArgumentException("argvLimit must be at least 1024 bytes, got " + b.argvLimit);
+        }
+        this.stdinMode = Objects.requireNonNull(b.stdinMode, "stdinMode");
+        this.nativeEnv = b.nativeEnv;
+        this.attachable = b.attachable;
+        this.disposable = b.disposable;
+        this.argvLimit = b.argvLimit;
+    }
+
+    /** A shell backend with streamed stdin and nothing else native. */
+    public static Builder builder() {
+        return new Builder();
+    }
 
     /** What a shell backend with streamed stdin and nothing else native starts from. */
     public static Capabilities pipe() {
-        return new Capabilities(StdinMode.PIPE, false, false, false, false, false, false, 96 * 1024);
+        return builder().build();
+    }
+
+    public Builder toBuilder() {
+        return new Builder().stdinMode(stdinMode).nativeEnv(nativeEnv).attachable(attachable).disposable(disposable)
+                .argvLimit(argvLimit);
+    }
+
+    /** How stdin is delivered. */
+    public StdinMode stdinMode() {
+        return stdinMode;
+    }
+
+    /** Env variables travel in the backend's protocol (else the core stages a 0600 env script). */
+    public boolean nativeEnv() {
+        return nativeEnv;
+    }
+
+    /** A second environment can attach to the same sandbox. */
+    public boolean attachable() {
+        return attachable;
+    }
+
+    /** A fresh sandbox with no host mounts, thrown away on close. */
+    public boolean disposable() {
+        return disposable;
+    }
+
+    /** The longest command text the backend passes in one call; longer scripts are staged. */
+    public int argvLimit() {
+        return argvLimit;
     }
 
     public Capabilities withNativeEnv(boolean v) {
-        return new Capabilities(stdinMode, v, nativeKill, nativeFiles, pty, attachable, disposable, argvLimit);
-    }
-
-    public Capabilities withNativeKill(boolean v) {
-        return new Capabilities(stdinMode, nativeEnv, v, nativeFiles, pty, attachable, disposable, argvLimit);
+        return toBuilder().nativeEnv(v).build();
     }
 
     public Capabilities withStdinMode(StdinMode mode) {
-        return new Capabilities(mode, nativeEnv, nativeKill, nativeFiles, pty, attachable, disposable, argvLimit);
+        return toBuilder().stdinMode(mode).build();
     }
 
     public Capabilities withAttachable(boolean v) {
-        return new Capabilities(stdinMode, nativeEnv, nativeKill, nativeFiles, pty, v, disposable, argvLimit);
+        return toBuilder().attachable(v).build();
     }
 
     public Capabilities withDisposable(boolean v) {
-        return new Capabilities(stdinMode, nativeEnv, nativeKill, nativeFiles, pty, attachable, v, argvLimit);
+        return toBuilder().disposable(v).build();
     }
 
     public Capabilities withArgvLimit(int bytes) {
-        return new Capabilities(stdinMode, nativeEnv, nativeKill, nativeFiles, pty, attachable, disposable, bytes);
+        return toBuilder().argvLimit(bytes).build();
     }
 
     /** Whether stdin, output and files arrive exactly. False only for HEREDOC backends. */
     public boolean byteExact() {
         return stdinMode.isByteExact();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Capabilities c && c.stdinMode == stdinMode && c.nativeEnv == nativeEnv
+                && c.attachable == attachable && c.disposable == disposable && c.argvLimit == argvLimit;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(stdinMode, nativeEnv, attachable, disposable, argvLimit);
+    }
+
+    @Override
+    public String toString() {
+        return "Capabilities[stdinMode=" + stdinMode + ", nativeEnv=" + nativeEnv + ", attachable=" + attachable
+                + ", disposable=" + disposable + ", argvLimit=" + argvLimit + "]";
+    }
+
+    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv. */
+    public static final class Builder {
+        private StdinMode stdinMode = StdinMode.PIPE;
+        private boolean nativeEnv;
+        private boolean attachable;
+        private boolean disposable;
+        private int argvLimit = 96 * 1024;
+
+        private Builder() {
+        }
+
+        public Builder stdinMode(StdinMode mode) {
+            this.stdinMode = mode;
+            return this;
+        }
+
+        public Builder nativeEnv(boolean v) {
+            this.nativeEnv = v;
+            return this;
+        }
+
+        public Builder attachable(boolean v) {
+            this.attachable = v;
+            return this;
+        }
+
+        public Builder disposable(boolean v) {
+            this.disposable = v;
+            return this;
+        }
+
+        public Builder argvLimit(int bytes) {
+            this.argvLimit = bytes;
+            return this;
+        }
+
+        public Capabilities build() {
+            return new Capabilities(this);
+        }
     }
 }

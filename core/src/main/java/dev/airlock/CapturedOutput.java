@@ -14,7 +14,7 @@ import java.nio.file.Path;
  * about 1 MiB lives in the heap; the rest sits in a 0600 temp file that is deleted when the
  * environment closes or this value is no longer reachable.
  */
-public final class CapturedOutput {
+public final class CapturedOutput implements AutoCloseable {
     private static final CapturedOutput EMPTY = new CapturedOutput(new byte[0], 0, null, 0, 0);
 
     private final byte[] head;
@@ -56,7 +56,7 @@ public final class CapturedOutput {
         try {
             return new SequenceInputStream(first, Files.newInputStream(spill));
         } catch (IOException e) {
-            throw new UncheckedIOException("captured output is gone (was the environment closed?): " + e.getMessage(), e);
+            throw new UncheckedIOException("captured output is gone (was the result closed, or the temp dir cleaned?): " + e.getMessage(), e);
         }
     }
 
@@ -75,6 +75,22 @@ public final class CapturedOutput {
     /** The kept bytes decoded as UTF-8 (invalid sequences become U+FFFD; use {@link #bytes()} for exactness). */
     public String text() {
         return new String(bytes(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Deletes the spill file now (output over the heap part lives in one); afterwards only the
+     * heap part can be read. Without a close the file goes when this value is garbage collected.
+     * Closing the environment leaves the captured output of results already returned readable.
+     */
+    @Override
+    public void close() {
+        if (spill != null) {
+            try {
+                Files.deleteIfExists(spill);
+            } catch (IOException ignored) {
+                // already gone
+            }
+        }
     }
 
     @Override

@@ -110,7 +110,8 @@ public final class Environments {
 
         /** The context a provider receives, for opening a provider directly. */
         public OpenContext context() {
-            return new OpenContext(settings == null ? Settings.fromProcess() : settings, Optional.ofNullable(channel), listeners);
+            return OpenContext.builder(settings == null ? Settings.fromProcess() : settings).approvalChannel(channel)
+                    .listeners(listeners).build();
         }
     }
 

@@ -16,7 +16,7 @@ import java.time.Duration;
  * @param duration      from dispatch to the end of output
  */
 public record ExecResult(int exitCode, CapturedOutput stdout, CapturedOutput stderr,
-                         boolean timedOut, boolean cancelled, Duration duration) {
+                         boolean timedOut, boolean cancelled, Duration duration) implements AutoCloseable {
 
     public static final int EXIT_TIMEOUT = 124;
     public static final int EXIT_CANNOT_ENTER_CWD = 126;
@@ -30,6 +30,13 @@ public record ExecResult(int exitCode, CapturedOutput stdout, CapturedOutput std
     /** Bytes of stderr beyond the capture cap. */
     public long stderrDropped() {
         return stderr.dropped();
+    }
+
+    /** Deletes the spill files of output over ~1 MiB now, instead of when this result is garbage collected. */
+    @Override
+    public void close() {
+        stdout.close();
+        stderr.close();
     }
 
     public boolean succeeded() {

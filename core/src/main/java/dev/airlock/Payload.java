@@ -1,6 +1,6 @@
 package dev.airlock;
 
-import dev.airlock.internal.BulkInputStream;
+import dev.airlock.spi.BulkInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;

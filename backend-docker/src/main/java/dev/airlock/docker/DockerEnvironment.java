@@ -100,11 +100,11 @@ public final class DockerEnvironment extends AbstractEnvironment {
 
     /** Docker has no exec kill: the core's process-group kill, noted so the signal exit is not blamed on the container. */
     @Override
-    protected void kill(RemoteProcess process, boolean force) throws IOException {
+    protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
         if (process instanceof DockerProcess p) {
             p.markKilled();
         }
-        super.kill(process, force);
+        super.kill(process, group, force);
     }
 
     /** The container never sees the JVM's environment, so there is nothing of it to strip. */

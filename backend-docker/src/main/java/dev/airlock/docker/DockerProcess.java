@@ -3,7 +3,7 @@ package dev.airlock.docker;
 import dev.airlock.BackendException;
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.DispatchOutcomeUnknownException;
-import dev.airlock.internal.BlockingPipe;
+import dev.airlock.spi.BlockingPipe;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.RemoteProcess;
 import org.slf4j.Logger;

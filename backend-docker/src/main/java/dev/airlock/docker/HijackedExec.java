@@ -1,6 +1,6 @@
 package dev.airlock.docker;
 
-import dev.airlock.internal.BulkInputStream;
+import dev.airlock.spi.BulkInputStream;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;

@@ -8,7 +8,9 @@ import dev.airlock.containment.Containment;
 import dev.airlock.containment.ContainmentSettings;
 import dev.airlock.containment.HomeMode;
 import dev.airlock.settings.Settings;
+import dev.airlock.shell.Launcher;
 import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
@@ -37,6 +39,8 @@ public final class LocalEnvironment extends AbstractEnvironment {
     private final LocalSettings local;
     private final Capabilities capabilities;
     private final String setsid;
+    /** {@code env --default-signal=...} before the shell, where this host's env supports it. */
+    private final List<String> defaultSignals;
     private final Optional<Path> bwrap;
     /** Why there is no sandbox, when there is none (for doctor). */
     private final String noIsolation;
@@ -50,6 +54,8 @@ public final class LocalEnvironment extends AbstractEnvironment {
         this.bwrap = bwrap;
         this.noIsolation = noIsolation;
         this.setsid = findOnPath("setsid").map(Path::toString).orElse("setsid");
+        this.defaultSignals = findOnPath("env").map(Path::toString).map(Launcher::defaultSignalsArgv)
+                .filter(LocalEnvironment::works).orElse(List.of());
         this.capabilities = Capabilities.pipe()
                 .withStdinMode(local.stdinMode())
                 .withNativeEnv(local.nativeEnv())
@@ -100,7 +106,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
         if (mode.isPresent() && HomeMode.parse(mode.get()) == HomeMode.PROFILE) {
             return context;
         }
-        return new OpenContext(s.with(HomeMode.KEY, "profile"), context.approvalChannel(), context.listeners());
+        return context.withSettings(s.with(HomeMode.KEY, "profile"));
     }
 
     @Override
@@ -119,12 +125,12 @@ public final class LocalEnvironment extends AbstractEnvironment {
 
     /** Signals the process group from the host: a second sandbox could not see the first one's processes. */
     @Override
-    protected void kill(RemoteProcess process, boolean force) throws IOException {
+    protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
         if (sandbox == null) {
-            super.kill(process, force);
+            super.kill(process, group, force);
             return;
         }
-        long pgid = process.processGroup().orElseThrow(() -> new IOException("no process group to signal"));
+        long pgid = group.orElseThrow(() -> new IOException("no process group to signal"));
         Process p = new ProcessBuilder("kill", "-s", force ? "KILL" : "TERM", "--", "-" + pgid)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
@@ -132,6 +138,46 @@ public final class LocalEnvironment extends AbstractEnvironment {
             p.waitFor(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Reads the group from this host's {@code /proc}: cheaper than a script, and under bubblewrap
+     * the commands' pids are the host's ones the core recorded, not the sandbox's.
+     */
+    @Override
+    protected GroupState groupState(long pgid) {
+        String group = Long.toString(pgid);
+        boolean alive;
+        try (java.util.stream.Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            alive = procs.anyMatch(p -> statField(p, 2).map(group::equals).orElse(false));
+        } catch (IOException | java.io.UncheckedIOException e) {
+            alive = true; // cannot tell: the signal itself finds out
+        }
+        if (!alive) {
+            return GroupState.gone();
+        }
+        return GroupState.alive(startTimeOf(pgid));
+    }
+
+    /** Field 22 of /proc/PID/stat (start time in clock ticks), when the process lives. */
+    static OptionalLong startTimeOf(long pid) {
+        return statField(Path.of("/proc", Long.toString(pid)), 19).map(v -> OptionalLong.of(Long.parseLong(v)))
+                .orElse(OptionalLong.empty());
+    }
+
+    /** A field of /proc/PID/stat counted after "(comm) ": 0 is the state, 2 the pgrp, 19 the start time. */
+    private static Optional<String> statField(Path proc, int index) {
+        String name = proc.getFileName().toString();
+        if (name.isEmpty() || !Character.isDigit(name.charAt(0))) {
+            return Optional.empty();
+        }
+        try {
+            String stat = Files.readString(proc.resolve("stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return f.length > index && !f[0].equals("Z") ? Optional.of(f[index]) : Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
         }
     }
 
@@ -162,6 +208,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
         Bubblewrap b = sandbox;
         List<String> argv = new ArrayList<>();
         argv.add(setsid);
+        argv.addAll(defaultSignals); // a JVM under nohup must not hand the command an ignored SIGHUP
         argv.addAll(b != null ? b.argv(launch.shell(), launch.script()) : List.of(launch.shell(), "-c", launch.script()));
         ProcessBuilder pb = new ProcessBuilder(argv);
         Map<String, String> env = pb.environment();
@@ -175,6 +222,22 @@ public final class LocalEnvironment extends AbstractEnvironment {
         }
         Process p = pb.start();
         return new LocalProcess(p);
+    }
+
+    /** Whether {@code prefix true} runs (an env without --default-signal refuses the option). */
+    private static boolean works(List<String> prefix) {
+        List<String> argv = new ArrayList<>(prefix);
+        argv.add("true");
+        try {
+            Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** Where commands start: {@code airlock.local.workdir}, or the children's home when it is {@code none} (as under bubblewrap). */
@@ -200,9 +263,16 @@ public final class LocalEnvironment extends AbstractEnvironment {
     /** A host process; being started by setsid, its pid is its process group id. */
     private static final class LocalProcess implements RemoteProcess {
         private final Process process;
+        private final OptionalLong startTime;
 
         LocalProcess(Process process) {
             this.process = process;
+            this.startTime = startTimeOf(process.pid());
+        }
+
+        @Override
+        public OptionalLong startTime() {
+            return startTime;
         }
 
         @Override

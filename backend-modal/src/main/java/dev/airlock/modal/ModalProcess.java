@@ -1,7 +1,7 @@
 package dev.airlock.modal;
 
 import com.google.protobuf.ByteString;
-import dev.airlock.internal.BlockingPipe;
+import dev.airlock.spi.BlockingPipe;
 import dev.airlock.remote.CallKind;
 import dev.airlock.remote.Resource;
 import dev.airlock.modal.proto.router.TaskExecStdinWriteRequest;

@@ -101,7 +101,7 @@ final class Connections implements AutoCloseable {
      * connects (JSch loses early output otherwise). Throws an {@link IOException} when the command
      * certainly did not start, {@link DispatchOutcomeUnknownException} when it may have.
      */
-    SshProcess exec(byte[] command, String pgidMarker) throws IOException {
+    SshProcess exec(byte[] command) throws IOException {
         IOException last = null;
         for (int attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
             Lease lease = acquire();
@@ -156,7 +156,7 @@ final class Connections implements AutoCloseable {
             } finally {
                 nudge.cancel(false);
             }
-            return new SshProcess(ch, lease, in, out, new PgidMarkerStream(err, pgidMarker));
+            return new SshProcess(ch, lease, in, out, err);
         }
         throw last;
     }

@@ -20,10 +20,9 @@ import java.util.HexFormat;
  * end is an SSH EOF). The target is a real host, so the core's probe, home mode, scratch TMPDIR,
  * staged env (never in the command text) and guard all apply.
  *
- * <p>Each command runs under {@code setsid}, so it leads its own process group, and the launcher
- * writes {@code MARKER<pgid>} as the first line of stderr before the command starts; the stderr
- * stream strips that line. A timeout or cancel is then the core's {@code kill -TERM -- -PGID} in a
- * second exec, which reaches grandchildren too.
+ * <p>Each command runs under {@code setsid}, so it leads its own process group, which the core's
+ * launcher record reports before the command starts. A timeout or cancel is then the core's
+ * checked {@code kill -TERM -PGID} in a second exec, which reaches grandchildren too.
  */
 public final class SshEnvironment extends AbstractEnvironment {
     /** A single argument on Linux holds at most 128 KiB (MAX_ARG_STRLEN); the command text is one. */
@@ -31,14 +30,12 @@ public final class SshEnvironment extends AbstractEnvironment {
 
     private final SshSettings ssh;
     private final Connections connections;
-    private final String pgidMarker;
     private final Capabilities capabilities;
 
     private SshEnvironment(OpenContext context, SshSettings ssh, Connections connections, String nonce) {
         super("ssh", "ssh-" + ssh.display() + "-" + nonce.substring(0, 8), context);
         this.ssh = ssh;
         this.connections = connections;
-        this.pgidMarker = "@airlock-pgid-" + nonce + ":";
         // The core stages scripts longer than argvLimit; quoting can grow a script 4x, 64 KiB keeps
         // the quoted text under Linux's 128 KiB per argument.
         this.capabilities = Capabilities.pipe().withArgvLimit(64 * 1024);
@@ -75,23 +72,24 @@ public final class SshEnvironment extends AbstractEnvironment {
 
     @Override
     protected RemoteProcess launch(Launch launch) throws IOException {
-        byte[] command = commandText(launch.shell(), launch.script(), pgidMarker).getBytes(StandardCharsets.UTF_8);
+        byte[] command = commandText(launch.shell(), launch.script()).getBytes(StandardCharsets.UTF_8);
         if (command.length > MAX_COMMAND_BYTES) {
             throw new IOException("the command text is " + command.length + " bytes, more than one SSH exec can carry ("
                     + MAX_COMMAND_BYTES + ")");
         }
-        return connections.exec(command, pgidMarker);
+        return connections.exec(command);
     }
 
     /**
      * The text the login shell runs. {@code setsid} needs a process that is not a group leader,
-     * which the login shell's child is; the wrapper prints its pid (now its pgid) and execs the
-     * command's shell. Without {@code setsid} (macOS), the exec'd login shell is sshd's session
-     * leader, so its pid is the group too. Nothing after {@code exec} in the else branch runs;
-     * the trailing {@code exit $?} also keeps bash from exec'ing setsid itself (which would then fork).
+     * which the login shell's child is; the wrapper execs the command's shell, whose pid is then
+     * its group, and the core's launcher record (the script's own first output) reports it.
+     * Without {@code setsid} (macOS), the exec'd login shell is sshd's session leader, so its pid
+     * is the group too. Nothing after {@code exec} in the else branch runs; the trailing
+     * {@code exit $?} also keeps bash from exec'ing setsid itself (which would then fork).
      */
-    static String commandText(String shell, String script, String marker) {
-        String inner = "printf '%s\\n' \"" + marker + "$$\" >&2; exec \"$0\" -c \"$1\"";
+    static String commandText(String shell, String script) {
+        String inner = "exec \"$0\" -c \"$1\"";
         String sh = Shell.quote(shell);
         return "c=" + Shell.quote(inner) + "; s=" + Shell.quote(script)
                 + "; if command -v setsid >/dev/null 2>&1; then setsid sh -c \"$c\" " + sh + " \"$s\";"
@@ -99,11 +97,11 @@ public final class SshEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected void kill(RemoteProcess process, boolean force) throws IOException {
-        if (process.processGroup().isPresent()) {
-            super.kill(process, force);
+    protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
+        if (group.isPresent()) {
+            super.kill(process, group, force);
         } else if (process instanceof SshProcess p) {
-            // No group id (the marker never arrived): the channel's signal reaches the shell at least.
+            // No group id (the launcher record never came): the channel's signal reaches the shell at least.
             p.signal(force ? "KILL" : "TERM");
         }
     }

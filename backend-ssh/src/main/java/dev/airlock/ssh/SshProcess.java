@@ -16,16 +16,14 @@ import java.util.OptionalLong;
  */
 final class SshProcess implements RemoteProcess {
     private static final Logger LOG = LoggerFactory.getLogger(SshProcess.class);
-    /** The marker is the launcher's first act, so it comes at once when the command is running at all. */
-    private static final long PGID_WAIT_MILLIS = 10_000;
 
     private final ChannelExec channel;
     private final Connections.Lease lease;
     private final OutputStream stdin;
     private final InputStream stdout;
-    private final PgidMarkerStream stderr;
+    private final InputStream stderr;
 
-    SshProcess(ChannelExec channel, Connections.Lease lease, OutputStream stdin, InputStream stdout, PgidMarkerStream stderr) {
+    SshProcess(ChannelExec channel, Connections.Lease lease, OutputStream stdin, InputStream stdout, InputStream stderr) {
         this.channel = channel;
         this.lease = lease;
         this.stdin = stdin;
@@ -67,14 +65,10 @@ final class SshProcess implements RemoteProcess {
         return status >= 0 ? status : NO_STATUS;
     }
 
+    /** Unknown here: the core's launcher record reports the group (the wrapper runs it under setsid). */
     @Override
     public OptionalLong processGroup() {
-        try {
-            return stderr.pgid(PGID_WAIT_MILLIS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return OptionalLong.empty();
-        }
+        return OptionalLong.empty();
     }
 
     /** The channel's own signal request: reaches only the remote shell, and only on servers that honour it. */

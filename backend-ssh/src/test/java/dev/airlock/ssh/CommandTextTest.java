@@ -1,5 +1,7 @@
 package dev.airlock.ssh;
 
+import dev.airlock.internal.LaunchRecordStream;
+import dev.airlock.shell.Launcher;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -11,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -24,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * its stdin and exit status, and the stripped marker must name its own process group.
  */
 class CommandTextTest {
-    private static final String MARKER = "@airlock-pgid-00ff00ff:";
+    private static final String NONCE = "00ff00ff00ff00ff";
 
     private static List<List<String>> loginShells() {
         List<List<String>> out = new ArrayList<>();
@@ -54,19 +55,20 @@ class CommandTextTest {
                 cmd.add(setsid.toString()); // sshd makes each session child a session leader
                 cmd.addAll(login);
                 cmd.add("-c");
-                cmd.add(SshEnvironment.commandText(shell, script, MARKER));
+                cmd.add(SshEnvironment.commandText(shell, Launcher.recordLine(NONCE) + script));
                 Process p = new ProcessBuilder(cmd).start();
                 try (OutputStream in = p.getOutputStream()) {
                     in.write("it's input\n".getBytes(StandardCharsets.UTF_8));
                 }
-                PgidMarkerStream err = new PgidMarkerStream(p.getErrorStream(), MARKER);
-                CompletableFuture<byte[]> errBytes = CompletableFuture.supplyAsync(() -> readAll(err));
-                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                CompletableFuture<byte[]> errBytes = CompletableFuture.supplyAsync(() -> readAll(p.getErrorStream()));
+                LaunchRecordStream records = new LaunchRecordStream(p.getInputStream(), NONCE);
+                String out = new String(records.readAllBytes(), StandardCharsets.UTF_8);
                 assertEquals(7, p.waitFor(), login + " / " + shell);
                 assertArrayEquals(new byte[] {'e', 0, 'r'}, errBytes.get(), login + " / " + shell);
-                OptionalLong pgid = err.pgid(0);
-                assertTrue(pgid.isPresent(), login + " / " + shell);
-                assertEquals("it's input|" + pgid.getAsLong(), out, login + " / " + shell);
+                assertTrue(records.seen(), login + " / " + shell);
+                long pgid = records.record().pid();
+                assertEquals("it's input|" + pgid, out, login + " / " + shell + ": the shell leads its own group");
+                assertTrue(records.record().startTime().isPresent(), login + " / " + shell);
             }
         }
     }
@@ -85,7 +87,7 @@ class CommandTextTest {
     void theScriptTravelsQuotedWhateverItHolds() throws Exception {
         String script = "printf '%s' \"a'b\\\"c $HOME\" ; echo ' x'";
         Path dash = SshdServer.find("dash");
-        Process p = new ProcessBuilder(dash.toString(), "-c", SshEnvironment.commandText("sh", script, MARKER))
+        Process p = new ProcessBuilder(dash.toString(), "-c", SshEnvironment.commandText("sh", script))
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         p.waitFor();

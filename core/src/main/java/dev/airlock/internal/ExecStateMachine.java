@@ -7,6 +7,7 @@ import java.util.function.BiConsumer;
 import static dev.airlock.event.ExecState.CANCELLED;
 import static dev.airlock.event.ExecState.DISPATCHED;
 import static dev.airlock.event.ExecState.DONE;
+import static dev.airlock.event.ExecState.FAILED;
 import static dev.airlock.event.ExecState.KILLING;
 import static dev.airlock.event.ExecState.NEW;
 import static dev.airlock.event.ExecState.STAGED;
@@ -14,9 +15,11 @@ import static dev.airlock.event.ExecState.STAGING;
 
 /**
  * One exec's states: {@code NEW -> STAGING -> STAGED -> DISPATCHED -> DONE}; {@code CANCELLED}
- * from NEW, STAGING or STAGED; {@code KILLING} from DISPATCHED. Each transition holds the shared
- * lock for a few instructions only; the observer runs after the lock is released, so an observer
- * may block (tests park transitions on latches to force orderings).
+ * from NEW, STAGING or STAGED; {@code KILLING} from DISPATCHED; {@code FAILED} from any state
+ * before the end. The cause of the end (exit, timeout, cancel, failure) is recorded in the same
+ * transition that decides it, so a result never contradicts the state. Each transition holds the
+ * shared lock for a few instructions only; the observer runs after the lock is released, so an
+ * observer may block (tests park transitions on latches to force orderings).
  */
 public final class ExecStateMachine {
 
@@ -26,14 +29,24 @@ public final class ExecStateMachine {
         NEVER_DISPATCHED,
         /** It had been dispatched: the caller kills the process tree. */
         KILL,
-        /** Already finished, cancelled or being killed: nothing to do. */
+        /** Already ended, cancelled or being killed: nothing to do. */
         NOTHING
+    }
+
+    /** Why an exec ended (or is ending). */
+    public enum Cause {
+        /** Still running, or ended by its own exit. */
+        EXIT,
+        TIMEOUT,
+        CANCEL,
+        FAILURE
     }
 
     private final Object lock;
     private final BiConsumer<ExecState, ExecState> observer;
     private ExecState state = NEW;
     private ExecState cancelledFrom;
+    private Cause cause = Cause.EXIT;
 
     public ExecStateMachine(Object lock, BiConsumer<ExecState, ExecState> observer) {
         this.lock = lock;
@@ -43,6 +56,13 @@ public final class ExecStateMachine {
     public ExecState state() {
         synchronized (lock) {
             return state;
+        }
+    }
+
+    /** Why it ended: recorded by the cancel, timeout or failure that ended it; EXIT otherwise. */
+    public Cause cause() {
+        synchronized (lock) {
+            return cause;
         }
     }
 
@@ -69,20 +89,26 @@ public final class ExecStateMachine {
         return move(STAGED, DISPATCHED);
     }
 
-    /** Ends the exec; a no-op when it already ended (cancelled before dispatch). */
-    public void toDone() {
-        ExecState from;
-        synchronized (lock) {
-            if (state.isTerminal()) {
-                return;
-            }
-            from = state;
-            state = DONE;
-        }
-        observer.accept(from, DONE);
+    /** Ends a dispatched exec; returns false (and does nothing) when it already ended. */
+    public boolean toDone() {
+        return end(DONE, null);
     }
 
+    /** Ends the exec as failed (Airlock could not run it); returns false when it already ended. */
+    public boolean fail() {
+        return end(FAILED, Cause.FAILURE);
+    }
+
+    /** A cancel by the caller. */
     public CancelOutcome cancel() {
+        return cancel(Cause.CANCEL);
+    }
+
+    /** A cancel or timeout: before dispatch the exec ends CANCELLED, after it a kill begins. */
+    public CancelOutcome cancel(Cause why) {
+        if (why != Cause.CANCEL && why != Cause.TIMEOUT) {
+            throw new IllegalArgumentException("a cancel is caused by a cancel or a timeout, not " + why);
+        }
         ExecState from;
         ExecState to;
         synchronized (lock) {
@@ -97,10 +123,27 @@ public final class ExecStateMachine {
                     return CancelOutcome.NOTHING;
                 }
             }
+            cause = why;
             to = state;
         }
         observer.accept(from, to);
         return to == CANCELLED ? CancelOutcome.NEVER_DISPATCHED : CancelOutcome.KILL;
+    }
+
+    private boolean end(ExecState to, Cause why) {
+        ExecState from;
+        synchronized (lock) {
+            if (state.isTerminal()) {
+                return false;
+            }
+            from = state;
+            state = to;
+            if (why != null) {
+                cause = why;
+            }
+        }
+        observer.accept(from, to);
+        return true;
     }
 
     private boolean move(ExecState from, ExecState to) {

@@ -92,6 +92,11 @@ public final class OutputCapture extends OutputStream {
         return out;
     }
 
+    /** The spill file, once the heap part overflowed; null before. */
+    public Path spillPath() {
+        return spill;
+    }
+
     /** A fresh 0600 file in {@code dir}. */
     public static Path newSpillFile(Path dir) {
         try {

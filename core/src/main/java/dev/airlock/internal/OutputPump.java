@@ -46,9 +46,11 @@ public final class OutputPump implements Runnable {
                 writing = true;
                 try {
                     to.write(buf, 0, n);
-                } catch (IOException e) {
+                } catch (IOException | RuntimeException e) {
+                    // A sink that throws anything (a full disk, a gone spill dir, a caller's bug)
+                    // must not end the drain: the command would block on a full pipe forever.
                     if (failure == null) {
-                        failure = e;
+                        failure = e instanceof IOException io ? io : new IOException(e.toString(), e);
                     }
                     detached = true; // keep draining so the command never blocks on a full pipe
                 } finally {
@@ -56,7 +58,7 @@ public final class OutputPump implements Runnable {
                     lastActivity = System.nanoTime();
                 }
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             if (!detached) {
                 LOG.debug("output stream ended with an error: {}", e.getMessage());
             }

@@ -41,4 +41,17 @@ public final class Shell {
     public static String quotePath(String path) {
         return quote(path.startsWith("-") ? "./" + path : path);
     }
+
+    /**
+     * Reads a process group with builtins only: {@code gone}, or {@code alive START} where START is
+     * the leader's start time from {@code /proc} (empty when the leader is gone or there is no /proc).
+     */
+    public static String groupStateScript(long pgid) {
+        if (pgid <= 1) {
+            throw new IllegalArgumentException("bad process group: " + pgid);
+        }
+        return "if kill -0 -" + pgid + " 2>/dev/null; then s=\n"
+                + "if [ -r /proc/" + pgid + "/stat ]; then read -r s </proc/" + pgid + "/stat; s=${s##*) }; set -- $s; s=${20}; fi\n"
+                + "echo \"alive $s\"\nelse echo gone\nfi\n";
+    }
 }

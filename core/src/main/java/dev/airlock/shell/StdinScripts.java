@@ -49,9 +49,18 @@ public final class StdinScripts {
         return openThenRemove("exec 0<", stagedPath);
     }
 
-    /** Reads a staged env script ({@code export}/{@code unset} lines) into the shell, then removes it. */
-    public static String sourceStagedEnv(String stagedPath) {
-        return openThenRemove(".", stagedPath);
+    /**
+     * Opens a staged env script ({@code export}/{@code unset} lines) on descriptor 4 and removes the
+     * file; {@link #sourceOpenedEnv()} reads it in after every other staging line, so the request's
+     * own {@code PATH} (which may lack {@code rm}) is in force only once the files are gone.
+     */
+    public static String openStagedEnv(String stagedPath) {
+        return openThenRemove("exec 4<", stagedPath);
+    }
+
+    /** The second half of {@link #openStagedEnv}: source it from the descriptor, then close it. */
+    public static String sourceOpenedEnv() {
+        return "command . /dev/fd/4 || exit " + STAGING_FAILED + "\nexec 4<&-\n";
     }
 
     /**
@@ -86,18 +95,6 @@ public final class StdinScripts {
     /** The second half of {@link #runStagedScript}: the shell reads the script from descriptor 3. */
     public static String execStagedScript(String shell) {
         return "exec " + shell + " /dev/fd/3\n";
-    }
-
-    /**
-     * The byte the script prints on stdout once every staging line has succeeded, right before the
-     * command: the core strips it, and an exit 201 seen after it is the command's own, not a
-     * failed redirect.
-     */
-    public static final int STARTED_MARK = 'A';
-
-    /** The line that prints {@link #STARTED_MARK}. */
-    public static String startedMark() {
-        return "printf A\n";
     }
 
     /**

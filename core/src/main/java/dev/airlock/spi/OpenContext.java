@@ -4,33 +4,96 @@ import dev.airlock.event.ExecListener;
 import dev.airlock.safety.ApprovalChannel;
 import dev.airlock.settings.Settings;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
- * What a provider receives to open an environment.
- *
- * @param settings        the layered settings
- * @param approvalChannel a human channel for writes that need approval, if the runtime has one
- * @param listeners       observers of every exec, denial and approval
+ * What a provider receives to open an environment: the layered settings, a human channel for
+ * writes that need approval (if the runtime has one), and observers of every exec, denial and
+ * approval. Built with {@link #builder(Settings)} or {@link #of(Settings)} and the {@code with...}
+ * copies, so it can grow without breaking plugins.
  */
-public record OpenContext(Settings settings, Optional<ApprovalChannel> approvalChannel, List<ExecListener> listeners) {
+public final class OpenContext {
+    private final Settings settings;
+    private final Optional<ApprovalChannel> approvalChannel;
+    private final List<ExecListener> listeners;
 
-    public OpenContext {
-        listeners = List.copyOf(listeners);
+    private OpenContext(Builder b) {
+        this.settings = Objects.requireNonNull(b.settings, "settings");
+        this.approvalChannel = Optional.ofNullable(b.approvalChannel);
+        this.listeners = List.copyOf(b.listeners);
+    }
+
+    public static Builder builder(Settings settings) {
+        return new Builder(settings);
     }
 
     public static OpenContext of(Settings settings) {
-        return new OpenContext(settings, Optional.empty(), List.of());
+        return builder(settings).build();
+    }
+
+    public Builder toBuilder() {
+        Builder b = new Builder(settings);
+        b.approvalChannel = approvalChannel.orElse(null);
+        b.listeners.addAll(listeners);
+        return b;
+    }
+
+    public Settings settings() {
+        return settings;
+    }
+
+    public Optional<ApprovalChannel> approvalChannel() {
+        return approvalChannel;
+    }
+
+    public List<ExecListener> listeners() {
+        return listeners;
+    }
+
+    public OpenContext withSettings(Settings s) {
+        Builder b = toBuilder();
+        b.settings = Objects.requireNonNull(s, "settings");
+        return b.build();
     }
 
     public OpenContext withApprovalChannel(ApprovalChannel channel) {
-        return new OpenContext(settings, Optional.of(channel), listeners);
+        return toBuilder().approvalChannel(channel).build();
     }
 
     public OpenContext withListener(ExecListener listener) {
-        List<ExecListener> l = new java.util.ArrayList<>(listeners);
-        l.add(listener);
-        return new OpenContext(settings, approvalChannel, l);
+        return toBuilder().listener(listener).build();
+    }
+
+    public static final class Builder {
+        private Settings settings;
+        private ApprovalChannel approvalChannel;
+        private final List<ExecListener> listeners = new ArrayList<>();
+
+        private Builder(Settings settings) {
+            this.settings = settings;
+        }
+
+        /** The human channel for writes that need approval; null for none. */
+        public Builder approvalChannel(ApprovalChannel channel) {
+            this.approvalChannel = channel;
+            return this;
+        }
+
+        public Builder listener(ExecListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        public Builder listeners(List<ExecListener> all) {
+            all.forEach(this::listener);
+            return this;
+        }
+
+        public OpenContext build() {
+            return new OpenContext(this);
+        }
     }
 }

@@ -24,6 +24,24 @@ public interface RemoteProcess {
     int waitFor() throws InterruptedException;
 
     /**
+     * How the command ended, as a value. The default maps {@link #waitFor}: {@link #NO_STATUS} is
+     * lost, anything else exited with that status (128+N included).
+     */
+    default ProcessEnd awaitEnd() throws InterruptedException {
+        int status = waitFor();
+        return status == NO_STATUS ? ProcessEnd.lost() : ProcessEnd.exited(status);
+    }
+
+    /**
+     * The start time of the process group's leader (clock ticks since boot, field 22 of
+     * {@code /proc/PID/stat}) when the backend knows it; the core otherwise takes it from the
+     * launcher record. Checked before every signal, so a recycled group id is never hit.
+     */
+    default OptionalLong startTime() {
+        return OptionalLong.empty();
+    }
+
+    /**
      * The process group the command leads, for the core's default kill
      * ({@code kill -TERM -- -PGID}); empty when the backend kills natively.
      */

@@ -9,7 +9,6 @@ import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
-import dev.airlock.internal.BlockingPipe;
 import dev.airlock.shell.Shell;
 
 import java.io.ByteArrayOutputStream;

@@ -138,6 +138,11 @@ class ShellScriptsTest {
     void killProcessGroupEndsTheWholeGroup(String shell) throws Exception {
         Process group = new ProcessBuilder("setsid", "sh", "-c", "sleep 3401 & sleep 3401; wait").start();
         long pgid = group.pid();
+        // setsid may not have made the group yet when start() returns: wait until it leads one.
+        long until = System.nanoTime() + 5_000_000_000L;
+        while (liveMembers(pgid) == 0 && System.nanoTime() < until) {
+            Thread.sleep(10);
+        }
         Result r = run(shell, Shell.killProcessGroup("TERM", pgid), new byte[0]);
         assertEquals(0, r.exit(), r.err());
         assertEquals(true, group.waitFor(10, java.util.concurrent.TimeUnit.SECONDS), "the group survived");

@@ -1,6 +1,6 @@
 package dev.airlock.tck;
 
-import dev.airlock.internal.BulkInputStream;
+import dev.airlock.spi.BulkInputStream;
 import dev.airlock.AirlockException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
@@ -140,7 +140,7 @@ public abstract class EnvironmentCompatibilityKit {
 
     /** A fresh environment with {@code extra} settings on top of {@link #settings()} and these listeners. */
     protected final Environment open(Map<String, String> extra, ExecListener... listeners) {
-        OpenContext context = new OpenContext(settings().with(extra), Optional.empty(), List.of(listeners));
+        OpenContext context = OpenContext.builder(settings().with(extra)).listeners(List.of(listeners)).build();
         Environment env = openEnvironment(context);
         assertNotNull(env, "openEnvironment returned null");
         return env;
@@ -840,10 +840,19 @@ public abstract class EnvironmentCompatibilityKit {
             Park park = new Park(from, to);
             try (Environment env = open(Map.of(), park)) {
                 String marker = env.target().scratchDir() + "/side-effect";
-                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; cat")
+                boolean stages = env.capabilities().stdinMode() == StdinMode.PAYLOAD || !env.capabilities().nativeEnv();
+                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; cat").env("KIT_STAGED", "env")
                         .stdin(Payload.ofUtf8("staged input")).build());
                 park.awaitParked();
+                // Held where the test says: before anything is staged, or after staging finished.
+                List<String> held = stagedNames(env);
+                if (to == ExecState.STAGING) {
+                    assertEquals(List.of(), held, "held at NEW -> STAGING, yet something was staged");
+                } else if (stages) {
+                    assertFalse(held.isEmpty(), "held at STAGING -> STAGED on a backend that stages, yet nothing was staged");
+                }
                 e.cancel(); // reports -> CANCELLED, which lets the held flow go; returns after its cleanup
+                assertNothingStaged(env, "when cancel() returned (before await)");
                 ExecResult r = e.await();
                 assertTrue(r.cancelled());
                 assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
@@ -851,6 +860,11 @@ public abstract class EnvironmentCompatibilityKit {
                 assertTrue(env.files().stat(marker).isEmpty(), "an exec cancelled before dispatch ran");
                 assertNothingStaged(env, "after a cancel before dispatch");
             }
+        }
+
+        private List<String> stagedNames(Environment env) {
+            return env.files().list(env.target().stagingDir()).stream()
+                    .map(FileStat::name).filter(n -> n.startsWith(".airlock-")).toList();
         }
 
         @Test
@@ -1267,6 +1281,27 @@ public abstract class EnvironmentCompatibilityKit {
             }
             assertGoneAfterClose(owner, a, List.of(pid));
             assertEquals("alive\n", sh(owner, "echo alive"), "closing an attached environment must not stop the sandbox");
+        }
+    }
+
+    // ==================================================================================== layering
+
+    /** (core) A plugin builds on the SPI only: {@code dev.airlock.internal} is the core's own and may change. */
+    @Nested
+    class Layering {
+
+        @Test
+        void thePluginUsesNoCoreInternals() {
+            Environment env = environment();
+            String pkg = env.getClass().getPackageName();
+            com.tngtech.archunit.core.domain.JavaClasses classes =
+                    new com.tngtech.archunit.core.importer.ClassFileImporter()
+                            .withImportOption(com.tngtech.archunit.core.importer.ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                            .importPackages(pkg);
+            com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses().that().resideInAPackage(pkg + "..")
+                    .should().dependOnClassesThat().resideInAPackage("dev.airlock.internal..")
+                    .because("a plugin implements the SPI (dev.airlock.spi) and uses the API; the core's internals may change")
+                    .check(classes);
         }
     }
 

@@ -1,6 +1,6 @@
 package dev.airlock.tck;
 
-import dev.airlock.internal.BulkInputStream;
+import dev.airlock.spi.BulkInputStream;
 import dev.airlock.Payload;
 
 import java.io.ByteArrayInputStream;

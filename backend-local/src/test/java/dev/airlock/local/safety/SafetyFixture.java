@@ -72,7 +72,7 @@ final class SafetyFixture {
                 }
             }
         };
-        Environment env = Environments.open(new OpenContext(Settings.of(s), Optional.ofNullable(channel), List.of(listener)));
+        Environment env = Environments.open(OpenContext.builder(Settings.of(s)).approvalChannel(channel).listener(listener).build());
         assertTrue(env.target().home().startsWith(airlockHome.toString()),
                 "HOME must be the profile home in the temp AIRLOCK_HOME, got " + env.target().home());
         return env;

@@ -1,4 +1,4 @@
-package dev.airlock.internal;
+package dev.airlock.spi;
 
 import java.io.IOException;
 import java.io.InputStream;
