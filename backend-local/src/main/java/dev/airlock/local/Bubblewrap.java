@@ -156,6 +156,40 @@ final class Bubblewrap {
                 mounts.add(Map.entry(p, false));
             }
         }
+        // A read-only bind stops writes to its path but not a rename of a directory above it: the
+        // kernel refuses to rename only a mount point itself, so `mv core core.old; mkdir -p
+        // core/src/main` would put fresh writable sources at the same path on the host. Every
+        // directory between a writable bind and a read-only one is therefore made a mount point
+        // too (bound to itself, still writable), which no rename or rmdir can move.
+        Set<Path> stops = new LinkedHashSet<>(writable.keySet());
+        mounts.forEach(m -> stops.add(m.getKey()));
+        List<Path> guarded = new ArrayList<>();
+        mounts.stream().filter(m -> !m.getValue()).forEach(m -> guarded.add(m.getKey()));
+        for (Path home : protectedHomes) {
+            for (String d : Safety.hardDeniedHomeDirs()) {
+                Path p = home.resolve(d);
+                if (under(p, binds) && !Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                    createParents(p); // bwrap would create them anyway (for the --tmpfs below); now they can be pinned
+                }
+                guarded.add(p);
+            }
+            Safety.hardDeniedHomeFiles().forEach(f -> guarded.add(home.resolve(f)));
+        }
+        for (String state : List.of(c.airlockHome(), c.realHome() + "/.airlock")) {
+            Safety.hardDeniedAirlockFiles().forEach(f -> guarded.add(Path.of(state, f)));
+        }
+        Set<Path> pins = new LinkedHashSet<>();
+        for (Path g : guarded) {
+            Path p = real(g);
+            if (!under(p, binds)) {
+                continue;
+            }
+            for (Path d = p.getParent(); d != null && !stops.contains(d) && under(d, binds); d = d.getParent()) {
+                if (Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS) && pins.add(d)) {
+                    mounts.add(Map.entry(d, true));
+                }
+            }
+        }
         mounts.sort(Comparator.comparingInt(m -> m.getKey().getNameCount()));
         for (Map.Entry<Path, Boolean> m : mounts) {
             add(a, m.getValue() ? "--bind" : "--ro-bind", m.getKey(), m.getKey());
@@ -245,6 +279,14 @@ final class Bubblewrap {
             if (under(r, binds) && done.add(r)) {
                 add(a, "--ro-bind", r, r);
             }
+        }
+    }
+
+    private static void createParents(Path p) {
+        try {
+            Files.createDirectories(p.getParent());
+        } catch (IOException e) {
+            // left to bwrap, which reports it when it cannot create the path either
         }
     }
 

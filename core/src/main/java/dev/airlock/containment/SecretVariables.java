@@ -27,7 +27,9 @@ public final class SecretVariables {
     /** Names ending like a credential: the common conventions of CI systems, clouds and SDKs. */
     private static final Pattern LOOKS_SECRET = Pattern.compile(
             "(?:.*_)?(?:TOKEN|SECRET|SECRET_KEY|SECRET_ACCESS_KEY|ACCESS_KEY|API_KEY|APIKEY|PASSWORD|PASSWD|PASSPHRASE"
-                    + "|PRIVATE_KEY|CREDENTIAL|CREDENTIALS|AUTH_TOKEN|CLIENT_SECRET)");
+                    + "|PRIVATE_KEY|CREDENTIAL|CREDENTIALS|AUTH_TOKEN|CLIENT_SECRET|PASS|PAT)"
+                    // The tools' own names that follow no such convention (psql, mysql, redis-cli, docker).
+                    + "|PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|DOCKER_AUTH_CONFIG");
     /** Airlock's own variables may carry a suffix after the secret word ({@code AIRLOCK_X_TOKEN_2}). */
     private static final Pattern AIRLOCK_SECRET = Pattern.compile(
             "AIRLOCK_.*(TOKEN|SECRET|PASSWORD|PASSPHRASE|API_KEY|APIKEY|CREDENTIALS)(_[A-Z0-9]+)?");

@@ -169,8 +169,12 @@ final class ShellFiles implements RemoteFiles {
             s.append("[ \"$c\" = ").append(expected).append(" ] || { echo \"wrote $c of ")
                     .append(expected).append(" bytes\" >&2; exit 9; }\n");
         }
-        // -T: a link planted at the name is replaced, never followed into a directory (busybox mv may lack it)
-        s.append("mv -fT -- \"$tmp\" \"$n\" 2>/dev/null || mv -f -- \"$tmp\" \"$n\" || exit 10\n")
+        // -T: a link planted at the name is replaced, never followed into a directory (busybox mv may lack it).
+        // The plain mv only where -T is missing: when the name became a directory meanwhile (a concurrent
+        // command), plain mv would move the temp file into it and report a write that is not at the path.
+        s.append("mv -fT -- \"$tmp\" \"$n\" 2>/dev/null || { [ ! -d \"$n\" ] && mv -f -- \"$tmp\" \"$n\"; } || { [ -d \"$n\" ]"
+                        + " && echo \"is a directory (made while writing): ").append(t.replace("\\", "\\\\").replace("\"", "\\\"")
+                        .replace("$", "\\$").replace("`", "\\`")).append("\" >&2; exit 10; }\n")
                 .append("trap - EXIT\n")
                 .append("printf '%s' \"$c\"\n");
         Counting counted = expected < 0 ? new Counting(content) : null;

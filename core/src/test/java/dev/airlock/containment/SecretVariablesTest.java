@@ -20,14 +20,16 @@ class SecretVariablesTest {
     @ValueSource(strings = {"GITHUB_TOKEN", "GH_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY",
             "AWS_SESSION_TOKEN", "PGPASSWORD_X_PASSWORD", "DB_PASSWORD", "GPG_PASSPHRASE", "STRIPE_SECRET", "NPM_TOKEN",
             "AZURE_CLIENT_SECRET", "HF_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "SENTRY_AUTH_TOKEN", "github_token",
-            "AIRLOCK_SSH_PASSPHRASE", "AIRLOCK_TEST_TOKEN", "AIRLOCK_X_TOKEN_2", "TOKEN", "PASSWORD", "MY_PRIVATE_KEY"})
+            "AIRLOCK_SSH_PASSPHRASE", "AIRLOCK_TEST_TOKEN", "AIRLOCK_X_TOKEN_2", "TOKEN", "PASSWORD", "MY_PRIVATE_KEY",
+            "PGPASSWORD", "MYSQL_PWD", "REDISCLI_AUTH", "DOCKER_AUTH_CONFIG", "GITHUB_PAT", "SMTP_PASS", "DB_PASS"})
     void secretLookingNamesAreStrippedByDefault(String name) {
         assertTrue(DEFAULTS.isSecret(name), name);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"PATH", "HOME", "TMPDIR", "SSH_AUTH_SOCK", "AIRLOCK_REAL_HOME", "AIRLOCK_HOME", "TOKENIZERS_PARALLELISM",
-            "LANG", "KUBERNETES_SERVICE_HOST", "AWS_REGION", "SECRETS_DIR_UNRELATED_PATH", "DOCKER_HOST"})
+            "LANG", "KUBERNETES_SERVICE_HOST", "AWS_REGION", "SECRETS_DIR_UNRELATED_PATH", "DOCKER_HOST",
+            "PWD", "OLDPWD", "NO_BYPASS", "XDG_DATA_DIRS", "PATCH_LEVEL"})
     void ordinaryNamesPass(String name) {
         assertFalse(DEFAULTS.isSecret(name), name);
     }

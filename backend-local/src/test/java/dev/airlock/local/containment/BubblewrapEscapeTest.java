@@ -293,6 +293,36 @@ class BubblewrapEscapeTest {
         assertFalse(Files.exists(checkout.resolve("core/src/main/java/Planted-" + token + ".java")));
     }
 
+    /**
+     * A read-only bind stops writes to its path, not a rename of a directory above it: renaming the
+     * parent and making a fresh one would put writable sources (or a credential dir) at the same
+     * path on the host. The directories above each read-only bind cannot be renamed.
+     */
+    @Test
+    void aDirectoryAboveAReadOnlyBindCannotBeRenamedAway() throws Exception {
+        Path checkout = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+        Services.require(Files.isRegularFile(checkout.resolve("airlock")), "the tests run from a checkout of Airlock");
+        Path moved = checkout.resolve("core/src-moved-" + token);
+        try (Environment env = Environments.open(isolated("airlock.local.workdir", checkout.toString()))) {
+            assertStopped(run(env, "mv core/src core/src-moved-" + token), "mv core/src away (then a fresh core/src/main would be writable)");
+            assertStopped(run(env, "mv core core-moved-" + token), "mv core away");
+        } finally {
+            if (Files.isDirectory(moved)) {
+                Files.move(moved, checkout.resolve("core/src")); // put the checkout back before failing
+            }
+            if (Files.isDirectory(checkout.resolve("core-moved-" + token))) {
+                Files.move(checkout.resolve("core-moved-" + token), checkout.resolve("core"));
+            }
+        }
+        Path home;
+        try (Environment env = Environments.open(isolated())) {
+            home = Path.of(env.target().home());
+            assertStopped(run(env, "mv ~/.config ~/.config-moved && mkdir -p ~/.config/gh && printf t > ~/.config/gh/hosts.yml"),
+                    "mv ~/.config away, then a token planted in ~/.config/gh");
+        }
+        assertFalse(Files.exists(home.resolve(".config/gh/hosts.yml")), "a token was planted in the home's .config/gh");
+    }
+
     /** A config file named inside a writable bind is refused: a command could rewrite it for the next run. */
     @Test
     void aConfigFileInsideAWritableBindIsRefused() throws Exception {

@@ -86,6 +86,44 @@ class WriteRaceTest {
         assertEquals(List.of(), tempFiles(safe), "temp files left in the safe dir");
     }
 
+    /**
+     * A directory made at the name while the content streams (a concurrent command): the write
+     * fails, and neither reports success with the bytes moved into that directory nor leaves its
+     * temp file there.
+     */
+    @Test
+    void aDirectoryMadeAtTheNameMidWriteFailsTheWrite() throws Exception {
+        Path target = work.resolve("f");
+        byte[] data = "payload\n".getBytes(StandardCharsets.UTF_8);
+        java.io.InputStream racing = new java.io.InputStream() {
+            private int at;
+
+            @Override
+            public int read() throws IOException {
+                if (at == 0) {
+                    // Once the script made its temp file it has checked the name: then it becomes a directory.
+                    for (int i = 0; i < 3000 && tempFiles(work).isEmpty(); i++) {
+                        try {
+                            Thread.sleep(10);
+                        } catch (InterruptedException e) {
+                            throw new IOException(e);
+                        }
+                    }
+                    Files.createDirectory(target);
+                }
+                return at < data.length ? data[at++] & 0xff : -1;
+            }
+        };
+        try (Environment env = fx.open(null)) {
+            assertThrows(AirlockException.class,
+                    () -> env.files().write(target.toString(), dev.airlock.Payload.ofStream(racing, data.length)),
+                    "the write reported success though the name is a directory");
+        }
+        assertTrue(Files.isDirectory(target));
+        assertEquals(List.of(), tempFiles(target), "temp file left in the directory");
+        assertEquals(List.of(), tempFiles(work), "temp file left in the parent");
+    }
+
     /** A path longer than the system takes fails before anything is made: no directories are left. */
     @Test
     void anOverLongPathLeavesNoDirectories() throws Exception {
