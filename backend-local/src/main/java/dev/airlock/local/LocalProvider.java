@@ -24,7 +24,7 @@ public final class LocalProvider implements EnvironmentProvider {
         return List.of(
                 SettingKey.of(LocalSettings.ISOLATION, "none | bwrap", "none; bwrap in the eval profile when installed",
                         "run every command under bubblewrap"),
-                SettingKey.of(LocalSettings.NETWORK, "on | off", "on", "off cuts the network under bwrap"),
+                SettingKey.of(LocalSettings.NETWORK, "on | off", "on; off in the eval profile", "off cuts the network under bwrap"),
                 SettingKey.of(LocalSettings.WORKDIR, "path | none", "the JVM's working directory",
                         "the agent's project: where commands start, writable under bwrap"),
                 SettingKey.of(LocalSettings.WRITABLE + SettingKey.NAME, "path", "", "more writable binds under bwrap"),

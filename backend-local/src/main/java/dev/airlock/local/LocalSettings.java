@@ -22,7 +22,7 @@ import java.util.Optional;
  *       <td>bwrap runs every command under bubblewrap: read-only root, its own /tmp, /run, /dev and /proc,
  *       writable binds only for the children's home, temp dir, the working directory and
  *       airlock.local.writable.*</td></tr>
- *   <tr><td>airlock.local.network</td><td>on|off</td><td>on</td><td>off cuts the network under bwrap (loopback only)</td></tr>
+ *   <tr><td>airlock.local.network</td><td>on|off</td><td>on; off in the eval profile</td><td>off cuts the network under bwrap (loopback only)</td></tr>
  *   <tr><td>airlock.local.workdir</td><td>path|none</td><td>the JVM's working directory</td>
  *       <td>the agent's project: writable under bwrap, where commands start</td></tr>
  *   <tr><td>airlock.local.writable.NAME</td><td>path</td><td></td><td>more writable binds under bwrap</td></tr>
@@ -49,7 +49,10 @@ record LocalSettings(StdinMode stdinMode, boolean nativeEnv, Optional<Isolation>
         boolean nativeEnv = "native".equals(s.getChoice(ENV_MODE, "native", "native", "staged"));
         Optional<Isolation> isolation = s.get(ISOLATION).map(String::trim).filter(v -> !v.isEmpty())
                 .map(v -> "bwrap".equals(s.getChoice(ISOLATION, "none", "none", "bwrap")) ? Isolation.BWRAP : Isolation.NONE);
-        boolean network = "on".equals(s.getChoice(NETWORK, "on", "on", "off"));
+        // The eval profile keeps a whole run inside its dir: a shared network would leave the host's
+        // abstract sockets and loopback ports reachable, so it starts with a network of its own.
+        String networkDefault = dev.airlock.containment.ContainmentSettings.from(s).eval() ? "off" : "on";
+        boolean network = "on".equals(s.getChoice(NETWORK, networkDefault, "on", "off"));
         String dir = s.get(WORKDIR).map(String::trim).filter(v -> !v.isEmpty()).orElse(System.getProperty("user.dir"));
         Optional<String> workdir = dir.equals("none") ? Optional.empty() : Optional.of(absolute(WORKDIR, dir));
         Map<String, String> writable = s.keys(WRITABLE);

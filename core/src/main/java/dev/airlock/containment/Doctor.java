@@ -343,8 +343,16 @@ public final class Doctor {
             return new Row("sockets", Verdict.LEAKS, "reachable host sockets: " + String.join(", ", reachable.split(" ")));
         }
         if (freshRun(f)) {
-            return new Row("sockets", Verdict.CONTAINED_ENFORCED, "no host socket is reachable: / is read-only and /run is"
-                    + " this sandbox's own");
+            int listeners = count(f, "abstract_listeners") + count(f, "tcp_listeners");
+            if (listeners > 0) {
+                // A read-only / and a private /run hide sockets with a path; abstract sockets and TCP
+                // ports of a shared network namespace stay reachable whatever the mounts say.
+                return new Row("sockets", Verdict.LEAKS, "the host's network is shared: " + count(f, "abstract_listeners")
+                        + " listening abstract UNIX sockets and " + count(f, "tcp_listeners") + " listening TCP ports are"
+                        + " reachable (airlock.local.network=off gives the sandbox a network of its own)");
+            }
+            return new Row("sockets", Verdict.CONTAINED_ENFORCED, "no host socket is reachable: / is read-only, /run is"
+                    + " this sandbox's own and no listener is in its network");
         }
         return new Row("sockets", Verdict.NOT_APPLICABLE, "none of the usual host sockets (Docker, containerd, podman,"
                 + " the buses, an SSH agent) is here");
@@ -457,6 +465,14 @@ public final class Doctor {
     /** A read-only root: the sign of a sandbox that made its own /tmp and /run. */
     private static boolean sandboxed(Map<String, String> f) {
         return "1".equals(f.get("root_ro"));
+    }
+
+    private static int count(Map<String, String> f, String key) {
+        try {
+            return Integer.parseInt(f.getOrDefault(key, "0").trim());
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     private static boolean freshRun(Map<String, String> f) {

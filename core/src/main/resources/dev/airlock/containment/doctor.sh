@@ -79,6 +79,14 @@ for s in /run/docker.sock /var/run/docker.sock /run/containerd/containerd.sock /
     if [ -n "$s" ] && [ -S "$s" ] && [ -w "$s" ]; then socks="$socks $s"; fi
 done
 p sockets "${socks# }"
+# listeners in this network namespace: abstract UNIX sockets (a bus, an X server) and TCP ports
+# have no path a read-only / could hide; only a network namespace of its own cuts them
+if [ -r /proc/net/unix ]; then
+    p abstract_listeners "$(awk 'NR > 1 && $4 == "00010000" && substr($8, 1, 1) == "@" { n++ } END { print n + 0 }' /proc/net/unix 2>/dev/null)"
+fi
+if [ -r /proc/net/tcp ]; then
+    p tcp_listeners "$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" { n++ } END { print n + 0 }')"
+fi
 if [ -r /proc/self/cmdline ]; then
     p procs "$(ls -d /proc/[0-9]* 2>/dev/null | wc -l | tr -d ' ')"
     # the markers reach grep as patterns on stdin; printf is a builtin, so they never enter an argv

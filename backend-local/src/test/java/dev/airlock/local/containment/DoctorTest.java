@@ -73,7 +73,8 @@ class DoctorTest {
         Services.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
         DoctorReport r;
         try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.profile", "eval",
-                "airlock.run-dir", runDir.toString(), "airlock.local.env-mode", envMode, "airlock.local.workdir", "none"))) {
+                "airlock.run-dir", runDir.toString(), "airlock.local.env-mode", envMode, "airlock.local.workdir", "none",
+                "airlock.local.network", "off"))) {
             r = Doctor.report(env);
         }
         assertEquals(0, r.exitCode(), r.toText());
@@ -89,6 +90,32 @@ class DoctorTest {
         assertEquals("eval", r.profile());
         assertTrue(r.toText().contains("profile: eval (run dir " + runDir + ")"), r.toText());
         assertTrue(r.toJson().contains("\"leaks\":false,\"exitCode\":0"), r.toJson());
+    }
+
+    /**
+     * With the host's network shared, a read-only / and a private /run hide no abstract socket and
+     * no TCP port: doctor must say the sockets leak, never "enforced", while a listener is there.
+     */
+    @Test
+    void aSharedNetworkIsNeverCalledEnforced() throws Exception {
+        Services.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+        try (java.net.ServerSocket listener = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            DoctorReport shared;
+            try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.profile", "eval",
+                    "airlock.run-dir", runDir.toString(), "airlock.local.workdir", "none", "airlock.local.network", "on"))) {
+                shared = Doctor.report(env);
+            }
+            DoctorReport.Row row = shared.row("sockets").orElseThrow();
+            assertEquals(Verdict.LEAKS, row.verdict(), shared.toText());
+            assertTrue(row.evidence().contains("airlock.local.network=off"), row.evidence());
+            assertEquals(DoctorReport.EXIT_LEAKS, shared.exitCode(), shared.toText());
+            DoctorReport cut;
+            try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.profile", "eval",
+                    "airlock.run-dir", runDir.toString(), "airlock.local.workdir", "none", "airlock.local.network", "off"))) {
+                cut = Doctor.report(env);
+            }
+            assertEquals(Verdict.CONTAINED_ENFORCED, cut.row("sockets").orElseThrow().verdict(), cut.toText());
+        }
     }
 
     /** Without bubblewrap the eval profile contains by environment, and doctor says why there is no sandbox. */
