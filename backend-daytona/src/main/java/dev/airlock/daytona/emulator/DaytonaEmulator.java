@@ -438,13 +438,14 @@ public final class DaytonaEmulator implements Emulator {
         }
         for (Cmd c : cmds) {
             try {
-                if (!c.process.waitFor(2, TimeUnit.SECONDS)) {
-                    c.process.signal(9);
-                }
+                c.process.waitFor(1, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IOException("interrupted", e);
             }
+            // The daemon's SIGKILL goes to the whole group: a child that ignored SIGTERM (or whose
+            // leader already left) is killed too.
+            c.process.signal(9);
         }
         resp.empty(204);
     }
