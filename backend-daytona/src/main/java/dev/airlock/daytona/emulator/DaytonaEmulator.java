@@ -353,7 +353,7 @@ public final class DaytonaEmulator implements Emulator {
         Map<String, String> env = envs(body.path("envs"));
         String cwd = body.hasNonNull("cwd") && !body.get("cwd").asText().isEmpty() ? body.get("cwd").asText() : HOME;
         int timeout = body.path("timeout").asInt(0);
-        SandboxProcess p = startShell(b, req, "process-execute", command, cwd, env, UUID.randomUUID().toString(), false);
+        SandboxProcess p = startShell(b, req, "process-execute", command, cwd, env, UUID.randomUUID().toString());
         if (p == null) {
             resp.json(200, "{\"exitCode\":-1,\"result\":\"failed to start the command\"}");
             return;
@@ -463,7 +463,7 @@ public final class DaytonaEmulator implements Emulator {
         Box b = boxes.get(req.param("sandbox"));
         String command = body.get("command").asText();
         String cmdId = UUID.randomUUID().toString();
-        SandboxProcess p = startShell(b, req, "session-exec", command, HOME, Map.of(), cmdId, true);
+        SandboxProcess p = startShell(b, req, "session-exec", command, HOME, Map.of(), cmdId);
         if (p == null) {
             failToolbox(req, resp, 400, "BAD_REQUEST", "failed to execute the command");
             return;
@@ -529,10 +529,9 @@ public final class DaytonaEmulator implements Emulator {
             failToolbox(req, resp, 400, "BAD_REQUEST", "command is not running");
             return;
         }
-        OutputStream in = c.process.stdin();
-        in.write((body == null ? "" : body.path("data").asText("")).getBytes(StandardCharsets.UTF_8));
-        in.flush();
-        resp.empty(204);
+        // This emulator ends the shell's input after the command text (so the leftover-stdin trap is
+        // real), so there is no open stdin to write to: said plainly rather than dropped silently.
+        failToolbox(req, resp, 409, "STDIN_CLOSED", "the command's stdin is closed in this emulator");
     }
 
     /**
@@ -540,7 +539,7 @@ public final class DaytonaEmulator implements Emulator {
      * the command text, and after it whatever the command did not read from that same stdin.
      */
     private SandboxProcess startShell(Box b, Request req, String call, String command, String cwd, Map<String, String> env,
-                                      String key, boolean keepStdin) throws IOException {
+                                      String key) throws IOException {
         SandboxProcess p;
         try {
             // "exec sh -s" reads its script from stdin; the command text rides as $0 only so the journal records it.
@@ -549,15 +548,12 @@ public final class DaytonaEmulator implements Emulator {
         } catch (IllegalStateException | dev.airlock.NoSuchPathException e) {
             return null;
         }
-        byte[] text = (command + (keepStdin ? "\nexit\n" : "\n")).getBytes(StandardCharsets.UTF_8);
+        // The text then end-of-input, and nothing after it: a command that moved the shell's stdin
+        // (`exec 0< f`) leaves the shell reading f's unread tail as commands, as on the real daemon.
+        byte[] text = (command + "\n").getBytes(StandardCharsets.UTF_8);
         CompletableFuture.runAsync(() -> {
-            OutputStream in = p.stdin();
-            try {
+            try (OutputStream in = p.stdin()) {
                 in.write(text);
-                in.flush();
-                if (!keepStdin) {
-                    in.close();
-                }
             } catch (IOException ignored) {
                 // the shell ended before reading all of it
             }
