@@ -254,10 +254,11 @@ public final class DaytonaEmulator implements Emulator {
             r.put("errorReason", "emulated build failure of " + image);
         }
         boxes.put(id, box);
-        resp.json(200, describe(box));
+        String first = describe(box); // the create answer shows the real first state; the next poll sees it started
         if (!fails) {
-            box.state = "started"; // the next poll sees it started; the create answer shows the real first state
+            box.state = "started";
         }
+        resp.json(200, first);
     }
 
     private void list(Request req, Response resp) throws IOException {
