@@ -448,6 +448,19 @@ public final class DaytonaEmulator implements Emulator {
             // leader already left) is killed too.
             c.process.signal(9);
         }
+        // Answer once the groups are gone, as the daemon does: a client that deleted a session to
+        // kill its command may look for survivors right away.
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        for (Cmd c : cmds) {
+            while (groupAlive(b, c.process.pgid()) && System.nanoTime() < until) {
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted", e);
+                }
+            }
+        }
         resp.empty(204);
     }
 
@@ -560,6 +573,22 @@ public final class DaytonaEmulator implements Emulator {
             }
         });
         return p;
+    }
+
+    /** Whether a live process of the sandbox is still in process group {@code pgid} (zombies do not count). */
+    private static boolean groupAlive(Box b, long pgid) {
+        for (long pid : b.sandbox.livePids()) {
+            try {
+                String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", Long.toString(pid), "stat"));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                if (!f[0].equals("Z") && Long.parseLong(f[2]) == pgid) {
+                    return true;
+                }
+            } catch (IOException | RuntimeException e) {
+                // gone while we looked
+            }
+        }
+        return false;
     }
 
     private ObjectNode sessionJson(Session s) {
