@@ -6,6 +6,7 @@ import dev.airlock.ConfigurationException;
 import dev.airlock.DeniedException;
 import dev.airlock.Environment;
 import dev.airlock.EnvironmentClosedException;
+import dev.airlock.settings.SettingKey;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
@@ -46,6 +47,31 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
     @Override
     public Environment open(OpenContext context) {
         return DaytonaEnvironment.open(context, DaytonaSettings.from(context.settings(), System.getenv()));
+    }
+
+    @Override
+    public java.util.Set<String> secretVariables() {
+        return java.util.Set.of(DaytonaSettings.DAYTONA_API_KEY);
+    }
+
+    /** The README's table, as the core checks it. */
+    @Override
+    public List<SettingKey> settingKeys() {
+        return List.of(
+                SettingKey.of(DaytonaSettings.API_URL, "URL", "DAYTONA_API_URL, else " + DaytonaSettings.DEFAULT_API_URL, "the control API"),
+                SettingKey.secret(DaytonaSettings.API_KEY, "string", "the API key (DAYTONA_API_KEY)"),
+                SettingKey.of(DaytonaSettings.TARGET, "string", "the organisation's default", "region"),
+                SettingKey.of(DaytonaSettings.IMAGE, "image name", "", "build from FROM <image>"),
+                SettingKey.of(DaytonaSettings.SNAPSHOT, "string", "Daytona's default", "create from a snapshot"),
+                SettingKey.of(DaytonaSettings.CPU, "cores", "Daytona's", "CPU (only with an image)"),
+                SettingKey.of(DaytonaSettings.MEMORY, "GB", "Daytona's", "memory (only with an image)"),
+                SettingKey.of(DaytonaSettings.DISK, "GB", "Daytona's", "disk (only with an image)"),
+                SettingKey.of(DaytonaSettings.ENV + SettingKey.NAME, "string", "", "sandbox variables"),
+                SettingKey.of(DaytonaSettings.LABELS + SettingKey.NAME, "string", "", "extra labels"),
+                SettingKey.of(DaytonaSettings.AUTO_STOP, "minutes", "15", "auto-stop interval (0 = never)"),
+                SettingKey.of(DaytonaSettings.AUTO_DELETE, "minutes", "0", "auto-delete interval (-1 = never)"),
+                SettingKey.of(DaytonaSettings.SANDBOX_ID, "sandbox id", "", "attach; never stopped on close"),
+                SettingKey.of(DaytonaSettings.START_TIMEOUT, "duration", "5m", "how long to wait for started"));
     }
 
     @Override
