@@ -1,0 +1,278 @@
+package dev.airlock.daytona;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.airlock.AirlockException;
+import dev.airlock.BackendException;
+import dev.airlock.Capabilities;
+import dev.airlock.Payload;
+import dev.airlock.StdinMode;
+import dev.airlock.remote.WireFailure;
+import dev.airlock.shell.Shell;
+import dev.airlock.shell.StdinScripts;
+import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Launch;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.RemoteProcess;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A Daytona sandbox as an Airlock environment. The glue to the core's hooks lives here and only
+ * here: {@link #launch} (a session per command, always {@code sh -c '<script>'}, output to files),
+ * {@link #stage} (0700 folder, upload, chmod 0600), {@link #removeStaged}, {@link #kill} (delete
+ * the command's session) and {@link #stopSandbox} (stop and delete, once).
+ */
+public final class DaytonaEnvironment extends AbstractEnvironment {
+    static final String LABEL_MANAGED = "airlock.managed";
+    static final String LABEL_CREATED = "airlock.created";
+    static final String LABEL_KEEP = "airlock.keep";
+    static final String LABEL_VERSION = "airlock.version";
+
+    private final DaytonaApi api;
+    private final DaytonaApi.Toolbox toolbox;
+    private final String sandboxId;
+    private final boolean attached;
+    /** A 0700 dir of this environment for command output files, made before the probe (which needs it). */
+    private final String ioDir;
+
+    private DaytonaEnvironment(OpenContext context, DaytonaApi api, String sandboxId, String proxyUrl, boolean attached) {
+        super("daytona", sandboxId, context);
+        this.api = api;
+        this.sandboxId = sandboxId;
+        this.attached = attached;
+        this.toolbox = api.toolbox(sandboxId, proxyUrl);
+        this.ioDir = "/tmp/.airlock-io-" + StdinScripts.randomToken();
+    }
+
+    static DaytonaEnvironment open(OpenContext context, DaytonaSettings s) {
+        DaytonaApi api = new DaytonaApi(s, context.settings());
+        String id = null;
+        boolean attached = s.sandboxId().isPresent();
+        try {
+            JsonNode record;
+            if (attached) {
+                id = s.sandboxId().get();
+                record = api.get(id);
+            } else {
+                record = api.create(createBody(api, s, false));
+                id = record.path("id").asText();
+            }
+            record = awaitStarted(api, id, record, s.startTimeout());
+            String proxy = record.path("toolboxProxyUrl").asText("");
+            if (proxy.isEmpty()) {
+                proxy = api.toolboxProxyUrl(id);
+            }
+            DaytonaEnvironment env = new DaytonaEnvironment(context, api, id, proxy, attached);
+            env.toolbox.mkdir(env.ioDir, 0700);
+            env.initialize();
+            return env;
+        } catch (RuntimeException e) {
+            if (!attached && id != null && !id.isEmpty()) {
+                removeQuietly(api, id);
+            }
+            api.close();
+            throw e;
+        }
+    }
+
+    /** The create request: labelled so {@code gc} finds it; ephemeral (deleted when stopped) unless kept. */
+    static ObjectNode createBody(DaytonaApi api, DaytonaSettings s, boolean keep) {
+        ObjectNode b = api.json().createObjectNode();
+        if (s.image().isPresent()) {
+            ObjectNode build = b.putObject("buildInfo");
+            build.put("dockerfileContent", "FROM " + s.image().get());
+            s.cpu().ifPresent(v -> b.put("cpu", v));
+            s.memory().ifPresent(v -> b.put("memory", v));
+            s.disk().ifPresent(v -> b.put("disk", v));
+        } else {
+            s.snapshot().ifPresent(v -> b.put("snapshot", v));
+        }
+        s.target().ifPresent(v -> b.put("target", v));
+        ObjectNode env = b.putObject("env");
+        s.env().forEach(env::put);
+        Map<String, String> labels = new LinkedHashMap<>(s.labels());
+        labels.put(LABEL_MANAGED, "true");
+        labels.put(LABEL_CREATED, Instant.now().toString());
+        labels.put(LABEL_VERSION, "0.1.0");
+        if (keep) {
+            labels.put(LABEL_KEEP, "true");
+        }
+        ObjectNode l = b.putObject("labels");
+        labels.forEach(l::put);
+        b.put("autoStopInterval", s.autoStopMinutes());
+        b.put("autoDeleteInterval", keep ? -1 : s.autoDeleteMinutes());
+        return b;
+    }
+
+    /** Polls until {@code started}, every 100 ms at first, then x1.5 up to 2 s; {@code error}/{@code build_failed} say why. */
+    static JsonNode awaitStarted(DaytonaApi api, String id, JsonNode record, Duration timeout) {
+        long until = System.nanoTime() + timeout.toNanos();
+        long pause = 100;
+        JsonNode r = record;
+        while (true) {
+            String state = r.path("state").asText("");
+            if (state.equals("started")) {
+                return r;
+            }
+            if (state.equals("error") || state.equals("build_failed")) {
+                throw new BackendException("the Daytona sandbox " + id + " ended in " + state + ": "
+                        + r.path("errorReason").asText("no reason given"));
+            }
+            if (System.nanoTime() > until) {
+                throw new BackendException("the Daytona sandbox " + id + " is still " + state + " after "
+                        + timeout.toSeconds() + " s; raise " + DaytonaSettings.START_TIMEOUT + " or check the Daytona dashboard");
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new BackendException("interrupted while waiting for the Daytona sandbox " + id + " to start", e);
+            }
+            pause = Math.min(2000, pause * 3 / 2);
+            r = api.get(id);
+        }
+    }
+
+    public String sandboxId() {
+        return sandboxId;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        // native kill (the exec's session is deleted), so the core needs no process group
+        return Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD).withAttachable(true).withDisposable(!attached)
+                .withArgvLimit(64 * 1024);
+    }
+
+    @Override
+    protected RemoteProcess launch(Launch launch) throws IOException {
+        String token = StdinScripts.randomToken();
+        String session = "airlock-" + token;
+        String out = ioDir + "/" + token + ".out";
+        String err = ioDir + "/" + token + ".err";
+        // Always `sh -c '<script>'`: the daemon may pipe the command text into a shell's stdin, and a
+        // script read from there would go on reading whatever the command leaves unread.
+        String inner = "exec " + launch.shell() + " -c " + Shell.quote(launch.script()) + " </dev/null >"
+                + Shell.quotePath(out) + " 2>" + Shell.quotePath(err);
+        String command = "sh -c " + Shell.quote(inner);
+        try {
+            toolbox.createSession(session);
+        } catch (AirlockException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        String cmd;
+        try {
+            cmd = toolbox.execAsync(session, command);
+        } catch (dev.airlock.DispatchOutcomeUnknownException e) {
+            throw e;
+        } catch (AirlockException e) {
+            toolbox.deleteSession(session);
+            throw new IOException(e.getMessage(), e);
+        }
+        return new DaytonaProcess(toolbox, session, cmd, out, err);
+    }
+
+    @Override
+    protected void stage(String path, Payload data) throws IOException {
+        try {
+            int slash = path.lastIndexOf('/');
+            if (slash > 0) {
+                toolbox.mkdir(path.substring(0, slash), 0700);
+            }
+            toolbox.upload(path, data);
+            toolbox.chmod(path, 0600);
+        } catch (AirlockException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+    }
+
+    @Override
+    protected void removeStaged(String path) throws IOException {
+        try {
+            toolbox.deleteFile(path);
+        } catch (AirlockException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+    }
+
+    @Override
+    protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
+        try {
+            ((DaytonaProcess) process).kill();
+        } catch (AirlockException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+    }
+
+    @Override
+    protected void stopSandbox() {
+        try {
+            try {
+                toolbox.deleteTree(ioDir); // matters for an attached sandbox, which stays
+            } catch (RuntimeException ignored) {
+                // the sandbox is going anyway, or the dir was never made
+            }
+            if (!attached) {
+                remove(api, sandboxId);
+            }
+        } finally {
+            api.close();
+        }
+    }
+
+    /** Stops then deletes; 404 is success, 409 (a state change pending) waits and tries again, bounded. */
+    static void remove(DaytonaApi api, String id) {
+        retryOnConflict(() -> {
+            try {
+                api.stop(id);
+            } catch (dev.airlock.EnvironmentClosedException gone) {
+                // already deleted
+            } catch (AirlockException e) {
+                if (!(e.getCause() instanceof WireFailure w && w.httpStatus() == 400)) { // 400: not running, nothing to stop
+                    throw e;
+                }
+            }
+        });
+        retryOnConflict(() -> {
+            try {
+                api.delete(id);
+            } catch (dev.airlock.EnvironmentClosedException gone) {
+                // 404: already gone, which is what delete wants
+            }
+        });
+    }
+
+    private static void retryOnConflict(Runnable r) {
+        long pause = 200;
+        for (int i = 0; ; i++) {
+            try {
+                r.run();
+                return;
+            } catch (AirlockException e) {
+                if (i >= 20 || !(e.getCause() instanceof WireFailure w && w.httpStatus() == 409)) {
+                    throw e;
+                }
+            }
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new BackendException("interrupted while waiting for a Daytona state change");
+            }
+            pause = Math.min(3000, pause * 2);
+        }
+    }
+
+    private static void removeQuietly(DaytonaApi api, String id) {
+        try {
+            remove(api, id);
+        } catch (RuntimeException ignored) {
+            // gc finds it by its labels
+        }
+    }
+}

@@ -1,0 +1,281 @@
+package dev.airlock.daytona;
+
+import dev.airlock.AirlockException;
+import dev.airlock.spi.RemoteProcess;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One command in its own Daytona session, its output through files (the FILES transport): the
+ * command runs as {@code ... >OUT 2>ERR}; while it runs the files are followed (progress), and
+ * when its exit code is known they are downloaded to the end (streamed into 0600 local spill
+ * files, never held in heap) and deleted in the sandbox. The service's logs are never read: they
+ * are not byte-exact.
+ */
+final class DaytonaProcess implements RemoteProcess {
+    private static final int KILLED = 128 + 15;
+    /** Output is followed live (progress) while a stream is under this size; past it, it comes at the end. */
+    private static final long LIVE_MAX = 1 << 20;
+
+    private final DaytonaApi.Toolbox toolbox;
+    private final String session;
+    private final String cmdId;
+    private final Tail out;
+    private final Tail err;
+    private final AtomicBoolean released = new AtomicBoolean();
+    private volatile boolean killed;
+    private Integer exit;
+
+    DaytonaProcess(DaytonaApi.Toolbox toolbox, String session, String cmdId, String outPath, String errPath) {
+        this.toolbox = toolbox;
+        this.session = session;
+        this.cmdId = cmdId;
+        this.out = new Tail(outPath);
+        this.err = new Tail(errPath);
+    }
+
+    /** Stdin never streams on Daytona (the core stages it): writing is refused, closing is fine. */
+    @Override
+    public OutputStream stdin() {
+        return new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                throw new IOException("Daytona takes stdin staged, not streamed");
+            }
+        };
+    }
+
+    @Override
+    public InputStream stdout() {
+        return out.reader();
+    }
+
+    @Override
+    public InputStream stderr() {
+        return err.reader();
+    }
+
+    @Override
+    public synchronized int waitFor() throws InterruptedException {
+        if (exit != null) {
+            return exit;
+        }
+        long pause = 20;
+        int code;
+        try {
+            while (true) {
+                Optional<Optional<Integer>> s = toolbox.commandStatus(session, cmdId);
+                if (s.isEmpty()) { // the session is gone: our kill (or the sandbox's end) took the command
+                    code = killed ? KILLED : NO_STATUS;
+                    break;
+                }
+                if (s.get().isPresent()) {
+                    code = s.get().get();
+                    break;
+                }
+                Thread.sleep(pause);
+                pause = Math.min(500, pause * 3 / 2);
+                out.follow(false);
+                err.follow(false);
+            }
+        } catch (AirlockException e) {
+            code = NO_STATUS;
+        } catch (InterruptedException e) {
+            out.finish(null);
+            err.finish(null);
+            throw e;
+        }
+        // Output also after a kill or timeout: what the command wrote before it ended is its output.
+        out.follow(true);
+        err.follow(true);
+        exit = code;
+        return code;
+    }
+
+    /** Marks the next end of the session as our kill; the core then reports the timeout or cancel. */
+    void kill() {
+        killed = true;
+        toolbox.deleteSession(session);
+    }
+
+    @Override
+    public OptionalLong processGroup() {
+        return OptionalLong.empty();
+    }
+
+    @Override
+    public void release() {
+        if (!released.compareAndSet(false, true)) {
+            return;
+        }
+        out.finish(null);
+        err.finish(null);
+        out.deleteLocal();
+        err.deleteLocal();
+        try {
+            toolbox.deleteSession(session);
+        } catch (RuntimeException ignored) {
+            // the sandbox may be gone already
+        }
+    }
+
+    /**
+     * One output file: downloaded (whole, as the toolbox has no ranges) into a 0600 local spill
+     * file, appending only the bytes beyond those already there, so a reader can follow it while
+     * the command runs and gets every byte exactly once.
+     */
+    private final class Tail {
+        private final String remote;
+        private Path local;
+        private long delivered;
+        private boolean finished;
+        private IOException failure;
+
+        Tail(String remote) {
+            this.remote = remote;
+        }
+
+        void follow(boolean last) {
+            synchronized (this) {
+                if (finished || (!last && delivered > LIVE_MAX)) {
+                    return;
+                }
+            }
+            IOException failed = null;
+            try {
+                toolbox.download(remote, in -> {
+                    try (in) {
+                        append(in);
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+            } catch (java.io.UncheckedIOException e) {
+                failed = e.getCause();
+            } catch (RuntimeException e) {
+                if (last) {
+                    failed = new IOException(e.getMessage(), e);
+                }
+            }
+            if (last) {
+                try {
+                    toolbox.deleteFile(remote);
+                } catch (RuntimeException ignored) {
+                    // removed with the io dir at close at the latest
+                }
+                finish(failed);
+            }
+        }
+
+        private void append(InputStream in) throws IOException {
+            long have;
+            synchronized (this) {
+                have = delivered;
+                if (local == null) {
+                    local = Files.createTempFile("airlock-daytona-", ".out",
+                            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                }
+            }
+            try {
+                in.skipNBytes(have);
+            } catch (java.io.EOFException e) {
+                return; // shorter than what we have: nothing new
+            }
+            try (OutputStream o = Files.newOutputStream(local, StandardOpenOption.APPEND)) {
+                byte[] buf = new byte[64 * 1024];
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                    o.write(buf, 0, n);
+                    o.flush();
+                    synchronized (this) {
+                        delivered += n;
+                        notifyAll();
+                    }
+                }
+            } catch (java.io.EOFException e) {
+                // the file is shorter than what we have: nothing new
+            }
+        }
+
+        synchronized void finish(IOException e) {
+            if (!finished) {
+                finished = true;
+                failure = e;
+            }
+            notifyAll();
+        }
+
+        synchronized void deleteLocal() {
+            if (local != null) {
+                try {
+                    Files.deleteIfExists(local);
+                } catch (IOException ignored) {
+                    // a temp file in the JVM's temp dir
+                }
+            }
+        }
+
+        InputStream reader() {
+            return new InputStream() {
+                private InputStream in;
+                private long read;
+
+                @Override
+                public int read() throws IOException {
+                    byte[] one = new byte[1];
+                    int n = read(one, 0, 1);
+                    return n < 0 ? -1 : one[0] & 0xff;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    if (len == 0) {
+                        return 0;
+                    }
+                    while (true) {
+                        synchronized (Tail.this) {
+                            if (read < delivered) {
+                                if (in == null) {
+                                    in = Files.newInputStream(local);
+                                }
+                                int n = in.read(b, off, (int) Math.min(len, delivered - read));
+                                if (n > 0) {
+                                    read += n;
+                                    return n;
+                                }
+                            } else if (finished) {
+                                if (failure != null) {
+                                    throw new IOException("downloading the command's output failed: " + failure.getMessage(), failure);
+                                }
+                                return -1;
+                            }
+                            try {
+                                Tail.this.wait(50);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                throw new InterruptedIOException("interrupted while waiting for the command's output");
+                            }
+                        }
+                    }
+                }
+
+                @Override
+                public void close() throws IOException {
+                    if (in != null) {
+                        in.close();
+                    }
+                }
+            };
+        }
+    }
+}

@@ -1,0 +1,1010 @@
+package dev.airlock.daytona.emulator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.airlock.emulator.CallJournal;
+import dev.airlock.emulator.EmulatedSandbox;
+import dev.airlock.emulator.Emulator;
+import dev.airlock.emulator.EmulatorContext;
+import dev.airlock.emulator.EmulatorHttpServer;
+import dev.airlock.emulator.EmulatorHttpServer.Request;
+import dev.airlock.emulator.EmulatorHttpServer.Response;
+import dev.airlock.emulator.SandboxProcess;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Daytona's control API and its toolbox (daemon) API on loopback, close enough that Daytona's
+ * official TS SDK works against it unchanged. {@link #url()} is the API base
+ * ({@code http://HOST:PORT/api}); each sandbox's {@code toolboxProxyUrl} is
+ * {@code http://HOST:PORT/toolbox}, so its toolbox base is {@code .../toolbox/{id}}.
+ *
+ * <p>What it keeps of the real service: the JSON shapes and error bodies
+ * ({@code {statusCode, error, message, path, timestamp}}, toolbox errors add {@code code}),
+ * {@code Retry-After-<bucket>} on 429, 408 on an execute timeout, the daemon's habit of piping
+ * the command string into a shell's stdin (so leftover stdin would run), logs that are not
+ * byte-exact (NUL dropped, invalid UTF-8 replaced), files created 0644, octal modes, the
+ * bulk-upload rule that a path part comes before its file part, bulk-download answered as
+ * multipart, and socket.io answered 404 so the SDK falls back to polling.
+ */
+public final class DaytonaEmulator implements Emulator {
+    /** Snapshot name that makes a create end in {@code build_failed}, for tests of that path. */
+    public static final String FAILING_SNAPSHOT = "airlock-emulator/build-fails";
+    private static final String HOME = "/home/daytona";
+    private static final int JSON_MAX = 1 << 20;
+
+    private final EmulatorContext context;
+    private final EmulatorHttpServer server;
+    private final ObjectMapper json = new ObjectMapper();
+    private final Map<String, Box> boxes = new ConcurrentHashMap<>();
+    /** Modes of every file a client chmod-ed, in order: the tests read that staged files were 0600. */
+    private final List<String> chmods = Collections.synchronizedList(new ArrayList<>());
+
+    /** One sandbox: the record the API shows, the emulated machine, its sessions. */
+    private static final class Box {
+        final String id;
+        final ObjectNode record;
+        final EmulatedSandbox sandbox;
+        final Map<String, Session> sessions = new ConcurrentHashMap<>();
+        volatile String state;
+
+        Box(String id, ObjectNode record, EmulatedSandbox sandbox, String state) {
+            this.id = id;
+            this.record = record;
+            this.sandbox = sandbox;
+            this.state = state;
+        }
+    }
+
+    private static final class Session {
+        final String id;
+        final Map<String, Cmd> commands = Collections.synchronizedMap(new LinkedHashMap<>());
+
+        Session(String id) {
+            this.id = id;
+        }
+    }
+
+    private static final class Cmd {
+        final String id;
+        final String command;
+        final SandboxProcess process;
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final CompletableFuture<Integer> exit = new CompletableFuture<>();
+
+        Cmd(String id, String command, SandboxProcess process) {
+            this.id = id;
+            this.command = command;
+            this.process = process;
+        }
+    }
+
+    public DaytonaEmulator(EmulatorContext context) throws IOException {
+        this.context = context;
+        String t = "/toolbox/{sandbox}";
+        this.server = EmulatorHttpServer.builder()
+                .faults(context.faults())
+                .journal(context.journal())
+                .errors((status, code, message) -> error(status, code, message, "").toString())
+                .retryAfterHeader(call -> "Retry-After-" + bucket(call))
+                .openRoute("GET", "/api/socket.io/", "socket-io", (q, r) -> r.error(404, "NOT_FOUND", "Cannot GET /api/socket.io/"))
+                .route("POST", "/api/sandbox", "sandbox-create", this::create)
+                .route("GET", "/api/sandbox", "sandbox-list", this::list)
+                .route("GET", "/api/sandbox/{id}", "sandbox-get", this::get)
+                .route("POST", "/api/sandbox/{id}/stop", "sandbox-stop", this::stop)
+                .route("DELETE", "/api/sandbox/{id}", "sandbox-delete", this::delete)
+                .route("GET", "/api/sandbox/{id}/toolbox-proxy-url", "sandbox-toolbox-url", this::toolboxUrl)
+                .route("POST", t + "/process/execute", "process-execute", this::execute)
+                .route("POST", t + "/process/session", "session-create", this::sessionCreate)
+                .route("GET", t + "/process/session", "session-list", this::sessionList)
+                .route("GET", t + "/process/session/{session}", "session-get", this::sessionGet)
+                .route("DELETE", t + "/process/session/{session}", "session-delete", this::sessionDelete)
+                .route("POST", t + "/process/session/{session}/exec", "session-exec", this::sessionExec)
+                .route("GET", t + "/process/session/{session}/command/{cmd}", "command-get", this::commandGet)
+                .route("GET", t + "/process/session/{session}/command/{cmd}/logs", "command-logs", this::commandLogs)
+                .route("POST", t + "/process/session/{session}/command/{cmd}/input", "command-input", this::commandInput)
+                .route("POST", t + "/files/bulk-upload", "files-bulk-upload", this::bulkUpload)
+                .route("POST", t + "/files/upload-v2", "files-upload", this::uploadV2)
+                .route("POST", t + "/files/bulk-download", "files-bulk-download", this::bulkDownload)
+                .route("GET", t + "/files/download", "files-download", this::download)
+                .route("POST", t + "/files/folder", "files-folder", this::folder)
+                .route("POST", t + "/files/permissions", "files-permissions", this::permissions)
+                .route("GET", t + "/files/info", "files-info", this::info)
+                .route("DELETE", t + "/files", "files-delete", this::deleteFile)
+                .start(context.listen());
+    }
+
+    /** The API base a client is configured with: {@code DAYTONA_API_URL}. */
+    @Override
+    public URI url() {
+        return URI.create(server.url() + "/api");
+    }
+
+    public CallJournal journal() {
+        return context.journal();
+    }
+
+    /** Every {@code path mode} a client set through the permissions endpoint, in order. */
+    public List<String> chmods() {
+        synchronized (chmods) {
+            return List.copyOf(chmods);
+        }
+    }
+
+    /** Ids of the sandboxes that exist (not yet deleted). */
+    public List<String> sandboxIds() {
+        return List.copyOf(boxes.keySet());
+    }
+
+    /** Live processes of every sandbox: none after all were stopped or deleted. */
+    public int liveProcesses() {
+        return boxes.values().stream().mapToInt(b -> b.sandbox.livePids().size()).sum();
+    }
+
+    /** A sandbox's file as it is on its disk, for tests. */
+    public Optional<PosixFileAttributes> stat(String sandboxId, String path) {
+        Box b = boxes.get(sandboxId);
+        return b == null ? Optional.empty() : b.sandbox.stat(path);
+    }
+
+    /** The files under a sandbox dir whose names start with {@code prefix}: staged leftovers in tests. */
+    public List<String> find(String sandboxId, String dir, String prefix) throws IOException {
+        Box b = boxes.get(sandboxId);
+        List<String> out = new ArrayList<>();
+        if (b == null) {
+            return out;
+        }
+        java.nio.file.Path d = b.sandbox.resolve(dir).host();
+        if (!java.nio.file.Files.isDirectory(d)) {
+            return out;
+        }
+        try (var s = java.nio.file.Files.walk(d)) {
+            s.filter(p -> p.getFileName().toString().startsWith(prefix)).forEach(p -> out.add(p.toString()));
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        server.close();
+        boxes.values().forEach(b -> b.sandbox.close());
+        boxes.clear();
+    }
+
+    private static String bucket(String call) {
+        return switch (call) {
+            case "sandbox-create" -> "sandbox-create";
+            case "sandbox-stop", "sandbox-delete" -> "sandbox-lifecycle";
+            default -> "authenticated";
+        };
+    }
+
+    // ------------------------------------------------------------------ control API
+
+    private void create(Request req, Response resp) throws IOException {
+        JsonNode body = readJson(req);
+        if (body == null || !body.isObject()) {
+            fail(req, resp, 400, "BAD_REQUEST", "the body must be a JSON object");
+            return;
+        }
+        boolean build = body.hasNonNull("buildInfo");
+        for (String k : List.of("cpu", "memory", "disk")) {
+            if (body.hasNonNull(k) && !build) {
+                fail(req, resp, 400, "BAD_REQUEST", "Cannot specify Sandbox resources when using a snapshot");
+                return;
+            }
+        }
+        String image = build ? body.path("buildInfo").path("dockerfileContent").asText("").replaceFirst("^FROM\\s+", "").trim()
+                : body.path("snapshot").asText("daytonaio/sandbox:latest");
+        String id = UUID.randomUUID().toString();
+        EmulatedSandbox sb = EmulatedSandbox.create(id, image, context.stateDir().resolve(id), HOME, context.isolation(),
+                context.journal());
+        ObjectNode r = json.createObjectNode();
+        r.put("id", id);
+        r.put("name", body.path("name").asText(id));
+        r.put("organizationId", "emulated-org");
+        r.put("snapshot", build ? null : image);
+        r.put("user", "daytona");
+        r.set("env", body.path("env").isObject() ? body.get("env") : json.createObjectNode());
+        r.set("labels", body.path("labels").isObject() ? body.get("labels") : json.createObjectNode());
+        r.put("public", body.path("public").asBoolean(false));
+        r.put("target", body.path("target").asText("us"));
+        r.put("cpu", body.path("cpu").asInt(1));
+        r.put("gpu", 0);
+        r.put("memory", body.path("memory").asInt(1));
+        r.put("disk", body.path("disk").asInt(3));
+        r.put("autoStopInterval", body.path("autoStopInterval").asInt(15));
+        r.put("autoArchiveInterval", body.path("autoArchiveInterval").asInt(10080));
+        r.put("autoDeleteInterval", body.path("autoDeleteInterval").asInt(-1));
+        r.put("createdAt", Instant.now().toString());
+        r.put("updatedAt", Instant.now().toString());
+        r.put("toolboxProxyUrl", server.url() + "/toolbox");
+        r.put("backupState", "None");
+        r.set("volumes", json.createArrayNode());
+        boolean fails = FAILING_SNAPSHOT.equals(image);
+        Box box = new Box(id, r, sb, fails ? "build_failed" : "creating");
+        if (fails) {
+            r.put("errorReason", "emulated build failure of " + image);
+        }
+        boxes.put(id, box);
+        String first = describe(box); // the create answer shows the real first state; the next poll sees it started
+        if (!fails) {
+            box.state = "started";
+        }
+        resp.json(200, first);
+    }
+
+    private void list(Request req, Response resp) throws IOException {
+        Map<String, String> want = new LinkedHashMap<>();
+        Optional<String> labels = req.query("labels");
+        if (labels.isPresent() && !labels.get().isBlank()) {
+            JsonNode l = json.readTree(labels.get());
+            l.fields().forEachRemaining(e -> want.put(e.getKey(), e.getValue().asText()));
+        }
+        ArrayNode out = json.createArrayNode();
+        for (Box b : boxes.values()) {
+            JsonNode have = b.record.path("labels");
+            if (want.entrySet().stream().allMatch(e -> e.getValue().equals(have.path(e.getKey()).asText(null)))) {
+                out.add(json.readTree(describe(b)));
+            }
+        }
+        resp.json(200, out.toString());
+    }
+
+    private void get(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "id", false);
+        if (b != null) {
+            resp.json(200, describe(b));
+        }
+    }
+
+    private void stop(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "id", false);
+        if (b == null) {
+            return;
+        }
+        synchronized (b) {
+            if (!b.state.equals("started")) {
+                fail(req, resp, 400, "BAD_REQUEST", "Sandbox is not started");
+                return;
+            }
+            b.state = "stopping";
+            b.sessions.clear();
+            b.sandbox.stop();
+            b.state = "stopped";
+        }
+        resp.json(200, describe(b));
+    }
+
+    private void delete(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "id", false);
+        if (b == null) {
+            return;
+        }
+        synchronized (b) {
+            if (boxes.remove(b.id) == null) {
+                fail(req, resp, 404, "NOT_FOUND", "Sandbox with ID or name " + b.id + " not found");
+                return;
+            }
+            b.state = "destroying";
+            b.sandbox.close();
+        }
+        resp.json(200, describe(b));
+    }
+
+    private void toolboxUrl(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "id", false);
+        if (b != null) {
+            resp.json(200, "{\"url\":" + json.writeValueAsString(server.url() + "/toolbox") + "}");
+        }
+    }
+
+    private String describe(Box b) {
+        ObjectNode r = b.record.deepCopy();
+        r.put("state", b.state);
+        r.put("desiredState", b.state.equals("destroying") ? "destroyed" : b.state.startsWith("stop") ? "stopped" : "started");
+        return r.toString();
+    }
+
+    // ------------------------------------------------------------------ toolbox: exec
+
+    /**
+     * {@code /process/execute}: like the newer daemons, the command string goes into a shell's
+     * stdin, so whatever the command leaves unread on that stdin runs as shell code. Output is
+     * stdout then stderr, as text (not byte-exact).
+     */
+    private void execute(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        JsonNode body = b == null ? null : readJson(req);
+        if (b == null) {
+            return;
+        }
+        if (body == null || !body.hasNonNull("command")) {
+            fail(req, resp, 400, "BAD_REQUEST", "command is required");
+            return;
+        }
+        String command = body.get("command").asText();
+        Map<String, String> env = envs(body.path("envs"));
+        String cwd = body.hasNonNull("cwd") && !body.get("cwd").asText().isEmpty() ? body.get("cwd").asText() : HOME;
+        int timeout = body.path("timeout").asInt(0);
+        SandboxProcess p = startShell(b, req, "process-execute", command, cwd, env, UUID.randomUUID().toString());
+        if (p == null) {
+            resp.json(200, "{\"exitCode\":-1,\"result\":\"failed to start the command\"}");
+            return;
+        }
+        CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(p.stderr()));
+        CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readAll(p.stdout()));
+        int code;
+        try {
+            if (timeout > 0 && !p.waitFor(timeout, TimeUnit.SECONDS)) {
+                p.signal(9);
+                failToolbox(req, resp, 408, "PROCESS_EXECUTION_TIMEOUT", "command execution timeout");
+                return;
+            }
+            code = p.waitFor();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+        String result = logText(out.join()) + logText(err.join());
+        ObjectNode r = json.createObjectNode();
+        r.put("exitCode", code);
+        r.put("result", result);
+        resp.json(200, r.toString());
+    }
+
+    private void sessionCreate(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        JsonNode body = b == null ? null : readJson(req);
+        if (b == null) {
+            return;
+        }
+        String sid = body == null ? "" : body.path("sessionId").asText("");
+        if (sid.isEmpty()) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "sessionId is required");
+            return;
+        }
+        if (b.sessions.putIfAbsent(sid, new Session(sid)) != null) {
+            failToolbox(req, resp, 409, "SESSION_EXISTS", "session already exists");
+            return;
+        }
+        resp.empty(201);
+    }
+
+    private void sessionList(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        if (b == null) {
+            return;
+        }
+        ArrayNode out = json.createArrayNode();
+        for (Session s : b.sessions.values()) {
+            out.add(sessionJson(s));
+        }
+        resp.json(200, out.toString());
+    }
+
+    private void sessionGet(Request req, Response resp) throws IOException {
+        Session s = session(req, resp);
+        if (s != null) {
+            resp.json(200, sessionJson(s).toString());
+        }
+    }
+
+    /** Deleting a session kills its commands' process groups (SIGTERM, then SIGKILL). */
+    private void sessionDelete(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        if (b == null) {
+            return;
+        }
+        Session s = b.sessions.remove(req.param("session"));
+        if (s == null) {
+            failToolbox(req, resp, 404, "SESSION_NOT_FOUND", "session not found");
+            return;
+        }
+        List<Cmd> cmds;
+        synchronized (s.commands) {
+            cmds = new ArrayList<>(s.commands.values());
+        }
+        for (Cmd c : cmds) {
+            if (c.process.alive()) {
+                c.process.signal(15);
+            }
+        }
+        for (Cmd c : cmds) {
+            try {
+                c.process.waitFor(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted", e);
+            }
+            // The daemon's SIGKILL goes to the whole group: a child that ignored SIGTERM (or whose
+            // leader already left) is killed too.
+            c.process.signal(9);
+        }
+        // Answer once the groups are gone, as the daemon does: a client that deleted a session to
+        // kill its command may look for survivors right away.
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        for (Cmd c : cmds) {
+            while (groupAlive(b, c.process.pgid()) && System.nanoTime() < until) {
+                try {
+                    Thread.sleep(10);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted", e);
+                }
+            }
+        }
+        resp.empty(204);
+    }
+
+    private void sessionExec(Request req, Response resp) throws IOException {
+        Session s = session(req, resp);
+        JsonNode body = s == null ? null : readJson(req);
+        if (s == null) {
+            return;
+        }
+        if (body == null || !body.hasNonNull("command")) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "command is required");
+            return;
+        }
+        Box b = boxes.get(req.param("sandbox"));
+        String command = body.get("command").asText();
+        String cmdId = UUID.randomUUID().toString();
+        SandboxProcess p = startShell(b, req, "session-exec", command, HOME, Map.of(), cmdId);
+        if (p == null) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "failed to execute the command");
+            return;
+        }
+        Cmd c = new Cmd(cmdId, command, p);
+        s.commands.put(cmdId, c);
+        CompletableFuture<Void> o = CompletableFuture.runAsync(() -> copy(p.stdout(), c.out));
+        CompletableFuture<Void> e = CompletableFuture.runAsync(() -> copy(p.stderr(), c.err));
+        CompletableFuture.runAsync(() -> {
+            try {
+                int code = p.waitFor();
+                CompletableFuture.allOf(o, e).get(5, TimeUnit.SECONDS);
+                c.exit.complete(code);
+            } catch (Exception ex) {
+                c.exit.complete(p.alive() ? -1 : p.exitValue());
+            }
+        });
+        boolean async = body.path("runAsync").asBoolean(false) || body.path("async").asBoolean(false);
+        if (async) {
+            resp.json(202, "{\"cmdId\":" + json.writeValueAsString(cmdId) + "}");
+            return;
+        }
+        int code = c.exit.join();
+        ObjectNode r = json.createObjectNode();
+        r.put("cmdId", cmdId);
+        String so = logText(snapshot(c.out));
+        String se = logText(snapshot(c.err));
+        r.put("output", so + se);
+        r.put("stdout", so);
+        r.put("stderr", se);
+        r.put("exitCode", code);
+        resp.json(200, r.toString());
+    }
+
+    private void commandGet(Request req, Response resp) throws IOException {
+        Cmd c = command(req, resp);
+        if (c != null) {
+            resp.json(200, cmdJson(c).toString());
+        }
+    }
+
+    private void commandLogs(Request req, Response resp) throws IOException {
+        Cmd c = command(req, resp);
+        if (c == null) {
+            return;
+        }
+        String so = logText(snapshot(c.out));
+        String se = logText(snapshot(c.err));
+        ObjectNode r = json.createObjectNode();
+        r.put("output", so + se);
+        r.put("stdout", so);
+        r.put("stderr", se);
+        resp.json(200, r.toString());
+    }
+
+    private void commandInput(Request req, Response resp) throws IOException {
+        Cmd c = command(req, resp);
+        JsonNode body = c == null ? null : readJson(req);
+        if (c == null) {
+            return;
+        }
+        if (!c.process.alive()) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "command is not running");
+            return;
+        }
+        // This emulator ends the shell's input after the command text (so the leftover-stdin trap is
+        // real), so there is no open stdin to write to: said plainly rather than dropped silently.
+        failToolbox(req, resp, 409, "STDIN_CLOSED", "the command's stdin is closed in this emulator");
+    }
+
+    /**
+     * Starts {@code sh} with {@code command} on its stdin, as the daemon does: the shell reads
+     * the command text, and after it whatever the command did not read from that same stdin.
+     */
+    private SandboxProcess startShell(Box b, Request req, String call, String command, String cwd, Map<String, String> env,
+                                      String key) throws IOException {
+        SandboxProcess p;
+        try {
+            // "exec sh -s" reads its script from stdin; the command text rides as $0 only so the journal records it.
+            p = b.sandbox.exec(new EmulatedSandbox.Command(call, List.of("sh", "-c", "exec sh -s", command), cwd, env, key,
+                    req.bodyBytesRead(), req.fault()));
+        } catch (IllegalStateException | dev.airlock.NoSuchPathException e) {
+            return null;
+        }
+        // The text then end-of-input, and nothing after it: a command that moved the shell's stdin
+        // (`exec 0< f`) leaves the shell reading f's unread tail as commands, as on the real daemon.
+        byte[] text = (command + "\n").getBytes(StandardCharsets.UTF_8);
+        CompletableFuture.runAsync(() -> {
+            try (OutputStream in = p.stdin()) {
+                in.write(text);
+            } catch (IOException ignored) {
+                // the shell ended before reading all of it
+            }
+        });
+        return p;
+    }
+
+    /** Whether a live process of the sandbox is still in process group {@code pgid} (zombies do not count). */
+    private static boolean groupAlive(Box b, long pgid) {
+        for (long pid : b.sandbox.livePids()) {
+            try {
+                String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", Long.toString(pid), "stat"));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                if (!f[0].equals("Z") && Long.parseLong(f[2]) == pgid) {
+                    return true;
+                }
+            } catch (IOException | RuntimeException e) {
+                // gone while we looked
+            }
+        }
+        return false;
+    }
+
+    private ObjectNode sessionJson(Session s) {
+        ObjectNode o = json.createObjectNode();
+        o.put("sessionId", s.id);
+        ArrayNode cmds = o.putArray("commands");
+        synchronized (s.commands) {
+            s.commands.values().forEach(c -> cmds.add(cmdJson(c)));
+        }
+        return o;
+    }
+
+    private ObjectNode cmdJson(Cmd c) {
+        ObjectNode o = json.createObjectNode();
+        o.put("id", c.id);
+        o.put("command", c.command);
+        if (c.exit.isDone()) {
+            o.put("exitCode", c.exit.join());
+        }
+        return o;
+    }
+
+    // ------------------------------------------------------------------ toolbox: files
+
+    /** Parts {@code files[i].path} then {@code files[i].file}; a file part before its path is refused. */
+    private void bulkUpload(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        if (b == null) {
+            return;
+        }
+        Optional<Multipart> mp = Multipart.open(req.header("Content-Type"), req.body());
+        if (mp.isEmpty()) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "expected multipart/form-data");
+            return;
+        }
+        Map<String, String> paths = new LinkedHashMap<>();
+        Optional<Multipart.Part> part;
+        while ((part = mp.get().next()).isPresent()) {
+            Multipart.Part p = part.get();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("files\\[(\\d+)]\\.(path|file)").matcher(p.name());
+            if (!m.matches()) {
+                continue;
+            }
+            if (m.group(2).equals("path")) {
+                paths.put(m.group(1), new String(p.body().readAllBytes(), StandardCharsets.UTF_8));
+                continue;
+            }
+            String path = paths.get(m.group(1));
+            if (path == null) {
+                failToolbox(req, resp, 400, "BAD_REQUEST", "file part files[" + m.group(1) + "].file came before its path part");
+                return;
+            }
+            if (!writeFile(b, req, resp, abs(path), p.body())) {
+                return;
+            }
+        }
+        resp.empty(200);
+    }
+
+    private void uploadV2(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        if (b == null) {
+            return;
+        }
+        Optional<String> path = req.query("path").filter(s -> !s.isEmpty());
+        if (path.isEmpty()) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "path is required");
+            return;
+        }
+        Optional<Multipart> mp = Multipart.open(req.header("Content-Type"), req.body());
+        InputStream data = req.body();
+        if (mp.isPresent()) {
+            Optional<Multipart.Part> p;
+            data = null;
+            while ((p = mp.get().next()).isPresent()) {
+                if (p.get().name().equals("file")) {
+                    data = p.get().body();
+                    break;
+                }
+            }
+            if (data == null) {
+                failToolbox(req, resp, 400, "BAD_REQUEST", "no file field");
+                return;
+            }
+        }
+        if (writeFile(b, req, resp, abs(path.get()), data)) {
+            resp.empty(200);
+        }
+    }
+
+    private boolean writeFile(Box b, Request req, Response resp, String path, InputStream data) throws IOException {
+        try {
+            // 0666 minus the daemon's umask 022
+            b.sandbox.write(path, data, 0644);
+            return true;
+        } catch (AccessDeniedException e) {
+            failToolbox(req, resp, 403, "FORBIDDEN", "permission denied: " + path);
+        } catch (IllegalArgumentException | java.nio.file.FileSystemException e) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "cannot write " + path + ": " + e.getMessage());
+        }
+        return false;
+    }
+
+    /** Answers {@code multipart/form-data}: a part {@code file} per path found, {@code error} per path not. */
+    private void bulkDownload(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        JsonNode body = b == null ? null : readJson(req);
+        if (b == null) {
+            return;
+        }
+        String boundary = "airlock-" + UUID.randomUUID();
+        try (OutputStream o = resp.stream(200, "multipart/form-data; boundary=" + boundary)) {
+            for (JsonNode n : body == null ? json.createArrayNode() : body.path("paths")) {
+                String path = n.asText();
+                o.write(("--" + boundary + "\r\n").getBytes(StandardCharsets.UTF_8));
+                InputStream in;
+                try {
+                    in = b.sandbox.read(abs(path));
+                } catch (NoSuchFileException | IllegalArgumentException | AccessDeniedException e) {
+                    String err = error(404, "FILE_NOT_FOUND", "file not found: " + path, "/files/bulk-download").toString();
+                    o.write(("Content-Disposition: form-data; name=\"error\"; filename=\"" + path + "\"\r\n"
+                            + "Content-Type: application/json\r\n\r\n" + err + "\r\n").getBytes(StandardCharsets.UTF_8));
+                    continue;
+                }
+                try (in) {
+                    o.write(("Content-Disposition: form-data; name=\"file\"; filename=\"" + path + "\"\r\n"
+                            + "Content-Type: application/octet-stream\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+                    in.transferTo(o);
+                    o.write("\r\n".getBytes(StandardCharsets.UTF_8));
+                }
+            }
+            o.write(("--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    private void download(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        if (b == null) {
+            return;
+        }
+        String path = req.query("path").orElse("");
+        InputStream in;
+        try {
+            in = b.sandbox.read(abs(path));
+        } catch (NoSuchFileException | IllegalArgumentException e) {
+            failToolbox(req, resp, 404, "FILE_NOT_FOUND", "file not found: " + path);
+            return;
+        } catch (AccessDeniedException e) {
+            failToolbox(req, resp, 403, "FORBIDDEN", "permission denied: " + path);
+            return;
+        }
+        try (in; OutputStream o = resp.stream(200, "application/octet-stream")) {
+            in.transferTo(o);
+        }
+    }
+
+    private void folder(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        if (b == null) {
+            return;
+        }
+        Optional<String> path = req.query("path").filter(s -> !s.isEmpty());
+        Optional<Integer> mode = octal(req.query("mode").orElse("0755"));
+        if (path.isEmpty() || mode.isEmpty()) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "path and an octal mode are required");
+            return;
+        }
+        try {
+            b.sandbox.mkdirs(abs(path.get()), mode.get());
+        } catch (IOException | IllegalArgumentException e) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "cannot create " + path.get() + ": " + e.getMessage());
+            return;
+        }
+        resp.empty(201);
+    }
+
+    private void permissions(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        if (b == null) {
+            return;
+        }
+        Optional<String> path = req.query("path").filter(s -> !s.isEmpty());
+        Optional<Integer> mode = req.query("mode").flatMap(DaytonaEmulator::octal);
+        if (path.isEmpty()) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "path is required");
+            return;
+        }
+        if (b.sandbox.stat(abs(path.get())).isEmpty()) {
+            failToolbox(req, resp, 404, "FILE_NOT_FOUND", "file not found: " + path.get());
+            return;
+        }
+        try {
+            if (mode.isPresent()) {
+                b.sandbox.chmod(abs(path.get()), mode.get());
+                chmods.add(abs(path.get()) + " " + Integer.toOctalString(mode.get()));
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "cannot change " + path.get() + ": " + e.getMessage());
+            return;
+        }
+        resp.empty(200);
+    }
+
+    private void info(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        if (b == null) {
+            return;
+        }
+        String path = req.query("path").orElse("");
+        Optional<PosixFileAttributes> a = b.sandbox.stat(abs(path));
+        if (a.isEmpty()) {
+            failToolbox(req, resp, 404, "FILE_NOT_FOUND", "file not found: " + path);
+            return;
+        }
+        ObjectNode o = json.createObjectNode();
+        o.put("name", path.substring(path.lastIndexOf('/') + 1));
+        o.put("isDir", a.get().isDirectory());
+        o.put("size", a.get().size());
+        o.put("mode", modeString(a.get()));
+        o.put("permissions", "0" + Integer.toOctalString(modeBits(a.get())));
+        o.put("owner", a.get().owner().getName());
+        o.put("group", a.get().group().getName());
+        o.put("modTime", a.get().lastModifiedTime().toString());
+        resp.json(200, o.toString());
+    }
+
+    private void deleteFile(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        if (b == null) {
+            return;
+        }
+        String path = req.query("path").orElse("");
+        boolean recursive = req.query("recursive").map(Boolean::parseBoolean).orElse(false);
+        boolean found;
+        try {
+            found = b.sandbox.delete(abs(path), recursive);
+        } catch (IOException | IllegalArgumentException e) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "cannot delete " + path + ": " + e.getMessage());
+            return;
+        }
+        if (!found) {
+            failToolbox(req, resp, 404, "FILE_NOT_FOUND", "file not found: " + path);
+            return;
+        }
+        resp.empty(204);
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private Box box(Request req, Response resp, String param, boolean toolbox) throws IOException {
+        String id = req.param(param);
+        Box b = boxes.get(id);
+        if (b == null) {
+            b = boxes.values().stream().filter(x -> x.record.path("name").asText().equals(id)).findFirst().orElse(null);
+        }
+        if (b == null) {
+            if (toolbox) {
+                failToolbox(req, resp, 404, "SANDBOX_NOT_FOUND", "Sandbox with ID or name " + id + " not found");
+            } else {
+                fail(req, resp, 404, "NOT_FOUND", "Sandbox with ID or name " + id + " not found");
+            }
+            return null;
+        }
+        if (toolbox && !b.state.equals("started")) {
+            failToolbox(req, resp, 409, "SANDBOX_NOT_STARTED", "Sandbox is not started (state " + b.state + ")");
+            return null;
+        }
+        return b;
+    }
+
+    private Session session(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "sandbox", true);
+        if (b == null) {
+            return null;
+        }
+        Session s = b.sessions.get(req.param("session"));
+        if (s == null) {
+            failToolbox(req, resp, 404, "SESSION_NOT_FOUND", "session not found");
+        }
+        return s;
+    }
+
+    private Cmd command(Request req, Response resp) throws IOException {
+        Session s = session(req, resp);
+        if (s == null) {
+            return null;
+        }
+        Cmd c = s.commands.get(req.param("cmd"));
+        if (c == null) {
+            failToolbox(req, resp, 404, "COMMAND_NOT_FOUND", "command not found");
+        }
+        return c;
+    }
+
+    private JsonNode readJson(Request req) throws IOException {
+        byte[] b = req.bodyBytes(JSON_MAX);
+        if (b.length == 0) {
+            return null;
+        }
+        try {
+            return json.readTree(b);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private static Map<String, String> envs(JsonNode n) {
+        Map<String, String> env = new LinkedHashMap<>();
+        if (n.isObject()) {
+            n.fields().forEachRemaining(e -> env.put(e.getKey(), e.getValue().asText()));
+        }
+        return env;
+    }
+
+    private static String abs(String path) {
+        return path.startsWith("/") ? path : HOME + "/" + path;
+    }
+
+    private static Optional<Integer> octal(String s) {
+        try {
+            int m = Integer.parseInt(s, 8);
+            return m >= 0 && m <= 07777 ? Optional.of(m) : Optional.empty();
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
+    }
+
+    private void fail(Request req, Response resp, int status, String code, String message) throws IOException {
+        ObjectNode e = error(status, null, message, req.call());
+        resp.json(status, e.toString());
+    }
+
+    private void failToolbox(Request req, Response resp, int status, String code, String message) throws IOException {
+        resp.json(status, error(status, code, message, req.call()).toString());
+    }
+
+    private static ObjectNode error(int status, String code, String message, String path) {
+        ObjectNode e = new ObjectMapper().createObjectNode();
+        e.put("statusCode", status);
+        e.put("error", reason(status));
+        e.put("message", message);
+        e.put("path", path);
+        e.put("timestamp", Instant.now().toString());
+        if (code != null) {
+            e.put("code", code);
+        }
+        return e;
+    }
+
+    private static String reason(int status) {
+        return switch (status) {
+            case 400 -> "Bad Request";
+            case 401 -> "Unauthorized";
+            case 403 -> "Forbidden";
+            case 404 -> "Not Found";
+            case 408 -> "Request Timeout";
+            case 409 -> "Conflict";
+            case 429 -> "Too Many Requests";
+            case 500 -> "Internal Server Error";
+            case 502 -> "Bad Gateway";
+            case 503 -> "Service Unavailable";
+            case 504 -> "Gateway Timeout";
+            default -> "Error";
+        };
+    }
+
+    /** The daemon's log text: invalid UTF-8 replaced, NUL dropped. Not the command's bytes. */
+    static String logText(byte[] raw) {
+        CharsetDecoder d = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPLACE)
+                .onUnmappableCharacter(CodingErrorAction.REPLACE);
+        try {
+            CharBuffer c = d.decode(ByteBuffer.wrap(raw));
+            return c.toString().replace("\0", "");
+        } catch (java.nio.charset.CharacterCodingException e) {
+            return "";
+        }
+    }
+
+    private static byte[] snapshot(ByteArrayOutputStream b) {
+        synchronized (b) {
+            return b.toByteArray();
+        }
+    }
+
+    private static void copy(InputStream in, ByteArrayOutputStream to) {
+        byte[] buf = new byte[8192];
+        try (in) {
+            int n;
+            while ((n = in.read(buf)) >= 0) {
+                synchronized (to) {
+                    // logs are kept up to 16 MiB; a real daemon keeps them on disk, this one in heap
+                    if (to.size() < (16 << 20)) {
+                        to.write(buf, 0, Math.min(n, (16 << 20) - to.size()));
+                    }
+                }
+            }
+        } catch (IOException ignored) {
+            // the process ended
+        }
+    }
+
+    private static byte[] readAll(InputStream in) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        copy(in, b);
+        return b.toByteArray();
+    }
+
+    private static int modeBits(PosixFileAttributes a) {
+        int m = 0;
+        for (PosixFilePermission p : a.permissions()) {
+            m |= 1 << (8 - p.ordinal());
+        }
+        return m;
+    }
+
+    private static String modeString(PosixFileAttributes a) {
+        return (a.isDirectory() ? "d" : "-") + java.nio.file.attribute.PosixFilePermissions.toString(a.permissions());
+    }
+}

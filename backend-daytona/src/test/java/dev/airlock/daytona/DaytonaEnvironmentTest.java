@@ -1,0 +1,252 @@
+package dev.airlock.daytona;
+
+import dev.airlock.AirlockException;
+import dev.airlock.BackendException;
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.daytona.emulator.DaytonaEmulator;
+import dev.airlock.emulator.CallJournal;
+import dev.airlock.emulator.EmulatorContext;
+import dev.airlock.emulator.FaultPlan;
+import dev.airlock.emulator.SandboxIsolation;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.OpenContext;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The Daytona client against the emulator: what a user would notice, failure paths included. */
+class DaytonaEnvironmentTest {
+    private static final String KEY = "env-test-key-0123456789";
+
+    @TempDir
+    Path state;
+    DaytonaEmulator emulator;
+    CallJournal journal;
+    FaultPlan faults;
+
+    void start(FaultPlan plan) throws IOException {
+        faults = plan;
+        journal = new CallJournal();
+        emulator = new DaytonaEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
+                SandboxIsolation.detect(Settings.empty()), plan, journal, Settings.empty()));
+    }
+
+    @AfterEach
+    void stop() {
+        if (emulator != null) {
+            emulator.close();
+        }
+    }
+
+    Settings settings(String... more) {
+        List<String> kv = new ArrayList<>(List.of(DaytonaSettings.API_URL, emulator.url().toString(), DaytonaSettings.API_KEY, KEY,
+                // fast retries: the campaign waits through many of them
+                "airlock.daytona.retry.initial-backoff", "10ms", "airlock.daytona.retry.max-backoff", "50ms",
+                "airlock.daytona.retry.max-attempts", "6", "airlock.daytona.breaker.failures", "1000"));
+        kv.addAll(List.of(more));
+        return Settings.of(kv.toArray(String[]::new));
+    }
+
+    DaytonaEnvironment open(Settings s) {
+        return (DaytonaEnvironment) new DaytonaProvider().open(OpenContext.of(s));
+    }
+
+    @Test
+    void leftoverStdinIsNeverRunAsShellCode() throws IOException {
+        start(FaultPlan.none());
+        try (DaytonaEnvironment env = open(settings())) {
+            ExecResult r = env.exec(ExecRequest.builder("read line; printf '%s' \"$line\"")
+                    .stdin("first\ntouch /tmp/pwned\n".getBytes(StandardCharsets.UTF_8)).build());
+            assertEquals(0, r.exitCode());
+            assertEquals("first", r.stdout().text());
+            assertTrue(emulator.stat(env.sandboxId(), "/tmp/pwned").isEmpty(), "the unread tail of stdin ran as a command");
+        }
+    }
+
+    @Test
+    void outputIsByteExactThroughFilesAndLeavesNoFileBehind() throws IOException {
+        start(FaultPlan.none());
+        byte[] payload = new byte[300_000];
+        new Random(3).nextBytes(payload);
+        try (DaytonaEnvironment env = open(settings())) {
+            ExecResult r = env.exec(ExecRequest.builder("cat; printf 'e\\000\\377' >&2; exit 5").stdin(payload).build());
+            assertEquals(5, r.exitCode());
+            assertArrayEquals(payload, r.stdout().bytes());
+            assertArrayEquals(new byte[] {'e', 0, (byte) 0xff}, r.stderr().bytes());
+            assertEquals(List.of(), emulator.find(env.sandboxId(), "/tmp", ".airlock-stdin-"));
+            assertEquals(List.of(), leftoverOutputs(env));
+            journal.assertNoneCarries(payload);
+            journal.assertNoneCarries(KEY);
+        }
+    }
+
+    @Test
+    void closeFromManyThreadsStopsAndDeletesTheSandboxExactlyOnce() throws Exception {
+        start(FaultPlan.none());
+        DaytonaEnvironment env = open(settings());
+        String id = env.sandboxId();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<?>> done = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            done.add(pool.submit(() -> {
+                go.await();
+                env.close();
+                return null;
+            }));
+        }
+        go.countDown();
+        for (Future<?> f : done) {
+            f.get();
+        }
+        pool.shutdown();
+        assertEquals(1, journal.entries("sandbox-stop").size());
+        assertEquals(1, journal.entries("sandbox-delete").size());
+        assertFalse(emulator.sandboxIds().contains(id));
+        assertEquals(0, emulator.liveProcesses());
+    }
+
+    @Test
+    void anAttachedSandboxIsNeverStoppedAndADeleteThatFindsNothingIsFine() throws IOException {
+        start(FaultPlan.none());
+        DaytonaProvider p = new DaytonaProvider();
+        String id = p.up(settings());
+        try (DaytonaEnvironment env = open(settings(DaytonaSettings.SANDBOX_ID, id))) {
+            assertEquals("hi", env.exec(ExecRequest.of("printf hi")).stdout().text());
+        }
+        assertEquals(0, journal.entries("sandbox-stop").size());
+        assertTrue(emulator.sandboxIds().contains(id));
+        p.down(settings(), id);
+        assertFalse(emulator.sandboxIds().contains(id));
+        assertThrows(ConfigurationException.class, () -> p.down(settings(), id));
+    }
+
+    @Test
+    void gcRemovesOrphansButKeepsWhatUpMade() throws IOException {
+        start(FaultPlan.none());
+        DaytonaProvider p = new DaytonaProvider();
+        String kept = p.up(settings());
+        DaytonaEnvironment orphan = open(settings());
+        String orphanId = orphan.sandboxId(); // never closed: as if its JVM died
+        assertEquals(List.of(orphanId), p.gc(settings(), Duration.ZERO, false));
+        assertEquals(List.of(kept), emulator.sandboxIds());
+        assertEquals(List.of(kept), p.gc(settings(), Duration.ZERO, true));
+        assertTrue(emulator.sandboxIds().isEmpty());
+    }
+
+    @Test
+    void aFailedBuildIsReportedWithItsReasonAndNoSandboxIsLeft() throws IOException {
+        start(FaultPlan.none());
+        BackendException e = assertThrows(BackendException.class,
+                () -> open(settings(DaytonaSettings.SNAPSHOT, DaytonaEmulator.FAILING_SNAPSHOT)));
+        assertTrue(e.getMessage().contains("build_failed") && e.getMessage().contains("emulated build failure"), e.getMessage());
+        assertTrue(emulator.sandboxIds().isEmpty());
+    }
+
+    @Test
+    void aMissingKeyNamesTheVariable() throws IOException {
+        start(FaultPlan.none());
+        ConfigurationException e = assertThrows(ConfigurationException.class,
+                () -> DaytonaSettings.from(Settings.of(DaytonaSettings.API_URL, emulator.url().toString()), Map.of()));
+        assertTrue(e.getMessage().contains("DAYTONA_API_KEY"), e.getMessage());
+        DaytonaSettings s = DaytonaSettings.from(Settings.empty(),
+                Map.of("DAYTONA_API_KEY", "from-env", "DAYTONA_API_URL", "http://127.0.0.1:9/api"));
+        assertEquals("http://127.0.0.1:9/api", s.apiUrl().toString());
+        assertFalse(s.toString().contains("from-env"), "the key must never be printed");
+    }
+
+    /**
+     * Faults on every kind of call, exec and uploads included: each run is byte-exact or a typed
+     * error, no command runs twice, no staged or output file is left.
+     */
+    @Test
+    void faultCampaign() throws IOException {
+        int runs = Integer.getInteger("airlock.daytona.campaign.runs", 200);
+        FaultPlan plan = FaultPlan.builder(42)
+                .sometimes("session-exec", 0.05, new dev.airlock.emulator.Fault.LoseResponse())
+                .sometimes("session-exec", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
+                .sometimes("command-get", 0.1, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
+                .sometimes("command-get", 0.05, new dev.airlock.emulator.Fault.LoseResponse())
+                .sometimes("files-upload", 0.1, new dev.airlock.emulator.Fault.Status(429, "",
+                        java.util.Optional.of(Duration.ofMillis(10))))
+                .sometimes("files-upload", 0.05, new dev.airlock.emulator.Fault.LoseResponse())
+                .sometimes("files-download", 0.1, new dev.airlock.emulator.Fault.Status(502, "", java.util.Optional.empty()))
+                .sometimes("files-download", 0.05, new dev.airlock.emulator.Fault.CutAfterBytes(3))
+                .sometimes("files-permissions", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
+                .sometimes("session-create", 0.05, new dev.airlock.emulator.Fault.LoseResponse())
+                .sometimes("files-delete", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
+                .build();
+        start(plan);
+        int exact = 0;
+        int typed = 0;
+        DaytonaEnvironment opened = null;
+        for (int attempt = 0; opened == null; attempt++) {
+            try {
+                opened = open(settings());
+            } catch (AirlockException e) {
+                assertTrue(attempt < 10, "open kept failing under faults: " + e.getMessage());
+            }
+        }
+        try (DaytonaEnvironment env = opened) {
+            Random rnd = new Random(9);
+            for (int i = 0; i < runs; i++) {
+                byte[] payload = new byte[1 + rnd.nextInt(5000)];
+                rnd.nextBytes(payload);
+                ExecResult r;
+                try {
+                    r = env.exec(ExecRequest.builder("cat; printf x >&2").stdin(payload).build());
+                } catch (AirlockException e) {
+                    typed++;
+                    continue;
+                }
+                assertEquals(0, r.exitCode(), "run " + i);
+                assertArrayEquals(payload, r.stdout().bytes(), "run " + i);
+                assertEquals("x", r.stderr().text(), "run " + i);
+                exact++;
+            }
+            journal.assertNoDoubleDispatch();
+            assertEquals(List.of(), emulator.find(env.sandboxId(), "/tmp", ".airlock-stdin-"), "staged files left");
+            assertEquals(List.of(), leftoverOutputs(env), "output files left");
+        }
+        System.out.println("fault campaign: " + runs + " runs, " + exact + " byte-exact, " + typed + " typed errors");
+        System.out.println("faults per call: " + plan.faultCounts());
+        System.out.println("calls: " + plan.callCounts());
+        assertEquals(runs, exact + typed);
+        assertTrue(exact > runs / 2, "most runs should survive the retried faults: " + exact + "/" + runs);
+    }
+
+    private List<String> leftoverOutputs(DaytonaEnvironment env) throws IOException {
+        List<String> out = new ArrayList<>(emulator.find(env.sandboxId(), "/tmp", ""));
+        out.removeIf(p -> !(p.endsWith(".out") || p.endsWith(".err")));
+        return out;
+    }
+
+    @SuppressWarnings("unused")
+    private static String hex(byte[] b) {
+        return Arrays.toString(b);
+    }
+}

@@ -1,0 +1,43 @@
+// Daytona's official TS SDK against the Airlock emulator: create, execute, upload, download, delete.
+// Reads DAYTONA_API_URL and DAYTONA_API_KEY like any SDK user; prints one "ok ..." line per step.
+'use strict';
+const { Daytona } = require('@daytona/sdk');
+
+function fail(msg) {
+  console.error('FAIL ' + msg);
+  process.exit(1);
+}
+
+(async () => {
+  const daytona = new Daytona();
+  const sandbox = await daytona.create({ labels: { purpose: 'airlock-sdk-check' } }, { timeout: 60 });
+  if (sandbox.state !== 'started') fail('create: state ' + sandbox.state);
+  console.log('ok create ' + sandbox.id);
+
+  const r = await sandbox.process.executeCommand("printf 'hello %s' \"$WHO\"", undefined, { WHO: 'sdk' }, 30);
+  if (r.exitCode !== 0 || r.result !== 'hello sdk') fail('execute: ' + JSON.stringify(r));
+  const bad = await sandbox.process.executeCommand('exit 7', undefined, undefined, 30);
+  if (bad.exitCode !== 7) fail('execute exit code: ' + JSON.stringify(bad));
+  console.log('ok execute');
+
+  const payload = Buffer.from([0, 1, 2, 255, 254, 10, 13, 0x41, 0x42, 0]);
+  await sandbox.fs.uploadFile(payload, '/home/daytona/sdk/data.bin');
+  const seen = await sandbox.process.executeCommand('wc -c < /home/daytona/sdk/data.bin', undefined, undefined, 30);
+  if (seen.result.trim() !== String(payload.length)) fail('upload size: ' + JSON.stringify(seen));
+  console.log('ok upload');
+
+  const back = await sandbox.fs.downloadFile('/home/daytona/sdk/data.bin');
+  if (!Buffer.isBuffer(back) || !back.equals(payload)) fail('download: ' + (back && back.toString('hex')));
+  console.log('ok download');
+
+  await sandbox.delete();
+  let gone = false;
+  try {
+    await daytona.get(sandbox.id);
+  } catch (e) {
+    gone = /not found/i.test(String(e && e.message)) || (e && e.statusCode === 404);
+  }
+  if (!gone) fail('delete: the sandbox is still there');
+  console.log('ok delete');
+  process.exit(0);
+})().catch((e) => fail((e && e.stack) || String(e)));
