@@ -376,6 +376,9 @@ final class VercelApi implements AutoCloseable {
     /** The HTTP status behind a mapped failure, or -1. */
     static int status(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof dev.airlock.NoSuchPathException) {
+                return 404; // remote/ maps a path's 404 without its cause
+            }
             if (t instanceof WireFailure w && w.stage() == WireFailure.Stage.ANSWERED) {
                 return w.httpStatus();
             }

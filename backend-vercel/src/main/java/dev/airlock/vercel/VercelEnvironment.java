@@ -47,6 +47,10 @@ final class VercelEnvironment extends AbstractEnvironment {
     static final String TAG_KEPT = "airlock-kept";
     static final String TAG_CREATED = "airlock-created";
 
+    /** Output is polled live only while it is this small; past it, the rest comes after the exit. */
+    private static final int LIVE_MAX = 1 << 20;
+    private static final Duration POLL = Duration.ofMillis(250);
+
     private final VercelApi api;
     private final boolean attached;
     private final String sandboxName;
@@ -221,9 +225,18 @@ final class VercelEnvironment extends AbstractEnvironment {
         }
     }
 
-    /** There is no delete endpoint: a staged file is overwritten with an empty one. */
+    /**
+     * There is no delete endpoint: {@code rm -f} through a command, and when that cannot run the
+     * staged file is overwritten with an empty one, so its bytes are gone either way.
+     */
     @Override
     protected void removeStaged(String path) throws IOException {
+        try {
+            super.removeStaged(path);
+            return;
+        } catch (IOException | AirlockException e) {
+            LOG.debug("rm of {} failed ({}); overwriting it with nothing", path, e.getMessage());
+        }
         api.write(sessionId, path, 0600, new VercelApi.TarSource() {
             @Override
             public long size() {
@@ -328,53 +341,95 @@ final class VercelEnvironment extends AbstractEnvironment {
             });
         }
 
-        /** Opens the file with {@code fs/read} once the command ended; a missing file reads as empty. */
+        /**
+         * The output file as a stream. While the command runs it is polled ({@code fs/read} has no
+         * offset, so only while it is under {@link #LIVE_MAX}) and new bytes are passed on, so a
+         * caller sees progress; once the command ended the rest is read in one download, past the
+         * bytes already delivered. A missing file reads as empty.
+         */
         private final class AfterExit extends InputStream {
             private final String path;
-            private InputStream in;
+            private InputStream rest;
+            private byte[] pending = new byte[0];
+            private int pendingOff;
+            private long delivered;
 
             AfterExit(String path) {
                 this.path = path;
             }
 
-            private InputStream open() throws IOException {
-                if (in == null) {
-                    try {
-                        exit.get();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new java.io.InterruptedIOException("interrupted while the command ran");
-                    } catch (ExecutionException e) {
-                        in = InputStream.nullInputStream(); // the transport died; waitFor says so
-                        return in;
-                    }
-                    try {
-                        in = api.read(sessionId, path);
-                    } catch (AirlockException e) {
-                        if (VercelApi.status(e) == 404) {
-                            in = InputStream.nullInputStream();
-                        } else {
-                            throw new IOException("cannot read the command's output " + path + ": " + e.getMessage(), e);
-                        }
-                    }
-                }
-                return in;
-            }
-
             @Override
             public int read() throws IOException {
-                return open().read();
+                byte[] one = new byte[1];
+                int n = read(one, 0, 1);
+                return n < 0 ? -1 : one[0] & 0xff;
             }
 
             @Override
             public int read(byte[] b, int off, int len) throws IOException {
-                return open().read(b, off, len);
+                if (len == 0) {
+                    return 0;
+                }
+                while (true) {
+                    if (pendingOff < pending.length) {
+                        int n = Math.min(len, pending.length - pendingOff);
+                        System.arraycopy(pending, pendingOff, b, off, n);
+                        pendingOff += n;
+                        delivered += n;
+                        return n;
+                    }
+                    if (rest != null) {
+                        int n = rest.read(b, off, len);
+                        if (n > 0) {
+                            delivered += n;
+                        }
+                        return n;
+                    }
+                    if (exit.isDone()) {
+                        if (exit.isCompletedExceptionally()) {
+                            rest = InputStream.nullInputStream(); // the transport died; waitFor says so
+                            continue;
+                        }
+                        rest = download();
+                        rest.skipNBytes(delivered);
+                        continue;
+                    }
+                    if (delivered < LIVE_MAX) {
+                        try (InputStream in = download()) {
+                            byte[] head = in.readNBytes(LIVE_MAX);
+                            if (head.length > delivered) {
+                                pending = java.util.Arrays.copyOfRange(head, (int) delivered, head.length);
+                                pendingOff = 0;
+                                continue;
+                            }
+                        }
+                    }
+                    try {
+                        exit.get(POLL.toMillis(), TimeUnit.MILLISECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new java.io.InterruptedIOException("interrupted while the command ran");
+                    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                        // polled again, or the end is handled above
+                    }
+                }
+            }
+
+            private InputStream download() throws IOException {
+                try {
+                    return api.read(sessionId, path);
+                } catch (AirlockException e) {
+                    if (VercelApi.status(e) == 404) {
+                        return InputStream.nullInputStream();
+                    }
+                    throw new IOException("cannot read the command's output " + path + ": " + e.getMessage(), e);
+                }
             }
 
             @Override
             public void close() throws IOException {
-                if (in != null) {
-                    in.close();
+                if (rest != null) {
+                    rest.close();
                 }
             }
         }

@@ -694,10 +694,12 @@ public final class VercelEmulator implements Emulator {
             return;
         }
         int signal = body.path("signal").asInt(15);
-        if (c.get().exitCode() != null) {
-            resp.error(400, "command_finished", "command " + c.get().id + " is not running");
+        if (signal != 15 && signal != 9) {
+            resp.error(400, "bad_request", "signal must be 15 or 9");
             return;
         }
+        // The signal goes to the command's process group, so a background child of a command whose
+        // shell already ended (a trapped TERM, say) is still reached by the SIGKILL that follows.
         c.get().process.signal(signal);
         ObjectNode out = JSON.createObjectNode();
         out.set("command", c.get().json());
