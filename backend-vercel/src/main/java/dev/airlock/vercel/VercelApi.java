@@ -214,20 +214,21 @@ final class VercelApi implements AutoCloseable {
      * {@code onLine} gets each line's byte count. Returns how many times it reconnected.
      */
     int followLogs(String sessionId, String cmdId, LongConsumer onLine) {
-        long seen = 0;
-        int reconnects = 0;
+        long[] seen = {0};
+        int[] attempts = {0};
         while (true) {
-            long[] index = {0};
-            long skip = seen;
             try {
                 calls.call(CallKind.READ, "read the command's logs", Resource.sandbox(sessionId), () -> {
+                    attempts[0]++;
                     Request r = new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/cmd/" + cmdId + "/logs"))
                             .get().build();
                     return execute(longHttp, r, resp -> {
+                        long index = 0;
                         try (BufferedReader br = new BufferedReader(new InputStreamReader(resp.body().byteStream(), StandardCharsets.UTF_8))) {
                             String line;
                             while ((line = br.readLine()) != null) {
-                                if (index[0]++ >= skip) {
+                                if (index++ >= seen[0]) { // a reconnect replays from the start: skip what was seen
+                                    seen[0] = index;
                                     onLine.accept(line.length());
                                 }
                             }
@@ -235,16 +236,14 @@ final class VercelApi implements AutoCloseable {
                         return true;
                     });
                 });
-                return reconnects;
+                return attempts[0] - 1;
             } catch (AirlockException e) {
                 if (!(e.getCause() instanceof WireFailure w) || w.stage() != WireFailure.Stage.LOST) {
                     throw e;
                 }
             }
-            reconnects++;
-            seen = Math.max(seen, index[0]);
             if (Thread.currentThread().isInterrupted()) {
-                return reconnects;
+                return attempts[0] - 1;
             }
         }
     }
@@ -347,7 +346,7 @@ final class VercelApi implements AutoCloseable {
     }
 
     private <T> T execute(OkHttpClient client, Request request, Http.BodyReader<T> reader) {
-        Request r = request.header("Authorization").isEmpty() ? token.apply(request.newBuilder()).build() : request;
+        Request r = request.header("Authorization") == null ? token.apply(request.newBuilder()).build() : request;
         return Http.execute(client, r, "", redactor, reader);
     }
 
