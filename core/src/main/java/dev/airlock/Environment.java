@@ -6,7 +6,7 @@ package dev.airlock;
  * everything Airlock staged, and stop the sandbox (once).
  *
  * <pre>{@code
- * try (Environment env = Environments.open(Settings.defaults())) {
+ * try (Environment env = Environments.open(Settings.fromProcess())) {
  *     ExecResult r = env.exec(ExecRequest.of("uname -a"));
  *     System.out.print(r.stdout().text());
  * }

@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  *
  * <pre>{@code
  * ExecRequest req = ExecRequest.builder("sha256sum")
- *         .stdin(Payload.ofFile(path))
+ *         .stdin(Payload.ofFile(Path.of("disk.img")))
  *         .timeout(Duration.ofMinutes(2))
  *         .build();
  * }</pre>

@@ -5,6 +5,7 @@ import dev.airlock.AirlockException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.DeniedException;
 import dev.airlock.Environment;
+import dev.airlock.settings.SettingKey;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.Availability;
@@ -29,6 +30,32 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
     @Override
     public String name() {
         return "docker";
+    }
+
+    @Override
+    public List<SettingKey> settingKeys() {
+        return List.of(
+                SettingKey.of(DockerSettings.IMAGE, "string", "required unless container is set", "image for the container"),
+                SettingKey.of(DockerSettings.HOST, "unix:///PATH or tcp://HOST:PORT", "DOCKER_HOST, else " + DockerSettings.DEFAULT_HOST,
+                        "the daemon"),
+                SettingKey.of(DockerSettings.CONTAINER, "id or name", "", "attach to a running container; never removed on close"),
+                SettingKey.of(DockerSettings.CPUS, "decimal", "unlimited", "like --cpus"),
+                SettingKey.of(DockerSettings.MEMORY, "size", "unlimited", "memory limit, swap included"),
+                SettingKey.of(DockerSettings.PIDS_LIMIT, "int", "512", "most processes in the container"),
+                SettingKey.of(DockerSettings.NETWORK, "string", "none", "none, bridge or a network name"),
+                SettingKey.of(DockerSettings.USER, "user[:group]", "the image's", "user for the container and its commands"),
+                SettingKey.of(DockerSettings.WORKDIR, "path", "the image's", "working directory of the container"),
+                SettingKey.of(DockerSettings.ENV + SettingKey.NAME, "string", "", "variables of the container"),
+                SettingKey.of(DockerSettings.VOLUMES, "list of HOST:CONTAINER[:ro]", "", "bind mounts"),
+                SettingKey.of(DockerSettings.RUNTIME, "string", "the daemon's", "OCI runtime"),
+                SettingKey.of(DockerSettings.PULL, "missing | never", "missing", "pull the image if the daemon lacks it"),
+                SettingKey.of(DockerSettings.API_TIMEOUT, "duration", "2m", "bound on one API call, never on a command"));
+    }
+
+    /** Registry credentials a CI job may hold for the Docker CLI; no command needs them. */
+    @Override
+    public java.util.Set<String> secretVariables() {
+        return java.util.Set.of("DOCKER_AUTH_CONFIG");
     }
 
     @Override

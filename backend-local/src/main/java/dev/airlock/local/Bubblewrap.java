@@ -4,7 +4,9 @@ import dev.airlock.BackendUnavailableException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
+import dev.airlock.containment.OwnState;
 import dev.airlock.safety.Safety;
+import dev.airlock.settings.Settings;
 
 import java.io.File;
 import java.io.IOException;
@@ -25,7 +27,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Kernel-enforced containment for local commands with bubblewrap: the root filesystem read-only;
  * its own /dev, /proc, /tmp and /run (so no host socket is reachable); new PID, IPC and UTS
- * namespaces; writable binds only for the children's home, the environment's private dir, the
+ * namespaces and a user namespace where the kernel allows one; no capability inside (so a command
+ * run as root cannot unmount or remount its way out); a session without a terminal; writable binds only for the children's home, the environment's private dir, the
  * eval run dir, the working directory and {@code airlock.local.writable.*}; the hard-denied
  * credential paths inside those bound read-only again.
  */
@@ -73,7 +76,7 @@ final class Bubblewrap {
      * @throws ConfigurationException     when a writable bind would expose /, a real home, the shared temp dir or a credential dir
      * @throws BackendUnavailableException when bubblewrap cannot create its namespaces here
      */
-    static Bubblewrap plan(Path bwrap, Target t, Containment c, LocalSettings s, Map<String, String> env) {
+    static Bubblewrap plan(Path bwrap, Target t, Containment c, LocalSettings s, Settings settings, Map<String, String> env) {
         Set<Path> realHomes = new LinkedHashSet<>();
         for (String h : List.of(c.realHome(), t.passwdHome(), t.processHome())) {
             if (!h.isEmpty()) {
@@ -120,6 +123,9 @@ final class Bubblewrap {
             }
         }
 
+        // After the refusals above, which name the broader mistake (a real home as the workdir, say).
+        OwnState.refuseInside(settings, writable);
+
         List<String> a = new ArrayList<>(List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"));
         for (Path tmp : sharedTmp) {
             if (Files.isDirectory(tmp, LinkOption.NOFOLLOW_LINKS)) {
@@ -140,8 +146,19 @@ final class Bubblewrap {
         }
         List<Path> binds = new ArrayList<>(writable.keySet());
         binds.sort(Comparator.comparingInt(Path::getNameCount));
-        for (Path w : binds) {
-            add(a, "--bind", w, w);
+        // Airlock's own program inside a writable bind (the agent works in a checkout of Airlock) is
+        // bound read-only, in depth order with the writable binds so a deeper writable one (a run
+        // dir under target/) stays writable and a deeper read-only one wins over its writable parent.
+        List<Map.Entry<Path, Boolean>> mounts = new ArrayList<>();
+        binds.forEach(w -> mounts.add(Map.entry(w, true)));
+        for (Path p : OwnState.programFiles()) {
+            if (under(p, binds) && !writable.containsKey(p)) {
+                mounts.add(Map.entry(p, false));
+            }
+        }
+        mounts.sort(Comparator.comparingInt(m -> m.getKey().getNameCount()));
+        for (Map.Entry<Path, Boolean> m : mounts) {
+            add(a, m.getValue() ? "--bind" : "--ro-bind", m.getKey(), m.getKey());
         }
         Set<Path> readOnly = new LinkedHashSet<>();
         for (Path home : protectedHomes) {
@@ -179,7 +196,12 @@ final class Bubblewrap {
         if (!s.network()) {
             a.add("--unshare-net");
         }
-        a.add("--die-with-parent");
+        // No capability inside, so a command run as root cannot unmount, remount or mount its way out
+        // (umount /run, mount -o remount,rw /, umount -l /proc); a user namespace where the kernel
+        // allows one also empties the bounding set. The session is already a new one without a
+        // terminal (setsid runs bwrap), so no TIOCSTI reaches the caller's terminal; bwrap's own
+        // --new-session would take the command out of the process group Airlock signals.
+        a.addAll(List.of("--unshare-user-try", "--cap-drop", "ALL", "--die-with-parent"));
         a.add("--chdir");
         a.add(s.workdir().map(w -> real(Path.of(w)).toString()).orElse(c.home()));
 

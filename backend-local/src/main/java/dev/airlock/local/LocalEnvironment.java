@@ -41,6 +41,8 @@ public final class LocalEnvironment extends AbstractEnvironment {
     /** Why there is no sandbox, when there is none (for doctor). */
     private final String noIsolation;
     private volatile Bubblewrap sandbox;
+    /** Where commands start when {@code airlock.local.workdir} is {@code none}. */
+    private volatile String childrenHome;
 
     private LocalEnvironment(OpenContext context, LocalSettings local, Optional<Path> bwrap, String noIsolation) {
         super("local", "local-" + ProcessHandle.current().pid() + "-" + Long.toHexString(System.nanoTime()), context);
@@ -56,6 +58,10 @@ public final class LocalEnvironment extends AbstractEnvironment {
 
     static LocalEnvironment open(OpenContext context) {
         LocalSettings local = LocalSettings.from(context.settings());
+        if (local.workdir().isPresent() && !Files.isDirectory(Path.of(local.workdir().get()))) {
+            throw new ConfigurationException("setting " + LocalSettings.WORKDIR + " names " + local.workdir().get()
+                    + ", which is not a directory; create it, or set it to none");
+        }
         Optional<Path> bwrap = Bubblewrap.find(local);
         boolean eval = ContainmentSettings.from(context.settings()).eval();
         boolean isolate;
@@ -99,8 +105,9 @@ public final class LocalEnvironment extends AbstractEnvironment {
 
     @Override
     protected void onTargetReady(Target target, Containment containment) {
+        childrenHome = containment.home();
         if (bwrap.isPresent()) {
-            sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, System.getenv());
+            sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv());
         }
     }
 
@@ -163,8 +170,20 @@ public final class LocalEnvironment extends AbstractEnvironment {
         if (!launch.pipeStdin()) {
             pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         }
+        if (b == null) {
+            pb.directory(startDirectory()); // bubblewrap changes into it itself
+        }
         Process p = pb.start();
         return new LocalProcess(p);
+    }
+
+    /** Where commands start: {@code airlock.local.workdir}, or the children's home when it is {@code none} (as under bubblewrap). */
+    private File startDirectory() {
+        if (local.workdir().isPresent()) {
+            return new File(local.workdir().get());
+        }
+        String home = childrenHome;
+        return home == null ? null : new File(home); // the target probe runs before the home is known
     }
 
     static Optional<Path> findOnPath(String name) {

@@ -1,6 +1,7 @@
 package dev.airlock.local;
 
 import dev.airlock.Environment;
+import dev.airlock.settings.SettingKey;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
@@ -8,6 +9,7 @@ import dev.airlock.spi.OpenContext;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /** The {@code local} backend: commands run as processes on this host. The embedded default. */
 public final class LocalProvider implements EnvironmentProvider {
@@ -15,6 +17,20 @@ public final class LocalProvider implements EnvironmentProvider {
     @Override
     public String name() {
         return "local";
+    }
+
+    @Override
+    public List<SettingKey> settingKeys() {
+        return List.of(
+                SettingKey.of(LocalSettings.ISOLATION, "none | bwrap", "none; bwrap in the eval profile when installed",
+                        "run every command under bubblewrap"),
+                SettingKey.of(LocalSettings.NETWORK, "on | off", "on", "off cuts the network under bwrap"),
+                SettingKey.of(LocalSettings.WORKDIR, "path | none", "the JVM's working directory",
+                        "the agent's project: where commands start, writable under bwrap"),
+                SettingKey.of(LocalSettings.WRITABLE + SettingKey.NAME, "path", "", "more writable binds under bwrap"),
+                SettingKey.of(LocalSettings.BWRAP, "path", "bwrap on PATH", "the bubblewrap binary"),
+                SettingKey.of(LocalSettings.STDIN_MODE, "pipe | payload", "pipe", "payload stages stdin as a 0600 file"),
+                SettingKey.of(LocalSettings.ENV_MODE, "native | staged", "native", "staged sends variables in a 0600 env script"));
     }
 
     @Override

@@ -4,8 +4,7 @@ import dev.airlock.Environment;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.tck.EnvironmentCompatibilityKit;
-import org.junit.jupiter.api.Assertions;
-import org.junit.jupiter.api.Assumptions;
+import dev.airlock.tck.Services;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The kit under bubblewrap with stdin staged as a 0600 file (PAYLOAD): staging works through the sandbox's binds. */
@@ -13,13 +12,7 @@ class LocalIsolatedPayloadCompatibilityTest extends EnvironmentCompatibilityKit 
 
     @BeforeAll
     static void needsBubblewrap() {
-        if (LocalEnvironment.findOnPath("bwrap").isEmpty()) {
-            String reason = "bubblewrap is not installed (apt-get install bubblewrap)";
-            if ("1".equals(System.getenv("AIRLOCK_REQUIRE_SERVICES"))) {
-                Assertions.fail(reason + " (AIRLOCK_REQUIRE_SERVICES=1)");
-            }
-            Assumptions.abort(reason);
-        }
+        Services.require(LocalEnvironment.findOnPath("bwrap").isPresent(), "bubblewrap is not installed (apt-get install bubblewrap)");
     }
 
     @Override

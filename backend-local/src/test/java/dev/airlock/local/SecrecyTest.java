@@ -11,6 +11,8 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -56,6 +58,29 @@ class SecrecyTest {
             assertFalse(all.contains(TOKEN_VAR), "the child saw " + TOKEN_VAR);
             assertFalse(all.contains(token));
             assertTrue(all.contains("AIRLOCK_REAL_HOME="), "children get AIRLOCK_REAL_HOME");
+        }
+    }
+
+    @Test
+    void secretLookingAndProviderNamedVariablesNeverReachAChildUnlessPassedOnPurpose() {
+        Map<String, String> secrets = new TreeMap<>();
+        for (String name : List.of("GITHUB_TOKEN", "OPENAI_API_KEY", SecretNamingProvider.VARIABLE)) {
+            String value = System.getenv(name);
+            assertTrue(value != null && value.contains("never-in-a-child"), "surefire must set " + name + " for this test");
+            secrets.put(name, value);
+        }
+        String probe = "env; cat /proc/$$/environ | tr '\\0' '\\n'";
+        try (Environment env = Environments.open(Settings.of("airlock.container", "no"))) {
+            String all = env.exec(ExecRequest.of(probe)).stdout().text();
+            secrets.forEach((name, value) -> {
+                assertFalse(all.contains(name + "="), "the child saw " + name);
+                assertFalse(all.contains(value), "the child saw the value of " + name);
+            });
+        }
+        try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.env.pass", "GITHUB_TOKEN"))) {
+            String all = env.exec(ExecRequest.of(probe)).stdout().text();
+            assertTrue(all.contains("GITHUB_TOKEN=" + secrets.get("GITHUB_TOKEN")), "airlock.env.pass passes the named variable");
+            assertFalse(all.contains("OPENAI_API_KEY="), "and only that one");
         }
     }
 

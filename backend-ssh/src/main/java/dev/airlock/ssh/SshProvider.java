@@ -2,6 +2,7 @@ package dev.airlock.ssh;
 
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
+import dev.airlock.settings.SettingKey;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
@@ -16,6 +17,30 @@ public final class SshProvider implements EnvironmentProvider {
     }
 
     /** Cheap: validates the settings, connects to nothing. */
+    @Override
+    public java.util.List<SettingKey> settingKeys() {
+        return java.util.List.of(
+                SettingKey.of(SshSettings.HOST, "host or IP", "required", "the target host"),
+                SettingKey.of(SshSettings.PORT, "int", "22", "its port"),
+                SettingKey.of(SshSettings.USER, "string", "the JVM's user.name", "the login user"),
+                SettingKey.of(SshSettings.IDENTITY, "list of private key files", "~/.ssh/id_ed25519, id_ecdsa, id_rsa that exist",
+                        "keys offered"),
+                SettingKey.secret(SshSettings.PASSPHRASE, "secret", "decrypts encrypted keys"),
+                SettingKey.of(SshSettings.AGENT, "auto | no | socket path", "auto", "the ssh-agent"),
+                SettingKey.of(SshSettings.KNOWN_HOSTS, "path", "~/.ssh/known_hosts", "host keys"),
+                SettingKey.of(SshSettings.STRICT, "yes | accept-new", "yes", "unknown host keys"),
+                SettingKey.of(SshSettings.CONNECT_TIMEOUT, "duration", "15s", "bound on connecting"),
+                SettingKey.of(SshSettings.KEEPALIVE, "duration, 0 = off", "15s", "keepalive interval"),
+                SettingKey.of(SshSettings.KEEPALIVE_COUNT, "int", "3", "unanswered keepalives before the connection is dropped"),
+                SettingKey.of(SshSettings.CHANNELS, "1..10", "8", "channels per connection"));
+    }
+
+    /** The key passphrase's variable ({@code airlock.ssh.passphrase}); no command needs it. */
+    @Override
+    public java.util.Set<String> secretVariables() {
+        return java.util.Set.of(Settings.envName(SshSettings.PASSPHRASE));
+    }
+
     @Override
     public Availability check(Settings settings) {
         if (settings.get(SshSettings.HOST).filter(h -> !h.isBlank()).isEmpty()) {

@@ -3,6 +3,7 @@ package dev.airlock.vercel;
 import dev.airlock.AirlockException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
+import dev.airlock.settings.SettingKey;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
@@ -12,12 +13,36 @@ import dev.airlock.spi.SandboxLifecycle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /** The {@code vercel} backend: Vercel Sandbox over its REST API; {@code up}, {@code down}, {@code gc} too. */
 public final class VercelProvider implements EnvironmentProvider, SandboxLifecycle {
     @Override
     public String name() {
         return "vercel";
+    }
+
+    @Override
+    public List<SettingKey> settingKeys() {
+        return List.of(
+                SettingKey.of(VercelSettings.API_URL, "URL", "https://vercel.com/api", "Vercel's REST API"),
+                SettingKey.secret(VercelSettings.TOKEN, "string", "the API token (VERCEL_TOKEN is honoured)"),
+                SettingKey.of(VercelSettings.TEAM_ID, "team_...", "", "sent as ?teamId="),
+                SettingKey.of(VercelSettings.PROJECT_ID, "prj_...", "required", "the project sandboxes belong to"),
+                SettingKey.of(VercelSettings.IMAGE, "image name", "the service's", "image (v3 create)"),
+                SettingKey.of(VercelSettings.RUNTIME, "runtime", "", "runtime (v2 create; not with image)"),
+                SettingKey.of(VercelSettings.VCPUS, "int", "2", "vCPUs"),
+                SettingKey.of(VercelSettings.TIMEOUT, "duration", "5m", "the sandbox's lifetime, extended while in use"),
+                SettingKey.of(VercelSettings.ENV + "NAME", "string", "", "variables of the sandbox"),
+                SettingKey.of(VercelSettings.PORTS, "list of ports", "", "ports to expose"),
+                SettingKey.of(VercelSettings.PERSISTENT, "boolean", "false", "keep a snapshot when stopped"),
+                SettingKey.of(VercelSettings.SANDBOX_ID, "sandbox name", "", "attach; never stopped on close"));
+    }
+
+    /** Vercel's credentials in the environment; stripped from every child. */
+    @Override
+    public Set<String> secretVariables() {
+        return Set.of(VercelSettings.TOKEN_VARIABLE, "VERCEL_OIDC_TOKEN");
     }
 
     @Override

@@ -18,7 +18,7 @@ import java.util.concurrent.Callable;
         description = "Runs an agent's commands and file transfers on a pluggable backend, byte-exact.",
         subcommands = {ExecCommand.class, WriteCommand.class, ReadCommand.class, BackendsCommand.class,
                 SandboxCommands.Up.class, SandboxCommands.Down.class, SandboxCommands.Gc.class, DoctorCommand.class,
-                EmulatorCommand.class},
+                EmulatorCommand.class, McpCommand.class, CommandLine.HelpCommand.class},
         footer = {"%nExit codes of every command but exec: 0 ok, 1 other failure, 2 usage, 3 denied,"
                 + " 4 backend unavailable, 5 doctor found a leak. exec exits with the command's own status,"
                 + " 124 after --timeout, 125 when Airlock itself failed. 128+N after signal N."})
@@ -53,7 +53,7 @@ public final class AirlockCli implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        throw new ParameterException(spec.commandLine(), "missing command: exec, write, read, backends, up, down, gc or doctor");
+        throw new ParameterException(spec.commandLine(), "missing command: exec, write, read, backends, up, down, gc, doctor or help");
     }
 
     Settings settings() {

@@ -27,7 +27,7 @@ final class DoctorCommand implements Callable<Integer> {
     public Integer call() {
         DoctorReport report;
         try (Session session = cli.openSession()) {
-            report = Doctor.report(session.env());
+            report = Doctor.report(session.env(), cli.settings());
         }
         PrintStream out = System.out;
         out.print(json ? report.toJson() + "\n" : report.toText());

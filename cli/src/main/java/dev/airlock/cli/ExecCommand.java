@@ -10,17 +10,18 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-import java.io.FileDescriptor;
-import java.io.FileInputStream;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** {@code airlock exec}: one shell command, our stdin to its stdin, its output to ours, its exit status. */
 @Command(name = "exec", mixinStandardHelpOptions = true,
-        customSynopsis = "airlock exec [-n] [--cwd DIR] [--timeout SECONDS] [--env K=V]... [--] WORDS...",
+        customSynopsis = "airlock exec [-n] [--cwd DIR] [--timeout DURATION] [--env K[=V]]... [--] WORDS...",
         description = {"Runs a shell command on the target.",
                 "WORDS are joined by single spaces into one shell command (as ssh does); options stop at"
                         + " the first word. Our stdin goes to the command byte-exact, unless -n is given or"
@@ -38,10 +39,12 @@ final class ExecCommand implements Callable<Integer> {
     @Option(names = "--cwd", paramLabel = "DIR", description = "Working directory on the target (~ is the environment's home).")
     String cwd;
 
-    @Option(names = "--timeout", paramLabel = "SECONDS", description = "Kill the command and everything it started after this long; exit 124.")
+    @Option(names = "--timeout", paramLabel = "DURATION", description = "Kill the command and everything it started after this"
+            + " long (plain seconds, or 500ms, 2s, 1m, 1h); exit 124.")
     String timeout;
 
-    @Option(names = "--env", paramLabel = "K=V", description = "An environment variable for the command. Repeatable.")
+    @Option(names = "--env", paramLabel = "K[=V]", description = "An environment variable for the command; K alone takes"
+            + " its value from our environment (use that for secrets: K=V is visible in our argv). Repeatable.")
     List<String> env = new ArrayList<>();
 
     @Parameters(paramLabel = "WORDS", arity = "0..*", description = "The command.")
@@ -50,7 +53,7 @@ final class ExecCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (words.isEmpty()) {
-            throw new ConfigurationException("exec needs a command: airlock exec [-n] [--cwd DIR] [--timeout SECONDS] [--env K=V]... [--] WORDS...");
+            throw new ConfigurationException("exec needs a command: airlock exec [-n] [--cwd DIR] [--timeout DURATION] [--env K=V]... [--] WORDS...");
         }
         ExecRequest.Builder b = ExecRequest.builder(String.join(" ", words));
         if (cwd != null) {
@@ -62,14 +65,23 @@ final class ExecCommand implements Callable<Integer> {
         }
         for (String kv : env) {
             int eq = kv.indexOf('=');
+            if (eq < 0 && !kv.isEmpty()) {
+                // --env K: the value comes from our environment, so a secret never sits in our argv
+                String value = System.getenv(kv);
+                if (value == null) {
+                    throw new ConfigurationException("--env " + kv + ": " + kv + " is not set");
+                }
+                b.env(kv, value);
+                continue;
+            }
             if (eq <= 0) {
-                throw new ConfigurationException("--env needs NAME=VALUE with a name before '='");
+                throw new ConfigurationException("--env needs NAME=VALUE or NAME with a name before '='");
             }
             b.env(kv.substring(0, eq), kv.substring(eq + 1));
         }
         Progress progress = Progress.onStderr("stdin");
-        if (!noStdin && !Terminals.isTerminal(Terminals.STDIN)) {
-            b.stdin(Payload.ofStream(progress.wrap(new FileInputStream(FileDescriptor.in))));
+        if (!noStdin && !StdStream.wasClosed(0) && !Terminals.isTerminal(Terminals.STDIN)) {
+            b.stdin(Payload.ofStream(progress.wrap(StdStream.stdin())));
         }
         StdStream out = StdStream.stdout();
         StdStream err = StdStream.stderr();
@@ -92,16 +104,24 @@ final class ExecCommand implements Callable<Integer> {
         }
     }
 
-    private static BigDecimal parseSeconds(String s) {
-        try {
-            BigDecimal v = new BigDecimal(s.trim());
-            if (v.compareTo(BigDecimal.valueOf(Long.MAX_VALUE / 1_000_000_000L)) < 0
-                    && v.movePointRight(9).longValue() > 0) {
+    private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?|\\.\\d+)\\s*(ms|s|m|h)?");
+
+    /** Plain seconds ({@code 30}, {@code 1.5}) or a duration like every duration setting ({@code 500ms}, {@code 2s}, {@code 1m}, {@code 1h}). */
+    static BigDecimal parseSeconds(String s) {
+        Matcher m = DURATION.matcher(s.trim().toLowerCase(Locale.ROOT));
+        if (m.matches()) {
+            BigDecimal n = new BigDecimal(m.group(1));
+            BigDecimal v = switch (m.group(2) == null ? "s" : m.group(2)) {
+                case "ms" -> n.movePointLeft(3);
+                case "m" -> n.multiply(BigDecimal.valueOf(60));
+                case "h" -> n.multiply(BigDecimal.valueOf(3600));
+                default -> n;
+            };
+            if (v.compareTo(BigDecimal.valueOf(Long.MAX_VALUE / 1_000_000_000L)) < 0 && v.movePointRight(9).longValue() > 0) {
                 return v;
             }
-        } catch (NumberFormatException ignored) {
-            // reported below
         }
-        throw new ConfigurationException("--timeout needs a positive number of seconds, got '" + s + "'");
+        throw new ConfigurationException("--timeout needs a positive duration such as 30 (seconds), 1.5, 500ms, 2s, 1m or 1h,"
+                + " got '" + s + "'");
     }
 }

@@ -5,8 +5,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-import java.io.FileDescriptor;
-import java.io.FileInputStream;
 import java.util.concurrent.Callable;
 
 /** {@code airlock write PATH}: our stdin becomes the file, byte-exact and atomically. */
@@ -25,7 +23,7 @@ final class WriteCommand implements Callable<Integer> {
     public Integer call() {
         Progress progress = Progress.onStderr("writing " + path);
         try (Session session = cli.openSession()) {
-            session.env().files().write(path, Payload.ofStream(progress.wrap(new FileInputStream(FileDescriptor.in))));
+            session.env().files().write(path, Payload.ofStream(progress.wrap(StdStream.stdin())));
         } finally {
             progress.finish();
         }

@@ -107,9 +107,20 @@ final class Airlock {
         return this;
     }
 
+    private boolean stdinClosed;
+
+    /** Runs it with its stdin closed ({@code <&-}), as a caller that closed it would. */
+    Airlock stdinClosed() {
+        this.stdinClosed = true;
+        return this;
+    }
+
     /** The command line that {@link #start()} runs (the script, then the arguments). */
     List<String> command() {
         List<String> cmd = new ArrayList<>();
+        if (stdinClosed) {
+            cmd.addAll(List.of("sh", "-c", "exec \"$0\" \"$@\" <&-"));
+        }
         cmd.add(SCRIPT.toString());
         cmd.addAll(args);
         if (ptyRedirect == null) {

@@ -145,6 +145,48 @@ class ExecIT {
     }
 
     @Test
+    void aTimeoutTakesDurationsLikeEverySetting() {
+        Airlock.Result r = airlock("exec", "--timeout", "500ms", "sleep 30").run();
+
+        assertEquals(124, r.exit(), r::toString);
+        assertEquals(List.of("airlock: timed out after 0.5s"), r.errLines());
+        assertEquals(0, airlock("exec", "--timeout", "1m", "true").run().exit());
+    }
+
+    @Test
+    void execStreamsAndDoesNotCapOutput() {
+        // the capture cap is for the library's captured results; exec hands every byte on as it comes
+        Airlock.Result r = airlock("--set", "airlock.output.max-bytes=1k", "exec", "head -c 3000000 /dev/zero").run();
+
+        assertEquals(0, r.exit(), r::toString);
+        assertEquals(3_000_000, r.stdout().length);
+    }
+
+    @Test
+    void aMisspelledSettingIsNamedWithTheKeyMeant() {
+        Airlock.Result r = airlock("--set", "airlock.outptu.max-bytes=1", "exec", "true").run();
+
+        assertEquals(0, r.exit(), r::toString);
+        assertTrue(r.err().contains("unknown setting airlock.outptu.max-bytes; did you mean airlock.output.max-bytes?"), r::toString);
+
+        Airlock.Result strict = airlock("--set", "airlock.outptu.max-bytes=1", "--set", "airlock.settings.strict=true",
+                "exec", "true").run();
+        assertEquals(125, strict.exit(), strict::toString);
+        assertOneLine(strict, "airlock: usage: unknown setting airlock.outptu.max-bytes");
+    }
+
+    @Test
+    void helpNamesACommandsOptions() {
+        Airlock.Result r = airlock("help", "exec").run();
+
+        assertEquals(0, r.exit(), r::toString);
+        assertTrue(r.out().contains("--timeout=DURATION") || r.out().contains("--timeout DURATION"), r::out);
+        Airlock.Result all = airlock("help").run();
+        assertEquals(0, all.exit(), all::toString);
+        assertTrue(all.out().contains("exec") && all.out().contains("doctor"), all::out);
+    }
+
+    @Test
     void zeroWordsIsAUsageError125() {
         Airlock.Result r = airlock("exec").run();
 

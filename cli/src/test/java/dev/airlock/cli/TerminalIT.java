@@ -1,5 +1,6 @@
 package dev.airlock.cli;
 
+import dev.airlock.tck.Services;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -11,7 +12,6 @@ import java.util.Random;
 import static dev.airlock.cli.Airlock.airlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** Behaviour that depends on a terminal, checked on a pseudo-terminal made by util-linux {@code script}. */
 class TerminalIT {
@@ -19,10 +19,7 @@ class TerminalIT {
     @BeforeAll
     static void needsScript() {
         boolean present = Files.isExecutable(Path.of("/usr/bin/script")) || Files.isExecutable(Path.of("/bin/script"));
-        if ("1".equals(System.getenv("AIRLOCK_REQUIRE_SERVICES"))) {
-            assertTrue(present, "util-linux `script` is required (Debian package bsdutils)");
-        }
-        assumeTrue(present, "util-linux `script` is not installed (Debian package bsdutils); skipping terminal tests");
+        Services.require(present, "util-linux `script` is not installed (apt-get install bsdutils); it makes the terminal for these tests");
     }
 
     @Test

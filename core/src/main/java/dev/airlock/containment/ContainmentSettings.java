@@ -51,6 +51,8 @@ public record ContainmentSettings(HomeMode homeMode, Profile profile, Optional<S
                     new ConfigurationException(Profile.KEY + "=eval needs " + RUN_DIR_KEY
                             + "=DIR, an absolute path on the target for the run's home, temp dir, shims and their state"));
             runDir = Optional.of(absolute(RUN_DIR_KEY, dir));
+            // The run dir is the command's to write: the operator's config and approvals cannot live there.
+            OwnState.refuseInside(s, java.util.Map.of(java.nio.file.Path.of(runDir.get()), "the eval run dir " + runDir.get()));
             if (mode == HomeMode.REAL) {
                 throw new ConfigurationException(Profile.KEY + "=eval pins HOME to " + runDir.get() + "/home, but "
                         + HomeMode.KEY + " is '" + rawMode + "'; remove " + HomeMode.KEY + " or drop the eval profile");

@@ -4,14 +4,17 @@ import dev.airlock.BackendException;
 import dev.airlock.Environment;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
+import dev.airlock.Execution;
 import dev.airlock.Target;
 import dev.airlock.containment.DoctorReport.Row;
 import dev.airlock.containment.DoctorReport.Verdict;
+import dev.airlock.settings.Settings;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.AbstractEnvironment;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -22,6 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code airlock doctor}: counts the exits a run could leak through (HOME, crontab, the user bus,
@@ -37,21 +42,76 @@ public final class Doctor {
     private Doctor() {
     }
 
-    /** Probes {@code env} and judges every exit. */
+    /** Probes {@code env} and judges every exit; Airlock's own state is looked for where the process environment says. */
     public static DoctorReport report(Environment env) {
+        return report(env, Settings.empty());
+    }
+
+    /**
+     * Probes {@code env} and judges every exit.
+     *
+     * @param settings the settings {@code env} was opened with: where Airlock's config and approvals are
+     */
+    public static DoctorReport report(Environment env, Settings settings) {
         String stdinMarker = "airlock-doctor-" + StdinScripts.randomToken();
         String envMarker = "airlock-doctor-" + StdinScripts.randomToken();
-        ExecResult r = env.exec(ExecRequest.builder(script())
-                .stdin((stdinMarker + "\n").getBytes(StandardCharsets.UTF_8))
-                .env(MARKER_VARIABLE, envMarker)
-                .env("AIRLOCK_DOCTOR_SHARED_TMP", env.target().tempDir())
-                .timeout(Duration.ofSeconds(60))
-                .build());
-        if (r.exitCode() != 0) {
-            String err = r.stderr().text().strip();
-            int nl = err.indexOf('\n');
-            throw new BackendException("the doctor probe failed on the " + env.name() + " backend (exit " + r.exitCode()
-                    + ")" + (err.isEmpty() ? "" : ": " + (nl < 0 ? err : err.substring(0, nl))));
+        String siblingMarker = "airlock-doctor-sibling-" + StdinScripts.randomToken();
+        String siblingIn = "airlock-doctor-stdin-" + StdinScripts.randomToken();
+        String survivorMarker = "airlock-doctor-survivor-" + StdinScripts.randomToken();
+        // Another exec running alongside: the probe looks for its processes and its stdin.
+        CountDownLatch running = new CountDownLatch(1);
+        OutputStream ready = new OutputStream() {
+            @Override
+            public void write(int b) {
+                running.countDown();
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                running.countDown();
+            }
+        };
+        Execution sibling = env.start(ExecRequest.builder("printf r; sh -c 'sleep 120; :' " + siblingMarker)
+                .stdin((siblingIn + "\n").getBytes(StandardCharsets.UTF_8)).output(ready, OutputStream.nullOutputStream())
+                .timeout(Duration.ofSeconds(120)).build());
+        ExecResult r;
+        Map<String, String> facts;
+        try {
+            try {
+                running.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            ExecRequest.Builder probe = ExecRequest.builder(script())
+                    .stdin((stdinMarker + "\n").getBytes(StandardCharsets.UTF_8))
+                    .env(MARKER_VARIABLE, envMarker)
+                    .env("AIRLOCK_DOCTOR_SHARED_TMP", env.target().tempDir())
+                    .env("AIRLOCK_DOCTOR_JVM_PID", Long.toString(ProcessHandle.current().pid()))
+                    .env("AIRLOCK_DOCTOR_SIBLING", siblingMarker)
+                    .env("AIRLOCK_DOCTOR_SIBLING_IN", siblingIn)
+                    .env("AIRLOCK_DOCTOR_SURVIVOR", survivorMarker)
+                    .timeout(Duration.ofSeconds(60));
+            if ("local".equals(env.name())) {
+                // Airlock's own files are on the JVM's host: only a local command reaches them by these paths.
+                List<String> own = new ArrayList<>();
+                OwnState.stateFiles(settings).keySet().forEach(f -> own.add(stateLine(f)));
+                OwnState.programFiles().forEach(f -> own.add(stateLine(f)));
+                own.removeIf(String::isEmpty);
+                probe.env("AIRLOCK_DOCTOR_STATE", String.join("\n", own));
+            }
+            r = env.exec(probe.build());
+            if (r.exitCode() != 0) {
+                String err = r.stderr().text().strip();
+                int nl = err.indexOf('\n');
+                throw new BackendException("the doctor probe failed on the " + env.name() + " backend (exit " + r.exitCode()
+                        + ")" + (err.isEmpty() ? "" : ": " + (nl < 0 ? err : err.substring(0, nl))));
+            }
+            facts = new LinkedHashMap<>(parse(r.stdout().bytes()));
+        } finally {
+            sibling.cancel();
+        }
+        if ("1".equals(facts.get("survivor_started"))) {
+            facts.put("survivors", Integer.toString(killSurvivors(env, survivorMarker)));
         }
         Optional<Containment> plan = Optional.empty();
         String guard = "unknown";
@@ -61,7 +121,49 @@ public final class Doctor {
             guard = ae.commandGuard().describe();
             isolation = ae.isolation();
         }
-        return judge(env.name(), env.target(), plan, guard, isolation, parse(r.stdout().bytes()));
+        DoctorReport report = judge(env.name(), env.target(), plan, guard, isolation, facts);
+        return env instanceof AbstractEnvironment ae ? report.withRow(secretVariables(ae.strippedSecretVariables())) : report;
+    }
+
+    /**
+     * One of Airlock's files for the probe: {@code PATH<TAB>DIR<TAB>INODE}, DIR being the nearest
+     * part of it that exists on the host and INODE its inode there, so a command that sees another
+     * file system at DIR (a sandbox's own /tmp) is not taken for one that reaches the host's.
+     */
+    private static String stateLine(java.nio.file.Path f) {
+        java.nio.file.Path d = f;
+        while (d != null && !java.nio.file.Files.exists(d)) {
+            d = d.getParent();
+        }
+        if (d == null || f.toString().indexOf('\n') >= 0 || f.toString().indexOf('\t') >= 0) {
+            return "";
+        }
+        try {
+            return f + "\t" + d + "\t" + java.nio.file.Files.getAttribute(d, "unix:ino");
+        } catch (IOException | UnsupportedOperationException e) {
+            return "";
+        }
+    }
+
+    /** Finds the probe's {@code setsid} job after the probe ended (the marker is in its argv), kills it, counts it. */
+    private static int killSurvivors(Environment env, String marker) {
+        String find = "n=0; for f in $(grep -F -l -f - /proc/[0-9]*/cmdline 2>/dev/null); do p=${f#/proc/}; p=${p%/cmdline};"
+                + " kill -9 \"$p\" 2>/dev/null && n=$((n+1)); done; echo $n";
+        ExecResult r = env.exec(ExecRequest.builder(find).stdin((marker + "\n").getBytes(StandardCharsets.UTF_8))
+                .timeout(Duration.ofSeconds(30)).build());
+        try {
+            return Integer.parseInt(r.stdout().text().trim());
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /** The secret variables no child inherits, by name only (never a value). */
+    static Row secretVariables(Set<String> stripped) {
+        return stripped.isEmpty()
+                ? new Row("secret variables", Verdict.NOT_APPLICABLE, "no secret-looking variable in Airlock's environment")
+                : new Row("secret variables", Verdict.CONTAINED_BY_ENVIRONMENT, "removed from every child: "
+                + String.join(", ", stripped) + " (pass one on purpose with " + SecretVariables.PASS_KEY + ")");
     }
 
     /** The probe script (read-only POSIX {@code sh}). */
@@ -101,6 +203,14 @@ public final class Doctor {
         rows.add(tmpdir(target, plan, f));
         rows.add(argv(f));
         rows.add(sockets(f));
+        rows.add(capabilities(f));
+        rows.add(mounts(f));
+        rows.add(processes(f));
+        rows.add(jvmEnvironment(f));
+        rows.add(otherStdin(f));
+        rows.add(passwdHome(f));
+        rows.add(sessions(f));
+        rows.add(ownState(f));
         return new DoctorReport(backend, target.user() + "@" + target.hostname(), target.uid(), target.container(),
                 target.containerSignal(), plan.map(p -> p.homeMode().name().toLowerCase(java.util.Locale.ROOT)).orElse("unknown"),
                 plan.map(p -> p.profile().label()).orElse("unknown"), plan.flatMap(Containment::runDir), commandGuard,
@@ -238,6 +348,110 @@ public final class Doctor {
         }
         return new Row("sockets", Verdict.NOT_APPLICABLE, "none of the usual host sockets (Docker, containerd, podman,"
                 + " the buses, an SSH agent) is here");
+    }
+
+    /** Capabilities that let a command undo a sandbox or reach past it (sys_admin, ptrace, module, rawio, dac_read_search, net_admin, bpf). */
+    private static final long ESCAPE_CAPS = (1L << 21) | (1L << 19) | (1L << 16) | (1L << 17) | (1L << 2) | (1L << 12) | (1L << 39);
+
+    private static Row capabilities(Map<String, String> f) {
+        String hex = f.getOrDefault("cap_eff", "").trim();
+        if (hex.isEmpty()) {
+            return new Row("capabilities", Verdict.NOT_APPLICABLE, "no /proc/self/status to read the capabilities from");
+        }
+        long caps;
+        try {
+            caps = Long.parseUnsignedLong(hex, 16);
+        } catch (NumberFormatException e) {
+            return new Row("capabilities", Verdict.NOT_APPLICABLE, "unreadable CapEff " + hex);
+        }
+        if ((caps & ESCAPE_CAPS) != 0) {
+            return new Row("capabilities", Verdict.LEAKS, "a command holds capabilities (CapEff " + hex + ", among them"
+                    + " sys_admin, ptrace or dac_read_search) that undo a sandbox or reach past it");
+        }
+        if (caps != 0) {
+            return new Row("capabilities", Verdict.CONTAINED_BY_ENVIRONMENT, "a command holds CapEff " + hex
+                    + ", none of which undoes a sandbox");
+        }
+        return new Row("capabilities", Verdict.CONTAINED_ENFORCED, "a command holds no capability (CapEff 0)");
+    }
+
+    private static Row mounts(Map<String, String> f) {
+        String ok = f.getOrDefault("mount_ok", "");
+        if (ok.isEmpty()) {
+            return new Row("mounts", Verdict.NOT_APPLICABLE, "no mount program or no scratch dir to try it in");
+        }
+        return "1".equals(ok)
+                ? new Row("mounts", Verdict.LEAKS, "a command mounted a tmpfs (and took it off): it can change mounts,"
+                        + " so it can unmount what hides or protects host paths")
+                : new Row("mounts", Verdict.CONTAINED_ENFORCED, "the kernel refused a command's mount");
+    }
+
+    private static Row processes(Map<String, String> f) {
+        boolean jvm = "1".equals(f.get("jvm_visible"));
+        boolean sibling = "1".equals(f.get("sibling_visible"));
+        if (!f.containsKey("sibling_visible") && !f.containsKey("jvm_visible")) {
+            return new Row("processes", Verdict.NOT_APPLICABLE, "no /proc on the target");
+        }
+        if (jvm || sibling) {
+            return new Row("processes", Verdict.LEAKS, "a command sees " + (jvm ? "the host's processes (Airlock's JVM among"
+                    + " them)" : "") + (jvm && sibling ? " and " : "") + (sibling ? "another exec's processes" : "")
+                    + " in /proc, their argv, and can signal those of its user");
+        }
+        return new Row("processes", Verdict.CONTAINED_ENFORCED, "neither the JVM nor another exec's processes are visible"
+                + " (a PID namespace of its own)");
+    }
+
+    private static Row jvmEnvironment(Map<String, String> f) {
+        if (!"1".equals(f.get("jvm_visible"))) {
+            return new Row("JVM environment", f.containsKey("jvm_visible") ? Verdict.CONTAINED_ENFORCED : Verdict.NOT_APPLICABLE,
+                    f.containsKey("jvm_visible") ? "Airlock's JVM is not visible here" : "the JVM is not on the target");
+        }
+        return "1".equals(f.get("jvm_environ"))
+                ? new Row("JVM environment", Verdict.LEAKS, "a command reads /proc/PID/environ of Airlock's JVM: the"
+                        + " secrets stripped from children are there")
+                : new Row("JVM environment", Verdict.CONTAINED_ENFORCED, "the JVM is visible, but its environment is not readable");
+    }
+
+    private static Row otherStdin(Map<String, String> f) {
+        if (!f.containsKey("sibling_stdin")) {
+            return new Row("other stdin", Verdict.NOT_APPLICABLE, "no /proc on the target");
+        }
+        return "1".equals(f.get("sibling_stdin"))
+                ? new Row("other stdin", Verdict.LEAKS, "a command read another exec's stdin through /proc/PID/fd/0")
+                : new Row("other stdin", Verdict.CONTAINED_ENFORCED, "another exec's stdin was out of reach");
+    }
+
+    private static Row passwdHome(Map<String, String> f) {
+        String pw = f.getOrDefault("passwd_home", "");
+        if (pw.isEmpty()) {
+            return new Row("passwd home", Verdict.NOT_APPLICABLE, "the user has no entry in the user database");
+        }
+        return "1".equals(f.get("passwd_home_w"))
+                ? new Row("passwd home", Verdict.LEAKS, "the user database's home " + pw + " is writable: programs that"
+                        + " ignore HOME (ssh-keygen, say) write there")
+                : new Row("passwd home", Verdict.CONTAINED_ENFORCED, "the user database's home " + pw + " is read-only here");
+    }
+
+    private static Row sessions(Map<String, String> f) {
+        if (!f.containsKey("survivors")) {
+            return new Row("setsid job", Verdict.NOT_APPLICABLE, "no setsid on the target to try");
+        }
+        int n = Integer.parseInt(f.get("survivors"));
+        return n > 0
+                ? new Row("setsid job", Verdict.LEAKS, "a job started with setsid outlived its exec (doctor killed it)")
+                : new Row("setsid job", Verdict.CONTAINED_ENFORCED, "a job started with setsid ended with its exec");
+    }
+
+    private static Row ownState(Map<String, String> f) {
+        if (!f.containsKey("state_w")) {
+            return new Row("Airlock's state", Verdict.NOT_APPLICABLE, "Airlock's files are not on the target");
+        }
+        String w = f.get("state_w").trim();
+        return w.isEmpty()
+                ? new Row("Airlock's state", Verdict.CONTAINED_ENFORCED, "a command can write none of Airlock's config,"
+                        + " approvals or program files")
+                : new Row("Airlock's state", Verdict.LEAKS, "a command can write Airlock's own files (the command guard"
+                        + " denies it, a program need not ask): " + String.join(", ", w.split(" ")));
     }
 
     /** A read-only root: the sign of a sandbox that made its own /tmp and /run. */

@@ -73,6 +73,14 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
     public record Row(String exit, Verdict verdict, String evidence) {
     }
 
+    /** This report with one more row at the end. */
+    public DoctorReport withRow(Row row) {
+        List<Row> more = new ArrayList<>(rows);
+        more.add(row);
+        return new DoctorReport(backend, target, uid, container, containerSignal, homeMode, profile, runDir, commandGuard,
+                isolation, more);
+    }
+
     public boolean leaks() {
         return rows.stream().anyMatch(r -> r.verdict() == Verdict.LEAKS);
     }

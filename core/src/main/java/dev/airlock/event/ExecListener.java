@@ -1,5 +1,8 @@
 package dev.airlock.event;
 
+import java.util.Objects;
+import java.util.function.Consumer;
+
 /**
  * Observes what an environment does: every exec, its state transitions, denials and approvals.
  * Called on the thread doing the work, never under an Airlock lock; keep it quick and do not
@@ -13,5 +16,27 @@ public interface ExecListener {
 
     /** A finished exec, file operation, denial or approval. */
     default void onEvent(AuditEvent event) {
+    }
+
+    /** A listener from a lambda that sees finished operations, denials and approvals: {@code ExecListener.ofEvents(e -> log(e))}. */
+    static ExecListener ofEvents(Consumer<AuditEvent> onEvent) {
+        Objects.requireNonNull(onEvent, "onEvent");
+        return new ExecListener() {
+            @Override
+            public void onEvent(AuditEvent event) {
+                onEvent.accept(event);
+            }
+        };
+    }
+
+    /** A listener from a lambda that sees every exec's state transitions. */
+    static ExecListener ofTransitions(Consumer<ExecTransition> onTransition) {
+        Objects.requireNonNull(onTransition, "onTransition");
+        return new ExecListener() {
+            @Override
+            public void onTransition(ExecTransition transition) {
+                onTransition.accept(transition);
+            }
+        };
     }
 }

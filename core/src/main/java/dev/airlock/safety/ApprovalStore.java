@@ -24,7 +24,7 @@ import java.util.Set;
  * trusted.
  */
 final class ApprovalStore {
-    static final String FILE_NAME = "approvals.list";
+    static final String FILE_NAME = dev.airlock.containment.OwnState.APPROVALS_FILE;
     private static final Logger LOG = LoggerFactory.getLogger(ApprovalStore.class);
     private static final String HEADER = "# Airlock approvals (scope: always). One per line: backend target path, URL-encoded.\n";
 

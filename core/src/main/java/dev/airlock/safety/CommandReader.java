@@ -37,19 +37,25 @@ final class CommandReader {
     static final String UNKNOWN_CWD = String.valueOf(Marks.UNKNOWN);
     private static final int MAX_DEPTH = 8;
     private static final int MAX_PARSES = 2000;
-    private static final int MAX_WORDS = 256;
+    /** Past this many words a command is not judged word by word: it needs a human (see readSimple). */
+    private static final int MAX_WORDS = 4096;
     /** Top-level directories whose recursive removal or change is a hardline. */
     private static final Set<String> SYSTEM_TOP = Set.of("bin", "boot", "dev", "etc", "home", "lib", "lib32",
             "lib64", "libx32", "proc", "root", "sbin", "sys", "usr", "var");
     private static final Set<String> SHELLS = Set.of("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash",
             "yash", "posh", "fish", "oksh", "loksh");
     private static final Set<String> RESERVED = Set.of("if", "then", "else", "elif", "fi", "do", "done", "while",
-            "until", "!", "{", "}", "esac", "coproc");
+            "until", "!", "{", "}", "esac");
 
     private final Map<String, String> vars;
     private final String user;
     private final String userHome;
     private String cwd;
+    /** Directories the command may be in instead of {@link #cwd}: a cd may fail, run in a pipeline, or be skipped by {@code &&}. */
+    private final List<String> otherCwds = new ArrayList<>();
+    private String oldCwd;
+    /** Symbolic links this command makes (link path -> target), so a write through one later is judged at its target. */
+    private final Map<String, String> links = new HashMap<>();
     private int parses;
     private final Set<WriteTarget> writes = new LinkedHashSet<>();
     private final Set<String> hardline = new LinkedHashSet<>();
@@ -59,6 +65,9 @@ final class CommandReader {
         this.user = user;
         this.userHome = userHome;
         this.cwd = cwd;
+        if (cwd != null && cwd.startsWith("/")) {
+            this.vars.put("PWD", cwd);
+        }
     }
 
     /**
@@ -105,10 +114,15 @@ final class CommandReader {
     /** A nested command runs in its own shell or subshell: its cd and assignments do not leak out. */
     private void readNested(String text, int depth) {
         String savedCwd = cwd;
+        String savedOld = oldCwd;
+        List<String> savedOthers = new ArrayList<>(otherCwds);
         Map<String, String> savedVars = new HashMap<>(vars);
         for (String reading : CommandText.readings(text)) {
             readText(reading, depth);
             cwd = savedCwd;
+            oldCwd = savedOld;
+            otherCwds.clear();
+            otherCwds.addAll(savedOthers);
             vars.clear();
             vars.putAll(savedVars);
         }
@@ -312,6 +326,10 @@ final class CommandReader {
         for (int j = k; j < c.words.size() && argv.size() < MAX_WORDS; j++) {
             argv.addAll(expand(c.words.get(j), true));
         }
+        if (argv.size() >= MAX_WORDS) {
+            hardline.add("a command of more than " + MAX_WORDS + " words cannot be judged");
+            return;
+        }
         if (argv.isEmpty()) {
             for (String[] a : assignments) {
                 assign(a[0], a[1]);
@@ -372,14 +390,63 @@ final class CommandReader {
     /** A write to {@code word} that happens only when {@code dir} is an existing directory. */
     void addWriteIfDirectory(String word, Access access, String via, String dir) {
         writes.add(new WriteTarget(word, cwd, access, via, dir));
+        if (!word.startsWith("/")) {
+            for (String other : otherCwds) {
+                writes.add(new WriteTarget(word, other, access, via, dir));
+            }
+        }
     }
 
     void addWrite(String word, Access access, String via) {
+        String plain = Marks.plain(word);
+        // /proc/self/cwd/X is X in the working directory
+        java.util.regex.Matcher m = PROC_CWD.matcher(plain);
+        if (m.find() && !Marks.hasUnknown(word.substring(0, m.end()))) {
+            addWrite(word.substring(m.end()).isEmpty() ? "." : word.substring(m.end()), access, via);
+        }
+        // a link this command made: the write lands at its target
+        for (Map.Entry<String, String> l : links.entrySet()) {
+            String link = l.getKey();
+            String full = plain.startsWith("/") || cwd == null || Marks.hasUnknown(cwd) ? plain : cwd + "/" + plain;
+            if (full.equals(link) || full.startsWith(link + "/") || plain.equals(link) || plain.startsWith(link + "/")) {
+                String rest = full.startsWith(link) ? full.substring(link.length()) : plain.substring(link.length());
+                String through = l.getValue() + rest;
+                if (!through.equals(word)) {
+                    writes.add(new WriteTarget(through, cwd, access, via + " (through a link it made)"));
+                }
+            }
+        }
         WriteTarget t = new WriteTarget(word, cwd, access, via);
         writes.add(t);
+        if (!word.startsWith("/")) {
+            for (String other : otherCwds) {
+                writes.add(new WriteTarget(word, other, access, via));
+            }
+        }
         if (access == Access.TREE) {
             PathPattern.of(word, cwd).ifPresent(p -> hardlineTree(p, via));
         }
+    }
+
+    /** A command text a program runs ({@code awk}'s {@code system("...")}), judged like a nested shell's. */
+    void readCommandText(String text) {
+        readNested(text, 1);
+    }
+
+    private static final java.util.regex.Pattern PROC_CWD = java.util.regex.Pattern.compile("^/proc/(self|thread-self|[0-9]+)/cwd(/|$)");
+
+    /** {@code ln -s TARGET LINK}: later writes through LINK are judged at TARGET too. */
+    void noteLink(String link, String target) {
+        String l = Marks.plain(link);
+        if (!l.startsWith("/") && cwd != null && !Marks.hasUnknown(cwd)) {
+            l = cwd + "/" + l;
+        }
+        String t = target;
+        if (!Marks.plain(t).startsWith("/") && !Marks.hasUnknown(t)) {
+            String base = l.contains("/") ? l.substring(0, l.lastIndexOf('/')) : cwd;
+            t = base == null ? t : base + "/" + t;
+        }
+        links.put(stripSlash(l), stripSlash(t));
     }
 
     /** A recursive removal or change of {@code /}, a top-level system directory, or {@code /$EMPTY}. */
@@ -520,8 +587,38 @@ final class CommandReader {
                     return;
                 }
                 case "popd" -> {
+                    if (otherCwds.size() < 16 && !otherCwds.contains(cwd)) {
+                        otherCwds.add(cwd);
+                    }
                     cwd = UNKNOWN_CWD;
+                    vars.remove("PWD");
                     return;
+                }
+                case "alias" -> {
+                    // with shopt -s expand_aliases a later word runs the alias's text: judge that text
+                    for (String a : args) {
+                        String src = Marks.source(a);
+                        int eq = src.indexOf('=');
+                        if (eq > 0) {
+                            readNested(src.substring(eq + 1), depth + 1);
+                        }
+                    }
+                    return;
+                }
+                case "trap" -> {
+                    List<String> ops = CommandOptions.operands(args, "", Set.of());
+                    if (!ops.isEmpty() && !Marks.plain(ops.get(0)).equals("-")) {
+                        readNested(Marks.source(ops.get(0)), depth + 1);
+                    }
+                    return;
+                }
+                case "coproc" -> {
+                    // coproc [NAME] COMMAND: a NAME is followed by a compound command
+                    if (args.size() > 1 && Marks.plain(args.get(1)).equals("{")) {
+                        argv = args.subList(1, args.size());
+                    } else {
+                        argv = args;
+                    }
                 }
                 case "export", "declare", "typeset", "local", "readonly" -> {
                     for (String a : args) {
@@ -572,21 +669,53 @@ final class CommandReader {
         }
     }
 
+    /**
+     * A {@code cd}: the new directory, while the old one stays possible (the cd may fail, run in a
+     * pipeline's subshell or be skipped by {@code false &&}); relative ones also under each
+     * {@code CDPATH} entry; a glob stays a pattern; {@code cd -} is the previous directory.
+     */
     private void changeDir(List<String> args) {
         List<String> ops = CommandOptions.operands(args, "", Set.of());
+        String before = cwd;
+        if (otherCwds.size() < 16 && !otherCwds.contains(before)) {
+            otherCwds.add(before);
+        }
         if (ops.isEmpty()) {
             cwd = vars.getOrDefault("HOME", UNKNOWN_CWD);
-            return;
+        } else {
+            String d = ops.get(0);
+            if (Marks.plain(d).equals("-")) {
+                cwd = oldCwd != null ? oldCwd : UNKNOWN_CWD;
+            } else if (Marks.hasUnknown(d)) {
+                cwd = UNKNOWN_CWD;
+            } else if (d.startsWith("/")) {
+                cwd = d;
+            } else {
+                String cdpath = vars.get("CDPATH");
+                if (cdpath != null) {
+                    for (String e : cdpath.split(":")) {
+                        if (!e.isEmpty() && otherCwds.size() < 16) {
+                            otherCwds.add(stripSlash(e) + "/" + d);
+                        }
+                    }
+                }
+                if (cwd == null) {
+                    cwd = d; // relative to the starting directory; resolved on the target
+                } else if (!cwd.equals(UNKNOWN_CWD)) {
+                    cwd = cwd + "/" + d;
+                }
+            }
         }
-        String d = ops.get(0);
-        if (Marks.hasUnknown(d) || Marks.hasGlob(d) || Marks.plain(d).equals("-")) {
-            cwd = UNKNOWN_CWD;
-        } else if (d.startsWith("/")) {
-            cwd = d;
-        } else if (cwd == null) {
-            cwd = d; // relative to the starting directory; resolved on the target
-        } else if (!cwd.equals(UNKNOWN_CWD)) {
-            cwd = cwd + "/" + d;
+        oldCwd = before;
+        if (cwd != null && cwd.startsWith("/") && !Marks.hasUnknown(cwd) && !Marks.hasGlob(cwd)) {
+            vars.put("PWD", Marks.plain(cwd));
+        } else {
+            vars.remove("PWD");
+        }
+        if (before != null && before.startsWith("/") && !Marks.hasUnknown(before) && !Marks.hasGlob(before)) {
+            vars.put("OLDPWD", Marks.plain(before));
+        } else {
+            vars.remove("OLDPWD");
         }
     }
 
@@ -668,7 +797,17 @@ final class CommandReader {
                 i++;
                 break;
             }
-            if (a.equals("-u") || a.equals("-C") || a.equals("--unset") || a.equals("--chdir")) {
+            if ((a.equals("-C") || a.equals("--chdir")) && i + 1 < args.size()) {
+                changeDir(List.of(args.get(i + 1))); // the command runs there
+                i += 2;
+                continue;
+            }
+            if (a.startsWith("--chdir=") || (a.startsWith("-C") && a.length() > 2)) {
+                changeDir(List.of(args.get(i).substring(a.startsWith("-C") ? 2 : 8)));
+                i++;
+                continue;
+            }
+            if (a.equals("-u") || a.equals("--unset")) {
                 i += 2;
                 continue;
             }
@@ -781,8 +920,14 @@ final class CommandReader {
                         }
                         if (!inner.isEmpty()) {
                             String saved = cwd;
+                            List<String> savedOthers = new ArrayList<>(otherCwds);
+                            if (a.endsWith("dir")) {
+                                changeDir(List.of(root)); // -execdir runs in the found file's directory, the root for its entries
+                            }
                             readArgv(inner, new Simple(), null, depth + 1);
                             cwd = saved;
+                            otherCwds.clear();
+                            otherCwds.addAll(savedOthers);
                         }
                     }
                     i = j;
@@ -856,7 +1001,10 @@ final class CommandReader {
                 } else if (!split) {
                     cur.append(markGlobs(val));
                 } else {
-                    String[] fields = val.split("[ \t\n]+", -1);
+                    String ifs = vars.getOrDefault("IFS", " \t\n");
+                    StringBuilder cls = new StringBuilder();
+                    ifs.chars().forEach(ch -> cls.append("\\x{").append(Integer.toHexString(ch)).append('}'));
+                    String[] fields = ifs.isEmpty() ? new String[] {val} : val.split("[" + cls + "]+", -1);
                     cur.append(markGlobs(fields[0]));
                     for (int f = 1; f < fields.length; f++) {
                         out.add(new StringBuilder(markGlobs(fields[f])));
@@ -891,6 +1039,10 @@ final class CommandReader {
                 String home;
                 if (name.isEmpty()) {
                     home = vars.get("HOME");
+                } else if (name.equals("+")) {
+                    home = cwd == null || !cwd.startsWith("/") || Marks.hasUnknown(cwd) ? null : cwd;
+                } else if (name.equals("-")) {
+                    home = vars.get("OLDPWD");
                 } else if (name.equals(user)) {
                     home = userHome;
                 } else {

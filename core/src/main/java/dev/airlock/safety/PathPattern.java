@@ -245,7 +245,8 @@ final class PathPattern {
         if (lit.length() > 0) {
             re.append(Pattern.quote(lit.toString()));
         }
-        return Pattern.compile(re.toString(), Pattern.DOTALL);
+        // Case-insensitive: with shopt -s nocaseglob, ~/.SS[H] matches ~/.ssh; a wider match only fails closed.
+        return Pattern.compile(re.toString(), Pattern.DOTALL | Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE);
     }
 
     @Override

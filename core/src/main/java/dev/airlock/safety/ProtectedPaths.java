@@ -50,6 +50,15 @@ final class ProtectedPaths {
      */
     ProtectedPaths(Collection<String> homes, Collection<String> etcDirs, Collection<String> airlockHomes,
                    Collection<String> safeRoots, Collection<String> exemptRoots) {
+        this(homes, etcDirs, airlockHomes, List.of(), safeRoots, exemptRoots);
+    }
+
+    /** @param ownFiles Airlock's own files elsewhere (a config file named with --config), spelled and resolved */
+    ProtectedPaths(Collection<String> homes, Collection<String> etcDirs, Collection<String> airlockHomes,
+                   Collection<String> ownFiles, Collection<String> safeRoots, Collection<String> exemptRoots) {
+        for (String f : distinct(ownFiles)) {
+            rules.add(new Rule(PathPattern.concrete(f).comps, Tier.HARD, false, "Airlock's own settings or approvals"));
+        }
         for (String h : distinct(homes)) {
             for (String f : HOME_APPROVAL) {
                 rules.add(new Rule(join(h, f), Tier.APPROVAL, false, "an SSH client configuration"));
@@ -104,13 +113,54 @@ final class ProtectedPaths {
     /** Whether a spelled path is one of the always-writable sinks ({@code /dev/null}...). */
     static boolean isSink(PathPattern p) {
         return p.absolute && p.open == PathPattern.Open.NONE && p.comps.size() >= 2 && p.comps.get(0).equals("dev")
-                && DEV_SINKS.contains(p.comps.get(1)) && p.isConcrete();
+                && DEV_SINKS.contains(p.comps.get(1)) && p.isConcrete() && throughDescriptor(p) == null;
     }
+
+    /**
+     * A path that goes on below an open descriptor ({@code /dev/fd/3/x}, {@code /dev/stdin/x},
+     * {@code /proc/self/fd/3/x}): the descriptor may be a directory anywhere, so where it lands is
+     * unknown here. Returns what it is, or null.
+     */
+    private static String throughDescriptor(PathPattern p) {
+        List<String> c = p.comps;
+        if (c.size() >= 4 && c.get(0).equals("dev") && c.get(1).equals("fd")) {
+            return "a path below the open descriptor /dev/fd/" + c.get(2);
+        }
+        if (c.size() >= 3 && c.get(0).equals("dev") && Set.of("stdin", "stdout", "stderr").contains(c.get(1))) {
+            return "a path below /dev/" + c.get(1);
+        }
+        if (c.size() >= 5 && c.get(0).equals("proc") && c.get(2).equals("fd")) {
+            return "a path below an open descriptor in /proc";
+        }
+        return null;
+    }
+
+    /** Protected names as they would show up in a command's text (a path component each). */
+    private static final java.util.regex.Pattern PROTECTED_NAME = java.util.regex.Pattern.compile(
+            "(?:^|[/\\s'\"=:~`(])(?:authorized_keys|id_rsa|id_ed25519|id_ecdsa|\\.netrc|\\.pgpass|\\.npmrc|\\.pypirc"
+                    + "|\\.git-credentials|\\.ssh|\\.aws|\\.gnupg|\\.kube|\\.docker|\\.azure|\\.config/gh|\\.config/gcloud"
+                    + "|sudoers(?:\\.d)?|passwd|shadow|airlock\\.properties|approvals\\.list)(?:$|[/\\s'\"*?;|&)`])");
+
+    /**
+     * A write whose place the guard cannot resolve (built by {@code ${x:0:9}}, {@code $(...)},
+     * {@code read}, arrays, {@code "$@"}, {@code xargs}...) fails closed: it needs a human when the
+     * command mentions a protected name, or when it unpacks an archive by its absolute names.
+     */
+    static boolean unresolvedNeedsApproval(String via, String command) {
+        return via.startsWith(ANYWHERE) || PROTECTED_NAME.matcher(command).find();
+    }
+
+    /** How a writer that may write anywhere (tar -xP) starts its {@code via}. */
+    static final String ANYWHERE = "anywhere: ";
 
     /** The tier of touching {@code p} with {@code access}; relative patterns are judged once resolved. */
     Verdict classify(PathPattern p, Access access) {
         if (!p.absolute || isSink(p)) {
             return Verdict.FREE;
+        }
+        String descriptor = throughDescriptor(p);
+        if (descriptor != null) {
+            return new Verdict(Tier.APPROVAL, descriptor + ", which may be any directory,");
         }
         Optional<Verdict> device = device(p);
         if (device.isPresent()) {

@@ -4,7 +4,7 @@ import dev.airlock.containment.Containment;
 import dev.airlock.Capabilities;
 import dev.airlock.DeniedException;
 import dev.airlock.Target;
-import dev.airlock.settings.AirlockHome;
+import dev.airlock.containment.OwnState;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.Shell;
 
@@ -60,8 +60,7 @@ public final class Safety {
         this.shell = shell;
         this.reporter = reporter;
         this.guard = GuardMode.decide(settings, caps);
-        this.localAirlockHome = settings.get("airlock.home").filter(s -> !s.isBlank()).map(Path::of)
-                .orElseGet(AirlockHome::resolve);
+        this.localAirlockHome = OwnState.operatorHome(settings);
         this.gate = new ApprovalGate(backend, targetId(target), settings, channel, new ApprovalStore(localAirlockHome), reporter);
     }
 
@@ -111,7 +110,7 @@ public final class Safety {
             default -> Access.WRITE;
         };
         Optional<PathPattern> p = PathPattern.of(neutralise(path), null);
-        judge(List.of(new Candidate(p.orElse(null), path, access, operation, null)), "write", operation);
+        judge(List.of(new Candidate(p.orElse(null), path, access, operation, null, false)), "write", operation);
     }
 
     /**
@@ -152,7 +151,9 @@ public final class Safety {
             if (w.ifDirectory() != null && dir == null) {
                 continue; // DEST is unknown; DEST itself was judged as written
             }
-            cs.add(new Candidate(p.orElse(null), Marks.plain(w.word()), w.access(), w.via(), dir));
+            boolean ask = p.isEmpty() && ProtectedPaths.unresolvedNeedsApproval(w.via(), command);
+            String shown = p.isEmpty() ? Marks.source(w.word()).replace(Marks.UNKNOWN, '?') : Marks.plain(w.word());
+            cs.add(new Candidate(p.orElse(null), shown, w.access(), w.via(), dir, ask));
         }
         if (!cs.isEmpty()) {
             judge(cs, "exec", "exec: " + oneLine(command));
@@ -162,17 +163,24 @@ public final class Safety {
     // ---------------------------------------------------------------- judging
 
     /** A path an operation may write; {@code ifDirectory}: only when that path is a directory on the target. */
-    private record Candidate(PathPattern pattern, String shown, Access access, String via, PathPattern ifDirectory) {
+    /** {@code askUnresolved}: its place cannot be resolved and it may be a protected file, so a human decides. */
+    private record Candidate(PathPattern pattern, String shown, Access access, String via, PathPattern ifDirectory,
+                             boolean askUnresolved) {
     }
 
     private void judge(List<Candidate> cs, String route, String operation) {
         ProtectedPaths r = rules();
         List<Candidate> resolve = new ArrayList<>();
+        Map<String, String> unresolved = new LinkedHashMap<>();
         for (Candidate c : cs) {
             if (c.pattern == null) {
                 if (r.hasSafeRoots()) {
                     throw deny(c, route, "unknown", "Write denied: cannot tell where '" + oneLine(c.shown)
                             + "' points, and " + SAFE_ROOTS_KEY + " allows writes inside the safe roots only.");
+                }
+                if (c.askUnresolved) {
+                    unresolved.putIfAbsent(c.shown + " (" + c.via + ")",
+                            "a write by " + c.via + " to a place Airlock cannot resolve, which may be a protected file,");
                 }
                 continue;
             }
@@ -185,6 +193,7 @@ public final class Safety {
             resolve.add(c);
         }
         if (resolve.isEmpty()) {
+            approveAll(unresolved, route, operation);
             return;
         }
         List<TargetResolver.Item> patterns = new ArrayList<>();
@@ -222,6 +231,11 @@ public final class Safety {
                 approvals.putIfAbsent(key, reason);
             }
         }
+        unresolved.forEach(approvals::putIfAbsent);
+        approveAll(approvals, route, operation);
+    }
+
+    private void approveAll(Map<String, String> approvals, String route, String operation) {
         for (Map.Entry<String, String> a : approvals.entrySet()) {
             gate.approve(a.getKey(), route, operation, a.getValue() + " needs a human's approval");
         }
@@ -303,12 +317,13 @@ public final class Safety {
 
     private ProtectedPaths loadRules() throws IOException {
         Map<Character, Set<String>> spelled = new LinkedHashMap<>();
-        for (char tag : new char[] {'h', 'e', 'a', 's', 'x'}) {
+        for (char tag : new char[] {'h', 'e', 'a', 'f', 's', 'x'}) {
             spelled.put(tag, new LinkedHashSet<>());
         }
         spelled.get('h').addAll(List.of(target.processHome(), target.passwdHome(), target.home(), profileHome(), realHome()));
         spelled.get('e').add("/etc");
         spelled.get('a').addAll(List.of(targetAirlockHome(), localAirlockHome.toAbsolutePath().toString()));
+        settings.configFile().ifPresent(f -> spelled.get('f').add(f.toString()));
         for (String root : settings.getList(SAFE_ROOTS_KEY)) {
             spelled.get('s').add(target.expand(root.trim()));
         }
@@ -333,7 +348,7 @@ public final class Safety {
                 all.get(rec.charAt(0)).add(rec.substring(2));
             }
         }
-        return new ProtectedPaths(all.get('h'), all.get('e'), all.get('a'), all.get('s'), all.get('x'));
+        return new ProtectedPaths(all.get('h'), all.get('e'), all.get('a'), all.get('f'), all.get('s'), all.get('x'));
     }
 
     // ---------------------------------------------------------------- text

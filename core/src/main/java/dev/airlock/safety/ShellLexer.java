@@ -196,15 +196,43 @@ final class ShellLexer {
             i++;
         }
         Word target = null;
+        int start = i;
         if (i < n && !(isOperatorChar(s.charAt(i)) && !atProcessSubstitution()) && s.charAt(i) != '\n') {
             target = readWord();
         }
         Heredoc h = null;
         if ((op.equals("<<") || op.equals("<<-")) && target != null) {
-            h = new Heredoc(target.raw(), target.anyQuoted() || target.parts().size() > 1, op.equals("<<-"));
+            // The delimiter is the word as written, quotes removed and nothing expanded (<<$x ends at "$x").
+            String src = s.substring(start, i);
+            h = new Heredoc(delimiter(src), target.anyQuoted() || target.parts().size() > 1 || src.indexOf('\\') >= 0,
+                    op.equals("<<-"));
             pending.add(h);
         }
         tokens.add(new Redir(fd, op, target, h));
+    }
+
+    /** A here-doc delimiter as bash takes it: quote removal on the source text, line continuations dropped. */
+    private static String delimiter(String src) {
+        StringBuilder b = new StringBuilder();
+        char quote = 0;
+        for (int k = 0; k < src.length(); k++) {
+            char c = src.charAt(k);
+            if (quote == 0 && (c == '\'' || c == '"')) {
+                quote = c;
+            } else if (quote != 0 && c == quote) {
+                quote = 0;
+            } else if (c == '\\' && quote != '\'' && k + 1 < src.length()) {
+                char d = src.charAt(++k);
+                if (d != '\n') {
+                    b.append(d);
+                }
+            } else if (c == '$' && quote == 0 && k + 1 < src.length() && (src.charAt(k + 1) == '\'' || src.charAt(k + 1) == '"')) {
+                continue; // $'..' and $".." delimit like plain quotes here
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
     }
 
     private void readHeredocBodies() {
@@ -231,6 +259,24 @@ final class ShellLexer {
         StringBuilder lit = new StringBuilder();
         while (i < n) {
             char c = s.charAt(i);
+            if ("?*+@!".indexOf(c) >= 0 && next(1) == '(') {
+                // An extglob group (shopt -s extglob): judged as "anything", so it can only widen a match.
+                int depth = 0;
+                int k = i + 1;
+                for (; k < n; k++) {
+                    char e = s.charAt(k);
+                    if (e == '(') {
+                        depth++;
+                    } else if (e == ')' && --depth == 0) {
+                        break;
+                    }
+                }
+                if (k < n) {
+                    lit.append('*');
+                    i = k + 1;
+                    continue;
+                }
+            }
             if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
                 break;
             }
@@ -519,7 +565,9 @@ final class ShellLexer {
             }
         }
         i++;
-        return b.toString();
+        // bash cuts the string at a NUL ($'\0x' is empty): what follows never reaches the path
+        int nul = b.indexOf("\0");
+        return nul < 0 ? b.toString() : b.substring(0, nul);
     }
 
     private int number(int radix, int max) {

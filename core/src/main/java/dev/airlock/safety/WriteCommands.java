@@ -21,7 +21,59 @@ final class WriteCommands {
         switch (name) {
             case "tee" -> CommandOptions.operands(args, "", Set.of("--output-error")).forEach(a -> reader.addWrite(a, Access.WRITE, "tee"));
             case "cp", "mv", "install", "ln", "rsync", "scp" -> copyLike(name, args);
-            case "sed" -> inPlace("sed", args, "efl", "i", Set.of("--expression", "--file", "--line-length"), true);
+            case "sed" -> {
+                inPlace("sed", args, "efl", "i", Set.of("--expression", "--file", "--line-length"), true);
+                sedScripts(args).forEach(this::sedWrites);
+            }
+            case "awk", "gawk", "mawk", "nawk" -> awk(args);
+            case "uniq" -> {
+                List<String> ops = CommandOptions.operands(args, "fsw", Set.of("--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"));
+                if (ops.size() >= 2) {
+                    reader.addWrite(ops.get(1), Access.WRITE, "uniq (its output file)");
+                }
+            }
+            case "split", "csplit" -> {
+                List<String> ops = CommandOptions.operands(args, name.equals("split") ? "abClnt" : "bfn",
+                        Set.of("--bytes", "--line-bytes", "--lines", "--number", "--suffix-length", "--additional-suffix",
+                                "--separator", "--filter", "--prefix", "--suffix-format", "--digits"));
+                CommandOptions.optionValues(args, "f", Set.of("--prefix"), "bfn", Set.of()).forEach(pfx -> {
+                    if (name.equals("csplit")) {
+                        reader.addWrite(pfx + Marks.STAR, Access.WRITE, "csplit -f");
+                    }
+                });
+                if (name.equals("split")) {
+                    String prefix = ops.size() >= 2 ? ops.get(1) : "x";
+                    reader.addWrite(prefix + Marks.STAR, Access.WRITE, "split (its output files)");
+                } else if (CommandOptions.optionValues(args, "f", Set.of("--prefix"), "bfn", Set.of()).isEmpty()) {
+                    reader.addWrite("xx" + Marks.STAR, Access.WRITE, "csplit");
+                }
+            }
+            case "ed", "red" -> CommandOptions.operands(args, "p", Set.of("--prompt")).forEach(a -> reader.addWrite(a, Access.WRITE, name));
+            case "vi", "vim", "nvim", "ex", "view", "vimdiff", "gvim" -> {
+                CommandOptions.operands(args, "cSTuUiwWtqr", Set.of("--cmd", "--servername", "--remote")).forEach(a -> {
+                    if (!Marks.plain(a).startsWith("+")) {
+                        reader.addWrite(a, Access.WRITE, name);
+                    }
+                });
+                CommandOptions.optionValues(args, "wW", Set.of(), "cSTuUiwWtqr", Set.of("--cmd")).forEach(a -> reader.addWrite(a, Access.WRITE, name + " -w"));
+            }
+            case "script" -> {
+                List<String> ops = CommandOptions.operands(args, "cEIOBTm", Set.of("--command", "--echo", "--log-in", "--log-out",
+                        "--log-io", "--log-timing", "--logging-format", "--output-limit"));
+                reader.addWrite(ops.isEmpty() ? "typescript" : ops.get(0), Access.WRITE, "script (its typescript)");
+                CommandOptions.optionValues(args, "IOBT", Set.of("--log-in", "--log-out", "--log-io", "--log-timing"), "cEIOBTm",
+                        Set.of("--command", "--echo", "--logging-format", "--output-limit")).forEach(a -> reader.addWrite(a, Access.WRITE, "script"));
+            }
+            case "openssl" -> {
+                for (int i = 0; i + 1 < args.size(); i++) {
+                    String a = Marks.plain(args.get(i));
+                    if (Set.of("-out", "-keyout", "-certout", "-sigout", "-signature", "-rand_out", "-writerand", "-dump").contains(a)) {
+                        reader.addWrite(args.get(i + 1), Access.WRITE, "openssl " + a);
+                    }
+                }
+            }
+            case "fallocate" -> CommandOptions.operands(args, "lo", Set.of("--length", "--offset")).forEach(a -> reader.addWrite(a, Access.WRITE, "fallocate"));
+            case "git" -> git(args);
             case "perl" -> inPlace("perl", args, "eEIMmCdDx", "il0", Set.of(), false);
             case "ruby" -> inPlace("ruby", args, "eErIC", "i0", Set.of(), false);
             case "dd" -> {
@@ -45,10 +97,7 @@ final class WriteCommands {
             case "sort" -> CommandOptions.optionValues(args, "o", Set.of("--output"), "okSTt", Set.of("--key", "--buffer-size", "--temporary-directory",
                     "--field-separator", "--files0-from", "--parallel", "--compress-program", "--random-source", "--batch-size"))
                     .forEach(a -> reader.addWrite(a, Access.WRITE, "sort -o"));
-            case "curl" -> CommandOptions.optionValues(args, "oDc", Set.of("--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii",
-                    "--stderr", "--etag-save", "--hsts", "--alt-svc"), "oDcdHuXAbFTwxKErmyYzCUQtPe",
-                    Set.of("--data", "--header", "--user", "--request", "--url", "--form", "--config"))
-                    .forEach(a -> reader.addWrite(a, Access.WRITE, "curl -o"));
+            case "curl" -> curl(args);
             case "wget" -> {
                 CommandOptions.optionValues(args, "Ooa", Set.of("--output-document", "--output-file", "--append-output"), "OoaPtTwUeiBlQDARIX", Set.of())
                         .forEach(a -> reader.addWrite(a, Access.WRITE, "wget -O"));
@@ -69,7 +118,16 @@ final class WriteCommands {
                     reader.addWrite(ops.get(0), Access.TREE, "mount --bind (its source)");
                 }
             }
-            case "unzip" -> CommandOptions.optionValues(args, "d", Set.of(), "dxX", Set.of()).forEach(a -> reader.addWrite(a, Access.INTO, "unzip -d"));
+            case "unzip" -> {
+                List<String> into = CommandOptions.optionValues(args, "d", Set.of(), "dxX", Set.of());
+                boolean listOnly = CommandOptions.hasFlag(args, 'l', "--list") || CommandOptions.hasFlag(args, 't', "--test")
+                        || CommandOptions.hasFlag(args, 'p', "--pipe") || CommandOptions.hasFlag(args, 'Z', "--zipinfo")
+                        || CommandOptions.hasFlag(args, 'v', "--verbose");
+                if (into.isEmpty() && !listOnly) {
+                    reader.addWrite(".", Access.INTO, "unzip (into the working directory)");
+                }
+                into.forEach(a -> reader.addWrite(a, Access.INTO, "unzip -d"));
+            }
             case "ssh-keygen" -> {
                 for (String a : args) {
                     String p = Marks.plain(a);
@@ -151,6 +209,11 @@ final class WriteCommands {
                     reader.addWriteIfDirectory(into, a, via, dest);
                 }
             }
+        }
+        if (name.equals("ln") && CommandOptions.hasFlag(args, 's', "--symbolic") && sources.size() == 1) {
+            // later writes through the new link land at its target (noted after the link's own writes were judged)
+            reader.noteLink(dest, sources.get(0));
+            reader.noteLink(CommandReader.stripSlash(dest) + "/" + CommandReader.basename(sources.get(0)), sources.get(0));
         }
     }
 
@@ -239,6 +302,7 @@ final class WriteCommands {
     private void tar(List<String> args) {
         boolean extract = false;
         boolean create = false;
+        boolean absoluteNames = false;
         List<String> archive = new ArrayList<>();
         List<String> dir = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
@@ -246,6 +310,7 @@ final class WriteCommands {
             boolean oldStyle = i == 0 && !a.startsWith("-");
             if (a.startsWith("--")) {
                 extract |= a.equals("--extract") || a.equals("--get");
+                absoluteNames |= a.equals("--absolute-names");
                 create |= a.equals("--create") || a.equals("--append") || a.equals("--update");
                 if (a.startsWith("--file=")) {
                     archive.add(args.get(i).substring(7));
@@ -262,6 +327,7 @@ final class WriteCommands {
                 for (int k = 0; k < bundle.length(); k++) {
                     char ch = bundle.charAt(k);
                     extract |= ch == 'x';
+                    absoluteNames |= ch == 'P';
                     create |= ch == 'c' || ch == 'r' || ch == 'u';
                     if (ch == 'f' || ch == 'C') {
                         String value;
@@ -289,11 +355,190 @@ final class WriteCommands {
                 }
             });
         }
+        if (extract && absoluteNames) {
+            // -P keeps absolute names from the archive: it can write anywhere, which only a human can judge
+            reader.addWrite(String.valueOf(Marks.UNKNOWN), Access.INTO, ProtectedPaths.ANYWHERE + "tar -xP (absolute names from the archive)");
+        }
         if (extract) {
             if (dir.isEmpty()) {
                 dir.add(".");
             }
             dir.forEach(d -> reader.addWrite(d, Access.INTO, "tar -x"));
+        }
+    }
+
+    /** The scripts sed runs: each -e/--expression value, or the first operand when there is none. */
+    private static List<String> sedScripts(List<String> args) {
+        List<String> scripts = CommandOptions.optionValues(args, "e", Set.of("--expression"), "efl", Set.of("--file", "--line-length"));
+        if (!scripts.isEmpty()) {
+            return scripts;
+        }
+        boolean file = !CommandOptions.optionValues(args, "f", Set.of("--file"), "efl", Set.of("--expression", "--line-length")).isEmpty();
+        List<String> ops = CommandOptions.operands(args, "efl", Set.of("--expression", "--file", "--line-length"));
+        return file || ops.isEmpty() ? List.of() : List.of(ops.get(0));
+    }
+
+    /** sed's {@code w FILE} and {@code W FILE} commands and the {@code w FILE} flag of {@code s}: the file name runs to the end of the line. */
+    private void sedWrites(String script) {
+        String t = Marks.plain(script);
+        int k = 0;
+        int n = t.length();
+        while (k < n) {
+            char c = t.charAt(k);
+            if (c == ' ' || c == '\t' || c == ';' || c == '\n' || c == '{' || c == '}' || c == '!' || c == ',' || Character.isDigit(c) || c == '$') {
+                k++;
+                continue;
+            }
+            if (c == '/' || (c == '\\' && k + 1 < n)) {
+                char d = c == '/' ? '/' : t.charAt(++k);
+                k = skipDelimited(t, k + 1, d);
+                continue;
+            }
+            if (c == 's' || c == 'y') {
+                if (k + 1 >= n) {
+                    return;
+                }
+                char d = t.charAt(k + 1);
+                k = skipDelimited(t, k + 2, d);
+                k = skipDelimited(t, k, d);
+                int end = k;
+                while (end < n && t.charAt(end) != ';' && t.charAt(end) != '\n' && t.charAt(end) != '}' && t.charAt(end) != 'w') {
+                    end++;
+                }
+                if (c == 's' && end < n && t.charAt(end) == 'w') {
+                    k = fileName(t, end + 1);
+                } else {
+                    k = end;
+                }
+                continue;
+            }
+            if (c == 'w' || c == 'W') {
+                k = fileName(t, k + 1);
+                continue;
+            }
+            // a, i, c, r, R, b, t, T, :, e and the rest: their argument runs to the end of the line
+            int nl = t.indexOf('\n', k);
+            k = "aicrRbtT:e".indexOf(c) >= 0 ? (nl < 0 ? n : nl) : k + 1;
+        }
+    }
+
+    private int fileName(String t, int from) {
+        int nl = t.indexOf('\n', from);
+        int end = nl < 0 ? t.length() : nl;
+        String f = t.substring(from, end).strip();
+        if (!f.isEmpty() && !f.equals("/dev/stdout") && !f.equals("/dev/stderr")) {
+            reader.addWrite(f, Access.WRITE, "sed w"); // sed takes the name as written: no ~, no globs
+        }
+        return end;
+    }
+
+    private static int skipDelimited(String t, int from, char d) {
+        int k = from;
+        while (k < t.length() && t.charAt(k) != d) {
+            k += t.charAt(k) == '\\' ? 2 : 1;
+        }
+        return Math.min(k + 1, t.length());
+    }
+
+    private static final java.util.regex.Pattern AWK_OUTPUT = java.util.regex.Pattern.compile(
+            "\\bprintf?\\b[^;{}\\n]*?(>>?|\\|)\\s*(\"(?:[^\"\\\\]|\\\\.)*\"|[A-Za-z_$][A-Za-z_0-9]*)");
+    private static final java.util.regex.Pattern AWK_SYSTEM = java.util.regex.Pattern.compile("\\bsystem\\s*\\(\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
+
+    /** awk's {@code print > "FILE"}, {@code print >> "FILE"}, {@code print | "CMD"} and {@code system("CMD")}. */
+    private void awk(List<String> args) {
+        if (!CommandOptions.optionValues(args, "f", Set.of("--file"), "fvF", Set.of("--assign", "--field-separator")).isEmpty()) {
+            return; // the program is a file
+        }
+        List<String> ops = CommandOptions.operands(args, "fvF", Set.of("--assign", "--field-separator", "--file"));
+        if (ops.isEmpty()) {
+            return;
+        }
+        String prog = Marks.plain(ops.get(0));
+        java.util.regex.Matcher m = AWK_OUTPUT.matcher(prog);
+        while (m.find()) {
+            String target = m.group(2);
+            boolean literal = target.startsWith("\"");
+            String value = literal ? target.substring(1, target.length() - 1).replace("\\\"", "\"") : String.valueOf(Marks.UNKNOWN);
+            if (m.group(1).equals("|")) {
+                if (literal) {
+                    reader.readCommandText(value);
+                }
+            } else {
+                reader.addWrite(value, Access.WRITE, "awk print " + m.group(1));
+            }
+        }
+        java.util.regex.Matcher sys = AWK_SYSTEM.matcher(prog);
+        while (sys.find()) {
+            reader.readCommandText(sys.group(1).replace("\\\"", "\""));
+        }
+    }
+
+    /** git writes its work tree in these subcommands: at --work-tree, or where it runs. */
+    private static final Set<String> GIT_WORKTREE_WRITERS = Set.of("checkout", "restore", "reset", "switch", "stash", "apply",
+            "am", "merge", "pull", "rebase", "cherry-pick", "revert", "clone", "read-tree", "checkout-index");
+
+    private void git(List<String> args) {
+        String workTree = null;
+        int i = 0;
+        while (i < args.size()) {
+            String a = Marks.plain(args.get(i));
+            if (a.equals("--work-tree") && i + 1 < args.size()) {
+                workTree = args.get(i + 1);
+                i += 2;
+            } else if (a.startsWith("--work-tree=")) {
+                workTree = args.get(i).substring(12);
+                i++;
+            } else if ((a.equals("-C") || a.equals("-c") || a.equals("--git-dir") || a.equals("--namespace")) && i + 1 < args.size()) {
+                if (a.equals("-C") && workTree == null) {
+                    workTree = args.get(i + 1);
+                }
+                i += 2;
+            } else if (a.startsWith("-")) {
+                i++;
+            } else {
+                break;
+            }
+        }
+        if (i >= args.size()) {
+            return;
+        }
+        String sub = Marks.plain(args.get(i));
+        if (!GIT_WORKTREE_WRITERS.contains(sub)) {
+            return;
+        }
+        if (sub.equals("clone")) {
+            List<String> ops = CommandOptions.operands(args.subList(i + 1, args.size()), "obcju",
+                    Set.of("--origin", "--branch", "--config", "--jobs", "--upload-pack", "--template", "--reference", "--depth", "--separate-git-dir"));
+            if (ops.size() >= 2) {
+                reader.addWrite(ops.get(1), Access.INTO, "git clone");
+            }
+            return;
+        }
+        reader.addWrite(workTree == null ? "." : workTree, Access.INTO, "git " + sub + " (the work tree)");
+    }
+
+    private void curl(List<String> args) {
+        Set<String> valued = Set.of("--data", "--header", "--user", "--request", "--url", "--form", "--config", "--output-dir");
+        String withArgs = "oDcdHuXAbFTwxKErmyYzCUQtPe";
+        CommandOptions.optionValues(args, "oDc", Set.of("--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii",
+                "--stderr", "--etag-save", "--hsts", "--alt-svc"), withArgs, valued)
+                .forEach(a -> reader.addWrite(a, Access.WRITE, "curl -o"));
+        List<String> dirs = CommandOptions.optionValues(args, "", Set.of("--output-dir"), withArgs, valued);
+        dirs.forEach(d -> reader.addWrite(d, Access.INTO, "curl --output-dir"));
+        boolean remoteName = CommandOptions.hasFlag(args, 'O', "--remote-name") || args.stream().anyMatch(a -> Marks.plain(a).equals("--remote-name-all"));
+        if (remoteName) {
+            for (String u : CommandOptions.operands(args, withArgs, valued)) {
+                String url = Marks.plain(u).replaceFirst("[?#].*$", "");
+                String file = url.substring(url.lastIndexOf('/') + 1);
+                if (file.isEmpty()) {
+                    continue;
+                }
+                if (dirs.isEmpty()) {
+                    reader.addWrite(file, Access.WRITE, "curl -O");
+                } else {
+                    dirs.forEach(d -> reader.addWrite(CommandReader.stripSlash(d) + "/" + file, Access.WRITE, "curl -O"));
+                }
+            }
         }
     }
 }

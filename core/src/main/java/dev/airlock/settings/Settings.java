@@ -38,17 +38,30 @@ public final class Settings {
             "(?i).*(token|secret|password|passphrase|api-key|apikey|credentials)([.-][a-z0-9]+)?$");
 
     private final List<Layer> layers; // highest precedence first
+    /** The config file that was read, if any: Airlock refuses one that commands could write. */
+    private final Optional<Path> configFile;
 
     private record Layer(String name, Function<String, String> lookup, Function<String, Map<String, String>> scan) {
     }
 
     private Settings(List<Layer> layers) {
+        this(layers, Optional.empty());
+    }
+
+    private Settings(List<Layer> layers, Optional<Path> configFile) {
         this.layers = List.copyOf(layers);
+        this.configFile = configFile;
+    }
+
+    /** The config file these settings were read from, if one was. */
+    public Optional<Path> configFile() {
+        return configFile;
     }
 
     /**
      * The settings a process sees: the config file ({@code $AIRLOCK_HOME/airlock.properties} when
-     * it exists), native variables, {@code AIRLOCK_*} variables and system properties.
+     * it exists), native variables, {@code AIRLOCK_*} variables and system properties. What a
+     * user configured counts only through this; {@link #of} ignores it.
      */
     public static Settings fromProcess() {
         return builder().configFile(null).environment(System.getenv()).systemProperties().build();
@@ -59,11 +72,16 @@ public final class Settings {
         return new Settings(List.of());
     }
 
-    /** Explicit values only; handy in tests and embedded use. */
+    /**
+     * Exactly these values over the defaults, and nothing else: the config file, {@code AIRLOCK_*}
+     * variables and {@code -Dairlock.*} system properties are not read. To keep the process's
+     * configuration and change a few keys, use {@code Settings.fromProcess().with(key, value)}.
+     */
     public static Settings of(Map<String, String> values) {
         return builder().values(values).build();
     }
 
+    /** {@link #of(Map)} from {@code key, value, key, value...}: the process's configuration is not read. */
     public static Settings of(String... keyValues) {
         if (keyValues.length % 2 != 0) {
             throw new IllegalArgumentException("keys and values must come in pairs");
@@ -84,7 +102,7 @@ public final class Settings {
         List<Layer> l = new ArrayList<>();
         l.add(mapLayer("explicit", values));
         l.addAll(layers);
-        return new Settings(l);
+        return new Settings(l, configFile);
     }
 
     public Settings with(String key, String value) {
@@ -100,6 +118,20 @@ public final class Settings {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * The {@code airlock.*} keys set by name in the config file, system properties and explicit
+     * values (not through {@code AIRLOCK_*} variables), sorted; for {@link SettingsCheck}.
+     */
+    public java.util.SortedSet<String> definedKeys() {
+        java.util.SortedSet<String> out = new java.util.TreeSet<>();
+        for (Layer layer : layers) {
+            if (!layer.name.equals("environment") && !layer.name.equals("native variable") && !layer.name.equals("default")) {
+                layer.scan.apply("airlock.").keySet().forEach(k -> out.add("airlock." + k));
+            }
+        }
+        return out;
     }
 
     /** Which layer supplied {@code key} ("explicit", "system property", "environment", "config file"...). */
@@ -363,7 +395,7 @@ public final class Settings {
             }
             layers.add(mapLayer("config file", fileValues));
             layers.add(mapLayer("default", defaults));
-            return new Settings(layers);
+            return new Settings(layers, Optional.ofNullable(path).map(Path::toAbsolutePath));
         }
 
         private static Map<String, String> readProperties(Path path) {

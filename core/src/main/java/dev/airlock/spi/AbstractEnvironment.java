@@ -545,6 +545,11 @@ public abstract class AbstractEnvironment implements Environment {
         return containment().childVariables(target().scratchDir(), req.env());
     }
 
+    /** The names (never values) of the JVM's variables no child gets because they are secrets; for {@code doctor}. */
+    public final Set<String> strippedSecretVariables() {
+        return secrets.among(System.getenv().keySet());
+    }
+
     /**
      * Variables to remove from what the child inherits: the secrets among the JVM's variables (a
      * child of a native-env backend inherits them) and the containment's list (the eval profile

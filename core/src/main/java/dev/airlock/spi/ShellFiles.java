@@ -44,55 +44,147 @@ final class ShellFiles implements RemoteFiles {
         return env.target().expand(path);
     }
 
+    /** The longest path and file name Linux takes (PATH_MAX without its NUL, NAME_MAX). */
+    private static final int PATH_MAX = 4095;
+    private static final int NAME_MAX = 255;
+
+    /**
+     * Writes in three steps so a parent symlink flipped meanwhile cannot move the write: the guard
+     * judges the path; one script enters the physical parent (making it if asked) and reports it;
+     * the guard judges that physical place; the writing script enters it again, checks it is the
+     * same, and makes the temp file and renames it there, by name, never through a link in the
+     * final component. Directories it made are removed again when the write fails.
+     */
     @Override
     public void write(String path, Payload content, WriteOptions options) {
         String t = resolve(path);
+        checkLength(t);
         env.beforeWrite(t, "write");
-        long expected = content.length().orElse(-1);
+        Place place = enter(t, options.createParents());
+        try {
+            if (!(place.dir.equals("/") ? "/" + place.name : place.dir + "/" + place.name).equals(t)) {
+                env.beforeWrite((place.dir.equals("/") ? "" : place.dir) + "/" + place.name, "write");
+            }
+            writeIn(place, t, content, options);
+        } catch (RuntimeException e) {
+            place.removeCreated();
+            throw e;
+        }
+    }
+
+    private static void checkLength(String t) {
+        int bytes = t.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > PATH_MAX) {
+            throw new dev.airlock.ConfigurationException("the path is " + bytes + " bytes long; the target takes at most "
+                    + PATH_MAX + " (" + t.substring(0, Math.min(60, t.length())) + "...)");
+        }
+        for (String c : t.split("/")) {
+            if (c.getBytes(StandardCharsets.UTF_8).length > NAME_MAX) {
+                throw new dev.airlock.ConfigurationException("a name in the path is longer than " + NAME_MAX + " bytes ("
+                        + c.substring(0, Math.min(60, c.length())) + "...)");
+            }
+        }
+    }
+
+    /** Where a write lands: the physical parent, the name in it, and the first directory the write made (if any). */
+    private final class Place {
+        final String dir;
+        final String name;
+        final String createdFrom;
+
+        Place(String dir, String name, String createdFrom) {
+            this.dir = dir;
+            this.name = name;
+            this.createdFrom = createdFrom;
+        }
+
+        /** Removes the (empty) directories this write made, deepest first, up to the one that existed. */
+        void removeCreated() {
+            if (createdFrom.isEmpty()) {
+                return;
+            }
+            try {
+                run("c=" + Shell.quote(dir) + "\ne=" + Shell.quote(createdFrom) + "\n"
+                        + "while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do rmdir -- \"$c\" 2>/dev/null || break; c=$(dirname -- \"$c\"); done\n", null);
+            } catch (RuntimeException ignored) {
+                // best effort: the write's own failure is what the caller hears about
+            }
+        }
+    }
+
+    private Place enter(String t, boolean createParents) {
         StringBuilder s = new StringBuilder();
         s.append("t=").append(Shell.quotePath(t)).append('\n')
                 .append("if [ -L \"$t\" ]; then r=$(readlink -f -- \"$t\") && [ -n \"$r\" ] || { echo \"cannot resolve the symlink $t\" >&2; exit 3; }; t=$r; fi\n")
-                .append("d=$(dirname -- \"$t\")\n");
-        if (options.createParents()) {
-            s.append("[ -d \"$d\" ] || mkdir -p -- \"$d\" || exit 4\n");
+                .append("d=$(dirname -- \"$t\")\n")
+                .append("e=\n");
+        if (createParents) {
+            s.append("if [ ! -d \"$d\" ]; then\n")
+                    .append("  e=$d; while [ ! -d \"$e\" ] && [ \"$e\" != / ]; do e=$(dirname -- \"$e\"); done\n")
+                    .append("  mkdir -p -- \"$d\" || { c=$d; while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do rmdir -- \"$c\" 2>/dev/null; c=$(dirname -- \"$c\"); done; exit 4; }\n")
+                    .append("  e=$(cd -P -- \"$e\" && pwd -P) || exit 4\n")
+                    .append("fi\n");
         } else {
             s.append("[ -d \"$d\" ] || { echo \"no such directory: $d\" >&2; exit 2; }\n");
         }
-        s.append("[ -d \"$t\" ] && { echo \"is a directory: $t\" >&2; exit 5; }\n")
-                .append("tmp=\n")
-                .append("trap '[ -z \"$tmp\" ] || rm -f -- \"$tmp\"' EXIT\n")
-                // A cancel (SIGTERM to the group) must not leave the temp file: exit runs the EXIT trap.
-                .append("trap 'exit 143' TERM INT HUP\n")
-                .append("tmp=$(mktemp \"$d/.airlock-write-XXXXXXXXXX\") || exit 6\n")
-                .append("cat > \"$tmp\" || exit 7\n");
-        if (options.mode().isPresent()) {
-            s.append("chmod ").append(Integer.toOctalString(options.mode().getAsInt())).append(" \"$tmp\" || exit 8\n");
-        } else {
-            s.append("if [ -e \"$t\" ]; then m=$(stat -c %a -- \"$t\") || exit 8\n")
-                    .append("else m=$(printf '%o' $(( 0666 & ~0$(umask) ))); fi\n")
-                    .append("chmod \"$m\" \"$tmp\" || exit 8\n");
-        }
-        s.append("n=$(wc -c < \"$tmp\" | tr -d ' ')\n");
-        if (expected >= 0) {
-            s.append("[ \"$n\" = ").append(expected).append(" ] || { echo \"wrote $n of ")
-                    .append(expected).append(" bytes\" >&2; exit 9; }\n");
-        }
-        s.append("mv -f -- \"$tmp\" \"$t\" || exit 10\n")
-                .append("trap - EXIT\n")
-                .append("printf '%s' \"$n\"\n");
-        Counting counted = expected < 0 ? new Counting(content) : null;
-        Outcome o = run(s.toString(), counted != null ? counted.payload() : content);
+        s.append("cd -P -- \"$d\" || exit 4\n")
+                .append("printf '%s\\0%s\\0%s' \"$(pwd -P)\" \"$(basename -- \"$t\")\" \"$e\"\n");
+        Outcome o = run(s.toString(), null);
         switch (o.exit) {
             case 0 -> {
-                long written = Long.parseLong(o.out.trim());
-                if (counted != null && written != counted.count) {
-                    throw new BackendException("write to " + t + " stored " + written + " bytes of the "
-                            + counted.count + " sent; the file is incomplete, write it again");
+                String[] f = o.out.split("\0", -1);
+                if (f.length < 3 || !f[0].startsWith("/") || f[1].isEmpty()) {
+                    throw new BackendException("write to " + t + ": the target reported no usable directory");
                 }
+                return new Place(f[0], f[1], f[2]);
             }
             case 2 -> throw new NoSuchPathException(parent(t));
             default -> throw failure("write", t, o);
         }
+    }
+
+    private void writeIn(Place place, String t, Payload content, WriteOptions options) {
+        long expected = content.length().orElse(-1);
+        String dir = Shell.quote(place.dir);
+        StringBuilder s = new StringBuilder();
+        s.append("cd -P -- ").append(dir).append(" || exit 4\n")
+                .append("[ \"$(pwd -P)\" = ").append(dir).append(" ] || { echo \"the directory changed while writing; nothing was written\" >&2; exit 11; }\n")
+                .append("n=").append(Shell.quotePath(place.name)).append('\n')
+                .append("[ -d \"$n\" ] && [ ! -L \"$n\" ] && { echo \"is a directory: ").append(t.replace("\\", "\\\\").replace("\"", "\\\"")
+                        .replace("$", "\\$").replace("`", "\\`")).append("\" >&2; exit 5; }\n")
+                .append("tmp=\n")
+                .append("trap '[ -z \"$tmp\" ] || rm -f -- \"$tmp\"' EXIT\n")
+                // A cancel (SIGTERM to the group) must not leave the temp file: exit runs the EXIT trap.
+                .append("trap 'exit 143' TERM INT HUP\n")
+                .append("tmp=$(mktemp ./.airlock-write-XXXXXXXXXX) || exit 6\n")
+                .append("cat > \"$tmp\" || exit 7\n");
+        if (options.mode().isPresent()) {
+            s.append("chmod ").append(Integer.toOctalString(options.mode().getAsInt())).append(" \"$tmp\" || exit 8\n");
+        } else {
+            s.append("if [ -f \"$n\" ] && [ ! -L \"$n\" ]; then m=$(stat -c %a -- \"$n\") || exit 8\n")
+                    .append("else m=$(printf '%o' $(( 0666 & ~0$(umask) ))); fi\n")
+                    .append("chmod \"$m\" \"$tmp\" || exit 8\n");
+        }
+        s.append("c=$(wc -c < \"$tmp\" | tr -d ' ')\n");
+        if (expected >= 0) {
+            s.append("[ \"$c\" = ").append(expected).append(" ] || { echo \"wrote $c of ")
+                    .append(expected).append(" bytes\" >&2; exit 9; }\n");
+        }
+        // -T: a link planted at the name is replaced, never followed into a directory (busybox mv may lack it)
+        s.append("mv -fT -- \"$tmp\" \"$n\" 2>/dev/null || mv -f -- \"$tmp\" \"$n\" || exit 10\n")
+                .append("trap - EXIT\n")
+                .append("printf '%s' \"$c\"\n");
+        Counting counted = expected < 0 ? new Counting(content) : null;
+        Outcome o = run(s.toString(), counted != null ? counted.payload() : content);
+        if (o.exit == 0) {
+            long written = Long.parseLong(o.out.trim());
+            if (counted != null && written != counted.count) {
+                throw new BackendException("write to " + t + " stored " + written + " bytes of the "
+                        + counted.count + " sent; the file is incomplete, write it again");
+            }
+            return;
+        }
+        throw failure("write", t, o);
     }
 
     @Override

@@ -84,4 +84,55 @@ if [ -r /proc/self/cmdline ]; then
     # the markers reach grep as patterns on stdin; printf is a builtin, so they never enter an argv
     p argv_hits "$({ cat; [ -z "${AIRLOCK_DOCTOR_MARKER:-}" ] || printf '%s\n' "$AIRLOCK_DOCTOR_MARKER"; } | grep -F -l -f - /proc/[0-9]*/cmdline 2>/dev/null | wc -l | tr -d ' ')"
 fi
+# capabilities held here: with CAP_SYS_ADMIN a command can unmount or remount its way out of a sandbox
+[ -r /proc/self/status ] && p cap_eff "$(awk '/^CapEff:/ { print $2 }' /proc/self/status 2>/dev/null)"
+# whether mounts can be changed: a tmpfs over an empty dir of our own scratch dir, taken off at once
+# (the path spelled out each time, so the command guard sees where it is)
+if [ -n "${TMPDIR:-}" ] && command -v mount >/dev/null 2>&1 && mkdir "$TMPDIR/.airlock-doctor-mnt-$$" 2>/dev/null; then
+    if mount -t tmpfs airlock-doctor "$TMPDIR/.airlock-doctor-mnt-$$" 2>/dev/null; then
+        umount "$TMPDIR/.airlock-doctor-mnt-$$" 2>/dev/null; p mount_ok 1
+    else
+        p mount_ok 0
+    fi
+    rmdir "$TMPDIR/.airlock-doctor-mnt-$$" 2>/dev/null
+fi
+# the JVM that runs Airlock: is it visible, and is its environment (with the stripped secrets) readable?
+j=${AIRLOCK_DOCTOR_JVM_PID:-}
+if [ -n "$j" ] && [ -r "/proc/$j/cmdline" ] && tr '\0' ' ' < "/proc/$j/cmdline" 2>/dev/null | grep -q java; then
+    p jvm_visible 1
+    if head -c 1 "/proc/$j/environ" >/dev/null 2>&1; then p jvm_environ 1; else p jvm_environ 0; fi
+elif [ -n "$j" ]; then
+    p jvm_visible 0
+fi
+# another exec (started by doctor, its marker in its argv, a marker on its stdin): visible? its stdin readable?
+if [ -n "${AIRLOCK_DOCTOR_SIBLING:-}" ] && [ -r /proc/self/cmdline ]; then
+    pids=$(printf '%s\n' "$AIRLOCK_DOCTOR_SIBLING" | grep -F -l -f - /proc/[0-9]*/cmdline 2>/dev/null | sed 's|^/proc/||; s|/cmdline$||')
+    if [ -n "$pids" ]; then p sibling_visible 1; else p sibling_visible 0; fi
+    got=0
+    for pid in $pids; do
+        if [ "$(head -c ${#AIRLOCK_DOCTOR_SIBLING_IN} "/proc/$pid/fd/0" 2>/dev/null)" = "$AIRLOCK_DOCTOR_SIBLING_IN" ]; then got=1; break; fi
+    done
+    p sibling_stdin "$got"
+fi
+# the home of the user database, which ssh-keygen and friends use whatever HOME says
+pw=$(getent passwd "$(id -u)" 2>/dev/null | cut -d: -f6)
+[ -n "$pw" ] || pw=$(awk -F: -v u="$(id -u)" '$3 == u { print $6; exit }' /etc/passwd 2>/dev/null)
+if [ -n "$pw" ]; then p passwd_home "$pw"; p passwd_home_w "$(t [ -w "$pw" ])"; fi
+# Airlock's own state and program files on this host: could a command write (or create) one?
+if [ -n "${AIRLOCK_DOCTOR_STATE:-}" ]; then
+    w=
+    # each line: the file, the nearest part of it that exists on the host, and that part's inode there
+    while IFS='	' read -r f d ino; do
+        [ -n "$f" ] || continue
+        [ "$(stat -c %i "$d" 2>/dev/null)" = "$ino" ] && [ -w "$d" ] && w="$w$f "
+    done <<AIRLOCK_DOCTOR_STATE_END
+$AIRLOCK_DOCTOR_STATE
+AIRLOCK_DOCTOR_STATE_END
+    p state_w "${w% }"
+fi
+# a job in a session of its own: doctor looks for it (by the marker in its argv) after this exec ended
+if [ -n "${AIRLOCK_DOCTOR_SURVIVOR:-}" ] && command -v setsid >/dev/null 2>&1; then
+    setsid sh -c 'sleep 60; :' "$AIRLOCK_DOCTOR_SURVIVOR" </dev/null >/dev/null 2>&1 &
+    p survivor_started 1
+fi
 exit 0

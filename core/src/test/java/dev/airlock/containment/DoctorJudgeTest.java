@@ -161,4 +161,31 @@ class DoctorJudgeTest {
         }
         assertTrue(json.contains("\"verdict\":\"LEAKS\",\"code\":\"leaks\""), json);
     }
+
+    /** The sandbox rows judge what the probe measured; a sandbox that left sys_admin to root is no sandbox. */
+    @Test
+    void capabilitiesAndWhatTheyReachAreMeasured() {
+        Map<String, String> f = hostFacts();
+        f.put("root_ro", "1");
+        f.put("cap_eff", "000001fffeffffff");
+        f.put("mount_ok", "1");
+        f.put("sibling_visible", "0");
+        f.put("sibling_stdin", "0");
+        f.put("jvm_visible", "1");
+        f.put("jvm_environ", "1");
+        f.put("survivors", "0");
+        f.put("state_w", "/op/.airlock/approvals.list");
+        DoctorReport r = Doctor.judge("local", HOST, plan(), "off", "bwrap: read-only /", f);
+        for (String exit : new String[] {"capabilities", "mounts", "processes", "JVM environment", "Airlock's state"}) {
+            assertEquals(Verdict.LEAKS, r.row(exit).orElseThrow().verdict(), exit);
+        }
+        assertEquals(Verdict.CONTAINED_ENFORCED, r.row("other stdin").orElseThrow().verdict());
+        assertEquals(Verdict.CONTAINED_ENFORCED, r.row("setsid job").orElseThrow().verdict());
+        f.put("cap_eff", "00000000000000cb"); // chown, dac_override, fowner, fsetid (+setgid/setuid): Docker's hardened set
+        assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, Doctor.judge("local", HOST, plan(), "off", "none", f)
+                .row("capabilities").orElseThrow().verdict());
+        f.put("cap_eff", "0000000000000000");
+        assertEquals(Verdict.CONTAINED_ENFORCED, Doctor.judge("local", HOST, plan(), "off", "none", f)
+                .row("capabilities").orElseThrow().verdict());
+    }
 }

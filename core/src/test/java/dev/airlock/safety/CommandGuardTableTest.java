@@ -44,4 +44,27 @@ class CommandGuardTableTest {
         assertTrue(adv.stream().filter(l -> !l.startsWith("allow")).count() >= 60);
         assertTrue(GuardTables.lines("ordinary-commands.txt").size() >= 30);
     }
+
+    /** One line a reviewer reads in the build log: how many spellings the guard misses, how many ordinary commands it stops. */
+    @Test
+    void missesAndFalsePositivesAreCounted() {
+        List<Arguments> adv = adversarial().toList();
+        List<String> misses = new java.util.ArrayList<>();
+        for (Arguments a : adv) {
+            String expected = (String) a.get()[0];
+            String command = (String) a.get()[1];
+            String got = GuardTables.verdict(command);
+            if (!expected.equals(got)) {
+                misses.add(expected + " -> " + got + ": " + (command.length() > 80 ? command.substring(0, 80) + "..." : command));
+            }
+        }
+        List<String> ordinary = ordinary().toList();
+        List<String> falsePositives = ordinary.stream().filter(c -> !GuardTables.verdict(c).equals("allow")).toList();
+        System.out.println("command guard: " + adv.size() + " adversarial spellings, " + misses.size() + " misses; "
+                + ordinary.size() + " ordinary commands, " + falsePositives.size() + " false positives");
+        misses.forEach(m -> System.out.println("  miss: " + m.replace('\n', ' ')));
+        falsePositives.forEach(f -> System.out.println("  false positive: " + f));
+        assertEquals(List.of(), misses, "adversarial spellings with the wrong verdict");
+        assertEquals(List.of(), falsePositives, "ordinary commands the guard stops");
+    }
 }

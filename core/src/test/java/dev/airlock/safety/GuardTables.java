@@ -36,6 +36,9 @@ final class GuardTables {
                 continue; // judged on the target, where it is known whether DEST is a directory
             }
             Optional<PathPattern> p = PathPattern.of(w.word(), w.cwd());
+            if (p.isEmpty() && ProtectedPaths.unresolvedNeedsApproval(w.via(), command) && max == Tier.FREE) {
+                max = Tier.APPROVAL; // as Safety does: an unresolvable place that may be protected needs a human
+            }
             if (p.isPresent()) {
                 Tier t = RULES.classify(p.get(), w.access()).tier();
                 if (t.compareTo(max) > 0) {

@@ -14,7 +14,9 @@ import java.util.TreeSet;
 
 /**
  * Reads every {@code /proc/PID/cmdline} on this machine in a loop, on its own thread, looking for
- * secret values. A hit is recorded by the secret's label and the process's name, never the value.
+ * secret values, and traces every {@code execve} of this JVM's descendants ({@link ExecTrace}), so
+ * a process that lives too briefly for the loop is still seen. A hit is recorded by the secret's
+ * label and the process's name, never the value.
  */
 final class ArgvScan implements AutoCloseable {
     private static final Path PROC = Path.of("/proc");
@@ -27,6 +29,8 @@ final class ArgvScan implements AutoCloseable {
     private volatile long passes;
     private volatile long processesRead;
     private volatile boolean sighted;
+    private final ExecTrace trace;
+    private final String untraced;
 
     /**
      * @param secrets  label to value; the values must never be in any argv
@@ -36,6 +40,13 @@ final class ArgvScan implements AutoCloseable {
     ArgvScan(Map<String, String> secrets, String sighting) {
         secrets.forEach((k, v) -> needles.put(k, v.getBytes(StandardCharsets.UTF_8)));
         this.sighting = sighting.getBytes(StandardCharsets.UTF_8);
+        ExecTrace.Result t = ExecTrace.start();
+        this.trace = t.trace();
+        this.untraced = t.whyNot();
+        if (trace == null && Services.required()) {
+            throw new org.opentest4j.AssertionFailedError("[airlock-tck] execve cannot be traced: " + untraced + " ("
+                    + Services.REQUIRE_VARIABLE + "=1)");
+        }
         this.thread = new Thread(this::loop, "airlock-tck-argv-scan");
         thread.setDaemon(true);
         thread.start();
@@ -94,7 +105,7 @@ final class ArgvScan implements AutoCloseable {
         }
     }
 
-    private static int indexOf(byte[] hay, byte[] needle) {
+    static int indexOf(byte[] hay, byte[] needle) {
         outer:
         for (int i = 0; i + needle.length <= hay.length; i++) {
             for (int j = 0; j < needle.length; j++) {
@@ -107,11 +118,16 @@ final class ArgvScan implements AutoCloseable {
         return -1;
     }
 
-    /** Labelled hits so far. */
+    /** Labelled hits so far; the traced ones once closed. */
     Set<String> hits() {
+        Set<String> out;
         synchronized (hits) {
-            return new TreeSet<>(hits);
+            out = new TreeSet<>(hits);
         }
+        if (trace != null) {
+            out.addAll(trace.hits(needles));
+        }
+        return out;
     }
 
     /** Whether some argv on this machine carried the command's harmless marker. */
@@ -120,12 +136,16 @@ final class ArgvScan implements AutoCloseable {
     }
 
     String summary() {
-        return passes + " passes over /proc, " + processesRead + " argv read";
+        return passes + " passes over /proc, " + processesRead + " argv read, "
+                + (trace != null ? trace.execs() + " execve traced" : "execve not traced: " + untraced);
     }
 
     @Override
     public void close() throws InterruptedException {
         running = false;
         thread.join();
+        if (trace != null) {
+            trace.close();
+        }
     }
 }

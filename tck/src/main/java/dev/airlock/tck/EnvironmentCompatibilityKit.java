@@ -98,6 +98,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
+@org.junit.jupiter.api.extension.ExtendWith(KitDeadline.class) // each case's own short deadline, naming the broken promise
 public abstract class EnvironmentCompatibilityKit {
     private static final String TAG = "[airlock-tck] ";
     private static final String CANCEL = "airlock.cancel";

@@ -1,5 +1,7 @@
 package dev.airlock.local.containment;
 
+import dev.airlock.tck.Services;
+
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
@@ -44,8 +46,9 @@ class BubblewrapEscapeTest {
 
     @BeforeEach
     void snapshot() {
-        Operator.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+        Services.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
         realHome = Operator.home();
+        Operator.deleteTree(realHome.resolve(".airlock")); // another class's profile home; each test here removes its own
         homeBefore = Operator.snapshot(realHome);
         etcBefore = topLevel(Path.of("/etc"));
         operatorTmpBefore = Operator.snapshot(Operator.tmp());
@@ -53,6 +56,9 @@ class BubblewrapEscapeTest {
 
     @AfterEach
     void nothingChangedOutside() {
+        if (homeBefore == null) {
+            return; // skipped in snapshot(): there is nothing to compare
+        }
         Operator.deleteTree(realHome.resolve(".airlock"));
         assertEquals(homeBefore, Operator.snapshot(realHome), "the real home changed");
         assertEquals(etcBefore, topLevel(Path.of("/etc")), "/etc changed");
@@ -118,7 +124,7 @@ class BubblewrapEscapeTest {
 
     @Test
     void theRealCrontabByAbsolutePathFails() {
-        Operator.require(Operator.executable("/usr/bin/crontab"), "Debian's cron is not installed (apt-get install cron)");
+        Services.require(Operator.executable("/usr/bin/crontab"), "Debian's cron is not installed (apt-get install cron)");
         Operator.RealCrontab before = Operator.RealCrontab.read();
         try (Environment env = Environments.open(isolated())) {
             ExecResult r = env.exec(ExecRequest.builder("/usr/bin/crontab -")
@@ -130,7 +136,7 @@ class BubblewrapEscapeTest {
 
     @Test
     void hostSocketsAreOutOfReach() throws Exception {
-        Operator.require(Operator.executable("/usr/bin/python3"), "python3 is needed to connect to a UNIX socket (apt-get install python3)");
+        Services.require(Operator.executable("/usr/bin/python3"), "python3 is needed to connect to a UNIX socket (apt-get install python3)");
         Path runSocket = Path.of("/run/airlock-escape-" + token + ".sock");
         Path runtime = Path.of(System.getenv().getOrDefault("XDG_RUNTIME_DIR", ""));
         org.junit.jupiter.api.Assumptions.assumeTrue(runtime.isAbsolute(), "the test JVM has no XDG_RUNTIME_DIR; run through Maven");
@@ -177,6 +183,133 @@ class BubblewrapEscapeTest {
         }
         assertFalse(Files.exists(home.resolve(".ssh/id_rsa")));
         assertFalse(Files.exists(home.resolve(".aws/credentials")));
+    }
+
+    /**
+     * A command that holds capabilities inside can undo the sandbox: unmount the fresh /run to reach
+     * the host's sockets, remount / writable, unmount the read-only bind over a credential dir, or
+     * unmount the sandbox's /proc to see the host's (and the JVM's environment). Each must fail.
+     */
+    @Test
+    void aCommandCannotUndoTheSandbox() throws Exception {
+        Path runSocket = Path.of("/run/airlock-escape-" + token + ".sock");
+        String jvm = Long.toString(ProcessHandle.current().pid());
+        Path home;
+        try (ServerSocketChannel host = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+             Environment env = Environments.open(isolated())) {
+            host.bind(UnixDomainSocketAddress.of(runSocket));
+            assertStopped(run(env, "umount /run && test -S " + runSocket), "umount /run, then the host's socket in /run");
+            if (Files.exists(Path.of("/run/docker.sock"))) {
+                assertStopped(run(env, "umount /run; umount /var/run; test -S /run/docker.sock"),
+                        "umount /run, then the Docker socket");
+            }
+            assertStopped(run(env, "mount -o remount,rw / && printf x > /etc/airlock-escape-" + token),
+                    "mount -o remount,rw /, then a write to /etc");
+            assertStopped(run(env, "mount -o remount,bind,rw / && printf x > /etc/airlock-escape-" + token),
+                    "mount -o remount,bind,rw /, then a write to /etc");
+            home = Path.of(env.target().home());
+            assertStopped(run(env, "umount ~/.ssh && { mkdir -p ~/.ssh; printf key > ~/.ssh/id_rsa; }"),
+                    "umount ~/.ssh, then a key written");
+            assertStopped(run(env, "umount -l ~/.ssh; mkdir -p ~/.ssh; printf key > ~/.ssh/id_ed25519"),
+                    "umount -l ~/.ssh, then a key written");
+            ExecResult proc = run(env, "umount -l /proc; cat /proc/" + jvm + "/environ");
+            assertStopped(proc, "umount -l /proc, then the JVM's environment");
+            assertFalse(proc.stdout().text().contains("PATH="), "the JVM's environment was read");
+            assertStopped(run(env, "mount -t proc proc /mnt && test -r /mnt/" + jvm + "/environ"), "a fresh mount of proc");
+            assertStopped(run(env, "exec 3</dev/tty"), "a controlling terminal (TIOCSTI would type into the caller's shell)");
+            ExecResult caps = run(env, "grep -E '^Cap(Eff|Prm|Amb)' /proc/self/status");
+            for (String line : caps.stdout().text().strip().split("\n")) {
+                assertTrue(line.matches("Cap...:\\s+0+"), "a capability is held inside: " + caps.stdout().text());
+            }
+            assertTrue(Files.exists(runSocket), "the host's socket is untouched");
+        } finally {
+            Files.deleteIfExists(runSocket);
+        }
+        assertFalse(Files.exists(Path.of("/etc/airlock-escape-" + token)));
+        assertFalse(Files.exists(home.resolve(".ssh/id_rsa")), "a key was planted in the home's .ssh");
+        assertFalse(Files.exists(home.resolve(".ssh/id_ed25519")), "a key was planted in the home's .ssh");
+    }
+
+    /** The same attempts by an unprivileged user (nobody), whose sandbox lives in a user namespace. */
+    @Test
+    void anUnprivilegedCommandCannotUndoTheSandboxEither() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Operator.isRoot(), "switching to an unprivileged user needs root");
+        Services.require(Operator.executable("/usr/bin/setpriv"), "setpriv is not installed (util-linux)");
+        Path base = Operator.home().getParent().resolve("nobody-" + token);
+        Path home = base.resolve("home");
+        Path lib = base.resolve("lib");
+        Files.createDirectories(home);
+        Files.createDirectories(lib);
+        try {
+            List<String> cp = new java.util.ArrayList<>();
+            for (Class<?> c : List.of(Environments.class, dev.airlock.local.LocalProvider.class, EscapeAttemptsMain.class,
+                    org.slf4j.LoggerFactory.class)) {
+                Path from = Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI());
+                Path to = lib.resolve(cp.size() + "-" + from.getFileName());
+                Operator.run(List.of("cp", "-r", "--", from.toString(), to.toString()), null);
+                cp.add(to.toString());
+            }
+            Operator.run(List.of("chmod", "-R", "a+rX", base.toString()), null);
+            for (Path up = base.getParent(); up != null; up = up.getParent()) {
+                Operator.run(List.of("chmod", "o+x", up.toString()), null);
+            }
+            Operator.run(List.of("chown", "-R", "nobody", home.toString()), null);
+            String java = ProcessHandle.current().info().command().orElse("java");
+            Operator.Result r = Operator.run(List.of("/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534",
+                    "--clear-groups", "env", "-i", "HOME=" + home, "TMPDIR=" + home, "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                    java, "-cp", String.join(":", cp), EscapeAttemptsMain.class.getName(), token), null);
+            assertEquals(0, r.exit(), r.stdout() + r.stderr());
+            assertTrue(r.stdout().contains("home " + home), r.stdout());
+            for (String name : EscapeAttemptsMain.attempts(token).keySet()) {
+                assertTrue(r.stdout().matches("(?s).*\\n" + name + " [1-9][0-9]*\\n.*"), name + " worked as nobody: " + r.stdout());
+            }
+            assertFalse(Files.exists(home.resolve(".airlock/home/.ssh/id_rsa")));
+        } finally {
+            Operator.deleteTree(base);
+        }
+    }
+
+    /**
+     * The agent working in a checkout of Airlock itself: the launcher, the build files, the sources
+     * the launcher rebuilds from and the built jar stay read-only, so no command plants code that
+     * runs on the host at the next call; the rest of the working directory stays writable.
+     */
+    @Test
+    void airlocksOwnProgramIsReadOnlyInsideTheWorkdir() throws Exception {
+        Path checkout = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+        Services.require(Files.isRegularFile(checkout.resolve("airlock")), "the tests run from a checkout of Airlock");
+        Path scratch = checkout.resolve(".airlock-escape-" + token);
+        try (Environment env = Environments.open(isolated("airlock.local.workdir", checkout.toString()))) {
+            for (String planted : List.of("printf x >> airlock", "printf x >> mvnw", "printf x >> pom.xml",
+                    "printf x >> core/pom.xml", "printf x > core/src/main/java/Planted-" + token + ".java",
+                    "printf x > cli/target/planted-" + token, "printf x > core/target/planted-" + token,
+                    "printf x > .mvn/planted-" + token)) {
+                assertStopped(run(env, planted), planted);
+            }
+            assertEquals(0, run(env, "printf ok > " + scratch.getFileName()).exitCode(), "the rest of the workdir is writable");
+        } finally {
+            Files.deleteIfExists(scratch);
+        }
+        assertFalse(Files.exists(checkout.resolve("core/src/main/java/Planted-" + token + ".java")));
+    }
+
+    /** A config file named inside a writable bind is refused: a command could rewrite it for the next run. */
+    @Test
+    void aConfigFileInsideAWritableBindIsRefused() throws Exception {
+        Path work = Operator.newRunDir("workdir");
+        Files.createDirectories(work);
+        try {
+            Path config = work.resolve("airlock.properties");
+            Files.writeString(config, "airlock.guard=off\n");
+            Settings s = Settings.builder().configFile(config).values(Map.of("airlock.container", "no",
+                    "airlock.local.isolation", "bwrap", "airlock.local.workdir", work.toString())).build();
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> Environments.open(s).close());
+            assertEquals("refusing the config file " + config + ": it is inside the working directory " + work
+                    + ", which commands can write; keep Airlock's state outside it (point --config FILE elsewhere;"
+                    + " the default is ~/.airlock)", e.getMessage());
+        } finally {
+            Operator.deleteTree(work);
+        }
     }
 
     @Test

@@ -1,5 +1,7 @@
 package dev.airlock.local.containment;
 
+import dev.airlock.tck.Services;
+
 import dev.airlock.containment.Shims;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,10 +72,10 @@ class CrontabShimDifferentialTest {
 
     @BeforeAll
     static void throwawayUser() throws IOException {
-        Operator.require(Operator.executable("/usr/bin/crontab"), "Debian's cron is not installed (apt-get install cron)");
-        Operator.require(Operator.isRoot(), "creating a throwaway user for the real crontab needs root");
+        Services.require(Operator.executable("/usr/bin/crontab"), "Debian's cron is not installed (apt-get install cron)");
+        Services.require(Operator.isRoot(), "creating a throwaway user for the real crontab needs root");
         for (String tool : List.of("/usr/sbin/useradd", "/usr/sbin/userdel", "/usr/sbin/runuser")) {
-            Operator.require(Operator.executable(tool), tool + " is missing (Debian's passwd and util-linux provide them)");
+            Services.require(Operator.executable(tool), tool + " is missing (Debian's passwd and util-linux provide them)");
         }
         user = "alct" + Long.toHexString(System.nanoTime() & 0xffffffL);
         Operator.Result add = Operator.run(List.of("/usr/sbin/useradd", "-M", "-s", "/bin/sh", user), null);

@@ -1,5 +1,7 @@
 package dev.airlock.local.containment;
 
+import dev.airlock.tck.Services;
+
 import dev.airlock.Environment;
 import dev.airlock.Environments;
 import dev.airlock.ExecRequest;
@@ -16,6 +18,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -42,7 +45,20 @@ class DoctorTest {
         assertEquals(Verdict.LEAKS, r.row("user bus").orElseThrow().verdict(), "the test JVM's bus variables reach children: " + r.toText());
         assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("TMPDIR").orElseThrow().verdict(), r.toText());
         assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("argv secrecy").orElseThrow().verdict(), r.toText());
+        // Measured, not assumed: what a command on a plain host can reach.
+        for (String exit : new String[] {"processes", "JVM environment", "other stdin", "setsid job", "Airlock's state"}) {
+            assertEquals(Verdict.LEAKS, r.row(exit).orElseThrow().verdict(), exit + ": " + r.toText());
+        }
+        if (Operator.isRoot()) {
+            for (String exit : new String[] {"capabilities", "mounts", "passwd home"}) {
+                assertEquals(Verdict.LEAKS, r.row(exit).orElseThrow().verdict(), exit + ": " + r.toText());
+            }
+        }
         assertEquals(DoctorReport.EXIT_LEAKS, r.exitCode());
+        // The secret variables surefire sets are named, never shown.
+        String secrets = r.row("secret variables").orElseThrow().evidence();
+        assertTrue(secrets.contains("AIRLOCK_TEST_TOKEN") && secrets.contains("GITHUB_TOKEN") && secrets.contains("ACME_SESSION_BLOB"), r.toText());
+        assertFalse(r.toText().contains("never-in-a-child") || r.toJson().contains("never-in-a-child"), "a secret value in the report");
         assertTrue(r.toText().contains("exits leak (exit status 5)"), r.toText());
         assertTrue(r.toJson().contains("\"leaks\":true,\"exitCode\":5"), r.toJson());
         if (cron) {
@@ -54,7 +70,7 @@ class DoctorTest {
     @ParameterizedTest
     @ValueSource(strings = {"native", "staged"})
     void theEvalProfileLeaksNothing(String envMode) {
-        Operator.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+        Services.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
         DoctorReport r;
         try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.profile", "eval",
                 "airlock.run-dir", runDir.toString(), "airlock.local.env-mode", envMode, "airlock.local.workdir", "none"))) {
@@ -62,7 +78,8 @@ class DoctorTest {
         }
         assertEquals(0, r.exitCode(), r.toText());
         for (DoctorReport.Row row : r.rows()) {
-            Verdict expected = row.exit().equals("argv secrecy") ? Verdict.CONTAINED_BY_ENVIRONMENT : Verdict.CONTAINED_ENFORCED;
+            Verdict expected = row.exit().equals("argv secrecy") || row.exit().equals("secret variables")
+                    ? Verdict.CONTAINED_BY_ENVIRONMENT : Verdict.CONTAINED_ENFORCED;
             assertEquals(expected, row.verdict(), row + "\n" + r.toText());
         }
         assertTrue(r.row("HOME").orElseThrow().evidence().startsWith("HOME=" + runDir + "/home"), r.toText());
@@ -83,6 +100,11 @@ class DoctorTest {
             r = Doctor.report(env);
         }
         assertTrue(r.isolation().contains("apt-get install bubblewrap"), r.isolation());
+        // Without a sandbox the eval profile does not call itself contained: what it cannot stop, it says.
+        assertEquals(DoctorReport.EXIT_LEAKS, r.exitCode(), r.toText());
+        for (String exit : new String[] {"processes", "JVM environment", "other stdin", "setsid job"}) {
+            assertEquals(Verdict.LEAKS, r.row(exit).orElseThrow().verdict(), exit + ": " + r.toText());
+        }
         for (String exit : new String[] {"HOME", "crontab", "TMPDIR", "argv secrecy"}) {
             assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row(exit).orElseThrow().verdict(), r.toText());
         }

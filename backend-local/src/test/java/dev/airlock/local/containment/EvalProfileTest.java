@@ -1,5 +1,7 @@
 package dev.airlock.local.containment;
 
+import dev.airlock.tck.Services;
+
 import dev.airlock.Environment;
 import dev.airlock.Environments;
 import dev.airlock.ExecRequest;
@@ -55,10 +57,10 @@ class EvalProfileTest {
     @ParameterizedTest
     @ValueSource(strings = {"none", "bwrap"})
     void theSeedScenarioLeavesNothingOutsideTheRunDir(String isolation) throws Exception {
-        Operator.require(Operator.executable("/usr/bin/crontab"),
+        Services.require(Operator.executable("/usr/bin/crontab"),
                 "Debian's cron is not installed (apt-get install cron), so there is no real crontab to protect");
         if (isolation.equals("bwrap")) {
-            Operator.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+            Services.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
         }
         Path home = Operator.home();
         Path tmp = Operator.tmp();
@@ -162,5 +164,41 @@ class EvalProfileTest {
         }
         assertTrue(Files.exists(runDir.resolve("at/2.job")));
         assertFalse(Files.exists(runDir.resolve("at/1.job")));
+    }
+
+    /**
+     * The operator's AIRLOCK_HOME set to the run dir's airlock/ (as the eval layout invites): a
+     * command could plant {@code airlock.guard=off} in its airlock.properties or a bypass in its
+     * approvals list. Airlock refuses to read either there, in one line, before anything runs.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"none", "bwrap"})
+    void stateInsideTheRunDirIsRefused(String isolation) throws Exception {
+        if (isolation.equals("bwrap")) {
+            Services.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+        }
+        Path state = runDir.resolve("airlock");
+        Files.createDirectories(state);
+        Files.writeString(state.resolve("airlock.properties"), "airlock.guard=off\nairlock.local.isolation=none\n");
+        Map<String, String> operatorEnv = Map.of("AIRLOCK_HOME", state.toString(), "HOME", Operator.home().toString());
+        Settings fromFile = Settings.builder().configFile(null).environment(operatorEnv)
+                .values(Map.of("airlock.container", "no", "airlock.profile", "eval", "airlock.run-dir", runDir.toString(),
+                        "airlock.local.workdir", "none", "airlock.local.isolation", isolation)).build();
+        dev.airlock.ConfigurationException e = org.junit.jupiter.api.Assertions.assertThrows(
+                dev.airlock.ConfigurationException.class, () -> Environments.open(fromFile).close());
+        assertTrue(e.getMessage().startsWith("refusing the approvals list " + state + "/approvals.list: it is inside the eval run dir "),
+                e.getMessage());
+        assertFalse(e.getMessage().contains("\n"), e.getMessage());
+        // The approvals alone (airlock.home in the run dir), and a config file named with --config there.
+        dev.airlock.ConfigurationException approvals = org.junit.jupiter.api.Assertions.assertThrows(
+                dev.airlock.ConfigurationException.class,
+                () -> Environments.open(eval("airlock.home", state.toString(), "airlock.local.isolation", isolation)).close());
+        assertTrue(approvals.getMessage().contains("the approvals list"), approvals.getMessage());
+        Settings named = Settings.builder().configFile(state.resolve("airlock.properties")).values(Map.of("airlock.container", "no",
+                "airlock.profile", "eval", "airlock.run-dir", runDir.toString(), "airlock.local.workdir", "none",
+                "airlock.local.isolation", isolation)).build();
+        dev.airlock.ConfigurationException config = org.junit.jupiter.api.Assertions.assertThrows(
+                dev.airlock.ConfigurationException.class, () -> Environments.open(named).close());
+        assertTrue(config.getMessage().startsWith("refusing the config file " + state.resolve("airlock.properties")), config.getMessage());
     }
 }

@@ -52,16 +52,6 @@ final class Operator {
                 name + "-" + Long.toHexString(System.nanoTime())).toAbsolutePath();
     }
 
-    /** Skips when a service or program is missing, or fails when CI requires them (AIRLOCK_REQUIRE_SERVICES=1). */
-    static void require(boolean present, String reason) {
-        if (!present) {
-            if ("1".equals(System.getenv("AIRLOCK_REQUIRE_SERVICES"))) {
-                Assertions.fail(reason + " (AIRLOCK_REQUIRE_SERVICES=1)");
-            }
-            Assumptions.abort(reason);
-        }
-    }
-
     static boolean isRoot() {
         return "0".equals(run(List.of("id", "-u"), null).stdout().trim());
     }

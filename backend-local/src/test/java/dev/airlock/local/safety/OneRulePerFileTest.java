@@ -229,6 +229,36 @@ class OneRulePerFileTest {
         assertFalse(Files.exists(sshConfig()));
     }
 
+    /** A config file named with --config is Airlock's own state wherever it is: hard-denied on every route. */
+    @Test
+    void theConfigFileInUseIsHardDenied() throws Exception {
+        Path config = Files.writeString(project.resolve("airlock-test.properties"), "airlock.container=no\n");
+        dev.airlock.settings.Settings s = dev.airlock.settings.Settings.builder().configFile(config)
+                .values(java.util.Map.of("airlock.home-mode", "profile", "airlock.home", airlockHome.toString())).build();
+        try (Environment env = dev.airlock.Environments.open(s)) {
+            DeniedException x = assertThrows(DeniedException.class, () -> exec(env, "printf 'airlock.guard=off\\n' >> " + config));
+            assertTrue(x.getMessage().contains("protected"), x.getMessage());
+            assertThrows(DeniedException.class, () -> env.files().write(config.toString(), "x".getBytes(StandardCharsets.UTF_8)));
+        }
+        assertEquals("airlock.container=no\n", Files.readString(config));
+    }
+
+    /** A place the guard cannot resolve that may be a protected file asks a human; with none there it is denied, and nothing is written. */
+    @Test
+    void anUnresolvablePathThatMayBeProtectedAsks() throws Exception {
+        try (Environment env = fx.open(null)) {
+            env.files().mkdirs("~/.ssh");
+            for (String command : List.of("echo X > ${HOME:0:100}/.ssh/authorized_keys",
+                    "printf -v d %s ~/.ssh; echo X > $d/authorized_keys", "echo ~/.ssh/authorized_keys | xargs touch")) {
+                ApprovalRequiredException e = assertThrows(ApprovalRequiredException.class, () -> exec(env, command), command);
+                assertTrue(e.getMessage().contains("needs approval"), e.getMessage());
+            }
+            assertEquals(0, exec(env, "d=$(mktemp -d) && echo x > $d/out && rm -r $d").exitCode(),
+                    "an unresolvable place with nothing protected in sight runs");
+            assertFalse(Files.exists(Path.of(env.target().home(), ".ssh/authorized_keys")));
+        }
+    }
+
     @Test
     void alwaysApprovalsAreScopedToTheirTarget() throws Exception {
         try (Environment env = fx.open(new SafetyFixture.ScriptedChannel(Decision.ALWAYS))) {

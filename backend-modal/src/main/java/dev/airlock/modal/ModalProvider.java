@@ -1,0 +1,110 @@
+package dev.airlock.modal;
+
+import dev.airlock.AirlockException;
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
+import dev.airlock.remote.RetryPolicy;
+import dev.airlock.settings.SettingKey;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.Availability;
+import dev.airlock.spi.EnvironmentProvider;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.SandboxLifecycle;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/** The {@code modal} backend: Modal sandboxes over Modal's gRPC protocol; {@code up}/{@code down} keep one across invocations. */
+public final class ModalProvider implements EnvironmentProvider, SandboxLifecycle {
+    /** The SDKs' rule: {@code sb-} and 22 alphanumerics is a V1 sandbox, anything else V2. */
+    private static final Pattern V1_ID = Pattern.compile("sb-[A-Za-z0-9]{22}");
+
+    @Override
+    public String name() {
+        return "modal";
+    }
+
+    /** The README's table, as the core checks it. */
+    @Override
+    public List<SettingKey> settingKeys() {
+        return List.of(
+                SettingKey.of(ModalSettings.SERVER_URL, "https://HOST:PORT or http:// (plaintext)",
+                        "MODAL_SERVER_URL, else " + ModalSettings.DEFAULT_SERVER_URL, "Modal's control plane"),
+                SettingKey.secret(ModalSettings.TOKEN_ID, "string", "the token id (MODAL_TOKEN_ID)"),
+                SettingKey.secret(ModalSettings.TOKEN_SECRET, "string", "the token secret (MODAL_TOKEN_SECRET)"),
+                SettingKey.of(ModalSettings.ENVIRONMENT, "string", "MODAL_ENVIRONMENT, else the account's default", "Modal environment"),
+                SettingKey.of(ModalSettings.APP, "string", "airlock", "the app sandboxes belong to"),
+                SettingKey.of(ModalSettings.IMAGE, "registry tag", "debian:bookworm-slim", "image of the sandbox"),
+                SettingKey.of(ModalSettings.CPU, "cores (decimal)", "0.125", "CPU request"),
+                SettingKey.of(ModalSettings.MEMORY, "MiB", "128", "memory request"),
+                SettingKey.of(ModalSettings.TIMEOUT, "duration, up to 24h", "10m", "the sandbox's lifetime"),
+                SettingKey.of(ModalSettings.WORKDIR, "path", "the image's", "working directory of commands"),
+                SettingKey.of(ModalSettings.ENV + SettingKey.NAME, "string", "", "sandbox variables (values never in argv)"),
+                SettingKey.of(ModalSettings.CA_FILE, "PEM file", "system roots", "extra trust for TLS"),
+                SettingKey.of(ModalSettings.SANDBOX_ID, "sandbox id", "", "attach; never terminated on close"),
+                SettingKey.of(ModalSettings.FAMILY, "v2 | v1", "v2", "the sandbox RPC family"),
+                SettingKey.of(ModalSettings.API_TIMEOUT, "duration", "60s", "bound on one control call"));
+    }
+
+    /** Modal's credentials in the environment; stripped from every child (MODAL_TOKEN_ID looks harmless by name). */
+    @Override
+    public Set<String> secretVariables() {
+        return Set.of("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET");
+    }
+
+    static ModalClient client(Settings settings) {
+        ModalSettings s = ModalSettings.from(settings, System.getenv());
+        return new ModalClient(s, RetryPolicy.from(settings, ModalSettings.PREFIX));
+    }
+
+    @Override
+    public Availability check(Settings settings) {
+        try (ModalClient c = client(settings)) {
+            c.authenticate();
+            return Availability.ok("Modal at " + c.settings.serverUrl() + ", image " + c.settings.image());
+        } catch (AirlockException e) {
+            return Availability.unavailable(e.getMessage());
+        }
+    }
+
+    @Override
+    public Environment open(OpenContext context) {
+        return ModalEnvironment.open(context, client(context.settings()));
+    }
+
+    @Override
+    public String attachKey() {
+        return ModalSettings.SANDBOX_ID;
+    }
+
+    /** {@code airlock up}: a sandbox that outlives this process (until {@code down} or its timeout); prints its id. */
+    @Override
+    public String up(Settings settings) {
+        try (ModalClient c = client(settings)) {
+            return ModalSandbox.create(c, true).id();
+        }
+    }
+
+    @Override
+    public void down(Settings settings, String id) {
+        if (id == null || id.isBlank()) {
+            throw new ConfigurationException("down needs the sandbox id that airlock up printed");
+        }
+        try (ModalClient c = client(settings)) {
+            c.authenticate();
+            ModalSandbox.terminate(c, id.trim(), !V1_ID.matcher(id.trim()).matches());
+        }
+    }
+
+    /**
+     * Not supported yet: finding Airlock's orphaned sandboxes needs Modal's sandbox listing with
+     * tags, which this client does not speak. Says so rather than pretending to have cleaned up.
+     */
+    @Override
+    public List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
+        throw new ConfigurationException("gc is not supported by the modal backend yet; sandboxes end at "
+                + ModalSettings.TIMEOUT + " (default 10m), or stop one with `airlock down ID`");
+    }
+}

@@ -1,0 +1,201 @@
+package dev.airlock.modal;
+
+import dev.airlock.BackendException;
+import dev.airlock.remote.Resource;
+import dev.airlock.modal.proto.*;
+import dev.airlock.modal.proto.router.TaskExecStartRequest;
+import io.grpc.StatusRuntimeException;
+
+import java.io.IOException;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One Modal sandbox through its life: created (app, image from a registry tag, sandbox, task,
+ * router access) or attached by id, execs started with a client exec id, and terminated exactly
+ * once unless attached.
+ */
+final class ModalSandbox implements AutoCloseable {
+    private final ModalClient client;
+    private final String sandboxId;
+    private final boolean attached;
+    private final AtomicBoolean terminated = new AtomicBoolean();
+
+    private ModalSandbox(ModalClient client, String sandboxId, boolean attached) {
+        this.client = client;
+        this.sandboxId = sandboxId;
+        this.attached = attached;
+    }
+
+    String id() {
+        return sandboxId;
+    }
+
+    boolean attached() {
+        return attached;
+    }
+
+    /** Creates a sandbox (V2 family by default, V1 with {@code airlock.modal.sandbox-family=v1}) and waits for its task. */
+    static ModalSandbox create(ModalClient client, boolean kept) {
+        ModalSettings s = client.settings;
+        client.authenticate();
+        String app = client.control("AppGetOrCreate", Resource.none(), st -> st.appGetOrCreate(AppGetOrCreateRequest.newBuilder()
+                .setAppName(s.app()).setEnvironmentName(s.environment()).setObjectCreationType(1).build())).getAppId();
+        ImageGetOrCreateResponse img = client.control("ImageGetOrCreate", Resource.none(), st -> st.imageGetOrCreate(
+                ImageGetOrCreateRequest.newBuilder().setAppId(app)
+                        .setImage(Image.newBuilder().addDockerfileCommands("FROM " + s.image())).setBuilderVersion("2024.10").build()));
+        if (!img.hasResult() || img.getResult().getStatus() == 0) {
+            joinImage(client, img.getImageId());
+        } else if (img.getResult().getStatus() != 1) {
+            throw new BackendException("Modal could not build the image " + s.image() + ": " + img.getResult().getException());
+        }
+        Sandbox.Builder def = Sandbox.newBuilder().setImageId(img.getImageId())
+                // No entrypoint: the service's default keeps the sandbox up until its timeout or a terminate.
+                .setResources(Resources.newBuilder().setMilliCpu(s.milliCpu()).setMemoryMb(s.memoryMb()))
+                .setTimeoutSecs((int) s.sandboxTimeout().toSeconds())
+                .setNetworkAccess(NetworkAccess.newBuilder().setNetworkAccessType(1))
+                .setEnvironmentVariables(StringMap.newBuilder().putAllContents(s.env()));
+        s.workdir().ifPresent(def::setWorkdir);
+        String id;
+        if (s.v2()) {
+            SandboxCreateV2Response r = client.control("SandboxCreateV2", Resource.none(), st -> st.sandboxCreateV2(
+                    SandboxCreateV2Request.newBuilder().setAppId(app).setDefinition(def).build()));
+            id = r.getSandboxId();
+            if (r.hasTaskId() && r.hasCommandRouterAccess()) {
+                client.routeTo(id, r.getTaskId(), r.getCommandRouterAccess().getJwt(), r.getCommandRouterAccess().getUrl());
+                return new ModalSandbox(client, id, false);
+            }
+        } else {
+            id = client.control("SandboxCreate", Resource.none(), st -> st.sandboxCreate(SandboxCreateRequest.newBuilder()
+                    .setAppId(app).setDefinition(def).setEnvironmentName(s.environment()).build())).getSandboxId();
+        }
+        ModalSandbox sb = new ModalSandbox(client, id, false);
+        try {
+            sb.awaitTask();
+        } catch (RuntimeException e) {
+            sb.close();
+            throw e;
+        }
+        return sb;
+    }
+
+    /** Attaches to a running sandbox by id; it is never terminated by this process. */
+    static ModalSandbox attach(ModalClient client, String sandboxId) {
+        client.authenticate();
+        ModalSandbox sb = new ModalSandbox(client, sandboxId, true);
+        sb.awaitTask();
+        return sb;
+    }
+
+    private static void joinImage(ModalClient client, String imageId) {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            String from = last;
+            GenericResult r = client.control("ImageJoinStreaming", Resource.none(), st -> {
+                Iterator<ImageJoinStreamingResponse> it = st.withDeadlineAfter(60, TimeUnit.SECONDS).imageJoinStreaming(
+                        ImageJoinStreamingRequest.newBuilder().setImageId(imageId).setTimeout(55).setLastEntryId(from).build());
+                while (it.hasNext()) {
+                    ImageJoinStreamingResponse m = it.next();
+                    if (m.hasResult() && m.getResult().getStatus() != 0) {
+                        return m.getResult();
+                    }
+                }
+                return null;
+            });
+            if (r != null) {
+                if (r.getStatus() != 1) {
+                    throw new BackendException("Modal could not build the image: " + r.getException());
+                }
+                return;
+            }
+        }
+        throw new BackendException("Modal did not finish building the image within 30 minutes");
+    }
+
+    /** Polls for the task every 500 ms, as the SDKs do, then fetches the router access. */
+    private void awaitTask() {
+        boolean v2 = client.settings.v2();
+        long deadline = System.nanoTime() + client.settings.apiTimeout().toNanos() * 5;
+        while (true) {
+            SandboxGetTaskIdResponse r = client.control(v2 ? "SandboxGetTaskIdV2" : "SandboxGetTaskId", Resource.sandbox(sandboxId),
+                    st -> {
+                        SandboxGetTaskIdRequest q = SandboxGetTaskIdRequest.newBuilder().setSandboxId(sandboxId).build();
+                        return v2 ? st.sandboxGetTaskIdV2(q) : st.sandboxGetTaskId(q);
+                    });
+            if (r.hasTaskResult() && r.getTaskResult().getStatus() != 0) {
+                throw new dev.airlock.BackendUnavailableException("Modal sandbox " + sandboxId + " has already finished ("
+                        + r.getTaskResult().getException() + ")");
+            }
+            if (r.hasTaskId() && !r.getTaskId().isBlank()) {
+                client.routeTo(sandboxId, r.getTaskId(), null, null);
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new BackendException("Modal sandbox " + sandboxId + " got no task in time");
+            }
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new BackendException("interrupted while waiting for Modal sandbox " + sandboxId);
+            }
+        }
+    }
+
+    /**
+     * Starts {@code argv} with a fresh client exec id: sent once, never again. A lost answer is a
+     * {@link dev.airlock.DispatchOutcomeUnknownException} from {@code remote/}.
+     */
+    ModalProcess exec(List<String> argv, Map<String, String> env) throws IOException {
+        if (terminated.get()) {
+            throw new dev.airlock.EnvironmentClosedException("the Modal sandbox " + sandboxId + " is terminated");
+        }
+        String execId = UUID.randomUUID().toString();
+        String task = client.taskId();
+        TaskExecStartRequest.Builder req = TaskExecStartRequest.newBuilder().setTaskId(task).setExecId(execId)
+                .addAllCommandArgs(argv).setStdoutConfig(1).setStderrConfig(1).putAllEnv(env);
+        client.settings.workdir().ifPresent(req::setWorkdir);
+        TaskExecStartRequest built = req.build();
+        client.calls.dispatch("TaskExecStart", Resource.sandbox(sandboxId), () -> {
+            try {
+                return client.routed(client.settings.apiTimeout().toMillis(), r -> r.taskExecStart(built));
+            } catch (StatusRuntimeException e) {
+                throw ModalClient.wire(e);
+            }
+        });
+        ModalProcess p = new ModalProcess(client, task, execId, sandboxId);
+        p.startReaders();
+        try {
+            p.header.get(client.settings.apiTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            // the command runs but has not reported its group yet: the core cannot kill it by group
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IOException(e.getCause());
+        }
+        return p;
+    }
+
+    /** Terminates the sandbox exactly once (never an attached one). */
+    @Override
+    public void close() {
+        if (attached || !terminated.compareAndSet(false, true)) {
+            return;
+        }
+        terminate(client, sandboxId, client.settings.v2());
+    }
+
+    static void terminate(ModalClient client, String sandboxId, boolean v2) {
+        client.control(v2 ? "SandboxTerminateV2" : "SandboxTerminate", Resource.sandbox(sandboxId), st -> {
+            SandboxTerminateRequest q = SandboxTerminateRequest.newBuilder().setSandboxId(sandboxId).build();
+            return v2 ? st.sandboxTerminateV2(q) : st.sandboxTerminate(q);
+        });
+    }
+}

@@ -1,0 +1,188 @@
+package dev.airlock.modal.emulator;
+
+import dev.airlock.modal.proto.*;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/** {@code modal.client.ModalClient}: what a sandbox's life needs, in both sandbox families. */
+final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
+    private final ModalState state;
+    /** Answers of creates by idempotency key, as the service deduplicates a resent create. */
+    private final java.util.Map<String, Object> created = new java.util.concurrent.ConcurrentHashMap<>();
+
+    ControlPlane(ModalState state) {
+        this.state = state;
+    }
+
+    private static <T> void answer(StreamObserver<T> out, T value) {
+        out.onNext(value);
+        out.onCompleted();
+    }
+
+    @Override
+    public void clientHello(Empty request, StreamObserver<Empty> out) {
+        answer(out, Empty.getDefaultInstance());
+    }
+
+    @Override
+    public void authTokenGet(AuthTokenGetRequest request, StreamObserver<AuthTokenGetResponse> out) {
+        answer(out, AuthTokenGetResponse.newBuilder()
+                .setToken(state.jwt.issue("client", Instant.now().getEpochSecond() + 3600)).build());
+    }
+
+    @Override
+    public void appGetOrCreate(AppGetOrCreateRequest request, StreamObserver<AppGetOrCreateResponse> out) {
+        if (request.getAppName().isBlank()) {
+            throw Status.INVALID_ARGUMENT.withDescription("app_name is empty").asRuntimeException();
+        }
+        String id = state.apps.computeIfAbsent(request.getEnvironmentName() + "/" + request.getAppName(),
+                k -> ModalState.id("ap-"));
+        answer(out, AppGetOrCreateResponse.newBuilder().setAppId(id).build());
+    }
+
+    @Override
+    public void environmentGetOrCreate(EnvironmentGetOrCreateRequest request, StreamObserver<EnvironmentGetOrCreateResponse> out) {
+        String name = request.getDeploymentName().isEmpty() ? "main" : request.getDeploymentName();
+        answer(out, EnvironmentGetOrCreateResponse.newBuilder().setEnvironmentId("en-" + name)
+                .setMetadata(EnvironmentMetadata.newBuilder().setName(name)
+                        .setSettings(EnvironmentSettings.newBuilder().setImageBuilderVersion("2024.10")))
+                .build());
+    }
+
+    @Override
+    public void imageGetOrCreate(ImageGetOrCreateRequest request, StreamObserver<ImageGetOrCreateResponse> out) {
+        // The image is recorded by name and never pulled: commands run on the host's userland.
+        String tag = request.getImage().getDockerfileCommandsList().stream().filter(c -> c.startsWith("FROM "))
+                .findFirst().map(c -> c.substring(5).trim()).orElse("debian:12");
+        answer(out, ImageGetOrCreateResponse.newBuilder().setImageId("im-" + Integer.toHexString(tag.hashCode()))
+                .setResult(GenericResult.newBuilder().setStatus(1)).build());
+    }
+
+    @Override
+    public void imageJoinStreaming(ImageJoinStreamingRequest request, StreamObserver<ImageJoinStreamingResponse> out) {
+        out.onNext(ImageJoinStreamingResponse.newBuilder().setEntryId("1")
+                .setResult(GenericResult.newBuilder().setStatus(1)).setEof(true).build());
+        out.onCompleted();
+    }
+
+    @Override
+    public void sandboxCreate(SandboxCreateRequest request, StreamObserver<SandboxCreateResponse> out) {
+        answer(out, (SandboxCreateResponse) once(() -> {
+            ModalState.Box b = state.create(request.getDefinition(), false);
+            return SandboxCreateResponse.newBuilder().setSandboxId(b.id).build();
+        }));
+    }
+
+    @Override
+    public void sandboxCreateV2(SandboxCreateV2Request request, StreamObserver<SandboxCreateV2Response> out) {
+        answer(out, (SandboxCreateV2Response) once(() -> {
+            ModalState.Box b = state.create(request.getDefinition(), true);
+            return SandboxCreateV2Response.newBuilder().setSandboxId(b.id).setTaskId(b.taskId)
+                    .setCommandRouterAccess(CommandRouterAccess.newBuilder().setJwt(state.routerJwt(b.taskId))
+                            .setUrl(state.routerUrl()))
+                    .build();
+        }));
+    }
+
+    @Override
+    public void sandboxGetTaskId(SandboxGetTaskIdRequest request, StreamObserver<SandboxGetTaskIdResponse> out) {
+        answer(out, taskId(request, false));
+    }
+
+    @Override
+    public void sandboxGetTaskIdV2(SandboxGetTaskIdRequest request, StreamObserver<SandboxGetTaskIdResponse> out) {
+        answer(out, taskId(request, true));
+    }
+
+    private SandboxGetTaskIdResponse taskId(SandboxGetTaskIdRequest request, boolean v2) {
+        ModalState.Box b = family(state.sandbox(request.getSandboxId()), v2);
+        SandboxGetTaskIdResponse.Builder r = SandboxGetTaskIdResponse.newBuilder().setTaskId(b.taskId);
+        if (b.result.isDone()) {
+            r.setTaskResult(b.result.join());
+        }
+        return r.build();
+    }
+
+    @Override
+    public void sandboxGetCommandRouterAccess(SandboxGetCommandRouterAccessRequest request,
+                                              StreamObserver<SandboxGetCommandRouterAccessResponse> out) {
+        ModalState.Box b = family(state.sandbox(request.getSandboxId()), true);
+        running(b);
+        answer(out, SandboxGetCommandRouterAccessResponse.newBuilder().setJwt(state.routerJwt(b.taskId))
+                .setUrl(state.routerUrl()).setWorkerIpv4Address("127.0.0.1").build());
+    }
+
+    @Override
+    public void taskGetCommandRouterAccess(TaskGetCommandRouterAccessRequest request,
+                                           StreamObserver<TaskGetCommandRouterAccessResponse> out) {
+        ModalState.Box b = state.task(request.getTaskId());
+        running(b);
+        answer(out, TaskGetCommandRouterAccessResponse.newBuilder().setJwt(state.routerJwt(b.taskId))
+                .setUrl(state.routerUrl()).build());
+    }
+
+    @Override
+    public void sandboxTerminate(SandboxTerminateRequest request, StreamObserver<SandboxTerminateResponse> out) {
+        answer(out, terminate(request, false));
+    }
+
+    @Override
+    public void sandboxTerminateV2(SandboxTerminateRequest request, StreamObserver<SandboxTerminateResponse> out) {
+        answer(out, terminate(request, true));
+    }
+
+    private SandboxTerminateResponse terminate(SandboxTerminateRequest request, boolean v2) {
+        ModalState.Box b = family(state.sandbox(request.getSandboxId()), v2);
+        // A no-op on a finished sandbox, as the service: the existing result is returned.
+        return SandboxTerminateResponse.newBuilder().setExistingResult(state.finish(b, 3, "terminated")).build();
+    }
+
+    @Override
+    public void sandboxWait(SandboxWaitRequest request, StreamObserver<SandboxWaitResponse> out) {
+        answer(out, await(request, false));
+    }
+
+    @Override
+    public void sandboxWaitV2(SandboxWaitRequest request, StreamObserver<SandboxWaitResponse> out) {
+        answer(out, await(request, true));
+    }
+
+    private SandboxWaitResponse await(SandboxWaitRequest request, boolean v2) {
+        ModalState.Box b = family(state.sandbox(request.getSandboxId()), v2);
+        try {
+            GenericResult r = b.result.get(Math.max(0, (long) (request.getTimeout() * 1000)), TimeUnit.MILLISECONDS);
+            return SandboxWaitResponse.newBuilder().setResult(r).build();
+        } catch (TimeoutException e) {
+            return SandboxWaitResponse.getDefaultInstance(); // still running: no result yet
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw Status.CANCELLED.withDescription("interrupted").asRuntimeException();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw Status.INTERNAL.withDescription(String.valueOf(e.getCause())).asRuntimeException();
+        }
+    }
+
+    private Object once(java.util.function.Supplier<Object> create) {
+        String key = CallGuard.IDEMPOTENCY_KEY.get();
+        return key == null ? create.get() : created.computeIfAbsent(key, k -> create.get());
+    }
+
+    /** A V1 call on a V2 sandbox (or the reverse) is refused, as the service does. */
+    private static ModalState.Box family(ModalState.Box b, boolean v2) {
+        if (b.v2 != v2) {
+            throw Status.INVALID_ARGUMENT.withDescription("sandbox " + b.id + " is a " + (b.v2 ? "V2" : "V1")
+                    + " sandbox; use the " + (b.v2 ? "V2" : "V1") + " RPCs").asRuntimeException();
+        }
+        return b;
+    }
+
+    private static void running(ModalState.Box b) {
+        if (b.result.isDone()) {
+            throw Status.FAILED_PRECONDITION.withDescription("sandbox " + b.id + " has finished").asRuntimeException();
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package dev.airlock.modal.emulator;
+
+import io.grpc.Status;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * One exec on the router: its stdin by offset (a resent chunk is acknowledged and not written
+ * twice, a gap is refused, a write after EOF or after the exit fails), its two outputs kept
+ * whole, and its exit code.
+ */
+final class ExecState {
+    final String execId;
+    final OutputLog stdout;
+    final OutputLog stderr;
+    final CompletableFuture<Integer> exit = new CompletableFuture<>();
+    private final OutputStream stdin;
+    private final Consumer<byte[]> onEof;
+    private final ByteArrayOutputStream collected;
+    private long written;
+    private boolean closed;
+
+    /** An exec whose stdin goes to a process. */
+    ExecState(String execId, java.nio.file.Path logs, OutputStream stdin) {
+        this.execId = execId;
+        this.stdout = new OutputLog(logs);
+        this.stderr = new OutputLog(logs);
+        this.stdin = stdin;
+        this.onEof = null;
+        this.collected = null;
+    }
+
+    /** An exec handled inside the emulator whose whole stdin is handed to {@code onEof} (fs-tools WriteFile). */
+    ExecState(String execId, java.nio.file.Path logs, Consumer<byte[]> onEof) {
+        this.execId = execId;
+        this.stdout = new OutputLog(logs);
+        this.stderr = new OutputLog(logs);
+        this.stdin = null;
+        this.onEof = onEof;
+        this.collected = new ByteArrayOutputStream();
+    }
+
+    /** Pumps a process output into a log on its own thread. */
+    static void pump(InputStream in, OutputLog log, String name) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[64 * 1024];
+            try (in) {
+                for (int n; (n = in.read(buf)) > 0; ) {
+                    log.append(buf, 0, n);
+                }
+            } catch (IOException | RuntimeException ignored) {
+                // the process went away (or its sandbox ended): what was read is kept
+            } finally {
+                log.close();
+            }
+        }, name);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    synchronized long written() {
+        return written;
+    }
+
+    synchronized boolean closed() {
+        return closed;
+    }
+
+    /**
+     * Writes {@code data} at {@code offset}: the part below what was already written is skipped
+     * (a resend), a start beyond it is a gap and refused.
+     */
+    synchronized void write(long offset, byte[] data, boolean eof) {
+        long end = offset + data.length;
+        if (offset > written) {
+            throw Status.OUT_OF_RANGE.withDescription("stdin offset " + offset + " leaves a gap: "
+                    + written + " bytes written so far").asRuntimeException();
+        }
+        if (closed) {
+            if (end <= written) {
+                return; // a resend of what was acknowledged before EOF
+            }
+            throw Status.FAILED_PRECONDITION.withDescription("stdin of exec " + execId + " is closed").asRuntimeException();
+        }
+        int skip = (int) (written - offset);
+        if (data.length > skip) {
+            if (exit.isDone()) {
+                throw Status.FAILED_PRECONDITION.withDescription("exec " + execId + " has exited; its stdin is closed")
+                        .asRuntimeException();
+            }
+            try {
+                if (stdin != null) {
+                    stdin.write(data, skip, data.length - skip);
+                    stdin.flush();
+                } else {
+                    collected.write(data, skip, data.length - skip);
+                }
+            } catch (IOException e) {
+                throw Status.FAILED_PRECONDITION.withDescription("exec " + execId + " no longer reads its stdin: "
+                        + e.getMessage()).asRuntimeException();
+            }
+            written = end;
+        }
+        if (eof) {
+            closed = true;
+            if (stdin != null) {
+                try {
+                    stdin.close();
+                } catch (IOException ignored) {
+                    // the process already closed its end
+                }
+            } else {
+                onEof.accept(collected.toByteArray());
+            }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package dev.airlock.modal.emulator;
+
+import dev.airlock.emulator.Emulator;
+import dev.airlock.emulator.EmulatorContext;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.util.TransmitStatusRuntimeExceptionInterceptor;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Modal emulator that Modal's own SDKs cannot tell from the service for what Airlock and the
+ * SDK's sandbox API use: one plaintext gRPC server on loopback serving both
+ * {@code modal.client.ModalClient} (V1 and V2 sandbox families, auth token, app, environment,
+ * image) and {@code modal.task_command_router.TaskCommandRouter} (exec start, stdin by offset,
+ * stdio read, wait, poll). The router URL it hands out is {@code https://HOST:PORT} on the same
+ * port: the official SDKs speak plaintext to a router when the control plane is on loopback.
+ *
+ * <p>Settings: {@code airlock.modal.emulator.token-id} / {@code .token-secret} (when set, the only
+ * accepted pair; otherwise any non-empty pair), {@code airlock.modal.emulator.jwt-ttl} (seconds a
+ * router JWT lives, default 3600), {@code airlock.modal.emulator.sandbox-timeout} (default
+ * sandbox lifetime in seconds when the request leaves it 0, default 300).
+ */
+public final class ModalEmulator implements Emulator {
+    /** The most bytes of argv {@code TaskExecStart} accepts, as the service. */
+    public static final int MAX_ARGV_BYTES = 65_536;
+    /** The largest stdin chunk the router takes in one message. */
+    public static final int MAX_STDIN_CHUNK = 16 * 1024 * 1024;
+    /** The service's message limit both ways. */
+    public static final int MAX_MESSAGE = 100 * 1024 * 1024;
+
+    private final Server server;
+    private final ModalState state;
+    private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "modal-emulator");
+        t.setDaemon(true);
+        return t;
+    });
+    private final URI url;
+
+    public ModalEmulator(EmulatorContext context) throws IOException {
+        Jwt jwt = new Jwt();
+        String host = context.listen().getAddress().getHostAddress();
+        this.state = new ModalState(context, jwt,
+                Duration.ofSeconds(context.settings().getInt("airlock.modal.emulator.jwt-ttl", 3600)),
+                context.settings().getInt("airlock.modal.emulator.sandbox-timeout", 300));
+        CallGuard guard = new CallGuard(context.faults(), context.journal(), jwt,
+                context.settings().get("airlock.modal.emulator.token-id", ""),
+                context.settings().get("airlock.modal.emulator.token-secret", ""));
+        this.server = NettyServerBuilder.forAddress(new InetSocketAddress(context.listen().getAddress(), context.listen().getPort()))
+                .executor(executor)
+                .maxInboundMessageSize(MAX_MESSAGE)
+                .permitKeepAliveTime(5, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true)
+                // Handlers refuse by throwing a Status; the transmit interceptor turns that into the call's status (not UNKNOWN).
+                .addService(ServerInterceptors.intercept(new ControlPlane(state), TransmitStatusRuntimeExceptionInterceptor.instance(), guard))
+                .addService(ServerInterceptors.intercept(new Router(state), TransmitStatusRuntimeExceptionInterceptor.instance(), guard))
+                .build()
+                .start();
+        String h = host.contains(":") ? "[" + host + "]" : host;
+        this.url = URI.create("http://" + h + ":" + server.getPort());
+        state.routerUrl("https://" + h + ":" + server.getPort());
+    }
+
+    @Override
+    public URI url() {
+        return url;
+    }
+
+    /** Sandboxes that exist and are not terminated (for tests: none may be left behind). */
+    public int liveSandboxes() {
+        return state.live();
+    }
+
+    @Override
+    public void close() {
+        server.shutdownNow();
+        try {
+            server.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        state.close();
+        executor.shutdownNow();
+    }
+}

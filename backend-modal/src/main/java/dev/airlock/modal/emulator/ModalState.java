@@ -1,0 +1,157 @@
+package dev.airlock.modal.emulator;
+
+import dev.airlock.emulator.EmulatedSandbox;
+import dev.airlock.emulator.EmulatorContext;
+import dev.airlock.modal.proto.GenericResult;
+import dev.airlock.modal.proto.Sandbox;
+import io.grpc.Status;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/** The emulator's world: apps, images, sandboxes (each with one task) and their execs. */
+final class ModalState {
+    private static final String ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** One sandbox: its task, its execs, and how it ended. */
+    static final class Box {
+        final String id;
+        final String taskId;
+        final boolean v2;
+        final EmulatedSandbox sandbox;
+        final Map<String, String> env;
+        final String workdir;
+        final Map<String, ExecState> execs = new ConcurrentHashMap<>();
+        final CompletableFuture<GenericResult> result = new CompletableFuture<>();
+
+        Box(String id, String taskId, boolean v2, EmulatedSandbox sandbox, Map<String, String> env, String workdir) {
+            this.id = id;
+            this.taskId = taskId;
+            this.v2 = v2;
+            this.sandbox = sandbox;
+            this.env = Map.copyOf(env);
+            this.workdir = workdir;
+        }
+    }
+
+    final EmulatorContext context;
+    final Jwt jwt;
+    private final Duration jwtTtl;
+    private final int defaultTimeout;
+    private final Map<String, Box> byId = new ConcurrentHashMap<>();
+    private final Map<String, Box> byTask = new ConcurrentHashMap<>();
+    final Map<String, String> apps = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "modal-emulator-timeouts");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile String routerUrl;
+
+    ModalState(EmulatorContext context, Jwt jwt, Duration jwtTtl, int defaultTimeout) {
+        this.context = context;
+        this.jwt = jwt;
+        this.jwtTtl = jwtTtl;
+        this.defaultTimeout = defaultTimeout;
+    }
+
+    static String id(String prefix) {
+        StringBuilder sb = new StringBuilder(prefix);
+        for (int i = 0; i < 22; i++) {
+            sb.append(ALNUM.charAt(RANDOM.nextInt(ALNUM.length())));
+        }
+        return sb.toString();
+    }
+
+    void routerUrl(String url) {
+        this.routerUrl = url;
+    }
+
+    String routerUrl() {
+        return routerUrl;
+    }
+
+    String routerJwt(String taskId) {
+        return jwt.issue(taskId, Instant.now().plus(jwtTtl).getEpochSecond());
+    }
+
+    /**
+     * Creates a sandbox: V1 ids are {@code sb-} and 22 alphanumerics (the SDKs pick the RPC family
+     * by that shape), V2 ids {@code sb2-} and 22.
+     */
+    Box create(Sandbox def, boolean v2) {
+        String id = id(v2 ? "sb2-" : "sb-");
+        String task = id("ta-");
+        EmulatedSandbox sb = EmulatedSandbox.create(id, def.getImageId(), context.stateDir().resolve(id), "/root",
+                context.isolation(), context.journal());
+        String workdir = def.hasWorkdir() && !def.getWorkdir().isBlank() ? def.getWorkdir() : "/";
+        if (!workdir.equals("/")) {
+            try {
+                sb.mkdirs(workdir, 0755);
+            } catch (java.io.IOException e) {
+                sb.close();
+                throw Status.INVALID_ARGUMENT.withDescription("workdir " + workdir + ": " + e.getMessage()).asRuntimeException();
+            }
+        }
+        Box box = new Box(id, task, v2, sb, def.getEnvironmentVariables().getContentsMap(), workdir);
+        byId.put(id, box);
+        byTask.put(task, box);
+        int timeout = def.getTimeoutSecs() == 0 ? defaultTimeout : def.getTimeoutSecs();
+        timers.schedule(() -> finish(box, 4, "sandbox timed out after " + timeout + "s"), timeout, TimeUnit.SECONDS);
+        return box;
+    }
+
+    Box sandbox(String id) {
+        Box b = byId.get(id);
+        if (b == null) {
+            throw Status.NOT_FOUND.withDescription("no sandbox " + id).asRuntimeException();
+        }
+        return b;
+    }
+
+    /** The task's sandbox, if it is running; router calls on a finished one fail like the service's. */
+    Box task(String taskId) {
+        Box b = byTask.get(taskId);
+        if (b == null) {
+            throw Status.NOT_FOUND.withDescription("no task " + taskId).asRuntimeException();
+        }
+        return b;
+    }
+
+    /** Ends the sandbox once with {@code status} (3 TERMINATED, 4 TIMEOUT); later calls change nothing. */
+    GenericResult finish(Box box, int status, String why) {
+        GenericResult r = GenericResult.newBuilder().setStatus(status).setException(why)
+                .setExitcode(status == 4 ? 124 : 137).build();
+        if (box.result.complete(r)) {
+            box.sandbox.stop();
+            box.execs.values().forEach(e -> {
+                e.exit.complete(137);
+                e.stdout.delete();
+                e.stderr.delete();
+            });
+        }
+        return box.result.join();
+    }
+
+    int live() {
+        return (int) byId.values().stream().filter(b -> !b.result.isDone()).count();
+    }
+
+    void close() {
+        timers.shutdownNow();
+        for (Box b : byId.values()) {
+            finish(b, 3, "emulator stopped");
+            b.sandbox.close();
+        }
+        byId.clear();
+        byTask.clear();
+    }
+}

@@ -1,0 +1,83 @@
+package dev.airlock.modal;
+
+import dev.airlock.emulator.Emulators;
+import dev.airlock.settings.Settings;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Modal's official JS SDK (npm {@code modal}, pinned in src/test/sdk/package-lock.json) runs
+ * unchanged against the emulator in both sandbox families: create, exec with binary stdin, file
+ * write and read, terminate. Needs node and {@code npm ci} in src/test/sdk; skips with the reason
+ * when they are missing, fails instead under AIRLOCK_REQUIRE_SERVICES=1.
+ */
+final class ModalSdkIT {
+
+    @ParameterizedTest(name = "sandbox family V{0}")
+    @ValueSource(ints = {2, 1})
+    void theOfficialSdkCannotTellTheEmulatorFromTheService(int family) throws Exception {
+        Path sdk = Path.of(System.getProperty("airlock.modal.sdk-dir", "src/test/sdk"));
+        String node = requireNode(sdk);
+        try (Emulators.Served served = Emulators.start("modal", "127.0.0.1:0",
+                Settings.of(Map.of("airlock.modal.emulator.token-id", "ak-sdk", "airlock.modal.emulator.token-secret", "as-sdk")),
+                getClass().getClassLoader())) {
+            ProcessBuilder pb = new ProcessBuilder(node, "check.mjs").directory(sdk.toFile()).redirectErrorStream(true);
+            Map<String, String> env = pb.environment();
+            env.put("MODAL_SERVER_URL", served.emulator().url().toString());
+            env.put("MODAL_TOKEN_ID", "ak-sdk");
+            env.put("MODAL_TOKEN_SECRET", "as-sdk");
+            env.put("MODAL_SANDBOX_V2", family == 2 ? "1" : "0");
+            env.put("HOME", Files.createTempDirectory("modal-sdk-home").toString()); // no ~/.modal.toml of the user's
+            Process p = pb.start();
+            byte[] out = p.getInputStream().readAllBytes();
+            assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the SDK check did not finish");
+            String text = new String(out, StandardCharsets.UTF_8);
+            System.out.println(text);
+            assertEquals(0, p.exitValue(), "the SDK check failed:\n" + text);
+            assertTrue(text.strip().endsWith("ok"), text);
+            List<String> calls = served.journal().entries().stream().map(e -> e.call()).distinct().toList();
+            String create = family == 2 ? "SandboxCreateV2" : "SandboxCreate";
+            String terminate = family == 2 ? "SandboxTerminateV2" : "SandboxTerminate";
+            assertTrue(calls.containsAll(List.of("AuthTokenGet", "AppGetOrCreate", "ImageGetOrCreate", create, "TaskExecStart",
+                    terminate)), "calls served: " + calls);
+            served.journal().assertNoDoubleDispatch();
+        }
+    }
+
+    private static String requireNode(Path sdk) throws IOException, InterruptedException {
+        String reason = null;
+        try {
+            Process v = new ProcessBuilder("node", "--version").redirectErrorStream(true).start();
+            v.getInputStream().readAllBytes();
+            if (!v.waitFor(20, TimeUnit.SECONDS) || v.exitValue() != 0) {
+                reason = "node does not run";
+            }
+        } catch (IOException e) {
+            reason = "node is not on PATH";
+        }
+        if (reason == null && !Files.isDirectory(sdk.resolve("node_modules/modal"))) {
+            reason = "the pinned SDK is not installed: run `npm ci` in " + sdk;
+        }
+        if (reason != null) {
+            if ("1".equals(System.getenv("AIRLOCK_REQUIRE_SERVICES"))) {
+                Assertions.fail(reason + " (AIRLOCK_REQUIRE_SERVICES=1)");
+            }
+            System.out.println("SKIP: " + reason);
+            Assumptions.abort(reason);
+        }
+        return "node";
+    }
+}

@@ -1,0 +1,55 @@
+// Modal's official JS SDK (npm `modal`, pinned in package.json) against the Airlock Modal
+// emulator: create, exec with binary stdin, file write and read, terminate. Run by ModalSdkIT
+// with MODAL_SERVER_URL, MODAL_TOKEN_ID, MODAL_TOKEN_SECRET set; MODAL_SANDBOX_V2=0 selects the
+// V1 family. Prints one line per step, "ok" last; any mismatch exits non-zero.
+import { ModalClient } from "modal";
+import { randomBytes } from "node:crypto";
+
+const family = process.env.MODAL_SANDBOX_V2 === "0" ? "V1" : "V2";
+const fail = (msg) => { console.error(`FAIL (${family}): ${msg}`); process.exit(1); };
+const equal = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
+
+const modal = new ModalClient();
+const app = await modal.apps.fromName("airlock-sdk-check", { createIfMissing: true });
+const image = modal.images.fromRegistry("alpine:3.21");
+const sb = await modal.sandboxes.create(app, image);
+console.log(`created ${sb.sandboxId} (${family})`);
+const v1 = /^sb-[A-Za-z0-9]{22}$/.test(sb.sandboxId);
+if ((family === "V1") !== v1) fail(`sandbox id ${sb.sandboxId} is not of the ${family} shape`);
+
+// Binary stdin (every byte value, 3 MiB) through cat, read back as bytes.
+const payload = Buffer.concat([Buffer.from(Array.from({ length: 256 }, (_, i) => i)), randomBytes(3 * 1024 * 1024)]);
+const p = await sb.exec(["cat"], { mode: "binary", stdout: "pipe", stderr: "pipe" });
+await p.stdin.writeBytes(payload);
+await p.stdin.close();
+const out = await p.stdout.readBytes();
+const code = await p.wait();
+if (code !== 0) fail(`cat exited ${code}`);
+if (!equal(out, payload)) fail(`cat returned ${out.length} bytes, sent ${payload.length}`);
+console.log(`exec cat: ${out.length} bytes back, exit ${code}`);
+
+const e = await sb.exec(["sh", "-c", "echo oops >&2; exit 7"], { stdout: "pipe", stderr: "pipe" });
+const err = await e.stderr.readText();
+const code7 = await e.wait();
+if (code7 !== 7 || err !== "oops\n") fail(`exit ${code7}, stderr ${JSON.stringify(err)}`);
+console.log("exec exit code and stderr: ok");
+
+// Files through modal-sandbox-fs-tools.
+const file = Buffer.concat([Buffer.from([0, 255, 10, 13]), randomBytes(700 * 1024)]);
+await sb.filesystem.writeBytes(file, "/tmp/sdk-check/blob.bin");
+const back = await sb.filesystem.readBytes("/tmp/sdk-check/blob.bin");
+if (!equal(back, file)) fail(`readBytes returned ${back.length} bytes, wrote ${file.length}`);
+const wc = await sb.exec(["wc", "-c", "/tmp/sdk-check/blob.bin"]);
+const wcOut = await wc.stdout.readText();
+await wc.wait();
+if (!wcOut.startsWith(String(file.length))) fail(`the file seen by a command: ${wcOut}`);
+let missing = false;
+try { await sb.filesystem.readBytes("/tmp/sdk-check/none"); } catch (ex) { missing = /NotFound|not found/i.test(String(ex?.name) + String(ex?.message)); }
+if (!missing) fail("reading a missing file did not fail with NotFound");
+console.log(`files: ${file.length} bytes written and read back; a missing file is NotFound`);
+
+await sb.terminate();
+const after = await sb.wait();
+console.log(`terminated, wait -> ${after}`);
+modal.close();
+console.log("ok");

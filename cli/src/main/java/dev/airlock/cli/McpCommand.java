@@ -1,0 +1,26 @@
+package dev.airlock.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ParentCommand;
+
+import java.util.concurrent.Callable;
+
+/**
+ * {@code airlock mcp}: an MCP server over stdio serving the configured backend. This class names
+ * no MCP type, so the SDK's classes load only when this command runs, never for the others.
+ */
+@Command(name = "mcp", mixinStandardHelpOptions = true,
+        description = {"Serves the configured backend to an agent over the Model Context Protocol (stdio).",
+                "Tools: exec, write_file, read_file, list_dir, stat, delete. JSON-RPC on stdin/stdout, logs on"
+                        + " stderr. The environment opens at the first tool call and closes (killing what still"
+                        + " runs) when stdin ends. Writes that need approval are asked through the client"
+                        + " (MCP elicitation) when it supports that, and refused otherwise."})
+final class McpCommand implements Callable<Integer> {
+    @ParentCommand
+    AirlockCli cli;
+
+    @Override
+    public Integer call() throws Exception {
+        return McpServerMain.serve(cli.settings());
+    }
+}

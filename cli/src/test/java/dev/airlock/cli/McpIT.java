@@ -1,0 +1,152 @@
+package dev.airlock.cli;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static dev.airlock.cli.Airlock.airlock;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * {@code airlock mcp} driven over stdio by a client that is not ours: the official MCP TypeScript
+ * SDK ({@code src/test/mcp-client}, pinned in its package-lock.json; {@code npm ci} there installs
+ * it). The client's own steps assert bytes, messages and processes; this test runs it with a
+ * throwaway HOME and checks every step passed. Skips (saying why) without node or node_modules;
+ * fails instead under {@code AIRLOCK_REQUIRE_SERVICES=1}.
+ */
+class McpIT {
+    private static final Path CLIENT_DIR = Airlock.ROOT.resolve("cli/src/test/mcp-client");
+    private static final Path TEST_ROOT = Path.of(System.getProperty("airlock.test.root", "/var/tmp/airlock-tests/cli"));
+    private static final long HANG_GUARD_SECONDS = 300;
+
+    @BeforeEach
+    void needsNodeAndTheSdk() {
+        String why = null;
+        if (!CLIENT_DIR.resolve("node_modules/@modelcontextprotocol/sdk/package.json").toFile().isFile()) {
+            why = "the MCP client's node_modules is missing; run 'npm ci' in cli/src/test/mcp-client";
+        }
+        try {
+            Process p = new ProcessBuilder("node", "--version").redirectErrorStream(true).start();
+            if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                why = "'node --version' failed";
+            }
+        } catch (IOException | InterruptedException e) {
+            why = "node is not installed (Debian package nodejs)";
+        }
+        if (why != null) {
+            if ("1".equals(System.getenv("AIRLOCK_REQUIRE_SERVICES"))) {
+                fail("AIRLOCK_REQUIRE_SERVICES=1 but " + why + " (see .ci/run)");
+            }
+            System.out.println("McpIT skipped: " + why);
+            Assumptions.abort(why);
+        }
+    }
+
+    @Test
+    void theOfficialClientUsesEveryToolBinaryStdinDenialAndCancellation(@TempDir Path work) throws Exception {
+        Homes h = Homes.fresh("tools");
+        String denied = h.home.resolve(".ssh/authorized_keys").toString();
+        // The guard's message for this path, as the CLI prints it: the MCP door must say the same.
+        Airlock.Result cli = h.apply(airlock("write", denied)).stdin(Airlock.bytes("x")).run();
+        assertEquals(ExitCodes.DENIED, cli.exit(), cli::toString);
+        String message = cli.err().strip().replaceFirst("^airlock: ", "");
+
+        Result r = runClient("tools", h, work, Map.of("DENIED_PATH", denied, "DENIED_MESSAGE", message));
+
+        assertEquals(0, r.exit, r::toString);
+        for (String step : List.of("initialize", "list tools", "exec with 160 KiB binary stdin",
+                "exec with cwd, env and text output", "exec timeout", "write_file and read_file round trip in base64",
+                "bad input is a tool error naming the field", "denied write returns the guard message",
+                "approval without elicitation fails closed", "cancel kills the process tree",
+                "a client that goes away leaves no process behind")) {
+            assertTrue(r.out.contains("ok: " + step + "\n"), () -> "step '" + step + "' did not pass: " + r);
+        }
+        Processes.assertNoneRunning("sleep", "4321.5");
+        Processes.assertNoneRunning("sleep", "4321.7");
+        assertTrue(!Files.exists(Path.of(denied)), "the denied file was not written");
+    }
+
+    @Test
+    void aWriteThatNeedsApprovalIsAskedThroughElicitation(@TempDir Path work) throws Exception {
+        Homes h = Homes.fresh("elicitation");
+
+        Result r = runClient("elicitation", h, work, Map.of());
+
+        assertEquals(0, r.exit, r::toString);
+        assertTrue(r.out.contains("ok: approval through elicitation\n"), r::toString);
+        assertEquals("Host e\n", Files.readString(h.home.resolve(".ssh/config")), "the approved writes landed");
+    }
+
+    private static Result runClient(String scenario, Homes h, Path work, Map<String, String> extra) throws Exception {
+        Airlock server = airlock("mcp");
+        StringBuilder command = new StringBuilder("[");
+        for (String word : server.command()) {
+            command.append(command.length() > 1 ? "," : "").append('"').append(word.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
+        }
+        command.append(']');
+        ProcessBuilder pb = new ProcessBuilder("node", "client.mjs", scenario).directory(CLIENT_DIR.toFile());
+        pb.environment().keySet().removeIf(k -> k.startsWith("AIRLOCK_"));
+        pb.environment().putAll(h.env());
+        pb.environment().put("AIRLOCK_MCP_COMMAND", command.toString());
+        pb.environment().put("AIRLOCK_MCP_WORK", work.toRealPath().toString());
+        pb.environment().put("APPROVAL_PATH", h.home.resolve(".ssh/config").toString());
+        pb.environment().putAll(extra);
+        Process p = pb.start();
+        p.getOutputStream().close();
+        CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> Airlock.readAll(p.getInputStream()));
+        CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> Airlock.readAll(p.getErrorStream()));
+        if (!p.waitFor(HANG_GUARD_SECONDS, TimeUnit.SECONDS)) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            fail("the MCP client did not finish within " + HANG_GUARD_SECONDS + "s (hang)");
+        }
+        return new Result(p.exitValue(), new String(out.get(30, TimeUnit.SECONDS), StandardCharsets.UTF_8),
+                new String(err.get(30, TimeUnit.SECONDS), StandardCharsets.UTF_8));
+    }
+
+    private record Result(int exit, String out, String err) {
+        @Override
+        public String toString() {
+            return "exit " + exit + "\n--- client stdout:\n" + out + "--- client and server stderr:\n" + err;
+        }
+    }
+
+    /** A throwaway HOME, real home and AIRLOCK_HOME for the server, so the guard's tests touch nothing real. */
+    private record Homes(Path home, Path realHome, Path airlockHome) {
+        static Homes fresh(String name) throws IOException {
+            Path root = TEST_ROOT.resolve("mcp-" + name);
+            if (Files.exists(root)) {
+                try (var walk = Files.walk(root)) {
+                    walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                }
+            }
+            Homes h = new Homes(root.resolve("home"), root.resolve("real-home"), root.resolve("airlock-home"));
+            Files.createDirectories(h.home);
+            Files.createDirectories(h.realHome);
+            Files.createDirectories(h.airlockHome);
+            return h;
+        }
+
+        Map<String, String> env() {
+            return Map.of("HOME", home.toString(), "AIRLOCK_REAL_HOME", realHome.toString(),
+                    "AIRLOCK_HOME", airlockHome.toString());
+        }
+
+        Airlock apply(Airlock a) {
+            env().forEach(a::env);
+            return a;
+        }
+    }
+}

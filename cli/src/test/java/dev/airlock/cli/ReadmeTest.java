@@ -1,0 +1,95 @@
+package dev.airlock.cli;
+
+import dev.airlock.Environments;
+import dev.airlock.settings.SettingKey;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What the README tells a library user to copy matches the build. */
+class ReadmeTest {
+    static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
+
+    static String readme() throws IOException {
+        return Files.readString(ROOT.resolve("README.md"));
+    }
+
+    @Test
+    void theMavenSnippetNamesArtifactsThisBuildMakesAtItsVersion() throws IOException {
+        String rootPom = Files.readString(ROOT.resolve("pom.xml"));
+        Matcher v = Pattern.compile("<artifactId>airlock-parent</artifactId>\\s*<version>([^<]+)</version>").matcher(rootPom);
+        assertTrue(v.find(), "the root pom's version");
+        String version = v.group(1);
+        Matcher block = Pattern.compile("```xml\\n(.*?)```", Pattern.DOTALL).matcher(readme());
+        assertTrue(block.find(), "the README has a Maven snippet");
+        Matcher dep = Pattern.compile("<groupId>([^<]+)</groupId>\\s*<artifactId>([^<]+)</artifactId>[^\\n]*\\s*<version>([^<]+)</version>")
+                .matcher(block.group(1));
+        List<String> artifacts = new ArrayList<>();
+        while (dep.find()) {
+            assertEquals("dev.airlock", dep.group(1));
+            assertEquals(version, dep.group(3), dep.group(2) + "'s version");
+            artifacts.add(dep.group(2));
+        }
+        assertTrue(artifacts.contains("airlock-core"), "the API: " + artifacts);
+        assertTrue(artifacts.stream().anyMatch(a -> a.startsWith("airlock-backend-")), "a backend: " + artifacts);
+        for (String a : artifacts) {
+            String module = a.replaceFirst("^airlock-", "");
+            Path pom = ROOT.resolve(module).resolve("pom.xml");
+            assertTrue(Files.exists(pom), a + " is no module of this build");
+            assertTrue(Files.readString(pom).contains("<artifactId>" + a + "</artifactId>"), pom + " builds " + a);
+        }
+    }
+
+    @Test
+    void sourcesAndJavadocJarsAreAttached() throws IOException {
+        String rootPom = Files.readString(ROOT.resolve("pom.xml"));
+        assertTrue(rootPom.contains("<artifactId>maven-source-plugin</artifactId>") && rootPom.contains("<goal>jar-no-fork</goal>"));
+        assertTrue(rootPom.contains("<artifactId>maven-javadoc-plugin</artifactId>") && rootPom.contains("<id>attach-javadocs</id>"));
+        Path core = ROOT.resolve("core/target");
+        if (Files.isDirectory(core) && Files.exists(core.resolve("airlock-core-" + versionOfCore() + ".jar"))) {
+            assertTrue(Files.exists(core.resolve("airlock-core-" + versionOfCore() + "-sources.jar")), "core's sources jar");
+            assertTrue(Files.exists(core.resolve("airlock-core-" + versionOfCore() + "-javadoc.jar")), "core's javadoc jar");
+        }
+        assertFalse(readme().contains("Settings.defaults()"));
+    }
+
+    /** Every settings table row of the README names a declared key, and every declared key has its row. */
+    @Test
+    void theSettingsTablesMatchTheDeclaredKeys() throws IOException {
+        Map<String, Boolean> readme = new TreeMap<>(); // key -> secret, when the table says
+        Matcher row = Pattern.compile("(?m)^\\| `(airlock\\.[^`]+)` \\|(.*)\\|\\s*$").matcher(readme());
+        while (row.find()) {
+            String[] cells = row.group(2).split("\\|");
+            String last = cells[cells.length - 1].trim();
+            readme.put(row.group(1), last.equals("**yes**"));
+        }
+        Map<String, Boolean> declared = new TreeMap<>();
+        for (SettingKey k : Environments.settingKeys(ReadmeTest.class.getClassLoader())) {
+            declared.put(k.key(), k.secret());
+        }
+        assertEquals(declared.keySet(), readme.keySet(), "README tables vs the keys the core and the providers declare");
+        declared.forEach((key, secret) -> {
+            if (secret) {
+                assertTrue(readme.get(key), key + " is secret: its row must say **yes**");
+            }
+        });
+    }
+
+    private static String versionOfCore() throws IOException {
+        Matcher v = Pattern.compile("<artifactId>airlock-parent</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher(Files.readString(ROOT.resolve("pom.xml")));
+        return v.find() ? v.group(1) : "?";
+    }
+}

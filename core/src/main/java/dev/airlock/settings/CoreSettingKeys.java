@@ -1,0 +1,36 @@
+package dev.airlock.settings;
+
+import java.util.List;
+
+/** The keys the core itself reads, whatever the backend (the README's first settings table). */
+public final class CoreSettingKeys {
+    /** {@code true}: an unknown {@code airlock.*} key is an error instead of a warning. */
+    public static final String STRICT = "airlock.settings.strict";
+
+    public static final List<SettingKey> ALL = List.of(
+            SettingKey.of("airlock.backend", "name", "local", "which backend opens environments"),
+            SettingKey.of("airlock.cancel", "exec | sandbox", "exec", "a cancel kills this exec's process tree, or stops the sandbox"),
+            SettingKey.of("airlock.output.max-bytes", "size", "16m", "capture cap per stream"),
+            SettingKey.of("airlock.kill.grace", "duration", "1s", "SIGTERM to the process group, then SIGKILL after this"),
+            SettingKey.of("airlock.exec.output-grace", "duration", "2s", "how long a background process may hold the output open"),
+            SettingKey.of("airlock.stdin.max-staged-bytes", "size", "1g", "largest stdin of unknown length a staging backend accepts"),
+            SettingKey.of("airlock.env.strip", "list", "", "more variable names never passed to children"),
+            SettingKey.of("airlock.env.pass", "list", "", "secret-looking variables passed to children on purpose"),
+            SettingKey.of("airlock.audit.file", "path", "", "append every exec, denial and approval as a JSON line"),
+            SettingKey.of("airlock.home", "path", "$AIRLOCK_HOME, else ~/.airlock", "Airlock's state on the target"),
+            SettingKey.of("airlock.home-mode", "auto | real | profile", "auto", "the children's HOME"),
+            SettingKey.of("airlock.container", "auto | yes | no", "auto", "override container detection on the target"),
+            SettingKey.of("airlock.profile", "none | eval", "none", "eval: everything under airlock.run-dir"),
+            SettingKey.of("airlock.run-dir", "absolute path", "", "the eval profile's directory"),
+            SettingKey.of("airlock.guard", "auto | on | off", "auto", "the command guard"),
+            SettingKey.of("airlock.yolo", "boolean", "false", "approve what needs approval; never unlocks hard-deny"),
+            SettingKey.of("airlock.approvals.timeout", "duration", "60s", "how long a human channel may take"),
+            SettingKey.of("airlock.context", "cron or unset", "", "cron: no human is there"),
+            SettingKey.of("airlock.approvals.cron-mode", "deny | allow", "deny", "approvals in cron runs"),
+            SettingKey.of("airlock.write.safe-roots", "list", "", "when set, writes outside these roots are denied"),
+            SettingKey.of("airlock.private-dir.base", "path on the target", "$TMPDIR, else /tmp", "where each environment's private 0700 dir is made"),
+            SettingKey.of(STRICT, "boolean", "false", "an unknown airlock.* key is an error, not a warning"));
+
+    private CoreSettingKeys() {
+    }
+}

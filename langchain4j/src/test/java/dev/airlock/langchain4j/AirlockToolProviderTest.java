@@ -1,0 +1,234 @@
+package dev.airlock.langchain4j;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.airlock.safety.ApprovalChannel.ApprovalRequest;
+import dev.airlock.safety.ApprovalChannel.Decision;
+import dev.airlock.settings.Settings;
+import dev.langchain4j.data.message.ToolExecutionResultMessage;
+import dev.langchain4j.service.AiServices;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The tools through LangChain4j's own tool-execution path: an AI service whose (scripted) model
+ * asks for tool calls, LangChain4j runs them through the provider, and the model reads the results.
+ * Surefire gives this JVM a throwaway HOME and AIRLOCK_HOME, so ~/.ssh/config is a test file.
+ */
+class AirlockToolProviderTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Path HOME = Path.of(System.getenv("HOME"));
+    private static final Path SSH_CONFIG = HOME.resolve(".ssh/config");
+
+    interface Agent {
+        String chat(String message);
+    }
+
+    private static Settings settings() {
+        return Settings.of("airlock.container", "no");
+    }
+
+    @BeforeEach
+    void freshHomes() throws IOException {
+        for (Path dir : List.of(HOME, Path.of(System.getenv("AIRLOCK_HOME")))) {
+            if (Files.exists(dir)) {
+                try (Stream<Path> walk = Files.walk(dir)) {
+                    walk.sorted(Comparator.reverseOrder()).filter(p -> !p.equals(dir)).forEach(p -> p.toFile().delete());
+                }
+            }
+            Files.createDirectories(dir);
+        }
+    }
+
+    /** Runs the scripted tool calls through an AI service and returns what the model was given back. */
+    private static List<ToolExecutionResultMessage> run(AirlockToolProvider tools, String... nameAndArguments) {
+        ScriptedModel model = new ScriptedModel(nameAndArguments);
+        Agent agent = AiServices.builder(Agent.class).chatModel(model).toolProvider(tools).build();
+        assertEquals("done", agent.chat("go"));
+        assertEquals(nameAndArguments.length / 2, model.results().size(), "every call came back");
+        assertEquals(List.of("delete", "exec", "list_dir", "read_file", "stat", "write_file"), model.offeredTools().stream().sorted().toList());
+        return model.results();
+    }
+
+    private static JsonNode json(ToolExecutionResultMessage m) throws IOException {
+        assertFalse(Boolean.TRUE.equals(m.isError()), m.text());
+        return JSON.readTree(m.text());
+    }
+
+    private static String args(Object... kv) throws IOException {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], kv[i + 1]);
+        }
+        return JSON.writeValueAsString(m);
+    }
+
+    @Test
+    void execAndFilesAreByteExactThroughLangChain4j(@TempDir Path dir) throws Exception {
+        byte[] payload = new byte[160 * 1024];
+        new Random(21).nextBytes(payload);
+        for (int i = 0; i < payload.length; i += 5) {
+            payload[i] = 0;
+        }
+        String b64 = Base64.getEncoder().encodeToString(payload);
+        String digest = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(payload));
+        Path file = dir.resolve("out/data.bin");
+
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings())) {
+            List<ToolExecutionResultMessage> r = run(tools,
+                    "exec", args("command", "sha256sum; exit 4", "stdin_base64", b64),
+                    "exec", args("command", "cat", "stdin_base64", b64),
+                    "write_file", args("path", file.toString(), "content_base64", b64, "mode", "600"),
+                    "read_file", args("path", file.toString()),
+                    "stat", args("path", file.toString()),
+                    "exec", args("command", "printf 'a\\nb'", "timeout_seconds", 30));
+
+            JsonNode sum = json(r.get(0));
+            assertEquals(4, sum.get("exit_code").asInt());
+            assertEquals(digest + "  -\n", sum.get("stdout").asText());
+            assertArrayEquals(payload, Base64.getDecoder().decode(json(r.get(1)).get("stdout_base64").asText()));
+            assertEquals(payload.length, json(r.get(2)).get("size").asInt());
+            assertArrayEquals(payload, Files.readAllBytes(file), "bytes on disk");
+            JsonNode read = json(r.get(3));
+            assertFalse(read.has("content"), "binary content is never sent as text");
+            assertArrayEquals(payload, Base64.getDecoder().decode(read.get("content_base64").asText()));
+            assertEquals("0600", json(r.get(4)).get("mode").asText());
+            assertEquals("a\nb", json(r.get(5)).get("stdout").asText());
+        }
+    }
+
+    @Test
+    void badArgumentsAreToolErrorsNamingTheField() {
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings())) {
+            List<ToolExecutionResultMessage> r = run(tools,
+                    "exec", "{\"cmd\": \"ls\"}",
+                    "write_file", "{\"path\": \"/tmp/x\"}",
+                    "exec", "{not json",
+                    "exec", "{\"command\": \"true\", \"timeout_seconds\": -1}");
+
+            assertTrue(r.get(0).text().contains("'cmd'"), r.get(0).text());
+            assertTrue(r.get(1).text().contains("'content'"), r.get(1).text());
+            assertTrue(r.get(2).text().startsWith("invalid arguments"), r.get(2).text());
+            assertTrue(r.get(3).text().contains("'timeout_seconds'"), r.get(3).text());
+            r.forEach(m -> assertEquals(Boolean.TRUE, m.isError(), m.text()));
+        }
+    }
+
+    /** Answers with the scripted decisions in turn and records each question. */
+    private static final class Answers implements ApprovalCallback {
+        private final List<Decision> decisions;
+        final List<ApprovalRequest> asked = new ArrayList<>();
+
+        Answers(Decision... decisions) {
+            this.decisions = new ArrayList<>(List.of(decisions));
+        }
+
+        @Override
+        public synchronized Decision decide(ApprovalRequest request) {
+            asked.add(request);
+            return decisions.remove(0);
+        }
+    }
+
+    private static String write(String content) throws IOException {
+        return args("path", "~/.ssh/config", "content", content);
+    }
+
+    @Test
+    void onceApprovesOneWriteAndTheNextIsAskedAgain() throws Exception {
+        Answers answers = new Answers(Decision.ONCE, Decision.DENY);
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings(), answers)) {
+            List<ToolExecutionResultMessage> r = run(tools, "write_file", write("Host a\n"), "write_file", write("Host b\n"));
+
+            json(r.get(0));
+            assertEquals(Boolean.TRUE, r.get(1).isError());
+            assertTrue(r.get(1).text().startsWith("denied: "), r.get(1).text());
+        }
+        assertEquals(2, answers.asked.size());
+        assertTrue(answers.asked.get(0).path().endsWith("/.ssh/config"), answers.asked.get(0).toString());
+        assertEquals("Host a\n", Files.readString(SSH_CONFIG));
+    }
+
+    @Test
+    void sessionApprovesThePathUntilTheToolsClose() throws Exception {
+        Answers answers = new Answers(Decision.SESSION, Decision.DENY);
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings(), answers)) {
+            List<ToolExecutionResultMessage> r = run(tools, "write_file", write("Host a\n"),
+                    "exec", args("command", "printf 'Host b\\n' > ~/.ssh/config"));
+
+            json(r.get(0));
+            assertEquals(0, json(r.get(1)).get("exit_code").asInt(), "the command's write was covered by the session");
+        }
+        assertEquals(1, answers.asked.size());
+        assertEquals("Host b\n", Files.readString(SSH_CONFIG));
+
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings(), answers)) {
+            List<ToolExecutionResultMessage> r = run(tools, "write_file", write("Host c\n"));
+            assertEquals(Boolean.TRUE, r.get(0).isError(), "a new session asks again (and this answer denies)");
+        }
+        assertEquals(2, answers.asked.size());
+        assertEquals("Host b\n", Files.readString(SSH_CONFIG));
+    }
+
+    @Test
+    void alwaysIsRememberedAcrossSessions() throws Exception {
+        Answers answers = new Answers(Decision.ALWAYS);
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings(), answers)) {
+            json(run(tools, "write_file", write("Host a\n")).get(0));
+        }
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings(), answers)) {
+            json(run(tools, "write_file", write("Host b\n")).get(0));
+        }
+        assertEquals(1, answers.asked.size(), "the second session was not asked");
+        assertEquals("Host b\n", Files.readString(SSH_CONFIG));
+    }
+
+    @Test
+    void denyRefusesWritesByFileAndByCommand() throws Exception {
+        Answers answers = new Answers(Decision.DENY, Decision.DENY);
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings(), answers)) {
+            List<ToolExecutionResultMessage> r = run(tools, "write_file", write("Host a\n"),
+                    "exec", args("command", "echo 'Host b' > ~/.ssh/config"));
+
+            for (ToolExecutionResultMessage m : r) {
+                assertEquals(Boolean.TRUE, m.isError(), m.text());
+                assertTrue(m.text().startsWith("denied: "), m.text());
+            }
+        }
+        assertEquals(2, answers.asked.size());
+        assertFalse(Files.exists(SSH_CONFIG));
+    }
+
+    @Test
+    void aCallbackThatFailsDeniesAndNoCallbackFailsClosed() throws Exception {
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings(), request -> {
+            throw new IllegalStateException("the user is away");
+        })) {
+            ToolExecutionResultMessage m = run(tools, "write_file", write("Host a\n")).get(0);
+            assertTrue(m.text().startsWith("denied: "), m.text());
+        }
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings())) {
+            ToolExecutionResultMessage m = run(tools, "write_file", write("Host a\n")).get(0);
+            assertTrue(m.text().startsWith("denied: ") && m.text().contains("approval"), m.text());
+        }
+        assertFalse(Files.exists(SSH_CONFIG));
+    }
+}

@@ -1,0 +1,101 @@
+package dev.airlock.tck;
+
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.InvocationInterceptor;
+import org.junit.jupiter.api.extension.ReflectiveInvocationContext;
+import org.opentest4j.AssertionFailedError;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Gives every kit test its own short deadline, so a broken backend fails the kit in minutes with
+ * a message naming the promise it broke, instead of hanging for the whole run. The first test
+ * that misses its deadline is interrupted and fails; every later test of the same kit run fails
+ * at once, pointing at it (one hang usually means every exec hangs, and waiting for each again
+ * would take an hour). The deadline is {@value #DEFAULT_SECONDS}s, or the system property
+ * {@value #PROPERTY} in seconds.
+ */
+public final class KitDeadline implements InvocationInterceptor {
+    /** Seconds each kit test may take, when set. */
+    public static final String PROPERTY = "dev.airlock.tck.testTimeoutSeconds";
+    static final long DEFAULT_SECONDS = 120;
+    private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(KitDeadline.class);
+
+    /** What each group promises, and the usual reason a backend breaks it by hanging. */
+    private static final Map<String, String> PROMISES = Map.of(
+            "Exec", "commands run and end with their own exit code",
+            "Stdin", "stdin arrives byte-exact and ends when it should: a command reading it must see end-of-input",
+            "Output", "an exec ends when its command exits; the backend must not hold the output open",
+            "Files", "file operations finish, atomic and byte-exact",
+            "TimeoutsAndCancel", "a timeout or cancel ends the command's whole process tree within the kill grace;"
+                    + " launch must start the command in its own session and process group (setsid) and kill that group",
+            "Concurrency", "one environment serves many execs and file operations at once",
+            "Secrecy", "nothing secret appears in any argv, and the checks finish",
+            "Errors", "bad input fails at once with one clear exception",
+            "StagedStdin", "staged stdin is removed and never run, and the exec finishes",
+            "Attach", "an attached environment closes without stopping the sandbox");
+
+    @Override
+    public void interceptTestMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
+                                    ExtensionContext context) throws Throwable {
+        within(invocation, context);
+    }
+
+    @Override
+    public void interceptTestTemplateMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
+                                            ExtensionContext context) throws Throwable {
+        within(invocation, context);
+    }
+
+    private static void within(Invocation<Void> invocation, ExtensionContext context) throws Throwable {
+        ExtensionContext.Store store = context.getRoot().getStore(NS);
+        String run = kitRun(context);
+        String earlier = store.get(run, String.class);
+        if (earlier != null) {
+            invocation.skip();
+            throw new AssertionFailedError("[airlock-tck] not run: " + earlier + "; fix that hang first");
+        }
+        Duration deadline = deadline();
+        try {
+            Assertions.assertTimeoutPreemptively(deadline, () -> {
+                invocation.proceed();
+                return null;
+            });
+        } catch (AssertionFailedError e) {
+            if (e.getMessage() == null || !e.getMessage().startsWith("execution timed out after")) {
+                throw e;
+            }
+            String group = group(context);
+            String what = group + " > " + context.getDisplayName() + " did not finish within " + deadline.toSeconds() + "s";
+            store.put(run, what);
+            AssertionFailedError hang = new AssertionFailedError("[airlock-tck] " + what + ": the backend broke the promise '"
+                    + PROMISES.getOrDefault(group, "the case finishes") + "'");
+            hang.setStackTrace(e.getStackTrace());
+            throw hang;
+        }
+    }
+
+    /** The concrete kit subclass being run: one hang stops that backend's run only. */
+    private static String kitRun(ExtensionContext context) {
+        return context.getRequiredTestInstances().getAllInstances().get(0).getClass().getName();
+    }
+
+    private static String group(ExtensionContext context) {
+        return context.getRequiredTestClass().getSimpleName();
+    }
+
+    static Duration deadline() {
+        String v = System.getProperty(PROPERTY);
+        if (v != null && !v.isBlank()) {
+            try {
+                return Duration.ofSeconds(Long.parseLong(v.trim()));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(PROPERTY + " must be whole seconds, got '" + v + "'");
+            }
+        }
+        return Duration.ofSeconds(DEFAULT_SECONDS);
+    }
+}

@@ -1,0 +1,84 @@
+package dev.airlock.tck;
+
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.core.LauncherConfig;
+import org.junit.platform.launcher.core.LauncherFactory;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+import static org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder.request;
+
+/** A kit case that hangs fails at its own deadline naming the promise, and the rest of the run fails at once. */
+class KitDeadlineTest {
+    static final AtomicBoolean interrupted = new AtomicBoolean();
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS) // the guard if the deadline did not work
+    void aHangFailsAtItsDeadlineNamingThePromiseAndStopsTheRun() {
+        Map<String, String> failures = new TreeMap<>();
+        String before = System.getProperty(KitDeadline.PROPERTY);
+        System.setProperty(KitDeadline.PROPERTY, "1");
+        try {
+            LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false).build())
+                    .execute(request().selectors(selectClass(BrokenKit.class)).build(), new TestExecutionListener() {
+                        @Override
+                        public void executionFinished(TestIdentifier id, TestExecutionResult result) {
+                            if (id.isTest() && result.getStatus() == TestExecutionResult.Status.FAILED) {
+                                failures.put(id.getDisplayName(), result.getThrowable().orElseThrow().getMessage());
+                            }
+                        }
+                    });
+        } finally {
+            if (before == null) {
+                System.clearProperty(KitDeadline.PROPERTY);
+            } else {
+                System.setProperty(KitDeadline.PROPERTY, before);
+            }
+        }
+        assertEquals(2, failures.size(), failures.toString());
+        String hang = failures.get("aKillThatNeverEnds()");
+        assertTrue(hang.contains("TimeoutsAndCancel > aKillThatNeverEnds() did not finish within 1s")
+                && hang.contains("(setsid)"), hang);
+        assertTrue(interrupted.get(), "the hung case was interrupted");
+        assertTrue(failures.get("zLater()").contains("not run: TimeoutsAndCancel > aKillThatNeverEnds() did not finish"),
+                failures.toString());
+    }
+
+    /** Run by the launcher above only (a static nested class is not picked up by surefire). */
+    @ExtendWith(KitDeadline.class)
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    static class BrokenKit {
+        @Nested
+        @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+        @TestMethodOrder(MethodOrderer.MethodName.class)
+        class TimeoutsAndCancel {
+            @Test
+            void aKillThatNeverEnds() {
+                try {
+                    Thread.sleep(60_000);
+                } catch (InterruptedException e) {
+                    interrupted.set(true);
+                }
+            }
+
+            @Test
+            void zLater() {
+            }
+        }
+    }
+}
