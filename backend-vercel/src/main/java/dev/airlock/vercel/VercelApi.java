@@ -85,8 +85,11 @@ final class VercelApi implements AutoCloseable {
         this.calls = new RemoteCalls(SERVICE, RetryPolicy.from(raw, VercelSettings.PREFIX));
     }
 
+    private volatile boolean closed;
+
     @Override
     public void close() {
+        closed = true;
         HttpClients.close(http);
     }
 
@@ -202,8 +205,8 @@ final class VercelApi implements AutoCloseable {
                     throw e;
                 }
             }
-            if (Thread.currentThread().isInterrupted()) {
-                throw new BackendException("interrupted while waiting for the command");
+            if (Thread.currentThread().isInterrupted() || closed) {
+                throw new BackendException("stopped waiting for the command: the environment closed or the wait was interrupted");
             }
         }
     }
@@ -242,7 +245,7 @@ final class VercelApi implements AutoCloseable {
                     throw e;
                 }
             }
-            if (Thread.currentThread().isInterrupted()) {
+            if (Thread.currentThread().isInterrupted() || closed) {
                 return attempts[0] - 1;
             }
         }

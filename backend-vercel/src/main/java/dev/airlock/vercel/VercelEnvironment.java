@@ -58,6 +58,8 @@ final class VercelEnvironment extends AbstractEnvironment {
     private final String outputDir;
     private final ScheduledExecutorService background;
     private final AtomicLong execs = new AtomicLong();
+    /** Exits not known yet: ended (lost) when the sandbox stops, so no reader waits on a gone sandbox. */
+    private final java.util.Set<CompletableFuture<Integer>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private VercelEnvironment(OpenContext context, VercelSettings s, VercelApi api, VercelApi.SessionInfo info, boolean attached) {
         super("vercel", info.sandboxName(), context);
@@ -177,6 +179,8 @@ final class VercelEnvironment extends AbstractEnvironment {
                 + "exec >" + Shell.quotePath(out) + " 2>" + Shell.quotePath(err) + "\n" + launch.script();
         String cmdId = api.run(sessionId, List.of(launch.shell(), "-c", wrapper), null);
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> api.await(sessionId, cmdId), background);
+        pending.add(exit);
+        exit.whenComplete((v, e) -> pending.remove(exit));
         return new Process(cmdId, out, err, exit);
     }
 
@@ -257,6 +261,9 @@ final class VercelEnvironment extends AbstractEnvironment {
     @Override
     protected void stopSandbox() {
         background.shutdownNow();
+        for (CompletableFuture<Integer> exit : pending) {
+            exit.completeExceptionally(new BackendException("the Vercel environment closed before the command's end was known"));
+        }
         try {
             if (attached) {
                 api.run(sessionId, List.of("rm", "-rf", "--", outputDir), null);
