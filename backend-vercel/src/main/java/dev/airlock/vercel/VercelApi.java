@@ -1,0 +1,404 @@
+package dev.airlock.vercel;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.airlock.AirlockException;
+import dev.airlock.BackendException;
+import dev.airlock.remote.BearerToken;
+import dev.airlock.remote.CallKind;
+import dev.airlock.remote.Http;
+import dev.airlock.remote.HttpClients;
+import dev.airlock.remote.HttpSettings;
+import dev.airlock.remote.Redactor;
+import dev.airlock.remote.RemoteCalls;
+import dev.airlock.remote.Resource;
+import dev.airlock.remote.RetryAfter;
+import dev.airlock.remote.RetryPolicy;
+import dev.airlock.remote.Service;
+import dev.airlock.remote.WireFailure;
+import dev.airlock.settings.Settings;
+import okhttp3.HttpUrl;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import okio.BufferedSink;
+
+import java.io.BufferedReader;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
+import java.util.zip.Deflater;
+import java.util.zip.GZIPOutputStream;
+
+/**
+ * Vercel Sandbox's REST API over OkHttp, every call through {@link RemoteCalls}: reads, status
+ * calls, stop, delete, kill and whole-file writes may be retried; {@code POST /cmd} and create
+ * are dispatches, sent once.
+ */
+final class VercelApi implements AutoCloseable {
+    static final Service SERVICE = new Service("Vercel", VercelSettings.TOKEN_VARIABLE, VercelSettings.API_URL);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final MediaType JSON_TYPE = MediaType.get("application/json");
+    private static final MediaType GZIP = MediaType.get("application/gzip");
+
+    /** A session as {@code create} and {@code GET session} answer it. */
+    record SessionInfo(String sandboxName, String sessionId, String status, long createdAt, Map<String, String> tags) {
+    }
+
+    /** A part of a tar to upload: its entry name (relative to /), mode and bytes. */
+    interface TarSource {
+        long size();
+
+        void writeTo(OutputStream out) throws IOException;
+    }
+
+    private final VercelSettings settings;
+    private final OkHttpClient http;
+    private final OkHttpClient longHttp;
+    private final RemoteCalls calls;
+    private final BearerToken token;
+    private final Redactor redactor;
+
+    VercelApi(VercelSettings settings, Settings raw) {
+        this.settings = settings;
+        this.token = new BearerToken(settings.requireToken());
+        this.redactor = Redactor.of(settings.requireToken());
+        HttpSettings hs = HttpSettings.from(raw, VercelSettings.PREFIX, System.getenv());
+        this.http = HttpClients.create(hs);
+        // Waits and log streams may stay silent for as long as a command runs.
+        this.longHttp = http.newBuilder().readTimeout(0, TimeUnit.MILLISECONDS).callTimeout(0, TimeUnit.MILLISECONDS).build();
+        this.calls = new RemoteCalls(SERVICE, RetryPolicy.from(raw, VercelSettings.PREFIX));
+    }
+
+    private volatile boolean closed;
+
+    @Override
+    public void close() {
+        closed = true;
+        HttpClients.close(http);
+    }
+
+    // ---------------------------------------------------------------- sandboxes
+
+    /** Creates a sandbox: a dispatch (a second create would make a second sandbox). */
+    SessionInfo create(Map<String, String> tags) {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("projectId", settings.requireProject());
+        settings.image().ifPresent(i -> body.put("image", i));
+        settings.runtime().ifPresent(r -> body.put("runtime", r));
+        body.putObject("resources").put("vcpus", settings.vcpus());
+        body.put("timeout", settings.timeout().toMillis());
+        body.put("persistent", settings.persistent());
+        ObjectNode env = body.putObject("env");
+        settings.env().forEach(env::put);
+        ObjectNode t = body.putObject("tags");
+        tags.forEach(t::put);
+        settings.ports().forEach(body.putArray("ports")::add);
+        String path = settings.runtime().isPresent() ? "/v2/sandboxes" : "/v3/sandboxes";
+        JsonNode n = calls.dispatch("create a sandbox", Resource.none(),
+                () -> json(http, post(url(path), body), "sandbox-create"));
+        return session(n);
+    }
+
+    SessionInfo session(String sessionId) {
+        JsonNode n = calls.call(CallKind.STATUS, "get the session", Resource.sandbox(sessionId),
+                () -> json(http, new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId)).get(), ""));
+        return new SessionInfo("", sessionId, n.path("session").path("status").asText(), 0, Map.of());
+    }
+
+    /** A sandbox by name with its current session; empty when it does not exist. */
+    Optional<SessionInfo> sandbox(String name) {
+        try {
+            JsonNode n = calls.call(CallKind.STATUS, "get the sandbox", Resource.sandbox(name),
+                    () -> json(http, new Request.Builder().url(url("/v2/sandboxes/" + name, "projectId", settings.requireProject())).get(), ""));
+            return Optional.of(session(n));
+        } catch (AirlockException e) {
+            if (status(e) == 404) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /** The sandboxes carrying {@code tag=value}. */
+    List<SessionInfo> list(String tag, String value) {
+        JsonNode n = calls.call(CallKind.READ, "list sandboxes", Resource.none(),
+                () -> json(http, new Request.Builder().url(url("/v2/sandboxes", "project", settings.requireProject(),
+                        "tags", tag + ":" + value)).get(), ""));
+        List<SessionInfo> out = new ArrayList<>();
+        for (JsonNode sb : n.path("sandboxes")) {
+            out.add(sandboxInfo(sb, sb.path("currentSessionId").asText(), sb.path("status").asText()));
+        }
+        return out;
+    }
+
+    /** Stops a session; one that is gone, stopped or stopping is fine. */
+    void stop(String sessionId) {
+        ignoring(() -> calls.call(CallKind.STATUS, "stop the sandbox", Resource.sandbox(sessionId),
+                () -> json(http, post(url("/v2/sandboxes/sessions/" + sessionId + "/stop"), JSON.createObjectNode()), "")), 404, 410, 422);
+    }
+
+    /** Deletes a sandbox; 404 means it is already gone, which is what was wanted. */
+    void delete(String name) {
+        ignoring(() -> calls.call(CallKind.STATUS, "delete the sandbox", Resource.sandbox(name),
+                () -> json(http, new Request.Builder().url(url("/v2/sandboxes/" + name, "projectId", settings.requireProject(),
+                        "deleteOrphanSnapshots", "true")).delete(), "")), 404);
+    }
+
+    void extend(String sessionId, Duration by) {
+        ObjectNode body = JSON.createObjectNode().put("duration", by.toMillis());
+        calls.call(CallKind.STATUS, "extend the sandbox's timeout", Resource.sandbox(sessionId),
+                () -> json(http, post(url("/v2/sandboxes/sessions/" + sessionId + "/extend-timeout"), body), ""));
+    }
+
+    // ---------------------------------------------------------------- commands
+
+    /** Starts {@code argv} detached and returns its command id: sent once, never again. */
+    String run(String sessionId, List<String> argv, String cwd) {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("command", argv.get(0));
+        argv.subList(1, argv.size()).forEach(body.putArray("args")::add);
+        if (cwd != null) {
+            body.put("cwd", cwd);
+        }
+        body.putObject("env");
+        JsonNode n = calls.dispatch("start the command", Resource.sandbox(sessionId),
+                () -> json(http, post(url("/v2/sandboxes/sessions/" + sessionId + "/cmd"), body), ""));
+        String id = n.path("command").path("id").asText("");
+        if (id.isEmpty()) {
+            throw new BackendException("Vercel answered the command without an id");
+        }
+        return id;
+    }
+
+    /**
+     * Blocks until the command ends and returns its exit code. The edge cuts long requests: a cut
+     * wait is asked again (it only reads), as often as it takes.
+     */
+    int await(String sessionId, String cmdId) {
+        while (true) {
+            try {
+                JsonNode n = calls.call(CallKind.STATUS, "wait for the command", Resource.sandbox(sessionId),
+                        () -> json(longHttp, new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/cmd/" + cmdId,
+                                "wait", "true")).get(), ""));
+                JsonNode code = n.path("command").path("exitCode");
+                if (code.isNumber()) {
+                    return code.asInt();
+                }
+            } catch (AirlockException e) {
+                if (!(e.getCause() instanceof WireFailure w) || w.stage() != WireFailure.Stage.LOST) {
+                    throw e;
+                }
+            }
+            if (Thread.currentThread().isInterrupted() || closed) {
+                throw new BackendException("stopped waiting for the command: the environment closed or the wait was interrupted");
+            }
+        }
+    }
+
+    /**
+     * Follows the command's NDJSON logs (progress only: output travels through files), reconnecting
+     * when the stream is cut and skipping the lines already seen; returns when the log ends.
+     * {@code onLine} gets each line's byte count. Returns how many times it reconnected.
+     */
+    int followLogs(String sessionId, String cmdId, LongConsumer onLine) {
+        long[] seen = {0};
+        int[] attempts = {0};
+        while (true) {
+            try {
+                calls.call(CallKind.READ, "read the command's logs", Resource.sandbox(sessionId), () -> {
+                    attempts[0]++;
+                    Request r = new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/cmd/" + cmdId + "/logs"))
+                            .get().build();
+                    return execute(longHttp, r, resp -> {
+                        long index = 0;
+                        try (BufferedReader br = new BufferedReader(new InputStreamReader(resp.body().byteStream(), StandardCharsets.UTF_8))) {
+                            String line;
+                            while ((line = br.readLine()) != null) {
+                                if (index++ >= seen[0]) { // a reconnect replays from the start: skip what was seen
+                                    seen[0] = index;
+                                    onLine.accept(line.length());
+                                }
+                            }
+                        }
+                        return true;
+                    });
+                });
+                return attempts[0] - 1;
+            } catch (AirlockException e) {
+                if (!(e.getCause() instanceof WireFailure w) || w.stage() != WireFailure.Stage.LOST) {
+                    throw e;
+                }
+            }
+            if (Thread.currentThread().isInterrupted() || closed) {
+                return attempts[0] - 1;
+            }
+        }
+    }
+
+    /** Sends {@code signal} to a running command; one that already ended is fine. */
+    void kill(String sessionId, String cmdId, int signal) {
+        ObjectNode body = JSON.createObjectNode().put("signal", signal);
+        ignoring(() -> calls.call(CallKind.STATUS, "kill the command", Resource.sandbox(sessionId),
+                () -> json(http, post(url("/v2/sandboxes/sessions/" + sessionId + "/cmd/" + cmdId + "/kill"), body), "")), 400, 404, 410);
+    }
+
+    // ---------------------------------------------------------------- files
+
+    /**
+     * Writes one file through {@code fs/write}: a gzipped tar streamed from {@code source} with one
+     * entry named {@code path} (relative to /) and header mode {@code mode}. The source is read
+     * again on a retry, so it must be repeatable.
+     */
+    void write(String sessionId, String path, int mode, TarSource source) {
+        String name = path.replaceFirst("^/+", "");
+        RequestBody body = new RequestBody() {
+            @Override
+            public MediaType contentType() {
+                return GZIP;
+            }
+
+            @Override
+            public void writeTo(BufferedSink sink) throws IOException {
+                GZIPOutputStream gz = new GZIPOutputStream(sink.outputStream(), 65536) {
+                    {
+                        def.setLevel(Deflater.BEST_SPEED);
+                    }
+                };
+                Tar.header(gz, name, mode, source.size());
+                source.writeTo(gz);
+                Tar.finish(gz, source.size());
+                gz.finish();
+                gz.flush();
+            }
+        };
+        calls.call(CallKind.UPLOAD_PART, "write " + path, Resource.path(path),
+                () -> json(http, new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/fs/write"))
+                        .header("x-cwd", "/").post(body), ""));
+    }
+
+    /** A file's bytes, streamed; the caller closes the stream (which ends the download). */
+    InputStream read(String sessionId, String path) {
+        ObjectNode body = JSON.createObjectNode().put("path", path).put("cwd", "/");
+        Response resp = calls.call(CallKind.READ, "read " + path, Resource.path(path), () -> {
+            Request r = token.apply(new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/fs/read"))
+                    .post(RequestBody.create(body.toString(), JSON_TYPE))).build();
+            Response response;
+            try {
+                response = http.newCall(r).execute();
+            } catch (ConnectException e) {
+                throw WireFailure.notSent(e);
+            } catch (IOException e) {
+                throw WireFailure.lost(e);
+            }
+            if (!response.isSuccessful()) {
+                try (response) {
+                    String text = response.body().string();
+                    throw WireFailure.http(response.code(), redactor.redact(message(text)),
+                            RetryAfter.fromHeaders(response::header, response.headers().names(), "", Instant.now()));
+                } catch (IOException e) {
+                    throw WireFailure.lost(e);
+                }
+            }
+            return response;
+        });
+        return new FilterInputStream(resp.body().byteStream()) {
+            @Override
+            public void close() throws IOException {
+                resp.close();
+            }
+        };
+    }
+
+    // ---------------------------------------------------------------- plumbing
+
+    private HttpUrl url(String path, String... query) {
+        HttpUrl base = HttpUrl.get(settings.apiUrl() + path);
+        HttpUrl.Builder b = base.newBuilder();
+        settings.teamId().ifPresent(t -> b.addQueryParameter("teamId", t));
+        for (int i = 0; i + 1 < query.length; i += 2) {
+            b.addQueryParameter(query[i], query[i + 1]);
+        }
+        return b.build();
+    }
+
+    private Request.Builder post(HttpUrl url, JsonNode body) {
+        return new Request.Builder().url(url).post(RequestBody.create(body.toString(), JSON_TYPE));
+    }
+
+    private JsonNode json(OkHttpClient client, Request.Builder request, String bucket) {
+        return execute(client, token.apply(request).build(), resp -> {
+            String text = resp.body().string();
+            return text.isEmpty() ? JSON.createObjectNode() : JSON.readTree(text);
+        });
+    }
+
+    private <T> T execute(OkHttpClient client, Request request, Http.BodyReader<T> reader) {
+        Request r = request.header("Authorization") == null ? token.apply(request.newBuilder()).build() : request;
+        return Http.execute(client, r, "", redactor, reader);
+    }
+
+    private static String message(String text) {
+        try {
+            JsonNode n = JSON.readTree(text);
+            JsonNode e = n.path("error");
+            return e.path("code").asText("") + ": " + e.path("message").asText("");
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private static SessionInfo session(JsonNode n) {
+        JsonNode sb = n.path("sandbox");
+        JsonNode s = n.path("session");
+        return sandboxInfo(sb, s.path("id").asText(), s.path("status").asText());
+    }
+
+    private static SessionInfo sandboxInfo(JsonNode sb, String sessionId, String status) {
+        Map<String, String> tags = new java.util.TreeMap<>();
+        sb.path("tags").properties().forEach(e -> tags.put(e.getKey(), e.getValue().asText()));
+        return new SessionInfo(sb.path("name").asText(), sessionId, status, sb.path("createdAt").asLong(), tags);
+    }
+
+    /** The HTTP status behind a mapped failure, or -1. */
+    static int status(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof dev.airlock.NoSuchPathException) {
+                return 404; // remote/ maps a path's 404 without its cause
+            }
+            if (t instanceof WireFailure w && w.stage() == WireFailure.Stage.ANSWERED) {
+                return w.httpStatus();
+            }
+        }
+        return -1;
+    }
+
+    private static void ignoring(Runnable call, int... statuses) {
+        try {
+            call.run();
+        } catch (AirlockException e) {
+            int s = status(e);
+            for (int ok : statuses) {
+                if (s == ok) {
+                    return;
+                }
+            }
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,444 @@
+package dev.airlock.vercel;
+
+import dev.airlock.AirlockException;
+import dev.airlock.BackendException;
+import dev.airlock.Capabilities;
+import dev.airlock.ConfigurationException;
+import dev.airlock.Payload;
+import dev.airlock.StdinMode;
+import dev.airlock.shell.Shell;
+import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Launch;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.RemoteProcess;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A Vercel sandbox session as an environment: the glue between the core's hooks and
+ * {@link VercelApi}. Commands run detached as {@code sh -c SCRIPT}; stdin is staged by the core
+ * (PAYLOAD) through {@code fs/write} with a 0600 tar header; output goes to two files in a 0700
+ * dir of this environment and is read back with {@code fs/read} once the command ended (Vercel's
+ * logs are text, not bytes). The core has no FILES output transport yet, so {@link #launch} does
+ * that redirect itself.
+ */
+final class VercelEnvironment extends AbstractEnvironment {
+    private static final Logger LOG = LoggerFactory.getLogger(VercelEnvironment.class);
+    static final String TAG = "airlock";
+    static final String TAG_KEPT = "airlock-kept";
+    static final String TAG_CREATED = "airlock-created";
+
+    /** Output is polled live only while it is this small; past it, the rest comes after the exit. */
+    private static final int LIVE_MAX = 1 << 20;
+    private static final Duration POLL = Duration.ofMillis(250);
+
+    private final VercelApi api;
+    private final boolean attached;
+    private final String sandboxName;
+    private final String sessionId;
+    private final String outputDir;
+    private final ScheduledExecutorService background;
+    private final AtomicLong execs = new AtomicLong();
+    /** Exits not known yet: ended (lost) when the sandbox stops, so no reader waits on a gone sandbox. */
+    private final java.util.Set<CompletableFuture<Integer>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    private VercelEnvironment(OpenContext context, VercelSettings s, VercelApi api, VercelApi.SessionInfo info, boolean attached) {
+        super("vercel", info.sandboxName(), context);
+        this.api = api;
+        this.attached = attached;
+        this.sandboxName = info.sandboxName();
+        this.sessionId = info.sessionId();
+        this.outputDir = "/tmp/.airlock-vercel-" + UUID.randomUUID().toString().substring(0, 12);
+        this.background = Executors.newScheduledThreadPool(2, r -> {
+            Thread t = new Thread(r, "airlock-vercel-" + sandboxName);
+            t.setDaemon(true);
+            return t;
+        });
+        // Keep the session alive while the environment is open: extend by half the timeout every half.
+        Duration every = s.timeout().dividedBy(2);
+        background.scheduleAtFixedRate(() -> {
+            try {
+                api.extend(sessionId, every);
+            } catch (RuntimeException e) {
+                LOG.debug("could not extend the sandbox {}: {}", sandboxName, e.getMessage());
+            }
+        }, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            initialize();
+        } catch (RuntimeException e) {
+            background.shutdownNow();
+            if (!attached) {
+                removeQuietly(api, info);
+            }
+            api.close();
+            throw e;
+        }
+    }
+
+    static VercelEnvironment open(OpenContext context, VercelSettings s) {
+        VercelApi api = new VercelApi(s, context.settings());
+        VercelApi.SessionInfo info = null;
+        boolean attached = s.sandboxId().isPresent();
+        try {
+            if (attached) {
+                String name = s.sandboxId().get();
+                info = api.sandbox(name).orElseThrow(() -> new ConfigurationException("there is no Vercel sandbox named "
+                        + name + " (" + VercelSettings.SANDBOX_ID + "); `airlock --backend vercel up` makes one"));
+            } else {
+                info = api.create(tags(false));
+            }
+            awaitRunning(api, info.sessionId());
+        } catch (RuntimeException e) {
+            if (info != null && !attached) {
+                removeQuietly(api, info);
+            }
+            api.close();
+            throw e;
+        }
+        return new VercelEnvironment(context, s, api, info, attached);
+    }
+
+    static Map<String, String> tags(boolean kept) {
+        Map<String, String> t = new TreeMap<>();
+        t.put(TAG, "1");
+        t.put(TAG_KEPT, String.valueOf(kept));
+        t.put(TAG_CREATED, String.valueOf(System.currentTimeMillis()));
+        t.put("airlock-owner", System.getProperty("user.name", "unknown"));
+        return t;
+    }
+
+    /** Polls the session until it runs; a session that failed or stopped is an error. */
+    static void awaitRunning(VercelApi api, String sessionId) {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        while (true) {
+            String status = api.session(sessionId).status();
+            switch (status) {
+                case "running":
+                    return;
+                case "pending":
+                    break;
+                default:
+                    throw new BackendException("the Vercel sandbox session " + sessionId + " is " + status
+                            + " instead of running; open a new environment");
+            }
+            if (System.nanoTime() > deadline) {
+                throw new BackendException("the Vercel sandbox session " + sessionId + " was still pending after 2 minutes");
+            }
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new BackendException("interrupted while waiting for the Vercel sandbox to start");
+            }
+        }
+    }
+
+    static void removeQuietly(VercelApi api, VercelApi.SessionInfo info) {
+        try {
+            api.stop(info.sessionId());
+            api.delete(info.sandboxName());
+        } catch (AirlockException e) {
+            LOG.warn("could not remove the Vercel sandbox {}: {}", info.sandboxName(), e.getMessage());
+        }
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD).withNativeKill(true).withAttachable(true)
+                .withDisposable(!attached);
+    }
+
+    // ---------------------------------------------------------------- hooks
+
+    @Override
+    protected RemoteProcess launch(Launch launch) throws IOException {
+        String base = outputDir + "/" + execs.incrementAndGet();
+        String out = base + ".out";
+        String err = base + ".err";
+        // FILES output: the bytes land in files read back exactly; the redirect precedes the core's script.
+        String wrapper = "(umask 077 && mkdir -p " + Shell.quotePath(outputDir) + ") || exit 125\n"
+                + "exec >" + Shell.quotePath(out) + " 2>" + Shell.quotePath(err) + "\n" + launch.script();
+        String cmdId = api.run(sessionId, List.of(launch.shell(), "-c", wrapper), null);
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> api.await(sessionId, cmdId), background);
+        pending.add(exit);
+        exit.whenComplete((v, e) -> pending.remove(exit));
+        return new Process(cmdId, out, err, exit);
+    }
+
+    @Override
+    protected void stage(String path, Payload data) throws IOException {
+        if (data.length().isPresent() && data.isRepeatable()) {
+            long size = data.length().getAsLong();
+            api.write(sessionId, path, 0600, new VercelApi.TarSource() {
+                @Override
+                public long size() {
+                    return size;
+                }
+
+                @Override
+                public void writeTo(OutputStream o) throws IOException {
+                    try (InputStream in = data.open()) {
+                        copyExactly(in, o, size);
+                    }
+                }
+            });
+            return;
+        }
+        // A stream is read once: spool it to a 0600 file so a retried upload sends the same bytes.
+        Path spool = Files.createTempFile("airlock-vercel-stage-", ".bin",
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        try {
+            try (InputStream in = data.open(); OutputStream o = Files.newOutputStream(spool)) {
+                in.transferTo(o);
+            }
+            long size = Files.size(spool);
+            api.write(sessionId, path, 0600, new VercelApi.TarSource() {
+                @Override
+                public long size() {
+                    return size;
+                }
+
+                @Override
+                public void writeTo(OutputStream o) throws IOException {
+                    try (InputStream in = Files.newInputStream(spool)) {
+                        copyExactly(in, o, size);
+                    }
+                }
+            });
+        } finally {
+            Files.deleteIfExists(spool);
+        }
+    }
+
+    /**
+     * There is no delete endpoint: {@code rm -f} through a command, and when that cannot run the
+     * staged file is overwritten with an empty one, so its bytes are gone either way.
+     */
+    @Override
+    protected void removeStaged(String path) throws IOException {
+        try {
+            super.removeStaged(path);
+            return;
+        } catch (IOException | AirlockException e) {
+            LOG.debug("rm of {} failed ({}); overwriting it with nothing", path, e.getMessage());
+        }
+        api.write(sessionId, path, 0600, new VercelApi.TarSource() {
+            @Override
+            public long size() {
+                return 0;
+            }
+
+            @Override
+            public void writeTo(OutputStream o) {
+            }
+        });
+    }
+
+    @Override
+    protected void kill(RemoteProcess process, boolean force) throws IOException {
+        api.kill(sessionId, ((Process) process).cmdId, force ? 9 : 15);
+    }
+
+    @Override
+    protected void stopSandbox() {
+        background.shutdownNow();
+        for (CompletableFuture<Integer> exit : pending) {
+            exit.completeExceptionally(new BackendException("the Vercel environment closed before the command's end was known"));
+        }
+        try {
+            if (attached) {
+                api.run(sessionId, List.of("rm", "-rf", "--", outputDir), null);
+            } else {
+                api.stop(sessionId);
+                api.delete(sandboxName);
+            }
+        } finally {
+            api.close();
+        }
+    }
+
+    private static void copyExactly(InputStream in, OutputStream o, long size) throws IOException {
+        byte[] buf = new byte[65536];
+        long left = size;
+        while (left > 0) {
+            int n = in.read(buf, 0, (int) Math.min(buf.length, left));
+            if (n < 0) {
+                throw new IOException("the payload ended " + left + " bytes before its declared length");
+            }
+            o.write(buf, 0, n);
+            left -= n;
+        }
+        if (in.read() >= 0) {
+            throw new IOException("the payload is longer than its declared length " + size);
+        }
+    }
+
+    /** A detached command: its exit from the wait loop, its output from two files once it ended. */
+    private final class Process implements RemoteProcess {
+        final String cmdId;
+        private final String out;
+        private final String err;
+        private final CompletableFuture<Integer> exit;
+
+        Process(String cmdId, String out, String err, CompletableFuture<Integer> exit) {
+            this.cmdId = cmdId;
+            this.out = out;
+            this.err = err;
+            this.exit = exit;
+        }
+
+        @Override
+        public OutputStream stdin() {
+            return OutputStream.nullOutputStream();
+        }
+
+        @Override
+        public InputStream stdout() {
+            return new AfterExit(out);
+        }
+
+        @Override
+        public InputStream stderr() {
+            return new AfterExit(err);
+        }
+
+        @Override
+        public int waitFor() throws InterruptedException {
+            try {
+                return exit.get();
+            } catch (ExecutionException e) {
+                LOG.debug("lost the command {}: {}", cmdId, e.getCause().getMessage());
+                return NO_STATUS;
+            }
+        }
+
+        @Override
+        public OptionalLong processGroup() {
+            return OptionalLong.empty();
+        }
+
+        @Override
+        public void release() {
+            // Best effort and off the caller's path: the dir goes with the sandbox anyway.
+            background.execute(() -> {
+                try {
+                    api.run(sessionId, List.of("rm", "-f", "--", out, err), null);
+                } catch (RuntimeException e) {
+                    LOG.debug("could not remove {} and {}: {}", out, err, e.getMessage());
+                }
+            });
+        }
+
+        /**
+         * The output file as a stream. While the command runs it is polled ({@code fs/read} has no
+         * offset, so only while it is under {@link #LIVE_MAX}) and new bytes are passed on, so a
+         * caller sees progress; once the command ended the rest is read in one download, past the
+         * bytes already delivered. A missing file reads as empty.
+         */
+        private final class AfterExit extends InputStream {
+            private final String path;
+            private InputStream rest;
+            private byte[] pending = new byte[0];
+            private int pendingOff;
+            private long delivered;
+
+            AfterExit(String path) {
+                this.path = path;
+            }
+
+            @Override
+            public int read() throws IOException {
+                byte[] one = new byte[1];
+                int n = read(one, 0, 1);
+                return n < 0 ? -1 : one[0] & 0xff;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                if (len == 0) {
+                    return 0;
+                }
+                while (true) {
+                    if (pendingOff < pending.length) {
+                        int n = Math.min(len, pending.length - pendingOff);
+                        System.arraycopy(pending, pendingOff, b, off, n);
+                        pendingOff += n;
+                        delivered += n;
+                        return n;
+                    }
+                    if (rest != null) {
+                        int n = rest.read(b, off, len);
+                        if (n > 0) {
+                            delivered += n;
+                        }
+                        return n;
+                    }
+                    if (exit.isDone()) {
+                        if (exit.isCompletedExceptionally()) {
+                            rest = InputStream.nullInputStream(); // the transport died; waitFor says so
+                            continue;
+                        }
+                        rest = download();
+                        rest.skipNBytes(delivered);
+                        continue;
+                    }
+                    if (delivered < LIVE_MAX) {
+                        try (InputStream in = download()) {
+                            byte[] head = in.readNBytes(LIVE_MAX);
+                            if (head.length > delivered) {
+                                pending = java.util.Arrays.copyOfRange(head, (int) delivered, head.length);
+                                pendingOff = 0;
+                                continue;
+                            }
+                        }
+                    }
+                    try {
+                        exit.get(POLL.toMillis(), TimeUnit.MILLISECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new java.io.InterruptedIOException("interrupted while the command ran");
+                    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                        // polled again, or the end is handled above
+                    }
+                }
+            }
+
+            private InputStream download() throws IOException {
+                try {
+                    return api.read(sessionId, path);
+                } catch (AirlockException e) {
+                    if (VercelApi.status(e) == 404) {
+                        return InputStream.nullInputStream();
+                    }
+                    throw new IOException("cannot read the command's output " + path + ": " + e.getMessage(), e);
+                }
+            }
+
+            @Override
+            public void close() throws IOException {
+                if (rest != null) {
+                    rest.close();
+                }
+            }
+        }
+    }
+}

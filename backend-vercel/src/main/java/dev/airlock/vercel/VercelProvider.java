@@ -1,0 +1,125 @@
+package dev.airlock.vercel;
+
+import dev.airlock.AirlockException;
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
+import dev.airlock.settings.SettingKey;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.Availability;
+import dev.airlock.spi.EnvironmentProvider;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.SandboxLifecycle;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/** The {@code vercel} backend: Vercel Sandbox over its REST API; {@code up}, {@code down}, {@code gc} too. */
+public final class VercelProvider implements EnvironmentProvider, SandboxLifecycle {
+    @Override
+    public String name() {
+        return "vercel";
+    }
+
+    @Override
+    public List<SettingKey> settingKeys() {
+        return List.of(
+                SettingKey.of(VercelSettings.API_URL, "URL", "https://vercel.com/api", "Vercel's REST API"),
+                SettingKey.secret(VercelSettings.TOKEN, "string", "the API token (VERCEL_TOKEN is honoured)"),
+                SettingKey.of(VercelSettings.TEAM_ID, "team_...", "", "sent as ?teamId="),
+                SettingKey.of(VercelSettings.PROJECT_ID, "prj_...", "required", "the project sandboxes belong to"),
+                SettingKey.of(VercelSettings.IMAGE, "image name", "the service's", "image (v3 create)"),
+                SettingKey.of(VercelSettings.RUNTIME, "runtime", "", "runtime (v2 create; not with image)"),
+                SettingKey.of(VercelSettings.VCPUS, "int", "2", "vCPUs"),
+                SettingKey.of(VercelSettings.TIMEOUT, "duration", "5m", "the sandbox's lifetime, extended while in use"),
+                SettingKey.of(VercelSettings.ENV + "NAME", "string", "", "variables of the sandbox"),
+                SettingKey.of(VercelSettings.PORTS, "list of ports", "", "ports to expose"),
+                SettingKey.of(VercelSettings.PERSISTENT, "boolean", "false", "keep a snapshot when stopped"),
+                SettingKey.of(VercelSettings.SANDBOX_ID, "sandbox name", "", "attach; never stopped on close"));
+    }
+
+    /** Vercel's credentials in the environment; stripped from every child. */
+    @Override
+    public Set<String> secretVariables() {
+        return Set.of(VercelSettings.TOKEN_VARIABLE, "VERCEL_OIDC_TOKEN");
+    }
+
+    @Override
+    public Availability check(Settings settings) {
+        try {
+            VercelSettings s = VercelSettings.from(settings, System.getenv());
+            s.requireToken();
+            return Availability.ok("Vercel Sandbox at " + s.apiUrl() + ", project " + s.requireProject()
+                    + s.sandboxId().map(id -> ", attaching to " + id).orElse(""));
+        } catch (AirlockException e) {
+            return Availability.unavailable(e.getMessage());
+        }
+    }
+
+    @Override
+    public Environment open(OpenContext context) {
+        return VercelEnvironment.open(context, VercelSettings.from(context.settings(), System.getenv()));
+    }
+
+    @Override
+    public String attachKey() {
+        return VercelSettings.SANDBOX_ID;
+    }
+
+    @Override
+    public String up(Settings settings) {
+        VercelSettings s = VercelSettings.from(settings, System.getenv());
+        try (VercelApi api = new VercelApi(s, settings)) {
+            VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(true));
+            try {
+                VercelEnvironment.awaitRunning(api, info.sessionId());
+            } catch (AirlockException e) {
+                VercelEnvironment.removeQuietly(api, info);
+                throw e;
+            }
+            return info.sandboxName();
+        }
+    }
+
+    @Override
+    public void down(Settings settings, String id) {
+        VercelSettings s = VercelSettings.from(settings, System.getenv());
+        try (VercelApi api = new VercelApi(s, settings)) {
+            VercelApi.SessionInfo info = api.sandbox(id).orElseThrow(() -> new dev.airlock.NoSuchPathException(
+                    "Vercel sandbox " + id));
+            if (!"1".equals(info.tags().get(VercelEnvironment.TAG))) {
+                throw new ConfigurationException("the Vercel sandbox " + id + " was not made by Airlock; remove it with Vercel's own tools");
+            }
+            api.stop(info.sessionId());
+            api.delete(info.sandboxName());
+        }
+    }
+
+    @Override
+    public List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
+        VercelSettings s = VercelSettings.from(settings, System.getenv());
+        List<String> removed = new ArrayList<>();
+        long cutoff = System.currentTimeMillis() - olderThan.toMillis();
+        try (VercelApi api = new VercelApi(s, settings)) {
+            for (VercelApi.SessionInfo info : api.list(VercelEnvironment.TAG, "1")) {
+                boolean kept = "true".equals(info.tags().get(VercelEnvironment.TAG_KEPT));
+                long created = parse(info.tags().get(VercelEnvironment.TAG_CREATED), info.createdAt());
+                if (created <= cutoff && (includeKept || !kept)) {
+                    api.stop(info.sessionId());
+                    api.delete(info.sandboxName());
+                    removed.add(info.sandboxName());
+                }
+            }
+        }
+        return removed;
+    }
+
+    private static long parse(String v, long fallback) {
+        try {
+            return v == null ? fallback : Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+}

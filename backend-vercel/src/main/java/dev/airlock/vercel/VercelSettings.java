@@ -1,0 +1,75 @@
+package dev.airlock.vercel;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.settings.Secret;
+import dev.airlock.settings.Settings;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The {@code airlock.vercel.*} settings (the README's table). The token is a {@link Secret}: the
+ * setting, else {@code VERCEL_TOKEN}.
+ */
+record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> teamId, String projectId,
+                      Optional<String> image, Optional<String> runtime, int vcpus, Duration timeout,
+                      Map<String, String> env, List<Integer> ports, boolean persistent, Optional<String> sandboxId) {
+    static final String PREFIX = "airlock.vercel";
+    static final String API_URL = PREFIX + ".api-url";
+    static final String TOKEN = PREFIX + ".token";
+    static final String TEAM_ID = PREFIX + ".team-id";
+    static final String PROJECT_ID = PREFIX + ".project-id";
+    static final String IMAGE = PREFIX + ".image";
+    static final String RUNTIME = PREFIX + ".runtime";
+    static final String VCPUS = PREFIX + ".vcpus";
+    static final String TIMEOUT = PREFIX + ".timeout";
+    static final String ENV = PREFIX + ".env.";
+    static final String PORTS = PREFIX + ".ports";
+    static final String PERSISTENT = PREFIX + ".persistent";
+    static final String SANDBOX_ID = PREFIX + ".sandbox-id";
+    static final String TOKEN_VARIABLE = "VERCEL_TOKEN";
+
+    static VercelSettings from(Settings s, Map<String, String> processEnv) {
+        Optional<Secret> token = s.secret(TOKEN).filter(t -> !t.isEmpty())
+                .or(() -> Optional.ofNullable(processEnv.get(TOKEN_VARIABLE)).filter(v -> !v.isBlank()).map(Secret::of));
+        Optional<String> image = s.get(IMAGE).filter(v -> !v.isBlank());
+        Optional<String> runtime = s.get(RUNTIME).filter(v -> !v.isBlank());
+        if (image.isPresent() && runtime.isPresent()) {
+            throw new ConfigurationException(IMAGE + " and " + RUNTIME + " cannot both be set: choose one");
+        }
+        int vcpus = s.getInt(VCPUS, 2);
+        if (vcpus < 1) {
+            throw new ConfigurationException(VCPUS + " must be at least 1, not " + vcpus);
+        }
+        Duration timeout = s.getDuration(TIMEOUT, Duration.ofMinutes(5));
+        if (timeout.toSeconds() < 10) {
+            throw new ConfigurationException(TIMEOUT + " must be at least 10s, not " + timeout);
+        }
+        List<Integer> ports = s.getList(PORTS).stream().map(p -> {
+            try {
+                return Integer.parseInt(p.trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigurationException(PORTS + " holds a port that is not a number: " + p);
+            }
+        }).toList();
+        return new VercelSettings(s.get(API_URL, "https://vercel.com/api").replaceAll("/+$", ""), token,
+                s.get(TEAM_ID).filter(v -> !v.isBlank()), s.get(PROJECT_ID, "").trim(), image, runtime, vcpus, timeout,
+                Map.copyOf(s.keys(ENV)), ports, s.getBoolean(PERSISTENT, false),
+                s.get(SANDBOX_ID).filter(v -> !v.isBlank()).map(String::trim));
+    }
+
+    /** The token, or one line saying how to give it. */
+    Secret requireToken() {
+        return token.orElseThrow(() -> new ConfigurationException("no Vercel token: export " + TOKEN_VARIABLE
+                + " or put " + TOKEN + " in the config file"));
+    }
+
+    String requireProject() {
+        if (projectId.isEmpty()) {
+            throw new ConfigurationException(PROJECT_ID + " is not set: the Vercel project the sandboxes belong to (prj_...)");
+        }
+        return projectId;
+    }
+}

@@ -1,0 +1,842 @@
+package dev.airlock.vercel.emulator;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.airlock.NoSuchPathException;
+import dev.airlock.emulator.EmulatedSandbox;
+import dev.airlock.emulator.Emulator;
+import dev.airlock.emulator.EmulatorContext;
+import dev.airlock.emulator.EmulatorHttpServer;
+import dev.airlock.emulator.EmulatorHttpServer.Request;
+import dev.airlock.emulator.EmulatorHttpServer.Response;
+import dev.airlock.emulator.SandboxProcess;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.Reader;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPInputStream;
+
+/**
+ * Vercel Sandbox's REST API on loopback, as the official SDK ({@code @vercel/sandbox} 3.5) and
+ * Airlock's client speak it. Responses have the shapes the SDK validates (its zod schemas);
+ * errors are {@code {"error":{"code","message"}}}.
+ *
+ * <pre>
+ * POST   /v3/sandboxes, /v2/sandboxes              sandbox-create   {sandbox, session, routes}
+ * GET    /v2/sandboxes?project=&amp;tags=k:v          sandbox-list     {sandboxes, pagination}
+ * GET    /v2/sandboxes/{name}[?resume=true]        sandbox-get      {sandbox, session, routes, resumed}
+ * DELETE /v2/sandboxes/{name}                      sandbox-delete   {sandbox} | 404
+ * GET    /v2/sandboxes/sessions/{sid}              session-get      {session, routes}
+ * POST   .../sessions/{sid}/stop                   session-stop     {session, sandbox}
+ * POST   .../sessions/{sid}/extend-timeout         extend-timeout   {session}
+ * POST   .../sessions/{sid}/cmd                    cmd              {command} | NDJSON with wait
+ * GET    .../cmd/{cid}[?wait=true]                 cmd-get          {command}
+ * GET    .../cmd/{cid}/logs                        cmd-logs         NDJSON {stream, data}
+ * POST   .../cmd/{cid}/kill                        cmd-kill         {command}
+ * POST   .../fs/write   (gzip tar, x-cwd)          fs-write         {}
+ * POST   .../fs/read    {path, cwd}                fs-read          bytes | 404
+ * POST   .../fs/mkdir   {path, cwd}                fs-mkdir         {}
+ * </pre>
+ *
+ * A stopped session answers 410 {@code sandbox_stopped} on everything but get and stop; its
+ * logs are gone. A session past its timeout stops by itself.
+ */
+public final class VercelEmulator implements Emulator {
+    static final String NDJSON = "application/x-ndjson";
+    private static final String SESSIONS = "/v2/sandboxes/sessions/{sid}";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long DEFAULT_TIMEOUT_MS = 5 * 60_000L;
+
+    private final EmulatorContext context;
+    private final EmulatorHttpServer server;
+    private final Map<String, SandboxState> sandboxes = new ConcurrentHashMap<>();
+    private final Map<String, SessionState> sessions = new ConcurrentHashMap<>();
+    private final List<StagedWrite> writes = Collections.synchronizedList(new ArrayList<>());
+    private final ScheduledExecutorService timers;
+
+    /** A file {@code fs/write} created, with the mode its tar header carried and the mode it got. */
+    public record StagedWrite(String sessionId, String path, int headerMode, int fileMode, long size) {
+    }
+
+    public VercelEmulator(EmulatorContext context) throws IOException {
+        this.context = context;
+        this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "vercel-emulator-timeouts");
+            t.setDaemon(true);
+            return t;
+        });
+        this.server = EmulatorHttpServer.builder()
+                .faults(context.faults())
+                .journal(context.journal())
+                .route("POST", "/v3/sandboxes", "sandbox-create", this::create)
+                .route("POST", "/v2/sandboxes", "sandbox-create", this::create)
+                .route("GET", "/v2/sandboxes", "sandbox-list", this::list)
+                .route("GET", SESSIONS, "session-get", this::sessionGet)
+                .route("POST", SESSIONS + "/stop", "session-stop", this::stop)
+                .route("POST", SESSIONS + "/extend-timeout", "extend-timeout", this::extend)
+                .route("POST", SESSIONS + "/cmd", "cmd", this::cmd)
+                .route("GET", SESSIONS + "/cmd/{cid}", "cmd-get", this::cmdGet)
+                .route("GET", SESSIONS + "/cmd/{cid}/logs", "cmd-logs", this::logs)
+                .route("POST", SESSIONS + "/cmd/{cid}/kill", "cmd-kill", this::kill)
+                .route("POST", SESSIONS + "/fs/write", "fs-write", this::fsWrite)
+                .route("POST", SESSIONS + "/fs/read", "fs-read", this::fsRead)
+                .route("POST", SESSIONS + "/fs/mkdir", "fs-mkdir", this::fsMkdir)
+                .route("GET", "/v2/sandboxes/{name}", "sandbox-get", this::sandboxGet)
+                .route("DELETE", "/v2/sandboxes/{name}", "sandbox-delete", this::delete)
+                .start(context.listen());
+        timers.scheduleWithFixedDelay(this::expire, 1, 1, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public URI url() {
+        return server.url();
+    }
+
+    /** Every file {@code fs/write} made, in order (tests check staged files were 0600). */
+    public List<StagedWrite> writes() {
+        synchronized (writes) {
+            return List.copyOf(writes);
+        }
+    }
+
+    /** The names of the sandboxes that exist (not deleted). */
+    public List<String> sandboxNames() {
+        return List.copyOf(sandboxes.keySet());
+    }
+
+    /** How many sessions are running now. */
+    public long runningSessions() {
+        return sessions.values().stream().filter(s -> s.status().equals("running")).count();
+    }
+
+    @Override
+    public void close() {
+        timers.shutdownNow();
+        server.close();
+        for (SessionState s : sessions.values()) {
+            s.sandbox.close();
+        }
+        sessions.clear();
+        sandboxes.clear();
+    }
+
+    // ---------------------------------------------------------------- state
+
+    private final class SandboxState {
+        final String name;
+        final String projectId;
+        final boolean persistent;
+        final Map<String, String> tags;
+        final Map<String, String> env;
+        final int vcpus;
+        final String image;
+        final String runtime;
+        final long createdAt = System.currentTimeMillis();
+        volatile long updatedAt = createdAt;
+        volatile SessionState current;
+        final long timeout;
+
+        SandboxState(String name, String projectId, boolean persistent, Map<String, String> tags, Map<String, String> env,
+                     int vcpus, String image, String runtime, long timeout) {
+            this.name = name;
+            this.projectId = projectId;
+            this.persistent = persistent;
+            this.tags = tags;
+            this.env = env;
+            this.vcpus = vcpus;
+            this.image = image;
+            this.runtime = runtime;
+            this.timeout = timeout;
+        }
+
+        ObjectNode json() {
+            ObjectNode n = JSON.createObjectNode();
+            n.put("name", name).put("persistent", persistent).put("region", "iad1").put("vcpus", vcpus)
+                    .put("memory", vcpus * 2048).put("timeout", timeout).put("createdAt", createdAt).put("updatedAt", updatedAt)
+                    .put("currentSessionId", current.id).put("status", current.status()).put("cwd", current.cwd);
+            if (runtime != null) {
+                n.put("runtime", runtime);
+            } else {
+                n.put("image", image);
+            }
+            ObjectNode t = n.putObject("tags");
+            tags.forEach(t::put);
+            return n;
+        }
+    }
+
+    private final class SessionState {
+        final String id = "sbx_" + UUID.randomUUID().toString().replace("-", "").substring(0, 24);
+        final SandboxState owner;
+        final EmulatedSandbox sandbox;
+        final String cwd = "/vercel/sandbox";
+        final long requestedAt = System.currentTimeMillis();
+        final long startedAt = requestedAt;
+        volatile long timeout;
+        volatile long updatedAt = requestedAt;
+        volatile long stoppedAt;
+        volatile String status = "running";
+        final Map<String, CommandState> commands = new ConcurrentHashMap<>();
+
+        SessionState(SandboxState owner) {
+            this.owner = owner;
+            this.timeout = owner.timeout;
+            this.sandbox = EmulatedSandbox.create(id, owner.runtime != null ? owner.runtime : owner.image,
+                    context.stateDir().resolve(id), cwd, context.isolation(), context.journal());
+        }
+
+        synchronized String status() {
+            return status;
+        }
+
+        /** Stops once: the processes go, the logs with them. */
+        void stop() {
+            synchronized (this) {
+                if (!status.equals("running")) {
+                    return;
+                }
+                status = "stopping";
+            }
+            sandbox.stop();
+            commands.values().forEach(CommandState::sandboxStopped);
+            synchronized (this) {
+                status = "stopped";
+                stoppedAt = System.currentTimeMillis();
+                updatedAt = stoppedAt;
+            }
+            owner.updatedAt = stoppedAt;
+        }
+
+        ObjectNode json() {
+            ObjectNode n = JSON.createObjectNode();
+            n.put("id", id).put("memory", owner.vcpus * 2048).put("vcpus", owner.vcpus).put("region", "iad1")
+                    .put("timeout", timeout).put("status", status()).put("requestedAt", requestedAt)
+                    .put("startedAt", startedAt).put("createdAt", requestedAt).put("cwd", cwd).put("updatedAt", updatedAt);
+            if (owner.runtime != null) {
+                n.put("runtime", owner.runtime);
+            }
+            if (stoppedAt != 0) {
+                n.put("stoppedAt", stoppedAt).put("duration", stoppedAt - startedAt);
+            }
+            return n;
+        }
+    }
+
+    /** One command: its process, its output as log lines (kept until the session stops), its end. */
+    private static final class CommandState {
+        final String id;
+        final String name;
+        final List<String> args;
+        final String cwd;
+        final String sessionId;
+        final long startedAt = System.currentTimeMillis();
+        final SandboxProcess process;
+        private final List<String[]> logs = new ArrayList<>();
+        private int openStreams = 2;
+        private Integer exitCode;
+        private long durationMs;
+        private long exitedAt;
+        private boolean gone;
+
+        CommandState(String id, String name, List<String> args, String cwd, String sessionId, SandboxProcess process) {
+            this.id = id;
+            this.name = name;
+            this.args = args;
+            this.cwd = cwd;
+            this.sessionId = sessionId;
+            this.process = process;
+        }
+
+        void start() {
+            pump("stdout", process.stdout());
+            pump("stderr", process.stderr());
+            Thread w = new Thread(() -> {
+                int code;
+                try {
+                    code = process.waitFor();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                synchronized (this) {
+                    exitCode = code;
+                    exitedAt = System.currentTimeMillis();
+                    durationMs = exitedAt - startedAt;
+                    notifyAll();
+                }
+            }, "vercel-emulator-wait-" + id);
+            w.setDaemon(true);
+            w.start();
+        }
+
+        private void pump(String stream, InputStream in) {
+            Thread t = new Thread(() -> {
+                char[] buf = new char[8192];
+                try (Reader r = new InputStreamReader(in, StandardCharsets.UTF_8)) {
+                    int n;
+                    while ((n = r.read(buf)) >= 0) {
+                        if (n > 0) {
+                            String data = new String(buf, 0, n);
+                            synchronized (this) {
+                                logs.add(new String[] {stream, data});
+                                notifyAll();
+                            }
+                        }
+                    }
+                } catch (IOException ignored) {
+                    // the process went; what was read is kept
+                } finally {
+                    synchronized (this) {
+                        openStreams--;
+                        notifyAll();
+                    }
+                }
+            }, "vercel-emulator-" + stream + "-" + id);
+            t.setDaemon(true);
+            t.start();
+        }
+
+        synchronized void sandboxStopped() {
+            gone = true;
+            if (exitCode == null) {
+                exitCode = 128 + 9;
+                exitedAt = System.currentTimeMillis();
+                durationMs = exitedAt - startedAt;
+            }
+            notifyAll();
+        }
+
+        synchronized Integer exitCode() {
+            return exitCode;
+        }
+
+        synchronized void awaitExit() throws InterruptedException {
+            while (exitCode == null) {
+                wait();
+            }
+        }
+
+        /**
+         * Log line {@code index}, waiting for it; empty once the output is complete (both streams
+         * closed, or 2 s after the exit when a background job holds them) or the session stopped.
+         */
+        synchronized Optional<String[]> logAt(int index) throws InterruptedException {
+            while (true) {
+                if (gone) {
+                    return Optional.empty();
+                }
+                if (index < logs.size()) {
+                    return Optional.of(logs.get(index));
+                }
+                if (openStreams == 0 && exitCode != null) {
+                    return Optional.empty();
+                }
+                if (exitCode != null) {
+                    long left = exitedAt + 2000 - System.currentTimeMillis();
+                    if (left <= 0) {
+                        return Optional.empty();
+                    }
+                    wait(left);
+                } else {
+                    wait();
+                }
+            }
+        }
+
+        synchronized boolean gone() {
+            return gone;
+        }
+
+        ObjectNode json() {
+            ObjectNode n = JSON.createObjectNode();
+            n.put("id", id).put("name", name);
+            args.forEach(n.putArray("args")::add);
+            n.put("cwd", cwd).put("sessionId", sessionId);
+            Integer code = exitCode();
+            if (code == null) {
+                n.putNull("exitCode");
+            } else {
+                n.put("exitCode", code.intValue());
+                synchronized (this) {
+                    n.put("durationMs", durationMs);
+                }
+            }
+            n.put("startedAt", startedAt);
+            return n;
+        }
+    }
+
+    private void expire() {
+        long now = System.currentTimeMillis();
+        for (SessionState s : sessions.values()) {
+            if (s.status().equals("running") && now > s.startedAt + s.timeout) {
+                s.stop();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- sandboxes
+
+    private void create(Request req, Response resp) throws IOException {
+        JsonNode body = body(req, resp);
+        if (body == null) {
+            return;
+        }
+        String projectId = text(body, "projectId");
+        if (projectId == null || projectId.isBlank()) {
+            resp.error(400, "bad_request", "projectId is required");
+            return;
+        }
+        if (body.hasNonNull("runtime") && body.hasNonNull("image")) {
+            resp.error(400, "bad_request", "runtime and image cannot be used together");
+            return;
+        }
+        String name = Optional.ofNullable(text(body, "name")).filter(s -> !s.isBlank())
+                .orElse("sbx-" + UUID.randomUUID().toString().substring(0, 13));
+        if (sandboxes.containsKey(name)) {
+            resp.error(409, "conflict", "a sandbox named " + name + " already exists");
+            return;
+        }
+        int vcpus = body.path("resources").path("vcpus").asInt(2);
+        long timeout = body.path("timeout").asLong(DEFAULT_TIMEOUT_MS);
+        SandboxState sb = new SandboxState(name, projectId, body.path("persistent").asBoolean(false),
+                strings(body.get("tags")), strings(body.get("env")), vcpus,
+                Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), text(body, "runtime"), timeout);
+        SessionState s = new SessionState(sb);
+        sb.current = s;
+        sandboxes.put(name, sb);
+        sessions.put(s.id, s);
+        ObjectNode out = JSON.createObjectNode();
+        out.set("sandbox", sb.json());
+        out.set("session", s.json());
+        out.putArray("routes");
+        resp.json(200, out.toString());
+    }
+
+    private void list(Request req, Response resp) throws IOException {
+        Optional<String> project = req.query("project");
+        Optional<String> tag = req.query("tags");
+        ObjectNode out = JSON.createObjectNode();
+        var arr = out.putArray("sandboxes");
+        int count = 0;
+        for (SandboxState sb : sandboxes.values()) {
+            if (project.isPresent() && !project.get().equals(sb.projectId)) {
+                continue;
+            }
+            if (tag.isPresent()) {
+                int c = tag.get().indexOf(':');
+                String k = c < 0 ? tag.get() : tag.get().substring(0, c);
+                String v = c < 0 ? "" : tag.get().substring(c + 1);
+                if (!v.equals(sb.tags.get(k))) {
+                    continue;
+                }
+            }
+            arr.add(sb.json());
+            count++;
+        }
+        out.putObject("pagination").put("count", count).putNull("next");
+        resp.json(200, out.toString());
+    }
+
+    private void sandboxGet(Request req, Response resp) throws IOException {
+        SandboxState sb = sandboxes.get(req.param("name"));
+        if (sb == null) {
+            resp.error(404, "not_found", "no sandbox named " + req.param("name"));
+            return;
+        }
+        boolean resumed = false;
+        synchronized (sb) {
+            if (req.query("resume").map("true"::equals).orElse(false) && !sb.current.status().equals("running")) {
+                SessionState s = new SessionState(sb); // a fresh session; a throwaway sandbox keeps no files
+                sessions.put(s.id, s);
+                sb.current = s;
+                resumed = true;
+            }
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.set("sandbox", sb.json());
+        out.set("session", sb.current.json());
+        out.putArray("routes");
+        out.put("resumed", resumed);
+        resp.json(200, out.toString());
+    }
+
+    private void delete(Request req, Response resp) throws IOException {
+        SandboxState sb = sandboxes.remove(req.param("name"));
+        if (sb == null) {
+            resp.error(404, "not_found", "no sandbox named " + req.param("name"));
+            return;
+        }
+        for (SessionState s : new ArrayList<>(sessions.values())) {
+            if (s.owner == sb) {
+                s.stop();
+                s.sandbox.close();
+                sessions.remove(s.id);
+            }
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.set("sandbox", sb.json());
+        resp.json(200, out.toString());
+    }
+
+    // ---------------------------------------------------------------- sessions
+
+    private Optional<SessionState> session(Request req, Response resp, boolean mustRun) throws IOException {
+        SessionState s = sessions.get(req.param("sid"));
+        if (s == null) {
+            resp.error(404, "not_found", "no session " + req.param("sid"));
+            return Optional.empty();
+        }
+        if (mustRun && !s.status().equals("running")) {
+            resp.error(410, "sandbox_stopped", "the sandbox session " + s.id + " is " + s.status());
+            return Optional.empty();
+        }
+        return Optional.of(s);
+    }
+
+    private void sessionGet(Request req, Response resp) throws IOException {
+        Optional<SessionState> s = session(req, resp, false);
+        if (s.isPresent()) {
+            ObjectNode out = JSON.createObjectNode();
+            out.set("session", s.get().json());
+            out.putArray("routes");
+            resp.json(200, out.toString());
+        }
+    }
+
+    private void stop(Request req, Response resp) throws IOException {
+        Optional<SessionState> s = session(req, resp, false);
+        if (s.isEmpty()) {
+            return;
+        }
+        s.get().stop();
+        ObjectNode out = JSON.createObjectNode();
+        out.set("session", s.get().json());
+        out.set("sandbox", s.get().owner.json());
+        resp.json(200, out.toString());
+    }
+
+    private void extend(Request req, Response resp) throws IOException {
+        Optional<SessionState> s = session(req, resp, true);
+        JsonNode body = s.isPresent() ? body(req, resp) : null;
+        if (body == null) {
+            return;
+        }
+        long d = body.path("duration").asLong(-1);
+        if (d <= 0) {
+            resp.error(400, "bad_request", "duration (milliseconds, positive) is required");
+            return;
+        }
+        s.get().timeout += d;
+        s.get().updatedAt = System.currentTimeMillis();
+        ObjectNode out = JSON.createObjectNode();
+        out.set("session", s.get().json());
+        resp.json(200, out.toString());
+    }
+
+    // ---------------------------------------------------------------- commands
+
+    private void cmd(Request req, Response resp) throws IOException {
+        Optional<SessionState> so = session(req, resp, true);
+        JsonNode body = so.isPresent() ? body(req, resp) : null;
+        if (body == null) {
+            return;
+        }
+        SessionState s = so.get();
+        String command = text(body, "command");
+        if (command == null || command.isEmpty()) {
+            resp.error(400, "bad_request", "command is required");
+            return;
+        }
+        List<String> args = new ArrayList<>();
+        body.path("args").forEach(a -> args.add(a.asText()));
+        List<String> argv = new ArrayList<>();
+        argv.add(command);
+        argv.addAll(args);
+        String cwd = Optional.ofNullable(text(body, "cwd")).orElse(s.cwd);
+        Map<String, String> env = new LinkedHashMap<>(s.owner.env);
+        env.putAll(strings(body.get("env")));
+        if (argv.stream().anyMatch(a -> a.indexOf('\0') >= 0)) {
+            resp.error(400, "bad_request", "an argument contains a NUL byte");
+            return;
+        }
+        String id = "cmd_" + UUID.randomUUID().toString().replace("-", "").substring(0, 24);
+        SandboxProcess p;
+        try {
+            p = s.sandbox.exec(new EmulatedSandbox.Command("cmd", argv, cwd, env, id, req.bodyBytesRead(), req.fault()));
+        } catch (NoSuchPathException e) {
+            resp.error(400, "bad_request", "the working directory " + cwd + " does not exist");
+            return;
+        } catch (IllegalStateException e) {
+            resp.error(410, "sandbox_stopped", e.getMessage());
+            return;
+        }
+        p.stdin().close();
+        CommandState c = new CommandState(id, command, args, cwd, s.id, p);
+        s.commands.put(c.id, c);
+        c.start();
+        long timeout = body.path("timeout").asLong(0);
+        if (timeout > 0) {
+            timers.schedule(() -> {
+                if (c.exitCode() == null) {
+                    p.signal(9);
+                }
+            }, timeout, TimeUnit.MILLISECONDS);
+        }
+        if (!body.path("wait").asBoolean(false)) {
+            ObjectNode out = JSON.createObjectNode();
+            out.set("command", c.json());
+            resp.json(200, out.toString());
+            return;
+        }
+        boolean withLogs = body.path("logs").asBoolean(false);
+        try (OutputStream o = resp.stream(200, NDJSON)) {
+            ObjectNode first = JSON.createObjectNode();
+            first.set("command", c.json().putNull("exitCode"));
+            line(o, first);
+            if (withLogs) {
+                streamLogs(c, o);
+            }
+            c.awaitExit();
+            ObjectNode last = JSON.createObjectNode();
+            last.set("command", c.json());
+            line(o, last);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+    }
+
+    private Optional<CommandState> command(Request req, Response resp) throws IOException {
+        Optional<SessionState> s = session(req, resp, true);
+        if (s.isEmpty()) {
+            return Optional.empty();
+        }
+        CommandState c = s.get().commands.get(req.param("cid"));
+        if (c == null) {
+            resp.error(404, "not_found", "no command " + req.param("cid"));
+        }
+        return Optional.ofNullable(c);
+    }
+
+    private void cmdGet(Request req, Response resp) throws IOException {
+        Optional<CommandState> c = command(req, resp);
+        if (c.isEmpty()) {
+            return;
+        }
+        if (req.query("wait").map("true"::equals).orElse(false)) {
+            try {
+                c.get().awaitExit();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted", e);
+            }
+            if (c.get().gone()) {
+                resp.error(410, "sandbox_stopped", "the sandbox stopped while the command ran");
+                return;
+            }
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.set("command", c.get().json());
+        resp.json(200, out.toString());
+    }
+
+    private void logs(Request req, Response resp) throws IOException {
+        Optional<CommandState> c = command(req, resp);
+        if (c.isEmpty()) {
+            return;
+        }
+        try (OutputStream o = resp.stream(200, NDJSON)) {
+            streamLogs(c.get(), o);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+    }
+
+    private static void streamLogs(CommandState c, OutputStream o) throws IOException, InterruptedException {
+        for (int i = 0; ; i++) {
+            Optional<String[]> l = c.logAt(i);
+            if (l.isEmpty()) {
+                if (c.gone()) {
+                    ObjectNode err = JSON.createObjectNode().put("stream", "error");
+                    err.putObject("data").put("code", "sandbox_stopped").put("message", "the sandbox stopped");
+                    line(o, err);
+                }
+                return;
+            }
+            line(o, JSON.createObjectNode().put("stream", l.get()[0]).put("data", l.get()[1]));
+        }
+    }
+
+    private void kill(Request req, Response resp) throws IOException {
+        Optional<CommandState> c = command(req, resp);
+        JsonNode body = c.isPresent() ? body(req, resp) : null;
+        if (body == null) {
+            return;
+        }
+        int signal = body.path("signal").asInt(15);
+        if (signal != 15 && signal != 9) {
+            resp.error(400, "bad_request", "signal must be 15 or 9");
+            return;
+        }
+        // The signal goes to the command's process group, so a background child of a command whose
+        // shell already ended (a trapped TERM, say) is still reached by the SIGKILL that follows.
+        c.get().process.signal(signal);
+        ObjectNode out = JSON.createObjectNode();
+        out.set("command", c.get().json());
+        resp.json(200, out.toString());
+    }
+
+    // ---------------------------------------------------------------- files
+
+    private void fsWrite(Request req, Response resp) throws IOException {
+        Optional<SessionState> so = session(req, resp, true);
+        if (so.isEmpty()) {
+            return;
+        }
+        String cwd = req.header("x-cwd").orElse("/");
+        if (!cwd.startsWith("/")) {
+            resp.error(400, "bad_request", "x-cwd must be an absolute path");
+            return;
+        }
+        if (!req.header("Content-Type").map(t -> t.startsWith("application/gzip")).orElse(false)) {
+            resp.error(400, "bad_request", "the body must be a gzipped tar (Content-Type: application/gzip)");
+            return;
+        }
+        EmulatedSandbox sb = so.get().sandbox;
+        try {
+            TarEntries tar = new TarEntries(new GZIPInputStream(req.body(), 65536));
+            for (Optional<TarEntries.Entry> e = tar.next(); e.isPresent(); e = tar.next()) {
+                TarEntries.Entry en = e.get();
+                String path = join(cwd, en.name());
+                if (en.directory()) {
+                    sb.mkdirs(path, en.mode() == 0 ? 0755 : en.mode());
+                } else if (en.file()) {
+                    int mode = en.mode() == 0 ? 0644 : en.mode();
+                    sb.write(path, en.data(), mode);
+                    int actual = sb.stat(path).map(a -> bits(a)).orElse(-1);
+                    writes.add(new StagedWrite(so.get().id, path, en.mode(), actual, en.size()));
+                }
+            }
+        } catch (java.util.zip.ZipException | java.io.EOFException e) {
+            resp.error(400, "bad_request", "the body is not a complete gzipped tar: " + e.getMessage());
+            return;
+        } catch (java.nio.file.AccessDeniedException e) {
+            resp.error(403, "forbidden", "cannot write " + e.getFile() + ": read-only file system");
+            return;
+        }
+        resp.json(200, "{}");
+    }
+
+    private void fsRead(Request req, Response resp) throws IOException {
+        Optional<SessionState> so = session(req, resp, true);
+        JsonNode body = so.isPresent() ? body(req, resp) : null;
+        if (body == null) {
+            return;
+        }
+        String path = join(Optional.ofNullable(text(body, "cwd")).orElse(so.get().cwd), Optional.ofNullable(text(body, "path")).orElse(""));
+        InputStream in;
+        try {
+            in = so.get().sandbox.read(path);
+        } catch (NoSuchFileException | IllegalArgumentException | NoSuchPathException e) {
+            resp.error(404, "file_not_found", "no file " + path);
+            return;
+        }
+        try (in; OutputStream o = resp.stream(200, "application/octet-stream")) {
+            in.transferTo(o);
+        }
+    }
+
+    private void fsMkdir(Request req, Response resp) throws IOException {
+        Optional<SessionState> so = session(req, resp, true);
+        JsonNode body = so.isPresent() ? body(req, resp) : null;
+        if (body == null) {
+            return;
+        }
+        String path = join(Optional.ofNullable(text(body, "cwd")).orElse(so.get().cwd), Optional.ofNullable(text(body, "path")).orElse(""));
+        EmulatedSandbox sb = so.get().sandbox;
+        String parent = path.substring(0, Math.max(1, path.lastIndexOf('/')));
+        if (sb.stat(parent).map(a -> !a.isDirectory()).orElse(true)) {
+            resp.error(404, "file_not_found", "the parent of " + path + " does not exist (mkdir is not recursive)");
+            return;
+        }
+        if (sb.stat(path).isPresent()) {
+            resp.error(409, "file_exists", path + " already exists");
+            return;
+        }
+        sb.mkdirs(path, 0755);
+        resp.json(200, "{}");
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private static JsonNode body(Request req, Response resp) throws IOException {
+        byte[] b = req.bodyBytes(1 << 20);
+        if (b.length == 0) {
+            return JSON.createObjectNode();
+        }
+        try {
+            JsonNode n = JSON.readTree(b);
+            if (n == null || !n.isObject()) {
+                resp.error(400, "bad_request", "the body must be a JSON object");
+                return null;
+            }
+            return n;
+        } catch (IOException e) {
+            resp.error(400, "bad_request", "the body is not JSON: " + e.getMessage());
+            return null;
+        }
+    }
+
+    private static String text(JsonNode n, String field) {
+        JsonNode v = n.get(field);
+        return v == null || v.isNull() ? null : v.asText();
+    }
+
+    private static Map<String, String> strings(JsonNode n) {
+        Map<String, String> m = new LinkedHashMap<>();
+        if (n != null && n.isObject()) {
+            n.properties().forEach(e -> m.put(e.getKey(), e.getValue().asText()));
+        }
+        return m;
+    }
+
+    private static String join(String cwd, String path) {
+        if (path.startsWith("/")) {
+            return path;
+        }
+        return (cwd.endsWith("/") ? cwd : cwd + "/") + path;
+    }
+
+    private static int bits(PosixFileAttributes a) {
+        int m = 0;
+        for (PosixFilePermission p : a.permissions()) {
+            m |= 1 << (8 - p.ordinal());
+        }
+        return m;
+    }
+
+    private static void line(OutputStream o, JsonNode n) throws IOException {
+        o.write((n.toString() + "\n").getBytes(StandardCharsets.UTF_8));
+        o.flush();
+    }
+}

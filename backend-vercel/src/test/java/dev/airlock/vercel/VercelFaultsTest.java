@@ -1,0 +1,100 @@
+package dev.airlock.vercel;
+
+import dev.airlock.AirlockException;
+import dev.airlock.DispatchOutcomeUnknownException;
+import dev.airlock.Environment;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.emulator.FaultPlan;
+import dev.airlock.spi.OpenContext;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Cut streams, lost answers and exactly-once lifecycle calls against the emulator's fault plan. */
+class VercelFaultsTest {
+    VercelEmulatorFixture fixture;
+
+    @AfterEach
+    void close() {
+        if (fixture != null) {
+            fixture.close();
+        }
+    }
+
+    @Test
+    void aLogStreamCutThreeTimesStillYieldsEveryLineAndTheWaitItsExitCode() {
+        fixture = new VercelEmulatorFixture(FaultPlan.parse("cmd-logs:cut-lines=2@first=3,cmd-get:lose@first=3", 1));
+        VercelSettings s = VercelSettings.from(fixture.settings(), Map.of());
+        try (VercelApi api = new VercelApi(s, fixture.settings())) {
+            VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(false));
+            String cmd = api.run(info.sessionId(), List.of("sh", "-c",
+                    "for i in 1 2 3 4 5 6 7 8; do echo line$i; sleep 0.05; done; exit 3"), null);
+            AtomicLong lines = new AtomicLong();
+            int reconnects = api.followLogs(info.sessionId(), cmd, n -> lines.incrementAndGet());
+            assertEquals(3, reconnects, "three cuts, three reconnects");
+            assertEquals(8, lines.get(), "every line once, none twice");
+            assertEquals(3, api.await(info.sessionId(), cmd), "the wait lost three answers and still has the exit code");
+            assertEquals(3, fixture.faults.faults("cmd-get"));
+            fixture.journal.assertNoDoubleDispatch();
+        }
+    }
+
+    @Test
+    void outputIsCompleteAndTheExitRightWhenEveryWaitIsCutThreeTimes() {
+        fixture = new VercelEmulatorFixture(FaultPlan.parse("cmd-get:lose@first=3", 1));
+        try (Environment env = new VercelProvider().open(OpenContext.of(fixture.settings()))) {
+            ExecResult r = env.exec(ExecRequest.builder("head -c 300000 /dev/zero | tr '\\0' x; printf end; exit 5").build());
+            assertEquals(5, r.exitCode());
+            assertEquals(300003, r.stdout().bytes().length);
+            assertTrue(r.stdout().text().endsWith("xend"));
+        }
+        fixture.journal.assertNoDoubleDispatch();
+    }
+
+    @Test
+    void aLostCommandDispatchIsNeverSentAgain() {
+        fixture = new VercelEmulatorFixture(FaultPlan.parse("cmd:lose@nth=1", 1));
+        VercelSettings s = VercelSettings.from(fixture.settings(), Map.of());
+        try (VercelApi api = new VercelApi(s, fixture.settings())) {
+            VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(false));
+            assertThrows(DispatchOutcomeUnknownException.class,
+                    () -> api.run(info.sessionId(), List.of("sh", "-c", "echo once >> /tmp/count"), null));
+            String id = api.run(info.sessionId(), List.of("sh", "-c", "true"), null);
+            api.await(info.sessionId(), id);
+            try (var in = api.read(info.sessionId(), "/tmp/count")) {
+                assertArrayEquals("once\n".getBytes(StandardCharsets.UTF_8), in.readAllBytes(), "it ran once, and only once");
+            } catch (java.io.IOException e) {
+                throw new AssertionError(e);
+            }
+            assertEquals(2, fixture.journal.entries("cmd").stream().filter(e -> e.dispatch()).count(), "two commands reached the service, not three");
+        }
+    }
+
+    @Test
+    void closeStopsAndDeletesExactlyOnceEvenWhenTheirAnswersAreLost() {
+        fixture = new VercelEmulatorFixture(FaultPlan.parse("session-stop:lose@first=1,sandbox-delete:status=503@first=1", 1));
+        Environment env = new VercelProvider().open(OpenContext.of(fixture.settings()));
+        assertEquals(0, env.exec(ExecRequest.builder("true").build()).exitCode());
+        env.close();
+        env.close();
+        assertEquals(0, fixture.emulator.runningSessions());
+        assertTrue(fixture.emulator.sandboxNames().isEmpty(), "the sandbox is deleted");
+        assertEquals(1, fixture.journal.entries("sandbox-create").size());
+        // a retried stop or delete is the same call again: at most one more each, and nothing after close
+        long stops = fixture.journal.entries("session-stop").size();
+        long deletes = fixture.journal.entries("sandbox-delete").size();
+        assertEquals(2, stops, "one lost stop, then one retry");
+        assertEquals(2, deletes, "one 503, then one retry");
+        assertThrows(AirlockException.class, () -> env.exec(ExecRequest.builder("true").build()));
+    }
+}

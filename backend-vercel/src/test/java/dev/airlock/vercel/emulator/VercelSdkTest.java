@@ -1,0 +1,59 @@
+package dev.airlock.vercel.emulator;
+
+import dev.airlock.emulator.CallJournal;
+import dev.airlock.emulator.EmulatorContext;
+import dev.airlock.emulator.FaultPlan;
+import dev.airlock.emulator.SandboxIsolation;
+import dev.airlock.settings.Settings;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Vercel's official SDK ({@code @vercel/sandbox}, pinned in src/test/sdk/package-lock.json, installed
+ * by {@code npm ci} in .ci/run) against the emulator: create, writeFiles, runCommand (waited and
+ * detached), readFile, mkDir, stop. The SDK validates every answer with its own schemas.
+ */
+class VercelSdkTest {
+    static final Path SDK = Path.of("src/test/sdk");
+
+    @TempDir
+    Path state;
+
+    @Test
+    void theOfficialSdkWorksUnchangedAgainstTheEmulator() throws Exception {
+        Services.require(onPath("node"), "node is not installed (Debian package nodejs)");
+        Services.require(Files.isDirectory(SDK.resolve("node_modules/@vercel/sandbox")),
+                "the SDK is not installed: run `npm ci` in backend-vercel/src/test/sdk");
+        CallJournal journal = new CallJournal();
+        try (VercelEmulator emulator = new VercelEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
+                SandboxIsolation.detect(Settings.empty()), FaultPlan.none(), journal, Settings.empty()))) {
+            Process p = new ProcessBuilder("node", "check.mjs", emulator.url().toString())
+                    .directory(SDK.toFile()).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the SDK check did not finish");
+            System.out.println(out);
+            assertEquals(0, p.exitValue(), out);
+            assertTrue(out.contains("SDK CHECK PASSED"), out);
+            assertEquals(0, emulator.runningSessions(), "the SDK stopped its sandbox");
+            assertTrue(journal.entries("sandbox-create").size() == 1 && journal.entries("fs-write").size() == 1, "one create, one write");
+            journal.assertNoDoubleDispatch();
+        }
+    }
+
+    private static boolean onPath(String cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("sh", "-c", "command -v " + cmd).redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        return p.waitFor() == 0;
+    }
+}

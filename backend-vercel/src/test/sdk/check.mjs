@@ -1,0 +1,52 @@
+// Vercel's official SDK, unchanged, against the emulator at process.argv[2]: its base URL is fixed,
+// so a custom fetch rewrites https://vercel.com/api to the emulator (the SDK's own option).
+import { Sandbox } from "@vercel/sandbox";
+
+const base = process.argv[2];
+if (!base) {
+  console.error("usage: node check.mjs EMULATOR_URL");
+  process.exit(2);
+}
+const fetchToEmulator = (url, init) => fetch(String(url).replace("https://vercel.com/api", base), init);
+const creds = { token: "opaque-test-token", teamId: "team_airlock", projectId: "prj_airlock", fetch: fetchToEmulator };
+
+function check(cond, what) {
+  if (!cond) {
+    console.error("FAILED: " + what);
+    process.exit(1);
+  }
+  console.log("ok: " + what);
+}
+
+const sandbox = await Sandbox.create({ ...creds, timeout: 120000, tags: { owner: "airlock-sdk-check" } });
+check(sandbox.sandbox.status === "running" || sandbox.currentSession().status === "running", "create answers a running session");
+
+const payload = Buffer.from([0, 1, 2, 255, 10, 104, 105]);
+await sandbox.writeFiles([
+  { path: "data/bin.dat", content: payload },
+  { path: "/tmp/deep/dir/run.sh", content: "#!/bin/sh\necho from-script\n", mode: 0o755 },
+]);
+check(true, "writeFiles");
+
+const run = await sandbox.runCommand("sh", ["-c", "wc -c < data/bin.dat; /tmp/deep/dir/run.sh; echo oops >&2; exit 3"]);
+check(run.exitCode === 3, "runCommand exit code 3 (got " + run.exitCode + ")");
+const out = await run.stdout();
+check(out === "7\nfrom-script\n", "runCommand stdout (got " + JSON.stringify(out) + ")");
+check((await run.stderr()) === "oops\n", "runCommand stderr");
+
+const detached = await sandbox.runCommand({ cmd: "sh", args: ["-c", "echo later; exit 4"], detached: true });
+const done = await detached.wait();
+check(done.exitCode === 4, "detached command waits to exit code 4");
+check((await done.stdout()) === "later\n", "detached command logs");
+
+const back = await sandbox.readFileToBuffer({ path: "data/bin.dat" });
+check(back !== null && Buffer.compare(back, payload) === 0, "readFile returns the bytes written");
+check((await sandbox.readFileToBuffer({ path: "no/such/file" })) === null, "readFile of a missing file is null");
+
+await sandbox.mkDir("made");
+const ls = await sandbox.runCommand("sh", ["-c", "test -d made && stat -c %a /tmp/deep/dir/run.sh"]);
+check((await ls.stdout()) === "755\n", "mkDir made a directory; the header mode 0755 was applied");
+
+const stopped = await sandbox.stop();
+check(stopped.status === "stopped", "stop answers a stopped session");
+console.log("SDK CHECK PASSED");
