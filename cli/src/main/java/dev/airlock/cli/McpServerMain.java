@@ -5,7 +5,6 @@ import dev.airlock.Environments;
 import dev.airlock.safety.ApprovalChannel;
 import dev.airlock.safety.ApprovalGate;
 import dev.airlock.settings.Settings;
-import dev.airlock.spi.OpenContext;
 import dev.airlock.tools.AirlockTools;
 import dev.airlock.tools.ToolCall;
 import dev.airlock.tools.ToolDefinition;
@@ -146,11 +145,11 @@ final class McpServerMain {
 
     /**
      * The one place this server opens its environment with an approval channel.
-     * TODO(lead): switch to Environments.builder() (issue 13's public way to pass a channel) when it lands.
      */
     static Environment open(Settings settings, Optional<ApprovalChannel> channel) {
-        OpenContext context = OpenContext.of(settings);
-        return Environments.open(channel.map(context::withApprovalChannel).orElse(context));
+        Environments.Builder builder = Environments.builder().settings(settings);
+        channel.ifPresent(builder::approvalChannel);
+        return builder.open();
     }
 
     private void close() {

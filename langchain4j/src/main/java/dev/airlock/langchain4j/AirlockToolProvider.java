@@ -6,7 +6,6 @@ import dev.airlock.Environment;
 import dev.airlock.Environments;
 import dev.airlock.safety.ApprovalChannel;
 import dev.airlock.settings.Settings;
-import dev.airlock.spi.OpenContext;
 import dev.airlock.tools.AirlockTools;
 import dev.airlock.tools.ToolCall;
 import dev.airlock.tools.ToolDefinition;
@@ -83,11 +82,11 @@ public final class AirlockToolProvider implements ToolProvider, AutoCloseable {
 
     /**
      * The one place this module opens an environment with an approval channel.
-     * TODO(lead): switch to Environments.builder() (issue 13's public way to pass a channel) when it lands.
      */
     static Environment openEnvironment(Settings settings, Optional<ApprovalChannel> channel) {
-        OpenContext context = OpenContext.of(settings);
-        return Environments.open(channel.map(context::withApprovalChannel).orElse(context));
+        Environments.Builder builder = Environments.builder().settings(settings);
+        channel.ifPresent(builder::approvalChannel);
+        return builder.open();
     }
 
     /** The environment the tools work on. */
