@@ -17,9 +17,6 @@ import dev.airlock.containment.ContainedEnvironment;
 import dev.airlock.containment.Containment;
 import dev.airlock.containment.ContainmentSettings;
 import dev.airlock.containment.SecretVariables;
-import dev.airlock.event.AuditEvent;
-import dev.airlock.event.AuditFileListener;
-import dev.airlock.event.ExecListener;
 import dev.airlock.event.ExecTransition;
 import dev.airlock.safety.GuardMode;
 import dev.airlock.safety.Safety;
@@ -28,16 +25,9 @@ import dev.airlock.spi.Backend;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RawResult;
 import dev.airlock.spi.StdinWriter;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -51,7 +41,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * written against {@link dev.airlock.spi.AbstractEnvironment} get one behind that adapter.
  */
 public final class CoreEnvironment implements ContainedEnvironment {
-    private static final Logger LOG = LoggerFactory.getLogger(CoreEnvironment.class);
 
     private final Backend backend;
     private final String name;
@@ -59,8 +48,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     private final OpenContext context;
     private final Settings settings;
     private final CoreSettings config;
-    private final List<ExecListener> listeners;
-    private final AuditFileListener auditFile;
+    private final Listeners listeners;
     private final Workers workers;
     private final LiveExecs live = new LiveExecs();
     private final Spills spills = new Spills();
@@ -86,15 +74,10 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.config = CoreSettings.from(settings);
         this.secrets = SecretVariables.from(settings);
         this.containmentSettings = ContainmentSettings.from(settings);
-        List<ExecListener> l = new ArrayList<>(context.listeners());
-        this.auditFile = settings.get(CoreSettings.AUDIT_FILE_KEY).map(f -> new AuditFileListener(Path.of(f))).orElse(null);
-        if (auditFile != null) {
-            l.add(auditFile);
-        }
-        this.listeners = List.copyOf(l);
+        this.listeners = new Listeners(name, id, context.listeners(), settings);
         this.workers = new Workers(name);
         this.rawRuns = new RawRuns(this);
-        this.hooks = new Hooks(backend, rawRuns, config.stopBound());
+        this.hooks = new Hooks(backend, rawRuns, config.stopBound(), workers);
         this.reaper = new Reaper(this, config.killGrace());
         this.shellFiles = new ShellFiles(this);
         this.lifecycle = new Lifecycle(this, "airlock-shutdown-" + id);
@@ -341,24 +324,11 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     /** Reports an audit event to every listener. */
     public void emit(String type, String subject, Map<String, Object> fields) {
-        AuditEvent ev = new AuditEvent(Instant.now(), type, name, id, subject, fields);
-        for (ExecListener l : listeners) {
-            try {
-                l.onEvent(ev);
-            } catch (RuntimeException e) {
-                LOG.warn("an ExecListener failed: {}", e.toString());
-            }
-        }
+        listeners.emit(type, subject, fields);
     }
 
     void transition(ExecTransition t) {
-        for (ExecListener l : listeners) {
-            try {
-                l.onTransition(t);
-            } catch (RuntimeException e) {
-                LOG.warn("an ExecListener failed on a transition: {}", e.toString());
-            }
-        }
+        listeners.transition(t);
     }
 
     // ---------------------------------------------------------------- parts, for the exec run and lifecycle
@@ -399,8 +369,8 @@ public final class CoreEnvironment implements ContainedEnvironment {
         return target;
     }
 
-    AuditFileListener auditFile() {
-        return auditFile;
+    Listeners listeners() {
+        return listeners;
     }
 
     void ended(ExecRun run) {

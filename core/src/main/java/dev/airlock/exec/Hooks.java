@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.ScheduledFuture;
 
 /**
  * The backend's hooks as the core calls them: each with its deadline, and the backend's native
@@ -31,22 +32,60 @@ final class Hooks {
     private final Optional<Stager> stager;
     private final Optional<Killer> killer;
     private final Duration killBound;
+    private final Workers workers;
 
-    Hooks(Backend backend, RawRuns raw, Duration killBound) {
+    Hooks(Backend backend, RawRuns raw, Duration killBound, Workers workers) {
         this.backend = backend;
         this.raw = raw;
         this.stager = backend.stager();
         this.killer = backend.killer();
         this.killBound = killBound;
+        this.workers = workers;
+    }
+
+    /** A hook's body, given its deadline. */
+    private interface Body<T> {
+        T run(Deadline deadline) throws IOException;
+    }
+
+    /**
+     * Runs a hook and interrupts its thread if it is still running at its deadline: the core
+     * never waits on a hook past it. The interrupt can only land while the hook runs.
+     */
+    private <T> T bounded(Duration bound, Body<T> body) throws IOException {
+        Deadline deadline = Deadline.in(bound);
+        Thread caller = Thread.currentThread();
+        Object lock = new Object();
+        boolean[] done = {false};
+        ScheduledFuture<?> alarm = workers.alarm(() -> {
+            synchronized (lock) {
+                if (!done[0]) {
+                    caller.interrupt();
+                }
+            }
+        }, bound);
+        try {
+            return body.run(deadline);
+        } finally {
+            synchronized (lock) {
+                done[0] = true;
+            }
+            if (alarm != null) {
+                alarm.cancel(false);
+            }
+        }
     }
 
     RemoteProcess launch(Launch launch) throws IOException {
-        return backend.launch(launch, Deadline.in(HOOK_BOUND));
+        return bounded(HOOK_BOUND, d -> backend.launch(launch, d));
     }
 
     void stage(String path, Payload data) throws IOException {
         if (stager.isPresent()) {
-            stager.get().stage(path, data, Deadline.in(HOOK_BOUND));
+            bounded(HOOK_BOUND, d -> {
+                stager.get().stage(path, data, d);
+                return null;
+            });
             return;
         }
         RawResult r = raw.run(Shell.stageScript(path), data);
@@ -57,27 +96,33 @@ final class Hooks {
 
     void remove(String path) throws IOException {
         if (stager.isPresent()) {
-            stager.get().remove(path, Deadline.in(killBound));
+            bounded(killBound, d -> {
+                stager.get().remove(path, d);
+                return null;
+            });
             return;
         }
-        raw.run(Shell.removeScript(path), null);
+        bounded(killBound, d -> raw.run(Shell.removeScript(path), null));
     }
 
     void kill(RemoteProcess p, OptionalLong group, boolean force) throws IOException {
         if (killer.isPresent()) {
-            killer.get().kill(p, group, force, Deadline.in(killBound));
+            bounded(killBound, d -> {
+                killer.get().kill(p, group, force, d);
+                return null;
+            });
             return;
         }
         long pgid = group.orElseThrow(() -> new IOException(
                 "the command's process group is unknown and the backend has no native kill"));
-        raw.run(Shell.signalGroupScript(force ? "KILL" : "TERM", pgid), null);
+        bounded(killBound, d -> raw.run(Shell.signalGroupScript(force ? "KILL" : "TERM", pgid), null));
     }
 
     GroupState groupState(long pgid) throws IOException {
         if (killer.isPresent()) {
-            return killer.get().groupState(pgid, Deadline.in(killBound));
+            return bounded(killBound, d -> killer.get().groupState(pgid, d));
         }
-        RawResult r = raw.run(Shell.groupStateScript(pgid), null);
+        RawResult r = bounded(killBound, d -> raw.run(Shell.groupStateScript(pgid), null));
         return GroupState.parse(new String(r.stdout(), StandardCharsets.UTF_8));
     }
 }

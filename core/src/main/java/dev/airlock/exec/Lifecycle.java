@@ -2,7 +2,6 @@ package dev.airlock.exec;
 
 import dev.airlock.AirlockException;
 import dev.airlock.Target;
-import dev.airlock.event.AuditFileListener;
 import dev.airlock.shell.Shell;
 import dev.airlock.spi.Deadline;
 import org.slf4j.Logger;
@@ -104,9 +103,6 @@ final class Lifecycle {
         env.emit("close", env.id(), Map.of());
         env.workers().shutdown();
         env.spills().deletePending();
-        AuditFileListener audit = env.auditFile();
-        if (audit != null) {
-            audit.close();
-        }
+        env.listeners().close();
     }
 }

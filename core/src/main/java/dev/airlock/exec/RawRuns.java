@@ -45,9 +45,12 @@ final class RawRuns {
         IOException writeFailure = null;
         java.util.Optional<dev.airlock.spi.StdinWriter> streamed = env.streamedStdin();
         if (stdin != null && streamed.isPresent()) {
-            StdinPump pump = StdinPump.streamed(streamed.get(), p, stdin, () -> { });
-            pump.run();
-            writeFailure = pump.failure();
+            // A failure ends the input where it stands (the script must not wait for ever); the
+            // failure is reported below, so a short upload is refused, never used.
+            StdinPump[] pump = new StdinPump[1];
+            pump[0] = StdinPump.streamed(streamed.get(), p, stdin, () -> pump[0].endQuietly());
+            pump[0].run();
+            writeFailure = pump[0].failure() != null ? pump[0].failure() : pump[0].transportFailure();
         } else {
             try (OutputStream in = p.stdin()) {
                 if (stdin != null) {

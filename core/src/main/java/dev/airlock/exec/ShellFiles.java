@@ -1,10 +1,6 @@
 package dev.airlock.exec;
 
-import dev.airlock.spi.BlockingPipe;
-import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
-import dev.airlock.ExecResult;
-import dev.airlock.Execution;
 import dev.airlock.FileStat;
 import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
@@ -12,7 +8,6 @@ import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
 import dev.airlock.shell.Shell;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -28,13 +23,12 @@ import java.util.Optional;
  * never argv. Paths are quoted once, by {@link Shell}.
  */
 final class ShellFiles implements RemoteFiles {
-    private static final int PIPE_BUFFER = 256 * 1024;
-    private static final byte HEADER = 'A';
-
     private final CoreEnvironment env;
+    private final ShellFileRuns runs;
 
     ShellFiles(CoreEnvironment env) {
         this.env = env;
+        this.runs = new ShellFileRuns(env);
     }
 
     private String resolve(String path) {
@@ -104,7 +98,7 @@ final class ShellFiles implements RemoteFiles {
                 return;
             }
             try {
-                run("c=" + Shell.quote(dir) + "\ne=" + Shell.quote(createdFrom) + "\n"
+                runs.run("c=" + Shell.quote(dir) + "\ne=" + Shell.quote(createdFrom) + "\n"
                         + "while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do rmdir -- \"$c\" 2>/dev/null || break; c=$(dirname -- \"$c\"); done\n", null);
             } catch (RuntimeException ignored) {
                 // best effort: the write's own failure is what the caller hears about
@@ -129,17 +123,17 @@ final class ShellFiles implements RemoteFiles {
         }
         s.append("cd -P -- \"$d\" || exit 4\n")
                 .append("printf '%s\\0%s\\0%s' \"$(pwd -P)\" \"$(basename -- \"$t\")\" \"$e\"\n");
-        Outcome o = run(s.toString(), null);
-        switch (o.exit) {
+        ShellFileRuns.Outcome o = runs.run(s.toString(), null);
+        switch (o.exit()) {
             case 0 -> {
-                String[] f = o.out.split("\0", -1);
+                String[] f = o.out().split("\0", -1);
                 if (f.length < 3 || !f[0].startsWith("/") || f[1].isEmpty()) {
                     throw new BackendException("write to " + t + ": the target reported no usable directory");
                 }
                 return new Place(f[0], f[1], f[2]);
             }
             case 2 -> throw new NoSuchPathException(parent(t));
-            default -> throw failure("write", t, o);
+            default -> throw runs.failure("write", t, o);
         }
     }
 
@@ -179,16 +173,16 @@ final class ShellFiles implements RemoteFiles {
                 .append("trap - EXIT\n")
                 .append("printf '%s' \"$c\"\n");
         Counting counted = expected < 0 ? new Counting(content) : null;
-        Outcome o = run(s.toString(), counted != null ? counted.payload() : content);
-        if (o.exit == 0) {
-            long written = Long.parseLong(o.out.trim());
+        ShellFileRuns.Outcome o = runs.run(s.toString(), counted != null ? counted.payload() : content);
+        if (o.exit() == 0) {
+            long written = Long.parseLong(o.out().trim());
             if (counted != null && written != counted.count) {
                 throw new BackendException("write to " + t + " stored " + written + " bytes of the "
                         + counted.count + " sent; the file is incomplete, write it again");
             }
             return;
         }
-        throw failure("write", t, o);
+        throw runs.failure("write", t, o);
     }
 
     @Override
@@ -200,7 +194,7 @@ final class ShellFiles implements RemoteFiles {
                 + "[ -r \"$p\" ] || { echo \"permission denied: $p\" >&2; exit 4; }\n"
                 + "printf A\n"
                 + "exec cat -- \"$p\"\n";
-        return streamed("read", t, script);
+        return runs.streamed("read", t, script);
     }
 
     @Override
@@ -209,14 +203,14 @@ final class ShellFiles implements RemoteFiles {
         String script = "p=" + Shell.quotePath(t) + "\n"
                 + "[ -e \"$p\" ] || [ -L \"$p\" ] || exit 2\n"
                 + "exec stat -c '%f %s %Y' -- \"$p\"\n";
-        Outcome o = run(script, null);
-        if (o.exit == 2) {
+        ShellFileRuns.Outcome o = runs.run(script, null);
+        if (o.exit() == 2) {
             return Optional.empty();
         }
-        if (o.exit != 0) {
-            throw failure("stat", t, o);
+        if (o.exit() != 0) {
+            throw runs.failure("stat", t, o);
         }
-        return Optional.of(parseStat(t, name(t), o.out.trim()));
+        return Optional.of(parseStat(t, name(t), o.out().trim()));
     }
 
     @Override
@@ -230,15 +224,15 @@ final class ShellFiles implements RemoteFiles {
                 + "  stat -c '%f %s %Y' -- \"$f\" || continue\n"
                 + "  printf '%s\\0' \"$f\"\n"
                 + "done\n";
-        Outcome o = run(script, null);
-        if (o.exit == 2) {
+        ShellFileRuns.Outcome o = runs.run(script, null);
+        if (o.exit() == 2) {
             throw new NoSuchPathException(t);
         }
-        if (o.exit != 0) {
-            throw failure("list", t, o);
+        if (o.exit() != 0) {
+            throw runs.failure("list", t, o);
         }
         List<FileStat> out = new ArrayList<>();
-        String s = o.out;
+        String s = o.out();
         int i = 0;
         while (i < s.length()) {
             int nl = s.indexOf('\n', i);
@@ -265,12 +259,12 @@ final class ShellFiles implements RemoteFiles {
         String script = "p=" + Shell.quotePath(t) + "\n"
                 + "[ -e \"$p\" ] || [ -L \"$p\" ] || exit 2\n"
                 + "exec rm -rf -- \"$p\"\n";
-        Outcome o = run(script, null);
-        if (o.exit == 2) {
+        ShellFileRuns.Outcome o = runs.run(script, null);
+        if (o.exit() == 2) {
             return false;
         }
-        if (o.exit != 0) {
-            throw failure("delete", t, o);
+        if (o.exit() != 0) {
+            throw runs.failure("delete", t, o);
         }
         return true;
     }
@@ -279,9 +273,9 @@ final class ShellFiles implements RemoteFiles {
     public void mkdirs(String dir) {
         String t = resolve(dir);
         env.beforeWrite(t, "mkdirs");
-        Outcome o = run("exec mkdir -p -- " + Shell.quotePath(t) + "\n", null);
-        if (o.exit != 0) {
-            throw failure("mkdirs", t, o);
+        ShellFileRuns.Outcome o = runs.run("exec mkdir -p -- " + Shell.quotePath(t) + "\n", null);
+        if (o.exit() != 0) {
+            throw runs.failure("mkdirs", t, o);
         }
     }
 
@@ -291,9 +285,9 @@ final class ShellFiles implements RemoteFiles {
         env.beforeWrite(t, "copyIn");
         String script = "mkdir -p -- " + Shell.quotePath(t) + " && cd -- " + Shell.quotePath(t) + " || exit 4\n"
                 + "if tar --version 2>/dev/null | grep -q GNU; then exec tar -xpf - --no-same-owner; else exec tar -xf -; fi\n";
-        Outcome o = run(script, Payload.ofStream(tar));
-        if (o.exit != 0) {
-            throw failure("copyIn", t, o);
+        ShellFileRuns.Outcome o = runs.run(script, Payload.ofStream(tar));
+        if (o.exit() != 0) {
+            throw runs.failure("copyIn", t, o);
         }
     }
 
@@ -305,12 +299,7 @@ final class ShellFiles implements RemoteFiles {
                 + "cd -- \"$p\" || exit 4\n"
                 + "printf A\n"
                 + "exec tar -cf - .\n";
-        return streamed("copyOut", t, script);
-    }
-
-    // ---------------------------------------------------------------- plumbing
-
-    private record Outcome(int exit, String out, String err) {
+        return runs.streamed("copyOut", t, script);
     }
 
     /** Counts the bytes of a payload of unknown length as they are sent, to verify what was stored. */
@@ -351,86 +340,6 @@ final class ShellFiles implements RemoteFiles {
         }
     }
 
-    private Outcome run(String script, Payload stdin) {
-        ByteArrayOutputStream out = new CappedBuffer(16 << 20);
-        ByteArrayOutputStream err = new CappedBuffer(64 << 10);
-        Execution e = env.startInternal(script, stdin, out, err);
-        ExecResult r;
-        try {
-            r = e.await();
-        } catch (InterruptedException ie) {
-            e.cancel();
-            Thread.currentThread().interrupt();
-            throw new BackendException("interrupted during a file operation; it was cancelled");
-        }
-        if (r.cancelled()) {
-            throw new BackendException("the file operation was cancelled");
-        }
-        return new Outcome(r.exitCode(), out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8).strip());
-    }
-
-    /** An exec whose stdout (after a one-byte header) becomes the caller's stream. */
-    private InputStream streamed(String op, String path, String script) {
-        BlockingPipe pipe = new BlockingPipe(PIPE_BUFFER);
-        ByteArrayOutputStream err = new CappedBuffer(64 << 10);
-        Execution e = env.startInternal(script, null, pipe.sink, err);
-        InputStream in = pipe.source(e::cancel);
-        env.workers().runAsync(() -> {
-            // Ends the stream when the exec ends: with EOF on success, an error otherwise.
-            try {
-                ExecResult r = e.await();
-                if (r.exitCode() != 0 && !pipe.isReaderClosed()) {
-                    pipe.fail(new IOException(failure(op, path, outcome(r, err)).getMessage()));
-                } else {
-                    pipe.end();
-                }
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-                pipe.fail(new IOException(op + " interrupted"));
-            } catch (AirlockException ae) {
-                pipe.fail(new IOException(ae.getMessage(), ae));
-            }
-        });
-        int first;
-        try {
-            first = in.read();
-        } catch (IOException io) {
-            first = -1; // the exec ended before the header; its exit code says why
-        }
-        if (first != HEADER) {
-            try {
-                in.close();
-            } catch (IOException ignored) {
-                // our own pipe's close cannot fail
-            }
-            Outcome o = outcome(awaitQuietly(e), err);
-            if (o.exit == 2) {
-                throw new NoSuchPathException(path);
-            }
-            throw failure(op, path, o);
-        }
-        return in;
-    }
-
-    private static Outcome outcome(ExecResult r, ByteArrayOutputStream err) {
-        return new Outcome(r == null ? -1 : r.exitCode(), "", err.toString(StandardCharsets.UTF_8).strip());
-    }
-
-    private static ExecResult awaitQuietly(Execution e) {
-        try {
-            return e.await();
-        } catch (InterruptedException ie) {
-            Thread.currentThread().interrupt();
-            return null;
-        } catch (AirlockException ae) {
-            return null;
-        }
-    }
-
-    private BackendException failure(String op, String path, Outcome o) {
-        String why = o.err.isEmpty() ? "exit " + o.exit : o.err.lines().findFirst().orElse("");
-        return new BackendException(op + " " + path + " failed on " + env.name() + ": " + why);
-    }
 
     private static FileStat parseStat(String path, String name, String line) {
         String[] f = line.trim().split(" ");
@@ -456,27 +365,5 @@ final class ShellFiles implements RemoteFiles {
     private static String parent(String path) {
         int slash = path.lastIndexOf('/');
         return slash <= 0 ? "/" : path.substring(0, slash);
-    }
-
-    /** Keeps the first {@code cap} bytes; more is dropped (these are small internal outputs). */
-    private static final class CappedBuffer extends ByteArrayOutputStream {
-        private final int cap;
-
-        CappedBuffer(int cap) {
-            this.cap = cap;
-        }
-
-        @Override
-        public synchronized void write(byte[] b, int off, int len) {
-            int keep = Math.max(0, Math.min(len, cap - count));
-            super.write(b, off, keep);
-        }
-
-        @Override
-        public synchronized void write(int b) {
-            if (count < cap) {
-                super.write(b);
-            }
-        }
     }
 }

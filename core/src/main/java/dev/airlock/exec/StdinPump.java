@@ -37,6 +37,10 @@ final class StdinPump implements Runnable {
         /** After the last write, whatever happened: frees the transport's end. */
         default void release() {
         }
+
+        /** The transport refused a write or the end: the command's stdin is in an unknown state. */
+        default void failed() {
+        }
     }
 
     private final Target to;
@@ -45,6 +49,7 @@ final class StdinPump implements Runnable {
     private final CountDownLatch end = new CountDownLatch(1);
     private volatile boolean readingSource;
     private volatile IOException failure;
+    private volatile IOException transportFailure;
 
     private StdinPump(Target to, Payload payload, Runnable onSourceFailure) {
         this.to = to;
@@ -78,7 +83,11 @@ final class StdinPump implements Runnable {
         }, payload, onSourceFailure);
     }
 
-    /** Through a streamed-PAYLOAD backend's writer, by offset, with an explicit end. */
+    /**
+     * Through a streamed-PAYLOAD backend's writer, by offset, with an explicit end. When the writer
+     * fails the command's stdin is neither whole nor ended, so the command would wait for ever or
+     * take a short input: {@code onSourceFailure} kills it then too.
+     */
     static StdinPump streamed(StdinWriter writer, RemoteProcess process, Payload payload, Runnable onSourceFailure) {
         return new StdinPump(new Target() {
             private long offset;
@@ -97,6 +106,11 @@ final class StdinPump implements Runnable {
             @Override
             public int chunk() {
                 return StdinWriter.CHUNK;
+            }
+
+            @Override
+            public void failed() {
+                onSourceFailure.run();
             }
         }, payload, onSourceFailure);
     }
@@ -119,8 +133,11 @@ final class StdinPump implements Runnable {
             failure = (IOException) e.getCause();
             onSourceFailure.run();
         } catch (IOException | RuntimeException e) {
-            // The command exited without reading all of its input, like a pipeline's SIGPIPE.
+            // The command exited without reading all of its input, like a pipeline's SIGPIPE (or
+            // the transport failed: a streamed stdin is then killed, never left open or short).
             LOG.debug("stdin not fully delivered{}: {}", ended ? " (at its end)" : "", e.getMessage());
+            transportFailure = e instanceof IOException io ? io : new IOException(e.toString(), e);
+            to.failed();
         } finally {
             to.release();
             end.countDown();
@@ -138,9 +155,26 @@ final class StdinPump implements Runnable {
         }
     }
 
+    /**
+     * Ends the input where it stands, for a failure callback whose caller reports the failure
+     * itself (an internal script's upload: its short file is then refused, never used).
+     */
+    void endQuietly() {
+        try {
+            to.end();
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("could not end stdin after a failure: {}", e.getMessage());
+        }
+    }
+
     /** The caller's source failed (its message is the exec's error), or null. */
     IOException failure() {
         return failure;
+    }
+
+    /** The transport refused a write or the end (for a command: it stopped reading), or null. */
+    IOException transportFailure() {
+        return transportFailure;
     }
 
     /**

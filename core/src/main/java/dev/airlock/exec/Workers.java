@@ -66,6 +66,18 @@ final class Workers {
         }
     }
 
+    /**
+     * Runs {@code task} on the timer thread itself after {@code delay} (it must not block); null and
+     * never run when the environment is closed (an alarm that fired at once would be wrong).
+     */
+    ScheduledFuture<?> alarm(Runnable task, Duration delay) {
+        try {
+            return timers.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            return null;
+        }
+    }
+
     /** The pool, or when it is shut down a thread per task (a pump run inline could deadlock on a full pipe). */
     Executor executor() {
         return pool.isShutdown() ? r -> {

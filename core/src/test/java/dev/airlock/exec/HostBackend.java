@@ -55,6 +55,9 @@ class HostBackend implements Backend, Stager, Killer {
     volatile Fault stage = Fault.NONE;
     volatile Fault launch = Fault.NONE;
     volatile Fault stop = Fault.NONE;
+    volatile Fault kill = Fault.NONE;
+    /** The hooks the core interrupted while they stalled (at their deadline, or a stop). */
+    final List<String> interrupted = new CopyOnWriteArrayList<>();
     /** Printed before the record, like a remote user's ~/.bashrc that prints. */
     volatile String noise = "";
     /** Seconds the shell sleeps before the core's prefix runs, like a slow login. */
@@ -73,6 +76,8 @@ class HostBackend implements Backend, Stager, Killer {
 
     /** Chunks the streamed-stdin writer got: offset and length. */
     final List<long[]> chunks = new CopyOnWriteArrayList<>();
+    /** Per process, how many stdin bytes the streamed writer took. */
+    private final java.util.Map<RemoteProcess, Long> received = new java.util.concurrent.ConcurrentHashMap<>();
     /** The lengths the streamed-stdin writer's end was called with. */
     final List<Long> stdinEnds = new CopyOnWriteArrayList<>();
     /** Paths staged (user stdin, env, scripts). */
@@ -100,10 +105,11 @@ class HostBackend implements Backend, Stager, Killer {
         return Optional.of(new StdinWriter() {
             @Override
             public void write(RemoteProcess p, long offset, byte[] data, int length, Deadline deadline) throws IOException {
-                long expected = chunks.isEmpty() ? 0 : chunks.get(chunks.size() - 1)[0] + chunks.get(chunks.size() - 1)[1];
+                long expected = received.getOrDefault(p, 0L);
                 if (offset != expected) {
                     throw new IOException("chunk at " + offset + ", expected " + expected);
                 }
+                received.put(p, offset + length);
                 chunks.add(new long[] {offset, length});
                 p.stdin().write(data, 0, length);
                 p.stdin().flush();
@@ -178,6 +184,7 @@ class HostBackend implements Backend, Stager, Killer {
                 try {
                     release.await();
                 } catch (InterruptedException e) {
+                    interrupted.add(what);
                     Thread.currentThread().interrupt();
                     throw new InterruptedIOException(what + " interrupted");
                 }
@@ -233,6 +240,7 @@ class HostBackend implements Backend, Stager, Killer {
     @Override
     public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         signals.add((force ? "KILL " : "TERM ") + group.orElse(-1));
+        fault(kill, "kill");
         env.runRaw(Shell.signalGroupScript(force ? "KILL" : "TERM", group.orElseThrow()), null);
     }
 

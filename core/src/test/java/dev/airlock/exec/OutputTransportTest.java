@@ -103,7 +103,7 @@ class OutputTransportTest {
     void filesOutputArrivesByteExactAndTheFilesAreGone() throws Exception {
         HostBackend b = files();
         b.noise = "login banner"; // on the transport, before the record: never output
-        ExecResult r = b.exec(ExecRequest.of("printf 'a\\000b\\377'; printf 'e\\000\\n' >&2; exit 3"));
+        ExecResult r = within(b.start(ExecRequest.of("printf 'a\\000b\\377'; printf 'e\\000\\n' >&2; exit 3")));
         assertEquals(3, r.exitCode());
         assertArrayEquals(new byte[] {'a', 0, 'b', (byte) 0xff}, r.stdout().bytes());
         assertArrayEquals(new byte[] {'e', 0, '\n'}, r.stderr().bytes());
@@ -113,7 +113,7 @@ class OutputTransportTest {
     @Test
     void filesOutputKeepsTheCapAndCountsTheRest() throws Exception {
         HostBackend b = files("airlock.output.max-bytes", "1000");
-        ExecResult r = b.exec(ExecRequest.of("head -c 5000 /dev/zero; head -c 10 /dev/zero >&2"));
+        ExecResult r = within(b.start(ExecRequest.of("head -c 5000 /dev/zero; head -c 10 /dev/zero >&2")));
         assertEquals(0, r.exitCode());
         assertEquals(1000, r.stdout().bytes().length);
         assertEquals(4000, r.stdoutDropped());
@@ -126,7 +126,7 @@ class OutputTransportTest {
         HostBackend b = files();
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
-        ExecResult r = b.exec(ExecRequest.builder("printf out; printf err >&2").output(out, err).build());
+        ExecResult r = within(b.start(ExecRequest.builder("printf out; printf err >&2").output(out, err).build()));
         assertEquals(0, r.exitCode());
         assertEquals("out", out.toString());
         assertEquals("err", err.toString());
@@ -155,7 +155,7 @@ class OutputTransportTest {
     void aStagingFailureOnFilesOutputSaysWhy() throws Exception {
         HostBackend b = files();
         // A cwd that cannot be entered: its error lands in the output files, its status is 126.
-        ExecResult r = b.exec(ExecRequest.builder("echo ran").cwd(dir.resolve("missing").toString()).build());
+        ExecResult r = within(b.start(ExecRequest.builder("echo ran").cwd(dir.resolve("missing").toString()).build()));
         assertEquals(126, r.exitCode());
         assertTrue(r.stderr().text().contains("missing"), r.stderr().text());
         assertEquals("", r.stdout().text());
@@ -190,7 +190,7 @@ class OutputTransportTest {
         byte[] data = new byte[(5 << 19) + 7]; // 2.5 MiB and a bit: three chunks
         new Random(11).nextBytes(data);
         data[0] = 0;
-        ExecResult r = b.exec(ExecRequest.builder("cat").stdin(unknownLength(data)).build());
+        ExecResult r = within(b.start(ExecRequest.builder("cat").stdin(unknownLength(data)).build()));
         assertEquals(0, r.exitCode(), r.stderr().text());
         assertArrayEquals(data, r.stdout().bytes());
         long next = 0;
@@ -207,7 +207,7 @@ class OutputTransportTest {
     @Test
     void streamedEmptyStdinStillEnds() throws Exception {
         HostBackend b = streamed();
-        ExecResult r = b.exec(ExecRequest.builder("wc -c").stdin(Payload.of(new byte[0])).build());
+        ExecResult r = within(b.start(ExecRequest.builder("wc -c").stdin(Payload.of(new byte[0])).build()));
         assertEquals("0", r.stdout().text().strip());
         assertEquals(List.of(0L), b.stdinEnds);
     }
@@ -229,7 +229,7 @@ class OutputTransportTest {
             }
         };
         BackendException e = assertThrows(BackendException.class,
-                () -> b.exec(ExecRequest.builder("cat > /dev/null; echo took-it").stdin(Payload.ofStream(broken)).build()));
+                () -> within(b.start(ExecRequest.builder("cat > /dev/null; echo took-it").stdin(Payload.ofStream(broken)).build())));
         assertTrue(e.getMessage().contains("the source broke"), e.getMessage());
         assertFalse(b.stdinEnds.size() > 0, "a broken source was ended as if complete");
     }

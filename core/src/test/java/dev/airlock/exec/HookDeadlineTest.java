@@ -1,0 +1,49 @@
+package dev.airlock.exec;
+
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.StdinMode;
+import dev.airlock.exec.HostBackend.Fault;
+import dev.airlock.settings.Settings;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The core never waits on a hook past its deadline: a stuck hook is interrupted then, and the core goes on. */
+class HookDeadlineTest {
+    @TempDir
+    Path dir;
+
+    private HostBackend b;
+
+    @AfterEach
+    void cleanUp() {
+        if (b != null) {
+            b.release.countDown();
+            b.env.close();
+            b.launched.forEach(Process::destroyForcibly);
+        }
+    }
+
+    @Test
+    void aKillHookStuckPastItsDeadlineIsInterrupted() throws Exception {
+        b = new HostBackend(Settings.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
+                "airlock.kill.grace", "300ms"), StdinMode.PIPE, true, List.of());
+        b.kill = Fault.STALL;
+        Optional<ExecResult> r = b.start(ExecRequest.builder("sleep 30").timeout(Duration.ofSeconds(1)).build())
+                .await(Duration.ofSeconds(20));
+        assertTrue(r.isPresent() && r.get().timedOut(), "no timely timeout result");
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!b.interrupted.contains("kill")) {
+            assertTrue(System.nanoTime() < until, "the stuck kill hook was never interrupted at its deadline");
+            Thread.sleep(20);
+        }
+    }
+}
