@@ -1,6 +1,7 @@
 package dev.airlock.docker;
 
 import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.command.InspectExecResponse;
@@ -11,6 +12,7 @@ import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.PullResponseItem;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
@@ -60,6 +62,14 @@ final class DockerDaemon implements Closeable {
      * (unlike a foreground {@code sleep}) lets the TERM trap run at once on {@code docker stop}.
      */
     static final String KEEPALIVE = "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done";
+
+    /**
+     * The leased container's only process besides {@code --init}: it reads the container's stdin
+     * (through fd 3: a background job's own stdin is /dev/null) until it ends, which is when the
+     * environment's attach connection closes, cleanly or because its JVM died. Then the container
+     * stops and, being auto-removed, is gone.
+     */
+    static final String LEASED_KEEPALIVE = "trap 'exit 0' TERM INT; exec 3<&0; cat <&3 >/dev/null & wait $!";
 
     /**
      * Capabilities kept after dropping all: only what file ownership needs for a root user. CHOWN
@@ -130,8 +140,17 @@ final class DockerDaemon implements Closeable {
         return l;
     }
 
-    /** Creates and starts the hardened keepalive container; returns its id. Removed again if it cannot start. */
-    String createAndStart(DockerSettings s, String name, Map<String, String> labels) {
+    /** A started container and its lease (null for a kept one): closing the lease ends the container. */
+    record Started(String id, HijackedExec lease) {
+    }
+
+    /**
+     * Creates and starts the hardened keepalive container; removed again if it cannot start. A
+     * leased container lives as long as its lease, the stdin attach made before it starts: when
+     * this JVM dies, even by SIGKILL, the connection ends, the keepalive reads end-of-input and
+     * the container stops and is removed. {@code airlock up} containers are not leased.
+     */
+    Started createAndStart(DockerSettings s, String name, Map<String, String> labels, boolean leased) {
         String image = s.requireImage();
         ensureImage(image, s.pullMissing());
         HostConfig hc = HostConfig.newHostConfig()
@@ -141,7 +160,7 @@ final class DockerDaemon implements Closeable {
                 .withSecurityOpts(List.of("no-new-privileges"))
                 .withPidsLimit(s.pidsLimit())
                 .withNetworkMode(s.network())
-                .withAutoRemove(false);
+                .withAutoRemove(leased);
         s.cpus().ifPresent(c -> hc.withNanoCPUs(Math.round(c * 1e9)));
         if (s.memory().isPresent()) {
             hc.withMemory(s.memory().getAsLong()).withMemorySwap(s.memory().getAsLong());
@@ -156,10 +175,12 @@ final class DockerDaemon implements Closeable {
         s.runtime().ifPresent(hc::withRuntime);
         CreateContainerCmd cmd = client.createContainerCmd(image)
                 .withName(name)
-                .withEntrypoint("sh", "-c", KEEPALIVE)
+                .withEntrypoint("sh", "-c", leased ? LEASED_KEEPALIVE : KEEPALIVE)
                 .withLabels(labels)
                 .withTty(false)
-                .withStdinOpen(false)
+                .withStdinOpen(leased)
+                .withStdInOnce(leased)
+                .withAttachStdin(leased)
                 .withHostConfig(hc);
         if (!s.env().isEmpty()) {
             List<String> env = new ArrayList<>();
@@ -175,16 +196,28 @@ final class DockerDaemon implements Closeable {
             throw new ConfigurationException("image " + image + " is not on the Docker host (" + DockerSettings.IMAGE
                     + "): docker pull or build it, or set " + DockerSettings.PULL + "=missing");
         }
+        HijackedExec lease = null;
         try {
+            if (leased) {
+                try {
+                    lease = HijackedExec.attachStdin(host, id, apiTimeout);
+                } catch (IOException e) {
+                    throw new BackendUnavailableException("cannot attach to the new container " + shortId(id)
+                            + " at " + host + ": " + e.getMessage() + "; start dockerd or set " + DockerSettings.HOST);
+                }
+            }
             call("start container " + shortId(id), () -> {
                 client.startContainerCmd(id).exec();
                 return null;
             });
         } catch (RuntimeException e) {
             remove(id);
+            if (lease != null) {
+                lease.close();
+            }
             throw e;
         }
-        return id;
+        return new Started(id, lease);
     }
 
     private void ensureImage(String image, boolean pullMissing) {
@@ -198,21 +231,78 @@ final class DockerDaemon implements Closeable {
             }
         }
         LOG.info("pulling image {}", image);
+        String[] ref = DockerSettings.splitReference(image);
+        Pull pull = new Pull();
+        String failure;
         try {
-            boolean done = client.pullImageCmd(image).start().awaitCompletion(Math.max(10, apiTimeout.toMinutes()), TimeUnit.MINUTES);
-            if (!done) {
-                throw new BackendException("pulling image " + image + " did not finish in time; pull it by hand (docker pull " + image + ")");
+            client.pullImageCmd(ref[0]).withTag(ref[1]).exec(pull);
+            if (!pull.awaitCompletion(Math.max(10, apiTimeout.toMinutes()), TimeUnit.MINUTES)) {
+                closeQuietly(pull);
+                throw new BackendException("pulling image " + image + " did not finish in time; pull it by hand (docker pull "
+                        + image + ")");
             }
+            failure = pull.failure();
         } catch (InterruptedException e) {
+            closeQuietly(pull);
             Thread.currentThread().interrupt();
             throw new BackendException("interrupted while pulling image " + image);
         } catch (DockerException e) {
-            throw new ConfigurationException("image " + image + " is not on the Docker host and pulling it failed: " + reason(e)
-                    + "; docker pull or build it, or fix " + DockerSettings.IMAGE);
+            failure = reason(e);
         } catch (RuntimeException e) {
-            throw new ConfigurationException("image " + image + " is not on the Docker host and pulling it failed: "
-                    + rootMessage(e) + "; docker pull or build it, or fix " + DockerSettings.IMAGE);
+            failure = rootMessage(e);
         }
+        if (failure != null) {
+            throw new ConfigurationException("image " + image + " is not on the Docker host and pulling it failed: "
+                    + oneLine(failure) + "; docker pull or build it, or fix " + DockerSettings.IMAGE);
+        }
+    }
+
+    /**
+     * A pull's progress: keeps the daemon's error and the transport's, and logs nothing
+     * (docker-java's own callback logs each failure with a stack trace; Airlock reports one line).
+     */
+    private static final class Pull extends ResultCallback.Adapter<PullResponseItem> {
+        private volatile String error;
+        private volatile Throwable failure;
+
+        @Override
+        public void onNext(PullResponseItem item) {
+            if (item != null && item.isErrorIndicated() && error == null) {
+                error = item.getErrorDetail() != null && item.getErrorDetail().getMessage() != null
+                        ? item.getErrorDetail().getMessage() : item.getError();
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            if (failure == null) {
+                failure = t;
+            }
+            closeQuietly(this);
+        }
+
+        /** What went wrong, or null when the image came. */
+        String failure() {
+            Throwable t = failure;
+            if (t instanceof DockerException d) {
+                return reason(d);
+            }
+            return t != null ? rootMessage(t) : error;
+        }
+    }
+
+    private static void closeQuietly(Closeable c) {
+        try {
+            c.close();
+        } catch (IOException ignored) {
+            // nothing left to free
+        }
+    }
+
+    /** A daemon message on one line. */
+    static String oneLine(String s) {
+        String t = s == null ? "" : s.strip().replaceAll("\\s*[\\r\\n]+\\s*", " ");
+        return t.length() > 500 ? t.substring(0, 500) + "..." : t;
     }
 
     /** Inspects a container to attach to: it must exist and run. */
@@ -278,10 +368,13 @@ final class DockerDaemon implements Closeable {
         }
     }
 
-    /** Airlock's containers (by label), optionally with the kept ones, created before {@code cutoff}. */
+    /**
+     * This owner's Airlock containers (by label: user and host), optionally with the kept ones,
+     * created before {@code cutoff}. Another user's sandboxes on a shared daemon are never listed.
+     */
     List<Container> managedBefore(Instant cutoff, boolean includeKept) {
         List<Container> all = call("list containers", () -> client.listContainersCmd().withShowAll(true)
-                .withLabelFilter(Map.of(LABEL_MANAGED, "true")).exec());
+                .withLabelFilter(Map.of(LABEL_MANAGED, "true", LABEL_OWNER, owner())).exec());
         List<Container> out = new ArrayList<>();
         for (Container c : all) {
             Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
@@ -395,7 +488,8 @@ final class DockerDaemon implements Closeable {
         return id.length() > 12 && id.matches("[0-9a-f]+") ? id.substring(0, 12) : id;
     }
 
-    private static String owner() {
+    /** Who made a container: {@code user@host}, the scope of {@code gc}. */
+    static String owner() {
         String host = System.getenv("HOSTNAME");
         if (host == null || host.isBlank()) {
             try {

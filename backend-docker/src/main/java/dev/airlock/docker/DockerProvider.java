@@ -105,7 +105,7 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
         String image = s.requireImage();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
             String token = StdinScripts.randomToken().substring(0, 12);
-            return daemon.createAndStart(s, "airlock-up-" + token, DockerDaemon.labels("up-" + token, true));
+            return daemon.createAndStart(s, "airlock-up-" + token, DockerDaemon.labels("up-" + token, true), false).id();
         } catch (RuntimeException e) {
             throw e instanceof AirlockException ? e : new dev.airlock.BackendException("airlock up with image " + image + " failed: " + e, e);
         }
@@ -136,8 +136,9 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
     }
 
     /**
-     * {@code airlock gc [--older-than D]}: removes Airlock's containers created more than
-     * {@code olderThan} ago, left behind by a process that died before closing. Containers from
+     * {@code airlock gc [--older-than D]}: removes this owner's ({@code user@host}) Airlock
+     * containers created more than {@code olderThan} ago, left behind by a process that died
+     * before closing (a leased container ends with its JVM; an unstarted one can remain). Containers from
      * {@code up} are kept unless {@code includeKept}. Returns the ids removed.
      */
     @Override

@@ -76,7 +76,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                     + " forward the daemon to a local socket (e.g. ssh -L) and set " + HOST + "=unix:///PATH");
         }
         Optional<String> container = nonBlank(s, CONTAINER);
-        Optional<String> image = nonBlank(s, IMAGE);
+        Optional<String> image = nonBlank(s, IMAGE).map(DockerSettings::withDefaultTag);
         Optional<Double> cpus = nonBlank(s, CPUS).map(v -> {
             try {
                 double d = Double.parseDouble(v);
@@ -136,6 +136,29 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         return image.orElseThrow(() -> new ConfigurationException("setting " + IMAGE + " is required for the docker backend"
                 + " (or " + CONTAINER + " to attach to a running container): pass --set " + IMAGE + "=IMAGE or export "
                 + Settings.envName(IMAGE)));
+    }
+
+    /**
+     * The image reference as the Docker CLI reads it: without a tag or digest it means
+     * {@code :latest} (the API, given no tag, would pull every tag of the repository).
+     */
+    static String withDefaultTag(String image) {
+        if (image.contains("@")) {
+            return image;
+        }
+        int slash = image.lastIndexOf('/');
+        return image.indexOf(':', slash + 1) >= 0 ? image : image + ":latest";
+    }
+
+    /** {@code [repository, tag or digest]} of a reference that has one (see {@link #withDefaultTag}). */
+    static String[] splitReference(String image) {
+        int at = image.indexOf('@');
+        if (at >= 0) {
+            return new String[] {image.substring(0, at), image.substring(at + 1)};
+        }
+        String full = withDefaultTag(image);
+        int colon = full.lastIndexOf(':');
+        return new String[] {full.substring(0, colon), full.substring(colon + 1)};
     }
 
     /** The unix socket path when the host is {@code unix://}. */

@@ -62,6 +62,19 @@ class DockerSettingsTest {
         assertTrue(s.pullMissing());
     }
 
+    @Test
+    void anImageWithoutATagMeansLatestAsInTheDockerCli() {
+        assertEquals("python:latest", DockerSettings.from(Settings.of(DockerSettings.IMAGE, "python"), Map.of()).image().orElseThrow());
+        assertEquals("python:3.12", DockerSettings.withDefaultTag("python:3.12"));
+        assertEquals("localhost:5000/team/tool:latest", DockerSettings.withDefaultTag("localhost:5000/team/tool"));
+        assertEquals("localhost:5000/team/tool:1", DockerSettings.withDefaultTag("localhost:5000/team/tool:1"));
+        String digest = "busybox@sha256:" + "a".repeat(64);
+        assertEquals(digest, DockerSettings.withDefaultTag(digest), "a digest is never given a tag");
+        assertEquals(java.util.List.of("localhost:5000/team/tool", "latest"),
+                java.util.List.of(DockerSettings.splitReference("localhost:5000/team/tool")));
+        assertEquals(java.util.List.of("busybox", "sha256:" + "a".repeat(64)), java.util.List.of(DockerSettings.splitReference(digest)));
+    }
+
     private static void assertNames(String key, Settings s) {
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> DockerSettings.from(s, Map.of()));
         assertTrue(e.getMessage().contains(key), e.getMessage());
