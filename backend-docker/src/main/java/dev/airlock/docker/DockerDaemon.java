@@ -17,6 +17,7 @@ import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
+import dev.airlock.spi.ResourceLabels;
 import dev.airlock.BackendException;
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.ConfigurationException;
@@ -25,16 +26,14 @@ import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -49,13 +48,12 @@ import java.util.regex.Pattern;
 final class DockerDaemon implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(DockerDaemon.class);
 
-    static final String LABEL_MANAGED = "dev.airlock.managed";
-    static final String LABEL_OWNER = "dev.airlock.owner";
-    static final String LABEL_CREATED = "dev.airlock.created";
-    static final String LABEL_VERSION = "dev.airlock.version";
-    static final String LABEL_ENVIRONMENT = "dev.airlock.environment";
-    /** Set on containers made by {@code airlock up}: they outlive the command that made them. */
-    static final String LABEL_KEEP = "dev.airlock.keep";
+    /** The labels' prefix: {@link ResourceLabels} names behind it (existing containers stay found). */
+    static final String LABEL_PREFIX = "dev.airlock.";
+    static final String LABEL_MANAGED = LABEL_PREFIX + ResourceLabels.MANAGED;
+    static final String LABEL_OWNER = LABEL_PREFIX + ResourceLabels.OWNER;
+    static final String LABEL_CREATED = LABEL_PREFIX + ResourceLabels.CREATED;
+    static final String LABEL_ENVIRONMENT = LABEL_PREFIX + "environment";
 
     /**
      * The container's only process besides {@code --init}: it sleeps until stopped. {@code wait}
@@ -126,17 +124,10 @@ final class DockerDaemon implements Closeable {
 
     // ---------------------------------------------------------------- containers
 
-    /** Labels for a container this process creates. */
+    /** Labels for a container this process creates: the common scheme, plus the environment's id. */
     static Map<String, String> labels(String environmentId, boolean keep) {
-        Map<String, String> l = new LinkedHashMap<>();
-        l.put(LABEL_MANAGED, "true");
-        l.put(LABEL_OWNER, owner());
-        l.put(LABEL_CREATED, Instant.now().toString());
-        l.put(LABEL_VERSION, version());
+        Map<String, String> l = new LinkedHashMap<>(ResourceLabels.now(keep).asMap(LABEL_PREFIX));
         l.put(LABEL_ENVIRONMENT, environmentId);
-        if (keep) {
-            l.put(LABEL_KEEP, "true");
-        }
         return l;
     }
 
@@ -189,12 +180,20 @@ final class DockerDaemon implements Closeable {
         }
         s.user().ifPresent(cmd::withUser);
         s.workdir().ifPresent(cmd::withWorkingDir);
+        s.hardening().apply(hc, cmd);
         String id;
         try {
             id = call("create a container from " + image, () -> cmd.exec().getId());
         } catch (NotFoundException e) {
+            String why = reason(e);
+            Optional<String> blamed = s.hardening().blame(why);
+            if (blamed.isPresent()) {
+                throw new ConfigurationException("the Docker daemon refused " + blamed.get() + ": " + oneLine(why));
+            }
             throw new ConfigurationException("image " + image + " is not on the Docker host (" + DockerSettings.IMAGE
                     + "): docker pull or build it, or set " + DockerSettings.PULL + "=missing");
+        } catch (BackendException e) {
+            throw blamed(s, e);
         }
         HijackedExec lease = null;
         try {
@@ -215,9 +214,19 @@ final class DockerDaemon implements Closeable {
             if (lease != null) {
                 lease.close();
             }
-            throw e;
+            throw e instanceof BackendException b ? blamed(s, b) : e;
         }
         return new Started(id, lease);
+    }
+
+    /** A refusal caused by one of the hardening settings names that setting (a configuration error); others pass. */
+    private static RuntimeException blamed(DockerSettings s, BackendException e) {
+        Optional<String> setting = s.hardening().blame(e.getMessage());
+        if (setting.isEmpty()) {
+            return e;
+        }
+        return new ConfigurationException("the Docker daemon refused " + setting.get() + ": "
+                + oneLine(e.getMessage().replaceFirst("^the Docker daemon could not [^:]*: ", "")));
     }
 
     private void ensureImage(String image, boolean pullMissing) {
@@ -369,35 +378,23 @@ final class DockerDaemon implements Closeable {
     }
 
     /**
-     * This owner's Airlock containers (by label: user and host), optionally with the kept ones,
-     * created before {@code cutoff}. Another user's sandboxes on a shared daemon are never listed.
+     * This owner's Airlock containers (by label: user and host, filtered by the daemon too) that
+     * gc may remove: created more than {@code olderThan} ago, kept ones only when asked. Another
+     * user's sandboxes on a shared daemon are never listed; nor are containers with damaged labels.
      */
-    List<Container> managedBefore(Instant cutoff, boolean includeKept) {
+    List<Container> collectable(Duration olderThan, boolean includeKept) {
         List<Container> all = call("list containers", () -> client.listContainersCmd().withShowAll(true)
-                .withLabelFilter(Map.of(LABEL_MANAGED, "true", LABEL_OWNER, owner())).exec());
+                .withLabelFilter(ResourceLabels.selector(LABEL_PREFIX)).exec());
+        String owner = ResourceLabels.currentOwner();
+        Instant now = Instant.now();
         List<Container> out = new ArrayList<>();
         for (Container c : all) {
             Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
-            if ("true".equals(l.get(LABEL_KEEP)) && !includeKept) {
-                continue;
-            }
-            if (created(c).isBefore(cutoff)) {
+            if (ResourceLabels.parse(l, LABEL_PREFIX).filter(r -> r.collectable(owner, now, olderThan, includeKept)).isPresent()) {
                 out.add(c);
             }
         }
         return out;
-    }
-
-    private static Instant created(Container c) {
-        String label = c.getLabels() == null ? null : c.getLabels().get(LABEL_CREATED);
-        if (label != null) {
-            try {
-                return Instant.parse(label);
-            } catch (DateTimeParseException ignored) {
-                // fall back to the daemon's creation time
-            }
-        }
-        return Instant.ofEpochSecond(c.getCreated() == null ? 0 : c.getCreated());
     }
 
     // ---------------------------------------------------------------- execs
@@ -486,33 +483,6 @@ final class DockerDaemon implements Closeable {
 
     static String shortId(String id) {
         return id.length() > 12 && id.matches("[0-9a-f]+") ? id.substring(0, 12) : id;
-    }
-
-    /** Who made a container: {@code user@host}, the scope of {@code gc}. */
-    static String owner() {
-        String host = System.getenv("HOSTNAME");
-        if (host == null || host.isBlank()) {
-            try {
-                host = java.net.InetAddress.getLocalHost().getHostName();
-            } catch (IOException e) {
-                host = "unknown";
-            }
-        }
-        return System.getProperty("user.name", "unknown") + "@" + host;
-    }
-
-    /** Airlock's version from the build, for the labels. */
-    static String version() {
-        try (InputStream in = DockerDaemon.class.getResourceAsStream("airlock-version.properties")) {
-            if (in != null) {
-                Properties p = new Properties();
-                p.load(in);
-                return p.getProperty("version", "unknown");
-            }
-        } catch (IOException ignored) {
-            // fall through
-        }
-        return "unknown";
     }
 
     @Override

@@ -32,12 +32,13 @@ import java.util.regex.Pattern;
  *   <tr><td>airlock.docker.runtime</td><td>string</td><td>the daemon's</td><td>OCI runtime, e.g. runsc</td></tr>
  *   <tr><td>airlock.docker.pull</td><td>missing|never</td><td>missing</td><td>pull the image when the daemon lacks it</td></tr>
  *   <tr><td>airlock.docker.api-timeout</td><td>duration</td><td>2m</td><td>bound on one API call (never on a command)</td></tr>
+ *   <tr><td>airlock.docker.read-only, tmpfs, ulimits, shm-size, storage-size, devices, gpus, platform</td><td colspan="3">see {@link DockerHardening}</td></tr>
  * </table>
  */
 public record DockerSettings(URI host, Optional<String> image, Optional<String> container, Optional<Double> cpus,
                              OptionalLong memory, long pidsLimit, String network, Optional<String> user,
                              Optional<String> workdir, Map<String, String> env, List<String> volumes,
-                             Optional<String> runtime, boolean pullMissing, Duration apiTimeout) {
+                             Optional<String> runtime, boolean pullMissing, Duration apiTimeout, DockerHardening hardening) {
     public static final String IMAGE = "airlock.docker.image";
     public static final String HOST = "airlock.docker.host";
     public static final String CONTAINER = "airlock.docker.container";
@@ -122,13 +123,13 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
             throw new ConfigurationException("setting " + API_TIMEOUT + " must be positive");
         }
         return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
-                nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout);
+                nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, DockerHardening.from(s));
     }
 
     /** These settings with another bound on API calls (e.g. a quick availability check). */
     public DockerSettings withApiTimeout(Duration timeout) {
         return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
-                runtime, pullMissing, timeout);
+                runtime, pullMissing, timeout, hardening);
     }
 
     /** The image, or the error that names the setting. */

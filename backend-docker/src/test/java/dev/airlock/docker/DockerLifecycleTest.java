@@ -385,13 +385,13 @@ class DockerLifecycleTest {
         String staleKept;
         String fresh;
         String foreign;
-        String threeHoursAgo = Instant.now().minus(Duration.ofHours(3)).toString();
+        String threeHoursAgo = Instant.now().minus(Duration.ofHours(3)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
             Map<String, String> old = new java.util.LinkedHashMap<>(DockerDaemon.labels("gc-test-old", false));
             old.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);
             stale = daemon.createAndStart(s, "airlock-gc-old-" + System.nanoTime(), old, false).id();
             Map<String, String> theirs = new java.util.LinkedHashMap<>(old);
-            theirs.put(DockerDaemon.LABEL_OWNER, "someone-else@" + DockerDaemon.owner());
+            theirs.put(DockerDaemon.LABEL_OWNER, "someone-else@" + dev.airlock.spi.ResourceLabels.currentOwner());
             foreign = daemon.createAndStart(s, "airlock-gc-foreign-" + System.nanoTime(), theirs, false).id();
             Map<String, String> kept = new java.util.LinkedHashMap<>(DockerDaemon.labels("gc-test-kept", true));
             kept.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);

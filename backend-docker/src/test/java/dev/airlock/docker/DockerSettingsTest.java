@@ -75,6 +75,26 @@ class DockerSettingsTest {
         assertEquals(java.util.List.of("busybox", "sha256:" + "a".repeat(64)), java.util.List.of(DockerSettings.splitReference(digest)));
     }
 
+    @Test
+    void hardeningOptionsParseAndBadOnesNameTheirSetting() {
+        DockerHardening h = DockerSettings.from(Settings.of(DockerHardening.TMPFS, "/tmp:size=64m,mode=1777,/run",
+                DockerHardening.ULIMITS, "nofile=1024:2048,nproc=64", DockerHardening.SHM_SIZE, "256m"), Map.of()).hardening();
+        assertEquals(Map.of("/tmp", "size=64m,mode=1777", "/run", ""), h.tmpfs());
+        assertEquals(2048, ((Number) h.ulimits().get(0).getHard()).longValue());
+        assertEquals(64, ((Number) h.ulimits().get(1).getSoft()).longValue());
+        assertEquals(256L << 20, h.shmSize().getAsLong());
+        assertEquals(Map.of("/tmp", "mode=1777"),
+                DockerSettings.from(Settings.of(DockerHardening.READ_ONLY, "true"), Map.of()).hardening().tmpfs(),
+                "a read-only root gets a writable /tmp");
+        assertNames(DockerHardening.TMPFS, Settings.of(DockerHardening.TMPFS, "tmp"));
+        assertNames(DockerHardening.ULIMITS, Settings.of(DockerHardening.ULIMITS, "files=10"));
+        assertNames(DockerHardening.ULIMITS, Settings.of(DockerHardening.ULIMITS, "nofile=20:10"));
+        assertNames(DockerHardening.STORAGE_SIZE, Settings.of(DockerHardening.STORAGE_SIZE, "big"));
+        assertNames(DockerHardening.DEVICES, Settings.of(DockerHardening.DEVICES, "dev/null"));
+        assertNames(DockerHardening.GPUS, Settings.of(DockerHardening.GPUS, "some"));
+        assertNames(DockerHardening.PLATFORM, Settings.of(DockerHardening.PLATFORM, "amd64"));
+    }
+
     private static void assertNames(String key, Settings s) {
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> DockerSettings.from(s, Map.of()));
         assertTrue(e.getMessage().contains(key), e.getMessage());
