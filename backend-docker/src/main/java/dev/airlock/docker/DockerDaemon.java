@@ -93,6 +93,7 @@ final class DockerDaemon implements Closeable {
         this.apiTimeout = s.apiTimeout();
         DockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
                 .withDockerHost(host.toString())
+                .withDockerConfig(s.dockerConfig().toString()) // registry credentials of config.json's auths
                 .withDockerTlsVerify(false)
                 .build();
         // responseTimeout bounds every call on this client; no command's output streams through it

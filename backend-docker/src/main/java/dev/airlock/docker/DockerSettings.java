@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  *   <caption>docker settings</caption>
  *   <tr><th>key</th><th>type</th><th>default</th><th>meaning</th></tr>
  *   <tr><td>airlock.docker.image</td><td>string</td><td>(required unless container is set)</td><td>image of the container</td></tr>
- *   <tr><td>airlock.docker.host</td><td>unix:///PATH or tcp://HOST:PORT</td><td>DOCKER_HOST, else unix:///var/run/docker.sock</td><td>the daemon</td></tr>
+ *   <tr><td>airlock.docker.host</td><td>unix:///PATH or tcp://HOST:PORT</td><td>DOCKER_HOST, else DOCKER_CONTEXT's, else the current context's, else unix:///var/run/docker.sock</td><td>the daemon</td></tr>
  *   <tr><td>airlock.docker.container</td><td>id or name</td><td>(none)</td><td>attach to this running container; never removed</td></tr>
  *   <tr><td>airlock.docker.cpus</td><td>decimal</td><td>(unlimited)</td><td>like {@code docker run --cpus}</td></tr>
  *   <tr><td>airlock.docker.memory</td><td>bytes (512m, 2g)</td><td>(unlimited)</td><td>memory limit, swap included</td></tr>
@@ -38,7 +38,8 @@ import java.util.regex.Pattern;
 public record DockerSettings(URI host, Optional<String> image, Optional<String> container, Optional<Double> cpus,
                              OptionalLong memory, long pidsLimit, String network, Optional<String> user,
                              Optional<String> workdir, Map<String, String> env, List<String> volumes,
-                             Optional<String> runtime, boolean pullMissing, Duration apiTimeout, DockerHardening hardening) {
+                             Optional<String> runtime, boolean pullMissing, Duration apiTimeout, DockerHardening hardening,
+                             java.nio.file.Path dockerConfig) {
     public static final String IMAGE = "airlock.docker.image";
     public static final String HOST = "airlock.docker.host";
     public static final String CONTAINER = "airlock.docker.container";
@@ -123,13 +124,14 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
             throw new ConfigurationException("setting " + API_TIMEOUT + " must be positive");
         }
         return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
-                nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, DockerHardening.from(s));
+                nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, DockerHardening.from(s),
+                DockerCliConfig.dir(environment));
     }
 
     /** These settings with another bound on API calls (e.g. a quick availability check). */
     public DockerSettings withApiTimeout(Duration timeout) {
         return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
-                runtime, pullMissing, timeout, hardening);
+                runtime, pullMissing, timeout, hardening, dockerConfig);
     }
 
     /** The image, or the error that names the setting. */
@@ -182,7 +184,15 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         if (!native_.isBlank()) {
             return native_.trim();
         }
-        return set.map(String::trim).orElse(DEFAULT_HOST);
+        // As the Docker CLI: DOCKER_CONTEXT, then config.json's currentContext (below Airlock's own config file).
+        Optional<String> named = DockerCliConfig.namedContextHost(environment);
+        if (named.isPresent()) {
+            return named.get();
+        }
+        if (set.isPresent()) {
+            return set.get().trim();
+        }
+        return DockerCliConfig.currentContextHost(environment).orElse(DEFAULT_HOST);
     }
 
     static URI parseHost(String raw) {

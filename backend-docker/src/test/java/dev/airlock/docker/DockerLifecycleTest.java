@@ -435,6 +435,39 @@ class DockerLifecycleTest {
     }
 
     @Test
+    void aDockerContextLeadsToItsDaemon(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"))) {
+            DockerSettingsTest.writeContext(dir, "through-proxy", proxy.url());
+            Settings settings = DockerFixture.settings();
+            DockerSettings s = DockerSettings.from(settings, Map.of("DOCKER_CONFIG", dir.toString(), "DOCKER_CONTEXT", "through-proxy"));
+            try (Environment env = DockerEnvironment.open(dev.airlock.spi.OpenContext.of(settings), s)) {
+                assertEquals("via the context", sh(env, "echo via the context"));
+            }
+            assertTrue(proxy.requests().stream().anyMatch(l -> l.matches("POST /exec/[0-9a-f]+/start")), proxy.requests().toString());
+        }
+    }
+
+    @Test
+    void registryCredentialsComeFromTheDockerConfig(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String auth = java.util.Base64.getEncoder().encodeToString("airlock-user:s3cret-pw".getBytes());
+        java.nio.file.Files.writeString(dir.resolve("config.json"),
+                "{\"auths\":{\"registry.airlock.invalid:5000\":{\"auth\":\"" + auth + "\"}}}");
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"))) {
+            Settings settings = DockerFixture.settings(DockerSettings.HOST, proxy.url(),
+                    DockerSettings.IMAGE, "registry.airlock.invalid:5000/team/tool:1", DockerSettings.PULL, "missing");
+            DockerSettings s = DockerSettings.from(settings, Map.of("DOCKER_CONFIG", dir.toString()));
+            ConfigurationException e = assertThrows(ConfigurationException.class,
+                    () -> DockerEnvironment.open(dev.airlock.spi.OpenContext.of(settings), s));
+            assertFalse(e.getMessage().contains("s3cret-pw"), e.getMessage());
+            String head = proxy.heads().stream().filter(h -> h.contains("/images/create?")).findFirst().orElseThrow();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)X-Registry-Auth: *(\\S+)").matcher(head);
+            assertTrue(m.find(), "the pull carries credentials: " + head.lines().findFirst().orElse(""));
+            String json = new String(java.util.Base64.getUrlDecoder().decode(m.group(1).replace('+', '-').replace('/', '_')));
+            assertTrue(json.contains("airlock-user") && json.contains("s3cret-pw"), "the config's credentials, for that registry");
+        }
+    }
+
+    @Test
     void aMissingImageIsAConfigurationError() {
         ConfigurationException e = assertThrows(ConfigurationException.class,
                 () -> Environments.open(DockerFixture.settings(DockerSettings.IMAGE, "airlock-test/absent:0")));

@@ -95,6 +95,45 @@ class DockerSettingsTest {
         assertNames(DockerHardening.PLATFORM, Settings.of(DockerHardening.PLATFORM, "amd64"));
     }
 
+    /** A context as {@code docker context create NAME --docker host=HOST} stores it. */
+    static void writeContext(java.nio.file.Path dockerConfig, String name, String host) throws Exception {
+        String id = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(name.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        java.nio.file.Path meta = java.nio.file.Files.createDirectories(dockerConfig.resolve("contexts/meta").resolve(id));
+        java.nio.file.Files.writeString(meta.resolve("meta.json"), "{\"Name\":\"" + name + "\",\"Metadata\":{},"
+                + "\"Endpoints\":{\"docker\":{\"Host\":\"" + host + "\",\"SkipTLSVerify\":false}}}");
+    }
+
+    @Test
+    void dockerContextAndTheCurrentContextNameTheDaemonAsInTheDockerCli(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        writeContext(dir, "remote", "tcp://10.0.0.5:2375");
+        writeContext(dir, "other", "unix:///other.sock");
+        String cfg = dir.toString();
+        assertEquals("tcp://10.0.0.5:2375", DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "remote")).host().toString());
+        assertEquals("unix:///x.sock", DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "remote", "DOCKER_HOST", "unix:///x.sock")).host().toString(),
+                "DOCKER_HOST wins over a context, as in the CLI");
+        assertEquals("unix:///var/run/docker.sock", DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "default")).host().toString());
+        java.nio.file.Files.writeString(dir.resolve("config.json"), "{\"currentContext\":\"other\"}");
+        assertEquals("unix:///other.sock", DockerSettings.from(Settings.empty(), Map.of("DOCKER_CONFIG", cfg)).host().toString());
+        assertEquals("tcp://10.0.0.5:2375", DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "remote")).host().toString(), "DOCKER_CONTEXT over currentContext");
+        ConfigurationException missing = assertThrows(ConfigurationException.class, () -> DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "nowhere")));
+        assertTrue(missing.getMessage().contains("DOCKER_CONTEXT") && missing.getMessage().contains("nowhere")
+                && !missing.getMessage().contains("\n"), missing.getMessage());
+        writeContext(dir, "tls", "tcp://10.0.0.6:2376");
+        java.nio.file.Files.createDirectories(dir.resolve("contexts/tls").resolve(java.util.HexFormat.of().formatHex(
+                java.security.MessageDigest.getInstance("SHA-256").digest("tls".getBytes(java.nio.charset.StandardCharsets.UTF_8))))
+                .resolve("docker"));
+        ConfigurationException tls = assertThrows(ConfigurationException.class, () -> DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "tls")));
+        assertTrue(tls.getMessage().contains("TLS") && tls.getMessage().contains(DockerSettings.HOST), tls.getMessage());
+    }
+
     private static void assertNames(String key, Settings s) {
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> DockerSettings.from(s, Map.of()));
         assertTrue(e.getMessage().contains(key), e.getMessage());

@@ -24,6 +24,7 @@ final class UnixSocketProxy implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger stalled = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean stallExecStarts;
     private final List<String> requests = new CopyOnWriteArrayList<>();
+    private final List<String> heads = new CopyOnWriteArrayList<>();
     private final List<SocketChannel> execs = new CopyOnWriteArrayList<>();
     private final List<SocketChannel> leases = new CopyOnWriteArrayList<>();
     private static final java.util.regex.Pattern REQUEST_LINE =
@@ -112,9 +113,17 @@ final class UnixSocketProxy implements AutoCloseable {
     /** Notes the request lines in bytes going to the daemon (a request split across reads may be missed). */
     private void record(ByteBuffer chunk) {
         var m = REQUEST_LINE.matcher(java.nio.charset.StandardCharsets.ISO_8859_1.decode(chunk.duplicate()));
+        String text = java.nio.charset.StandardCharsets.ISO_8859_1.decode(chunk.duplicate()).toString();
         while (m.find()) {
             requests.add(m.group(1));
+            int end = text.indexOf("\r\n\r\n", m.start());
+            heads.add(text.substring(m.start(), end < 0 ? text.length() : end));
         }
+    }
+
+    /** The request heads seen so far (request line and headers), in order. */
+    List<String> heads() {
+        return List.copyOf(heads);
     }
 
     /** The request lines seen so far ({@code METHOD PATH}), in order. */
