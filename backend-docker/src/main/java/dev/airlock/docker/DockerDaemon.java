@@ -1,7 +1,6 @@
 package dev.airlock.docker;
 
 import com.github.dockerjava.api.DockerClient;
-import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.command.InspectExecResponse;
@@ -12,7 +11,6 @@ import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
-import com.github.dockerjava.api.model.PullResponseItem;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
@@ -34,7 +32,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -241,71 +238,10 @@ final class DockerDaemon implements Closeable {
             }
         }
         LOG.info("pulling image {}", image);
-        String[] ref = DockerSettings.splitReference(image);
-        Pull pull = new Pull();
-        String failure;
-        try {
-            client.pullImageCmd(ref[0]).withTag(ref[1]).exec(pull);
-            if (!pull.awaitCompletion(Math.max(10, apiTimeout.toMinutes()), TimeUnit.MINUTES)) {
-                closeQuietly(pull);
-                throw new BackendException("pulling image " + image + " did not finish in time; pull it by hand (docker pull "
-                        + image + ")");
-            }
-            failure = pull.failure();
-        } catch (InterruptedException e) {
-            closeQuietly(pull);
-            Thread.currentThread().interrupt();
-            throw new BackendException("interrupted while pulling image " + image);
-        } catch (DockerException e) {
-            failure = reason(e);
-        } catch (RuntimeException e) {
-            failure = rootMessage(e);
-        }
+        String failure = ImagePull.pull(client, image, apiTimeout);
         if (failure != null) {
             throw new ConfigurationException("image " + image + " is not on the Docker host and pulling it failed: "
                     + oneLine(failure) + "; docker pull or build it, or fix " + DockerSettings.IMAGE);
-        }
-    }
-
-    /**
-     * A pull's progress: keeps the daemon's error and the transport's, and logs nothing
-     * (docker-java's own callback logs each failure with a stack trace; Airlock reports one line).
-     */
-    private static final class Pull extends ResultCallback.Adapter<PullResponseItem> {
-        private volatile String error;
-        private volatile Throwable failure;
-
-        @Override
-        public void onNext(PullResponseItem item) {
-            if (item != null && item.isErrorIndicated() && error == null) {
-                error = item.getErrorDetail() != null && item.getErrorDetail().getMessage() != null
-                        ? item.getErrorDetail().getMessage() : item.getError();
-            }
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            if (failure == null) {
-                failure = t;
-            }
-            closeQuietly(this);
-        }
-
-        /** What went wrong, or null when the image came. */
-        String failure() {
-            Throwable t = failure;
-            if (t instanceof DockerException d) {
-                return reason(d);
-            }
-            return t != null ? rootMessage(t) : error;
-        }
-    }
-
-    private static void closeQuietly(Closeable c) {
-        try {
-            c.close();
-        } catch (IOException ignored) {
-            // nothing left to free
         }
     }
 
@@ -474,7 +410,7 @@ final class DockerDaemon implements Closeable {
         return matcher.find() ? matcher.group(1).replace("\\\"", "\"") : m.strip();
     }
 
-    private static String rootMessage(Throwable e) {
+    static String rootMessage(Throwable e) {
         Throwable t = e;
         while (t.getCause() != null && t.getCause() != t) {
             t = t.getCause();
