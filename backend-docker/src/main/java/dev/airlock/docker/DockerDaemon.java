@@ -15,6 +15,7 @@ import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
+import dev.airlock.spi.ResourceLabels;
 import dev.airlock.BackendException;
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.ConfigurationException;
@@ -23,17 +24,14 @@ import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.concurrent.TimeUnit;
+import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -47,19 +45,26 @@ import java.util.regex.Pattern;
 final class DockerDaemon implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(DockerDaemon.class);
 
-    static final String LABEL_MANAGED = "dev.airlock.managed";
-    static final String LABEL_OWNER = "dev.airlock.owner";
-    static final String LABEL_CREATED = "dev.airlock.created";
-    static final String LABEL_VERSION = "dev.airlock.version";
-    static final String LABEL_ENVIRONMENT = "dev.airlock.environment";
-    /** Set on containers made by {@code airlock up}: they outlive the command that made them. */
-    static final String LABEL_KEEP = "dev.airlock.keep";
+    /** The labels' prefix: {@link ResourceLabels} names behind it (existing containers stay found). */
+    static final String LABEL_PREFIX = "dev.airlock.";
+    static final String LABEL_MANAGED = LABEL_PREFIX + ResourceLabels.MANAGED;
+    static final String LABEL_OWNER = LABEL_PREFIX + ResourceLabels.OWNER;
+    static final String LABEL_CREATED = LABEL_PREFIX + ResourceLabels.CREATED;
+    static final String LABEL_ENVIRONMENT = LABEL_PREFIX + "environment";
 
     /**
      * The container's only process besides {@code --init}: it sleeps until stopped. {@code wait}
      * (unlike a foreground {@code sleep}) lets the TERM trap run at once on {@code docker stop}.
      */
     static final String KEEPALIVE = "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done";
+
+    /**
+     * The leased container's only process besides {@code --init}: it reads the container's stdin
+     * (through fd 3: a background job's own stdin is /dev/null) until it ends, which is when the
+     * environment's attach connection closes, cleanly or because its JVM died. Then the container
+     * stops and, being auto-removed, is gone.
+     */
+    static final String LEASED_KEEPALIVE = "trap 'exit 0' TERM INT; exec 3<&0; cat <&3 >/dev/null & wait $!";
 
     /**
      * Capabilities kept after dropping all: only what file ownership needs for a root user. CHOWN
@@ -85,6 +90,7 @@ final class DockerDaemon implements Closeable {
         this.apiTimeout = s.apiTimeout();
         DockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
                 .withDockerHost(host.toString())
+                .withDockerConfig(s.dockerConfig().toString()) // registry credentials of config.json's auths
                 .withDockerTlsVerify(false)
                 .build();
         // responseTimeout bounds every call on this client; no command's output streams through it
@@ -116,22 +122,24 @@ final class DockerDaemon implements Closeable {
 
     // ---------------------------------------------------------------- containers
 
-    /** Labels for a container this process creates. */
+    /** Labels for a container this process creates: the common scheme, plus the environment's id. */
     static Map<String, String> labels(String environmentId, boolean keep) {
-        Map<String, String> l = new LinkedHashMap<>();
-        l.put(LABEL_MANAGED, "true");
-        l.put(LABEL_OWNER, owner());
-        l.put(LABEL_CREATED, Instant.now().toString());
-        l.put(LABEL_VERSION, version());
+        Map<String, String> l = new LinkedHashMap<>(ResourceLabels.now(keep).asMap(LABEL_PREFIX));
         l.put(LABEL_ENVIRONMENT, environmentId);
-        if (keep) {
-            l.put(LABEL_KEEP, "true");
-        }
         return l;
     }
 
-    /** Creates and starts the hardened keepalive container; returns its id. Removed again if it cannot start. */
-    String createAndStart(DockerSettings s, String name, Map<String, String> labels) {
+    /** A started container and its lease (null for a kept one): closing the lease ends the container. */
+    record Started(String id, HijackedExec lease) {
+    }
+
+    /**
+     * Creates and starts the hardened keepalive container; removed again if it cannot start. A
+     * leased container lives as long as its lease, the stdin attach made before it starts: when
+     * this JVM dies, even by SIGKILL, the connection ends, the keepalive reads end-of-input and
+     * the container stops and is removed. {@code airlock up} containers are not leased.
+     */
+    Started createAndStart(DockerSettings s, String name, Map<String, String> labels, boolean leased) {
         String image = s.requireImage();
         ensureImage(image, s.pullMissing());
         HostConfig hc = HostConfig.newHostConfig()
@@ -141,7 +149,7 @@ final class DockerDaemon implements Closeable {
                 .withSecurityOpts(List.of("no-new-privileges"))
                 .withPidsLimit(s.pidsLimit())
                 .withNetworkMode(s.network())
-                .withAutoRemove(false);
+                .withAutoRemove(leased);
         s.cpus().ifPresent(c -> hc.withNanoCPUs(Math.round(c * 1e9)));
         if (s.memory().isPresent()) {
             hc.withMemory(s.memory().getAsLong()).withMemorySwap(s.memory().getAsLong());
@@ -156,10 +164,12 @@ final class DockerDaemon implements Closeable {
         s.runtime().ifPresent(hc::withRuntime);
         CreateContainerCmd cmd = client.createContainerCmd(image)
                 .withName(name)
-                .withEntrypoint("sh", "-c", KEEPALIVE)
+                .withEntrypoint("sh", "-c", leased ? LEASED_KEEPALIVE : KEEPALIVE)
                 .withLabels(labels)
                 .withTty(false)
-                .withStdinOpen(false)
+                .withStdinOpen(leased)
+                .withStdInOnce(leased)
+                .withAttachStdin(leased)
                 .withHostConfig(hc);
         if (!s.env().isEmpty()) {
             List<String> env = new ArrayList<>();
@@ -168,23 +178,53 @@ final class DockerDaemon implements Closeable {
         }
         s.user().ifPresent(cmd::withUser);
         s.workdir().ifPresent(cmd::withWorkingDir);
+        s.hardening().apply(hc, cmd);
         String id;
         try {
             id = call("create a container from " + image, () -> cmd.exec().getId());
         } catch (NotFoundException e) {
+            String why = reason(e);
+            Optional<String> blamed = s.hardening().blame(why);
+            if (blamed.isPresent()) {
+                throw new ConfigurationException("the Docker daemon refused " + blamed.get() + ": " + oneLine(why));
+            }
             throw new ConfigurationException("image " + image + " is not on the Docker host (" + DockerSettings.IMAGE
                     + "): docker pull or build it, or set " + DockerSettings.PULL + "=missing");
+        } catch (BackendException e) {
+            throw blamed(s, e);
         }
+        HijackedExec lease = null;
         try {
+            if (leased) {
+                try {
+                    lease = HijackedExec.attachStdin(host, id, apiTimeout);
+                } catch (IOException e) {
+                    throw new BackendUnavailableException("cannot attach to the new container " + shortId(id)
+                            + " at " + host + ": " + e.getMessage() + "; start dockerd or set " + DockerSettings.HOST);
+                }
+            }
             call("start container " + shortId(id), () -> {
                 client.startContainerCmd(id).exec();
                 return null;
             });
         } catch (RuntimeException e) {
             remove(id);
-            throw e;
+            if (lease != null) {
+                lease.close();
+            }
+            throw e instanceof BackendException b ? blamed(s, b) : e;
         }
-        return id;
+        return new Started(id, lease);
+    }
+
+    /** A refusal caused by one of the hardening settings names that setting (a configuration error); others pass. */
+    private static RuntimeException blamed(DockerSettings s, BackendException e) {
+        Optional<String> setting = s.hardening().blame(e.getMessage());
+        if (setting.isEmpty()) {
+            return e;
+        }
+        return new ConfigurationException("the Docker daemon refused " + setting.get() + ": "
+                + oneLine(e.getMessage().replaceFirst("^the Docker daemon could not [^:]*: ", "")));
     }
 
     private void ensureImage(String image, boolean pullMissing) {
@@ -198,21 +238,17 @@ final class DockerDaemon implements Closeable {
             }
         }
         LOG.info("pulling image {}", image);
-        try {
-            boolean done = client.pullImageCmd(image).start().awaitCompletion(Math.max(10, apiTimeout.toMinutes()), TimeUnit.MINUTES);
-            if (!done) {
-                throw new BackendException("pulling image " + image + " did not finish in time; pull it by hand (docker pull " + image + ")");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new BackendException("interrupted while pulling image " + image);
-        } catch (DockerException e) {
-            throw new ConfigurationException("image " + image + " is not on the Docker host and pulling it failed: " + reason(e)
-                    + "; docker pull or build it, or fix " + DockerSettings.IMAGE);
-        } catch (RuntimeException e) {
+        String failure = ImagePull.pull(client, image, apiTimeout);
+        if (failure != null) {
             throw new ConfigurationException("image " + image + " is not on the Docker host and pulling it failed: "
-                    + rootMessage(e) + "; docker pull or build it, or fix " + DockerSettings.IMAGE);
+                    + oneLine(failure) + "; docker pull or build it, or fix " + DockerSettings.IMAGE);
         }
+    }
+
+    /** A daemon message on one line. */
+    static String oneLine(String s) {
+        String t = s == null ? "" : s.strip().replaceAll("\\s*[\\r\\n]+\\s*", " ");
+        return t.length() > 500 ? t.substring(0, 500) + "..." : t;
     }
 
     /** Inspects a container to attach to: it must exist and run. */
@@ -278,33 +314,24 @@ final class DockerDaemon implements Closeable {
         }
     }
 
-    /** Airlock's containers (by label), optionally with the kept ones, created before {@code cutoff}. */
-    List<Container> managedBefore(Instant cutoff, boolean includeKept) {
+    /**
+     * This owner's Airlock containers (by label: user and host, filtered by the daemon too) that
+     * gc may remove: created more than {@code olderThan} ago, kept ones only when asked. Another
+     * user's sandboxes on a shared daemon are never listed; nor are containers with damaged labels.
+     */
+    List<Container> collectable(Duration olderThan, boolean includeKept) {
         List<Container> all = call("list containers", () -> client.listContainersCmd().withShowAll(true)
-                .withLabelFilter(Map.of(LABEL_MANAGED, "true")).exec());
+                .withLabelFilter(ResourceLabels.selector(LABEL_PREFIX)).exec());
+        String owner = ResourceLabels.currentOwner();
+        Instant now = Instant.now();
         List<Container> out = new ArrayList<>();
         for (Container c : all) {
             Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
-            if ("true".equals(l.get(LABEL_KEEP)) && !includeKept) {
-                continue;
-            }
-            if (created(c).isBefore(cutoff)) {
+            if (ResourceLabels.parse(l, LABEL_PREFIX).filter(r -> r.collectable(owner, now, olderThan, includeKept)).isPresent()) {
                 out.add(c);
             }
         }
         return out;
-    }
-
-    private static Instant created(Container c) {
-        String label = c.getLabels() == null ? null : c.getLabels().get(LABEL_CREATED);
-        if (label != null) {
-            try {
-                return Instant.parse(label);
-            } catch (DateTimeParseException ignored) {
-                // fall back to the daemon's creation time
-            }
-        }
-        return Instant.ofEpochSecond(c.getCreated() == null ? 0 : c.getCreated());
     }
 
     // ---------------------------------------------------------------- execs
@@ -383,7 +410,7 @@ final class DockerDaemon implements Closeable {
         return matcher.find() ? matcher.group(1).replace("\\\"", "\"") : m.strip();
     }
 
-    private static String rootMessage(Throwable e) {
+    static String rootMessage(Throwable e) {
         Throwable t = e;
         while (t.getCause() != null && t.getCause() != t) {
             t = t.getCause();
@@ -393,32 +420,6 @@ final class DockerDaemon implements Closeable {
 
     static String shortId(String id) {
         return id.length() > 12 && id.matches("[0-9a-f]+") ? id.substring(0, 12) : id;
-    }
-
-    private static String owner() {
-        String host = System.getenv("HOSTNAME");
-        if (host == null || host.isBlank()) {
-            try {
-                host = java.net.InetAddress.getLocalHost().getHostName();
-            } catch (IOException e) {
-                host = "unknown";
-            }
-        }
-        return System.getProperty("user.name", "unknown") + "@" + host;
-    }
-
-    /** Airlock's version from the build, for the labels. */
-    static String version() {
-        try (InputStream in = DockerDaemon.class.getResourceAsStream("airlock-version.properties")) {
-            if (in != null) {
-                Properties p = new Properties();
-                p.load(in);
-                return p.getProperty("version", "unknown");
-            }
-        } catch (IOException ignored) {
-            // fall through
-        }
-        return "unknown";
     }
 
     @Override

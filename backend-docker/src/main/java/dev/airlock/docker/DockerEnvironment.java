@@ -27,6 +27,7 @@ public final class DockerEnvironment extends AbstractEnvironment {
     private final boolean attached;
     private final Capabilities capabilities;
     private volatile String containerId;
+    private volatile HijackedExec lease;
 
     private DockerEnvironment(OpenContext context, DockerSettings docker, DockerDaemon daemon) {
         super("docker", "docker-" + StdinScripts.randomToken().substring(0, 12), context);
@@ -53,8 +54,10 @@ public final class DockerEnvironment extends AbstractEnvironment {
             if (env.attached) {
                 env.containerId = daemon.requireRunning(docker.container().get()).getId();
             } else {
-                env.containerId = daemon.createAndStart(docker, "airlock-" + env.id().substring("docker-".length()),
-                        DockerDaemon.labels(env.id(), false));
+                DockerDaemon.Started started = daemon.createAndStart(docker, "airlock-" + env.id().substring("docker-".length()),
+                        DockerDaemon.labels(env.id(), false), true);
+                env.containerId = started.id();
+                env.lease = started.lease();
             }
             env.initialize();
         } catch (RuntimeException e) {
@@ -85,11 +88,10 @@ public final class DockerEnvironment extends AbstractEnvironment {
         if (cid == null) {
             throw new IOException("the container was not created");
         }
-        String token = DockerProcess.newToken();
-        List<String> argv = DockerProcess.argv(token, launch.shell(), launch.script());
+        List<String> argv = DockerProcess.argv(launch.shell(), launch.script());
         String execId = daemon.createExec(cid, argv, launch.env(), launch.pipeStdin());
         try {
-            return DockerProcess.start(daemon, cid, execId, token, docker.apiTimeout());
+            return DockerProcess.start(daemon, cid, execId, docker.apiTimeout());
         } catch (HijackedExec.ApiError e) {
             if (e.status == 404 || e.status == 409) {
                 throw daemon.containerLost(cid, "so the command did not run");
@@ -113,7 +115,10 @@ public final class DockerEnvironment extends AbstractEnvironment {
         return Set.of();
     }
 
-    /** Runs once (the core's stop-once latch): removes the container unless attached, then frees the client. */
+    /**
+     * Runs once (the core's stop-once latch): removes the container unless attached, then ends its
+     * lease (which alone would end the container too) and frees the client.
+     */
     @Override
     protected void stopSandbox() {
         try {
@@ -122,6 +127,10 @@ public final class DockerEnvironment extends AbstractEnvironment {
                 daemon.remove(cid);
             }
         } finally {
+            HijackedExec l = lease;
+            if (l != null) {
+                l.close();
+            }
             daemon.close();
         }
     }

@@ -4,16 +4,13 @@ import dev.airlock.BackendException;
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.DispatchOutcomeUnknownException;
 import dev.airlock.spi.BlockingPipe;
-import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.RemoteProcess;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
@@ -24,38 +21,30 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * One command in the container: a hijacked exec whose multiplexed output a pump thread splits into
- * two bounded pipes (stdout, stderr).
- *
- * <p>The command runs under a small wrapper that writes two lines of its own to stdout, both
- * stripped here: a header with its process id and group before the command starts (so
- * {@link #processGroup()} is known when {@link DockerEnvironment#launch} returns and the core's
- * process-group kill works; Docker has no exec kill), and a trailer with the exit status, tagged
- * with a random token, after the command ends. A stream that ends without the trailer was cut, or
- * the wrapper was killed: the output is then reported incomplete instead of passing for whole, and
- * no exit status is polled for while all is well.
+ * two bounded pipes (stdout, stderr). Nothing is added to or taken from the command's output here:
+ * the core's launcher record (the script's own first line) names the process group, and the exit
+ * status comes from the daemon ({@code inspectExec}), never from text the command could print.
  */
 final class DockerProcess implements RemoteProcess {
     private static final Logger LOG = LoggerFactory.getLogger(DockerProcess.class);
-    private static final String HEADER = "\u0001airlock-exec ";
     private static final int PIPE = 256 * 1024;
-    private static final int EARLY_STDERR = 8 << 20;
+    private static final long FIRST_POLL_MILLIS = 50;
     private static final long MAX_POLL_MILLIS = 1000;
+    /** Docker closes an ended exec's output after at most 2 s of draining it; a little more than that. */
+    private static final long DRAIN_MILLIS = 2500;
 
     /**
-     * {@code sh -c WRAPPER airlock WRAPPER TOKEN SHELL SCRIPT}. Docker's runc makes every exec a
-     * session leader, so its group is {@code $$}; under a runtime that does not, the wrapper runs
-     * itself again under {@code setsid} (which does not fork for a non-leader, so {@code $$} stays).
-     * The command is a child, not exec'd, so the wrapper can report its status afterwards.
+     * {@code sh -c WRAPPER SHELL SCRIPT}. The wrapper stays the exec's own process and runs the
+     * command's shell as a child under {@code setsid}: the command leads a fresh process group (the
+     * core's kill reaches its whole tree, never the wrapper), and the wrapper keeps the exec's
+     * output open until the command ends, so an output stream that ends while the exec still runs
+     * was cut, even when the command closed its own stdout and stderr. The wrapper's exit status
+     * (the command's, or 128+N for a signal) is what {@code inspectExec} reports. Without
+     * {@code setsid} in the image the wrapper execs the shell itself: runc makes every exec a
+     * session leader, so its pid is still the group.
      */
-    static final String WRAPPER = String.join("\n",
-            "g=; read -r _ _ _ _ g _ < /proc/$$/stat 2>/dev/null",
-            "if [ \"$g\" != \"$$\" ] && command -v setsid >/dev/null 2>&1; then exec setsid sh -c \"$1\" \"$0\" \"$@\"; fi",
-            "printf '\\001airlock-exec %s %s\\n' \"$$\" \"$g\"",
-            "\"$3\" -c \"$4\"",
-            "s=$?",
-            "printf '\\001airlock-exit-%s %s\\n' \"$2\" \"$s\"",
-            "exit \"$s\"",
-            "");
+    static final String WRAPPER = "if command -v setsid >/dev/null 2>&1; then setsid \"$0\" -c \"$1\"; exit $?; fi\n"
+            + "exec \"$0\" -c \"$1\"\n";
 
     private final DockerDaemon daemon;
     private final String containerId;
@@ -65,71 +54,44 @@ final class DockerProcess implements RemoteProcess {
     private final BlockingPipe err = new BlockingPipe(PIPE);
     private final InputStream outSource = out.source(() -> { });
     private final InputStream errSource = err.source(() -> { });
-    private final CompletableFuture<long[]> header = new CompletableFuture<>();
-    private final CompletableFuture<Integer> trailer = new CompletableFuture<>();
     private final CompletableFuture<Void> ended = new CompletableFuture<>();
-    private final TrailerFilter filter;
-    private final ByteArrayOutputStream early = new ByteArrayOutputStream();
-    private volatile long pgid = -1;
     private volatile boolean killedByUs;
     private volatile IOException streamFailure;
     private boolean outDiscard;
     private boolean errDiscard;
 
-    private DockerProcess(DockerDaemon daemon, String containerId, String execId, HijackedExec stream, String token) {
+    private DockerProcess(DockerDaemon daemon, String containerId, String execId, HijackedExec stream) {
         this.daemon = daemon;
         this.containerId = containerId;
         this.execId = execId;
         this.stream = stream;
-        this.filter = new TrailerFilter(("\u0001airlock-exit-" + token + " ").getBytes(StandardCharsets.US_ASCII));
-    }
-
-    /** A fresh token for {@link #argv}; the trailer carrying it is the command's end. */
-    static String newToken() {
-        return StdinScripts.randomToken();
     }
 
     /** The exec's command line: the wrapper, then the shell and script the core asked for. */
-    static List<String> argv(String token, String shell, String script) {
-        return List.of("sh", "-c", WRAPPER, "airlock", WRAPPER, token, shell, script);
+    static List<String> argv(String shell, String script) {
+        return List.of("sh", "-c", WRAPPER, shell, script);
     }
 
     /**
-     * Starts the exec and returns once the wrapper has reported the process group.
+     * Starts the exec; returns once the daemon accepted the start. The daemon must answer within
+     * {@code startTimeout}: past it whether the command started is unknown, and it is not sent again.
      *
      * @throws IOException when the command did not start
      */
-    static DockerProcess start(DockerDaemon daemon, String containerId, String execId, String token, Duration startTimeout)
+    static DockerProcess start(DockerDaemon daemon, String containerId, String execId, Duration startTimeout)
             throws IOException {
-        HijackedExec stream = HijackedExec.start(daemon.host(), execId, startTimeout);
-        DockerProcess p = new DockerProcess(daemon, containerId, execId, stream, token);
+        HijackedExec stream;
+        try {
+            stream = HijackedExec.start(daemon.host(), execId, startTimeout);
+        } catch (HijackedExec.NoAnswer e) {
+            throw new DispatchOutcomeUnknownException("the Docker daemon did not answer the start of the command within "
+                    + startTimeout.toSeconds() + "s (" + DockerSettings.API_TIMEOUT + ") in container "
+                    + DockerDaemon.shortId(containerId) + "; whether it started is unknown, it was not sent again");
+        }
+        DockerProcess p = new DockerProcess(daemon, containerId, execId, stream);
         Thread pump = new Thread(p::pump, "airlock-docker-exec-" + execId.substring(0, 12));
         pump.setDaemon(true);
         pump.start();
-        long[] ids;
-        try {
-            ids = p.header.get(startTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            stream.close();
-            Thread.currentThread().interrupt();
-            throw new DispatchOutcomeUnknownException("interrupted while the command was starting in container "
-                    + DockerDaemon.shortId(containerId) + "; whether it started is unknown, it was not sent again");
-        } catch (TimeoutException e) {
-            stream.close();
-            throw new DispatchOutcomeUnknownException("the command did not report its start within " + startTimeout.toSeconds()
-                    + "s (" + DockerSettings.API_TIMEOUT + ") in container " + DockerDaemon.shortId(containerId)
-                    + "; whether it started is unknown, it was not sent again");
-        } catch (ExecutionException e) {
-            stream.close();
-            Throwable c = e.getCause();
-            throw c instanceof IOException io ? io : new IOException(String.valueOf(c), c);
-        }
-        if (ids[0] == ids[1] && ids[1] > 1) {
-            p.pgid = ids[1];
-        } else {
-            LOG.warn("the exec in container {} is not a process-group leader (pid {}, group {}) and the image has no setsid;"
-                    + " a timeout or cancel cannot kill it", DockerDaemon.shortId(containerId), ids[0], ids[1]);
-        }
         return p;
     }
 
@@ -137,7 +99,6 @@ final class DockerProcess implements RemoteProcess {
 
     private void pump() {
         byte[] buf = new byte[64 * 1024];
-        StringBuilder line = new StringBuilder();
         IOException failure = null;
         try {
             int type;
@@ -146,33 +107,12 @@ final class DockerProcess implements RemoteProcess {
                 while (remaining > 0) {
                     int n = stream.readPayload(buf, 0, (int) Math.min(buf.length, remaining));
                     remaining -= n;
-                    int off = 0;
-                    if (type == HijackedExec.STDOUT && !header.isDone()) {
-                        off = headerBytes(buf, n, line);
-                    }
-                    if (off == n) {
-                        continue;
-                    }
-                    if (type == HijackedExec.STDOUT) {
-                        filter.accept(buf, off, n - off);
-                    } else {
-                        deliver(type, buf, off, n - off);
-                    }
+                    deliver(type == HijackedExec.STDOUT, buf, n);
                 }
             }
-            filter.flush();
         } catch (IOException e) {
             failure = e;
         } finally {
-            if (!header.isDone()) {
-                String why = early.toString(StandardCharsets.UTF_8).strip();
-                if (why.length() > 300) {
-                    why = why.substring(0, 300);
-                }
-                header.completeExceptionally(new IOException("the command did not start in container "
-                        + DockerDaemon.shortId(containerId) + (why.isEmpty() ? (failure != null ? ": " + failure.getMessage() : "")
-                        : ": " + why.lines().findFirst().orElse(""))));
-            }
             if (failure != null && !stream.isClosed()) {
                 LOG.debug("the exec stream of {} broke: {}", execId, failure.getMessage());
                 streamFailure = failure;
@@ -186,60 +126,13 @@ final class DockerProcess implements RemoteProcess {
         }
     }
 
-    /** Consumes the wrapper's header from the front of stdout; returns where the command's own bytes start. */
-    private int headerBytes(byte[] buf, int n, StringBuilder line) throws IOException {
-        for (int i = 0; i < n; i++) {
-            if (buf[i] == '\n') {
-                String s = line.toString();
-                if (!s.startsWith(HEADER)) {
-                    throw new IOException("unexpected output before the command started: " + s.strip());
-                }
-                String[] f = s.substring(HEADER.length()).trim().split(" ");
-                // Docker copies stdout and stderr on separate routines: stderr may overtake the
-                // header. What came early goes out first, once the header is in.
-                header.complete(new long[] {parse(f, 0), parse(f, 1)});
-                byte[] e = early.toByteArray();
-                early.reset();
-                if (e.length > 0) {
-                    deliver(HijackedExec.STDERR, e, 0, e.length);
-                }
-                return i + 1;
-            }
-            line.append((char) (buf[i] & 0xff));
-            if (line.length() > 200) {
-                throw new IOException("unexpected output before the command started: " + line.toString().strip());
-            }
-        }
-        return n;
-    }
-
-    private static long parse(String[] f, int i) {
-        try {
-            return f.length > i ? Long.parseLong(f[i]) : -1;
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    private void deliver(int type, byte[] b, int off, int len) throws IOException {
-        if (len == 0) {
-            return;
-        }
-        if (type != HijackedExec.STDOUT && !header.isDone()) {
-            // Held until the header arrives (launch waits for it, so nobody reads the pipes yet);
-            // also the error message when the command never starts.
-            if (early.size() + len > EARLY_STDERR) {
-                throw new IOException("more than " + EARLY_STDERR + " bytes of stderr arrived before the command reported its start");
-            }
-            early.write(b, off, len);
-            return;
-        }
-        boolean isOut = type == HijackedExec.STDOUT;
-        if (isOut ? outDiscard : errDiscard) {
+    /** Stdout frames to stdout; stderr and Docker's system-error frames to stderr. */
+    private void deliver(boolean isOut, byte[] b, int len) {
+        if (len == 0 || (isOut ? outDiscard : errDiscard)) {
             return;
         }
         try {
-            (isOut ? out.sink : err.sink).write(b, off, len);
+            (isOut ? out.sink : err.sink).write(b, 0, len);
         } catch (IOException e) {
             // The reader gave up on this stream: keep draining the connection for the other one.
             if (isOut) {
@@ -247,80 +140,6 @@ final class DockerProcess implements RemoteProcess {
             } else {
                 errDiscard = true;
             }
-        }
-    }
-
-    /**
-     * Passes stdout through, holding back only bytes that may be the start of the trailer
-     * ({@code \001airlock-exit-TOKEN STATUS\n}); the trailer itself completes {@link #trailer}.
-     * The marker's first byte occurs nowhere else in it, so a mismatch can restart at the
-     * current byte without backtracking.
-     */
-    private final class TrailerFilter {
-        private final byte[] marker;
-        private final ByteArrayOutputStream held = new ByteArrayOutputStream();
-        private int matched;
-        private int digits;
-        private int status;
-
-        TrailerFilter(byte[] marker) {
-            this.marker = marker;
-        }
-
-        void accept(byte[] b, int off, int len) throws IOException {
-            if (trailer.isDone()) {
-                deliver(HijackedExec.STDOUT, b, off, len); // a background process writing after the end
-                return;
-            }
-            int start = off;
-            int end = off + len;
-            for (int i = off; i < end; i++) {
-                byte c = b[i];
-                if (matched == 0) {
-                    if (c == marker[0]) {
-                        deliver(HijackedExec.STDOUT, b, start, i - start);
-                        held.write(c);
-                        matched = 1;
-                        start = i + 1;
-                    }
-                    continue;
-                }
-                if (matched < marker.length && c == marker[matched]) {
-                    held.write(c);
-                    matched++;
-                    start = i + 1;
-                } else if (matched == marker.length && c >= '0' && c <= '9' && digits < 3) {
-                    held.write(c);
-                    status = status * 10 + (c - '0');
-                    digits++;
-                    start = i + 1;
-                } else if (matched == marker.length && c == '\n' && digits > 0) {
-                    held.reset();
-                    matched = 0;
-                    trailer.complete(status);
-                    if (i + 1 < end) {
-                        deliver(HijackedExec.STDOUT, b, i + 1, end - i - 1);
-                    }
-                    return;
-                } else {
-                    flush();
-                    start = i;
-                    i--; // look at this byte again from the start of the marker
-                }
-            }
-            deliver(HijackedExec.STDOUT, b, start, end - start);
-        }
-
-        /** Gives back held bytes that turned out not to be the trailer. */
-        void flush() throws IOException {
-            if (held.size() > 0) {
-                byte[] h = held.toByteArray();
-                deliver(HijackedExec.STDOUT, h, 0, h.length);
-                held.reset();
-            }
-            matched = 0;
-            digits = 0;
-            status = 0;
         }
     }
 
@@ -342,51 +161,60 @@ final class DockerProcess implements RemoteProcess {
     }
 
     /**
-     * The status from the trailer. Without one, the daemon is asked: a removed or stopped
-     * container is an error; a command Airlock killed has its signal status; any other end without
-     * a trailer means the output did not all arrive, which is an error too (after the command
-     * ended, so a timeout or cancel still reaches it). Nothing is retried.
+     * The exit status as the daemon records it, asked for when the output ends and, meanwhile,
+     * at growing intervals (a background job may hold the output after the command ended). A
+     * removed or stopped container is an error; so is an output stream that ended while the exec
+     * still ran (the wrapper holds it open, so it was cut): its status is still waited for, so a
+     * timeout or cancel still reaches the command, and then reported with the loss. Nothing is retried.
      */
     @Override
     public int waitFor() throws InterruptedException {
-        try {
-            CompletableFuture.anyOf(trailer, ended).get();
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("the exec pump failed", e.getCause());
-        }
-        if (trailer.isDone()) {
-            return trailer.join();
-        }
         boolean cut = false;
-        long sleep = 5;
+        long poll = FIRST_POLL_MILLIS;
         while (true) {
+            boolean streamEnded = awaitStreamEnd(poll);
             DockerDaemon.ExecState s = inspect();
             if (s == null) {
                 release();
                 throw daemon.containerLost(containerId, "while a command ran");
             }
             if (!s.running() && s.exitCode() != null) {
-                int code = (int) (long) s.exitCode();
-                if (killedByUs) {
-                    return code;
+                if (!streamEnded) {
+                    // The daemon records the end before it has sent the last output, then closes the
+                    // stream within its own drain time: wait that long, so no output passes for whole
+                    // while still on its way (a background job holding the output is left to the core).
+                    streamEnded = awaitStreamEnd(DRAIN_MILLIS);
                 }
-                if (daemon.diedWithContainer(containerId)) {
+                int code = (int) (long) s.exitCode();
+                if (code >= 128 && !killedByUs && daemon.diedWithContainer(containerId)) {
                     release();
                     throw daemon.containerLost(containerId, "while a command ran");
                 }
-                if (!cut && streamFailure == null && code >= 128) {
-                    return code; // the command killed its own wrapper (e.g. kill 0): its output ended with it
-                }
-                release();
                 IOException f = streamFailure;
-                throw new BackendException("the connection carrying the command's output from the Docker daemon "
-                        + (f != null ? "broke (" + f.getMessage() + ")" : "was cut") + "; the command ended with exit " + code
-                        + " but its output is incomplete; it was not run again");
+                if (cut || f != null) {
+                    release();
+                    throw new BackendException("the connection carrying the command's output from the Docker daemon "
+                            + (f != null ? "broke (" + f.getMessage() + ")" : "was cut") + "; the command ended with exit "
+                            + code + " but its output is incomplete; it was not run again");
+                }
+                return code;
             }
-            // Still running although its output stream ended: the connection was cut.
-            cut = true;
-            Thread.sleep(sleep);
-            sleep = Math.min(sleep * 2, MAX_POLL_MILLIS);
+            if (streamEnded) {
+                cut = true;
+            }
+            poll = Math.min(poll * 2, MAX_POLL_MILLIS);
+        }
+    }
+
+    /** Waits up to {@code millis} for the output to end; returns whether it has. */
+    private boolean awaitStreamEnd(long millis) throws InterruptedException {
+        try {
+            ended.get(millis, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("the exec pump failed", e.getCause());
         }
     }
 
@@ -410,9 +238,10 @@ final class DockerProcess implements RemoteProcess {
         killedByUs = true;
     }
 
+    /** Unknown here: the core's launcher record reports the group (the wrapper runs the command under setsid). */
     @Override
     public OptionalLong processGroup() {
-        return pgid > 1 ? OptionalLong.of(pgid) : OptionalLong.empty();
+        return OptionalLong.empty();
     }
 
     @Override

@@ -14,7 +14,6 @@ import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.SandboxLifecycle;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,7 +34,8 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
     @Override
     public List<SettingKey> settingKeys() {
         return List.of(
-                SettingKey.of(DockerSettings.IMAGE, "string", "required unless container is set", "image for the container"),
+                SettingKey.of(DockerSettings.IMAGE, "string", "required unless container is set",
+                        "image for the container; :latest when it has no tag or digest"),
                 SettingKey.of(DockerSettings.HOST, "unix:///PATH or tcp://HOST:PORT", "DOCKER_HOST, else " + DockerSettings.DEFAULT_HOST,
                         "the daemon"),
                 SettingKey.of(DockerSettings.CONTAINER, "id or name", "", "attach to a running container; never removed on close"),
@@ -49,7 +49,15 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
                 SettingKey.of(DockerSettings.VOLUMES, "list of HOST:CONTAINER[:ro]", "", "bind mounts"),
                 SettingKey.of(DockerSettings.RUNTIME, "string", "the daemon's", "OCI runtime"),
                 SettingKey.of(DockerSettings.PULL, "missing | never", "missing", "pull the image if the daemon lacks it"),
-                SettingKey.of(DockerSettings.API_TIMEOUT, "duration", "2m", "bound on one API call, never on a command"));
+                SettingKey.of(DockerHardening.READ_ONLY, "boolean", "false", "read-only root filesystem (writable: the tmpfs mounts)"),
+                SettingKey.of(DockerHardening.TMPFS, "list of PATH[:OPTIONS]", "/tmp when read-only", "tmpfs mounts, like --tmpfs"),
+                SettingKey.of(DockerHardening.ULIMITS, "list of NAME=SOFT[:HARD]", "the daemon's", "like --ulimit (nofile, nproc...)"),
+                SettingKey.of(DockerHardening.SHM_SIZE, "size", "64m (Docker's)", "size of /dev/shm"),
+                SettingKey.of(DockerHardening.STORAGE_SIZE, "size", "", "writable layer quota (overlay2 on xfs with pquota)"),
+                SettingKey.of(DockerHardening.DEVICES, "list of HOST[:CONTAINER[:rwm]]", "", "host devices, like --device"),
+                SettingKey.of(DockerHardening.GPUS, "all or a count", "", "GPUs, like --gpus (NVIDIA container toolkit)"),
+                SettingKey.of(DockerHardening.PLATFORM, "OS/ARCH[/VARIANT]", "the image's", "like --platform"),
+                SettingKey.of(DockerSettings.API_TIMEOUT, "duration", "2m", "bound on one API call and an exec's start, never on a command"));
     }
 
     /** Registry credentials a CI job may hold for the Docker CLI; no command needs them. */
@@ -105,7 +113,7 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
         String image = s.requireImage();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
             String token = StdinScripts.randomToken().substring(0, 12);
-            return daemon.createAndStart(s, "airlock-up-" + token, DockerDaemon.labels("up-" + token, true));
+            return daemon.createAndStart(s, "airlock-up-" + token, DockerDaemon.labels("up-" + token, true), false).id();
         } catch (RuntimeException e) {
             throw e instanceof AirlockException ? e : new dev.airlock.BackendException("airlock up with image " + image + " failed: " + e, e);
         }
@@ -136,8 +144,9 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
     }
 
     /**
-     * {@code airlock gc [--older-than D]}: removes Airlock's containers created more than
-     * {@code olderThan} ago, left behind by a process that died before closing. Containers from
+     * {@code airlock gc [--older-than D]}: removes this owner's ({@code user@host}) Airlock
+     * containers created more than {@code olderThan} ago, left behind by a process that died
+     * before closing (a leased container ends with its JVM; an unstarted one can remain). Containers from
      * {@code up} are kept unless {@code includeKept}. Returns the ids removed.
      */
     @Override
@@ -148,7 +157,7 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
         DockerSettings s = DockerSettings.from(settings, System.getenv());
         List<String> removed = new ArrayList<>();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
-            for (Container c : daemon.managedBefore(Instant.now().minus(olderThan), includeKept)) {
+            for (Container c : daemon.collectable(olderThan, includeKept)) {
                 daemon.remove(c.getId());
                 removed.add(c.getId());
             }

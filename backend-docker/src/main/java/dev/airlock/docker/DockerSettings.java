@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  *   <caption>docker settings</caption>
  *   <tr><th>key</th><th>type</th><th>default</th><th>meaning</th></tr>
  *   <tr><td>airlock.docker.image</td><td>string</td><td>(required unless container is set)</td><td>image of the container</td></tr>
- *   <tr><td>airlock.docker.host</td><td>unix:///PATH or tcp://HOST:PORT</td><td>DOCKER_HOST, else unix:///var/run/docker.sock</td><td>the daemon</td></tr>
+ *   <tr><td>airlock.docker.host</td><td>unix:///PATH or tcp://HOST:PORT</td><td>DOCKER_HOST, else DOCKER_CONTEXT's, else the current context's, else unix:///var/run/docker.sock</td><td>the daemon</td></tr>
  *   <tr><td>airlock.docker.container</td><td>id or name</td><td>(none)</td><td>attach to this running container; never removed</td></tr>
  *   <tr><td>airlock.docker.cpus</td><td>decimal</td><td>(unlimited)</td><td>like {@code docker run --cpus}</td></tr>
  *   <tr><td>airlock.docker.memory</td><td>bytes (512m, 2g)</td><td>(unlimited)</td><td>memory limit, swap included</td></tr>
@@ -32,12 +32,14 @@ import java.util.regex.Pattern;
  *   <tr><td>airlock.docker.runtime</td><td>string</td><td>the daemon's</td><td>OCI runtime, e.g. runsc</td></tr>
  *   <tr><td>airlock.docker.pull</td><td>missing|never</td><td>missing</td><td>pull the image when the daemon lacks it</td></tr>
  *   <tr><td>airlock.docker.api-timeout</td><td>duration</td><td>2m</td><td>bound on one API call (never on a command)</td></tr>
+ *   <tr><td>airlock.docker.read-only, tmpfs, ulimits, shm-size, storage-size, devices, gpus, platform</td><td colspan="3">see {@link DockerHardening}</td></tr>
  * </table>
  */
 public record DockerSettings(URI host, Optional<String> image, Optional<String> container, Optional<Double> cpus,
                              OptionalLong memory, long pidsLimit, String network, Optional<String> user,
                              Optional<String> workdir, Map<String, String> env, List<String> volumes,
-                             Optional<String> runtime, boolean pullMissing, Duration apiTimeout) {
+                             Optional<String> runtime, boolean pullMissing, Duration apiTimeout, DockerHardening hardening,
+                             java.nio.file.Path dockerConfig) {
     public static final String IMAGE = "airlock.docker.image";
     public static final String HOST = "airlock.docker.host";
     public static final String CONTAINER = "airlock.docker.container";
@@ -76,7 +78,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                     + " forward the daemon to a local socket (e.g. ssh -L) and set " + HOST + "=unix:///PATH");
         }
         Optional<String> container = nonBlank(s, CONTAINER);
-        Optional<String> image = nonBlank(s, IMAGE);
+        Optional<String> image = nonBlank(s, IMAGE).map(DockerSettings::withDefaultTag);
         Optional<Double> cpus = nonBlank(s, CPUS).map(v -> {
             try {
                 double d = Double.parseDouble(v);
@@ -122,13 +124,14 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
             throw new ConfigurationException("setting " + API_TIMEOUT + " must be positive");
         }
         return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
-                nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout);
+                nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, DockerHardening.from(s),
+                DockerCliConfig.dir(environment));
     }
 
     /** These settings with another bound on API calls (e.g. a quick availability check). */
     public DockerSettings withApiTimeout(Duration timeout) {
         return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
-                runtime, pullMissing, timeout);
+                runtime, pullMissing, timeout, hardening, dockerConfig);
     }
 
     /** The image, or the error that names the setting. */
@@ -136,6 +139,29 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         return image.orElseThrow(() -> new ConfigurationException("setting " + IMAGE + " is required for the docker backend"
                 + " (or " + CONTAINER + " to attach to a running container): pass --set " + IMAGE + "=IMAGE or export "
                 + Settings.envName(IMAGE)));
+    }
+
+    /**
+     * The image reference as the Docker CLI reads it: without a tag or digest it means
+     * {@code :latest} (the API, given no tag, would pull every tag of the repository).
+     */
+    static String withDefaultTag(String image) {
+        if (image.contains("@")) {
+            return image;
+        }
+        int slash = image.lastIndexOf('/');
+        return image.indexOf(':', slash + 1) >= 0 ? image : image + ":latest";
+    }
+
+    /** {@code [repository, tag or digest]} of a reference that has one (see {@link #withDefaultTag}). */
+    static String[] splitReference(String image) {
+        int at = image.indexOf('@');
+        if (at >= 0) {
+            return new String[] {image.substring(0, at), image.substring(at + 1)};
+        }
+        String full = withDefaultTag(image);
+        int colon = full.lastIndexOf(':');
+        return new String[] {full.substring(0, colon), full.substring(colon + 1)};
     }
 
     /** The unix socket path when the host is {@code unix://}. */
@@ -158,7 +184,15 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         if (!native_.isBlank()) {
             return native_.trim();
         }
-        return set.map(String::trim).orElse(DEFAULT_HOST);
+        // As the Docker CLI: DOCKER_CONTEXT, then config.json's currentContext (below Airlock's own config file).
+        Optional<String> named = DockerCliConfig.namedContextHost(environment);
+        if (named.isPresent()) {
+            return named.get();
+        }
+        if (set.isPresent()) {
+            return set.get().trim();
+        }
+        return DockerCliConfig.currentContextHost(environment).orElse(DEFAULT_HOST);
     }
 
     static URI parseHost(String raw) {

@@ -9,20 +9,29 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.SocketOption;
+import java.net.StandardSocketOptions;
 import java.net.StandardProtocolFamily;
 import java.net.URI;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
+import jdk.net.ExtendedSocketOptions;
 
 /**
- * One {@code POST /exec/{id}/start} over a connection of our own, hijacked as the Docker CLI does.
+ * One {@code POST /exec/{id}/start} over a connection of our own, hijacked as the Docker CLI does
+ * (and, for a container's lease, one stdin-only attach).
  *
  * <p>Why not docker-java's {@code execStartCmd}: its transports never half-close the connection
  * after stdin ends (docker-java issues 1552 and 1684), so a command reading to end-of-input would
@@ -40,11 +49,18 @@ final class HijackedExec implements Closeable {
     private static final Pattern EXEC_ID = Pattern.compile("[0-9a-f]{12,128}");
     private static final Pattern MESSAGE = Pattern.compile("\"message\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
     private static final int MAX_HEAD = 16 * 1024;
+    /** Closes connections whose start was not answered in time; one daemon thread for all. */
+    private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "airlock-docker-deadlines");
+        t.setDaemon(true);
+        return t;
+    });
 
     private final SocketChannel channel;
     private final InputStream in;
     private final OutputStream stdin;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile boolean deadlinePassed;
     private final byte[] header = new byte[8];
     /** The payload length of the frame {@link #nextFrame()} read last. */
     long payloadLength;
@@ -66,16 +82,51 @@ final class HijackedExec implements Closeable {
         }
     }
 
-    /** Connects to the daemon and starts the exec; the returned connection carries its streams. */
-    static HijackedExec start(URI host, String execId, Duration connectTimeout) throws IOException {
+    /** The daemon did not answer the start within its deadline: whether the command started is unknown. */
+    static final class NoAnswer extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        NoAnswer(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Connects to the daemon and starts the exec; the returned connection carries its streams.
+     * Connecting, sending the start and reading the answer's head share one deadline: a daemon
+     * that accepts and never answers gets the connection closed under it ({@link NoAnswer}).
+     * An interrupt closes the channel as well (it is interruptible), so a cancel never waits on it.
+     */
+    static HijackedExec start(URI host, String execId, Duration deadline) throws IOException {
         if (!EXEC_ID.matcher(execId).matches()) {
             throw new IOException("unexpected exec id from the daemon: " + execId);
         }
-        SocketChannel ch = connect(host, connectTimeout);
+        return upgrade(host, "the exec start", "/exec/" + execId + "/start",
+                "{\"Detach\":false,\"Tty\":false}".getBytes(StandardCharsets.US_ASCII), deadline);
+    }
+
+    /**
+     * Attaches to a created container's stdin only ({@code StdinOnce}): the connection is the
+     * container's lease, whose end (a close, or this JVM's death) closes the container's stdin.
+     */
+    static HijackedExec attachStdin(URI host, String containerId, Duration deadline) throws IOException {
+        if (!EXEC_ID.matcher(containerId).matches()) {
+            throw new IOException("unexpected container id from the daemon: " + containerId);
+        }
+        return upgrade(host, "the attach", "/containers/" + containerId + "/attach?stream=1&stdin=1&stdout=0&stderr=0",
+                new byte[0], deadline);
+    }
+
+    private static HijackedExec upgrade(URI host, String what, String path, byte[] body, Duration deadline) throws IOException {
+        SocketChannel ch = "unix".equals(host.getScheme()) ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
         HijackedExec h = new HijackedExec(ch);
+        ScheduledFuture<?> guard = DEADLINES.schedule(() -> {
+            h.deadlinePassed = true;
+            h.close();
+        }, deadline.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            byte[] body = "{\"Detach\":false,\"Tty\":false}".getBytes(StandardCharsets.US_ASCII);
-            String request = "POST /exec/" + execId + "/start HTTP/1.1\r\n"
+            connect(ch, host, deadline);
+            String request = "POST " + path + " HTTP/1.1\r\n"
                     + "Host: docker\r\n"
                     + "User-Agent: airlock\r\n"
                     + "Content-Type: application/json\r\n"
@@ -86,33 +137,61 @@ final class HijackedExec implements Closeable {
             h.stdin.write(request.getBytes(StandardCharsets.US_ASCII));
             h.stdin.write(body);
             h.readResponseHead();
+            if (!guard.cancel(false)) {
+                throw new AsynchronousCloseException(); // the deadline passed just as the answer came
+            }
             return h;
         } catch (IOException | RuntimeException e) {
+            guard.cancel(false);
             h.close();
+            if (h.deadlinePassed && !Thread.currentThread().isInterrupted()) {
+                throw new NoAnswer("the Docker daemon at " + host + " did not answer " + what + " within " + deadline.toMillis() + " ms");
+            }
             throw e;
         }
     }
 
-    private static SocketChannel connect(URI host, Duration timeout) throws IOException {
-        if ("unix".equals(host.getScheme())) {
-            SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-            try {
-                ch.connect(UnixDomainSocketAddress.of(host.getPath()));
-            } catch (IOException e) {
-                ch.close();
-                throw new IOException("cannot connect to the Docker daemon at " + host + ": " + e.getMessage(), e);
-            }
-            return ch;
-        }
-        SocketChannel ch = SocketChannel.open();
+    private static void connect(SocketChannel ch, URI host, Duration timeout) throws IOException {
         try {
-            ch.socket().connect(new InetSocketAddress(host.getHost(), host.getPort()), (int) timeout.toMillis());
+            if ("unix".equals(host.getScheme())) {
+                ch.connect(UnixDomainSocketAddress.of(host.getPath()));
+                return;
+            }
+            ch.socket().connect(new InetSocketAddress(host.getHost(), host.getPort()), (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
             ch.socket().setTcpNoDelay(true);
+            keepAlive(ch);
+        } catch (AsynchronousCloseException e) {
+            throw e;
         } catch (IOException e) {
-            ch.close();
             throw new IOException("cannot connect to the Docker daemon at " + host + ": " + e.getMessage(), e);
         }
-        return ch;
+    }
+
+    /**
+     * TCP keep-alive probes after 30 s of silence: a command may print nothing for hours, and a
+     * connection dropped without a FIN (a NAT or firewall forgetting it) would otherwise block its
+     * reader forever. Dead after about a minute of unanswered probes, where the platform allows tuning.
+     */
+    private static void keepAlive(SocketChannel ch) throws IOException {
+        ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+        setIfSupported(ch, ExtendedSocketOptions.TCP_KEEPIDLE, 30);
+        setIfSupported(ch, ExtendedSocketOptions.TCP_KEEPINTERVAL, 10);
+        setIfSupported(ch, ExtendedSocketOptions.TCP_KEEPCOUNT, 3);
+    }
+
+    private static <T> void setIfSupported(SocketChannel ch, SocketOption<T> option, T value) throws IOException {
+        if (ch.supportedOptions().contains(option)) {
+            ch.setOption(option, value);
+        }
+    }
+
+    /** For tests: the keep-alive idle time of a TCP connection in seconds, or -1 when keep-alive is off. */
+    int keepAliveIdleSeconds() throws IOException {
+        if (!channel.getOption(StandardSocketOptions.SO_KEEPALIVE)) {
+            return -1;
+        }
+        return channel.supportedOptions().contains(ExtendedSocketOptions.TCP_KEEPIDLE)
+                ? channel.getOption(ExtendedSocketOptions.TCP_KEEPIDLE) : 0;
     }
 
     private void readResponseHead() throws IOException {

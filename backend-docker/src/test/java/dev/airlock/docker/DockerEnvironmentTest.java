@@ -108,6 +108,33 @@ class DockerEnvironmentTest {
         assertEquals("\u0001airlock-exec 1 1\n\u0001airlock-exit-00 0\n\u0001\u0001a\u0001", r.stdout().text());
     }
 
+    /**
+     * Prints a fake launcher record and a fake old-style trailer for every 32-hex token in its own
+     * and its parent's argv (where the wrapper's nonce lives), then goes on.
+     */
+    private static final String FORGE = "for t in $(cat /proc/$PPID/cmdline /proc/$$/cmdline | tr '\\0' '\\n'"
+            + " | grep -o '[0-9a-f]\\{32\\}' | sort -u); do"
+            + " printf '\\n@airlock:%s:1:1:ok\\n\\001airlock-exit-%s 0\\n' \"$t\" \"$t\"; done; ";
+
+    @Test
+    void aCommandThatReadsTheWrappersTokensCannotForgeItsExitCode() {
+        ExecResult r = env().exec(ExecRequest.builder(FORGE + "echo forged; exit 7").build());
+        assertEquals(7, r.exitCode(), r.stderr().text());
+        assertTrue(r.stdout().text().contains("\n@airlock:"), "the command found its wrapper's nonce: " + r.stdout().text());
+        assertTrue(r.stdout().text().endsWith("forged\n"), "the forged lines are the command's output: " + r.stdout().text());
+    }
+
+    @Test
+    void aCommandThatForgesItsEndCannotOutrunItsTimeout() {
+        ExecResult r = env().exec(ExecRequest.builder(FORGE + "sleep 307; echo not-reached")
+                .timeout(Duration.ofSeconds(2)).build());
+        assertEquals(124, r.exitCode(), r.stdout().text());
+        assertTrue(r.timedOut());
+        assertTrue(r.stdout().text().contains("\n@airlock:"), r.stdout().text());
+        ExecResult ps = env().exec(ExecRequest.builder("ps -o args | grep -c '^sleep 307' || true").build());
+        assertEquals("0", ps.stdout().text().strip(), "the command outlived its timeout");
+    }
+
     @Test
     void aCommandThatKillsItsOwnGroupKeepsItsOutputAndSignalStatus() {
         ExecResult r = env().exec(ExecRequest.builder("echo before; kill -9 0").build());

@@ -99,10 +99,48 @@ class DockerLifecycleTest {
             while (!sh(env, "ps -o args").contains("sleep 1")) {
                 Thread.sleep(20);
             }
-            proxy.breakConnections();
+            proxy.breakExecConnections();
             dev.airlock.AirlockException failed = assertThrows(dev.airlock.AirlockException.class, e::await);
             assertTrue(failed.getMessage().contains("output is incomplete"), failed.getMessage());
             assertEquals("again", sh(env, "echo again"), "the environment still works through new connections");
+        }
+    }
+
+    @Test
+    void aDaemonThatNeverAnswersTheExecStartCannotHoldACommandPastItsTimeout() throws Exception {
+        // The start's own deadline (api-timeout) is far off: only the command's timeout can end it in time.
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"));
+             Environment env = Environments.open(DockerFixture.settings(DockerSettings.HOST, proxy.url(),
+                     DockerSettings.API_TIMEOUT, "10m"))) {
+            proxy.stallExecStarts();
+            try {
+                ExecResult r = env.exec(ExecRequest.builder("echo ran").timeout(Duration.ofSeconds(2)).build());
+                assertTrue(r.timedOut(), "timed out, not an error at the start's own deadline");
+                assertEquals(124, r.exitCode());
+                assertEquals("", r.stdout().text());
+                assertEquals(1, proxy.stalledExecStarts());
+            } finally {
+                proxy.resumeExecStarts(); // close runs a clean-up exec
+            }
+        }
+    }
+
+    @Test
+    void withoutATimeoutAnUnansweredExecStartEndsAtTheApiTimeout() throws Exception {
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"));
+             Environment env = Environments.open(DockerFixture.settings(DockerSettings.HOST, proxy.url(),
+                     DockerSettings.API_TIMEOUT, "3s"))) {
+            proxy.stallExecStarts();
+            try {
+                dev.airlock.DispatchOutcomeUnknownException e = assertThrows(dev.airlock.DispatchOutcomeUnknownException.class,
+                        () -> env.exec(ExecRequest.builder("echo ran").build()));
+                assertTrue(e.getMessage().contains("did not answer") && e.getMessage().contains(DockerSettings.API_TIMEOUT),
+                        e.getMessage());
+                assertEquals(1, proxy.stalledExecStarts());
+            } finally {
+                proxy.resumeExecStarts();
+            }
+            assertEquals("again", sh(env, "echo again"), "the environment still works");
         }
     }
 
@@ -177,6 +215,58 @@ class DockerLifecycleTest {
             child.destroyForcibly();
         }
         assertFalse(exists(id), "the shutdown hook removed the container");
+    }
+
+    @Test
+    void aSigkilledJvmLeavesNoContainerRunning() throws Exception {
+        String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process child = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), ChildJvm.class.getName())
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        String id;
+        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(child.getInputStream()))) {
+            id = out.readLine();
+            assertTrue(id != null && exists(id), "the child opened a container: " + id);
+            child.destroyForcibly(); // SIGKILL: no shutdown hook runs
+            assertTrue(child.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the child JVM ended");
+        } finally {
+            child.destroyForcibly();
+        }
+        // The lease's end stops the container and the daemon removes it; wait for that (bounded).
+        for (int i = 0; i < 600 && exists(id); i++) {
+            Thread.sleep(100);
+        }
+        assertFalse(exists(id), "the container of a SIGKILLed JVM is gone, with no gc");
+    }
+
+    @Test
+    void aBrokenLeaseEndsTheContainerWithAClearError() throws Exception {
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"));
+             DockerEnvironment env = (DockerEnvironment) Environments.open(DockerFixture.settings(DockerSettings.HOST, proxy.url()))) {
+            assertEquals("up", sh(env, "echo up"));
+            proxy.breakLeases(); // as a dropped tcp:// connection, or a dead JVM, would
+            for (int i = 0; i < 600 && exists(env.containerId()); i++) {
+                Thread.sleep(100);
+            }
+            assertFalse(exists(env.containerId()), "the container ended with its lease");
+            BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
+                    () -> env.exec(ExecRequest.builder("true").build()));
+            assertTrue(e.getMessage().contains("was removed"), e.getMessage());
+        }
+    }
+
+    @Test
+    void anOpenEnvironmentsContainerIsLeasedAndUpsIsNot() throws Exception {
+        DockerProvider provider = new DockerProvider();
+        String kept = provider.up(DockerFixture.settings());
+        try (DockerEnvironment env = (DockerEnvironment) Environments.open(DockerFixture.settings())) {
+            DockerFixture.Result r = DockerFixture.docker(null, 30, "inspect", "-f",
+                    "{{.HostConfig.AutoRemove}} {{.Config.OpenStdin}} {{.Config.StdinOnce}}", env.containerId(), kept);
+            assertEquals(0, r.exit(), r.err());
+            assertEquals(List.of("true true true", "false false false"), r.out().strip().lines().toList());
+            assertEquals("alive", sh(env, "echo alive"), "the lease holds while the environment is open");
+        } finally {
+            provider.down(DockerFixture.settings(), kept);
+        }
     }
 
     @Test
@@ -294,15 +384,19 @@ class DockerLifecycleTest {
         String stale;
         String staleKept;
         String fresh;
-        String threeHoursAgo = Instant.now().minus(Duration.ofHours(3)).toString();
+        String foreign;
+        String threeHoursAgo = Instant.now().minus(Duration.ofHours(3)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
             Map<String, String> old = new java.util.LinkedHashMap<>(DockerDaemon.labels("gc-test-old", false));
             old.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);
-            stale = daemon.createAndStart(s, "airlock-gc-old-" + System.nanoTime(), old);
+            stale = daemon.createAndStart(s, "airlock-gc-old-" + System.nanoTime(), old, false).id();
+            Map<String, String> theirs = new java.util.LinkedHashMap<>(old);
+            theirs.put(DockerDaemon.LABEL_OWNER, "someone-else@" + dev.airlock.spi.ResourceLabels.currentOwner());
+            foreign = daemon.createAndStart(s, "airlock-gc-foreign-" + System.nanoTime(), theirs, false).id();
             Map<String, String> kept = new java.util.LinkedHashMap<>(DockerDaemon.labels("gc-test-kept", true));
             kept.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);
-            staleKept = daemon.createAndStart(s, "airlock-gc-kept-" + System.nanoTime(), kept);
-            fresh = daemon.createAndStart(s, "airlock-gc-new-" + System.nanoTime(), DockerDaemon.labels("gc-test-new", false));
+            staleKept = daemon.createAndStart(s, "airlock-gc-kept-" + System.nanoTime(), kept, false).id();
+            fresh = daemon.createAndStart(s, "airlock-gc-new-" + System.nanoTime(), DockerDaemon.labels("gc-test-new", false), false).id();
         }
         try {
             DockerProvider provider = new DockerProvider();
@@ -310,13 +404,66 @@ class DockerLifecycleTest {
             assertTrue(removed.contains(stale), removed.toString());
             assertFalse(removed.contains(fresh));
             assertFalse(removed.contains(staleKept), "what up made stays unless asked");
+            assertFalse(removed.contains(foreign), "another owner's sandbox on a shared daemon is not ours to remove");
+            assertTrue(exists(foreign));
             assertFalse(exists(stale));
             assertTrue(exists(fresh));
             assertTrue(exists(staleKept));
-            assertTrue(provider.gc(DockerFixture.settings(), Duration.ofHours(1), true).contains(staleKept));
+            List<String> all = provider.gc(DockerFixture.settings(), Duration.ofHours(1), true);
+            assertTrue(all.contains(staleKept));
+            assertFalse(all.contains(foreign));
             assertFalse(exists(staleKept));
+            assertTrue(exists(foreign));
         } finally {
-            DockerFixture.docker(null, 60, "rm", "-f", stale, staleKept, fresh);
+            DockerFixture.docker(null, 60, "rm", "-f", stale, staleKept, fresh, foreign);
+        }
+    }
+
+    @Test
+    void aTaglessImageIsPulledAsLatestAndAFailedPullIsOneLine() throws Exception {
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"))) {
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> Environments.open(DockerFixture.settings(
+                    DockerSettings.HOST, proxy.url(), DockerSettings.IMAGE, "airlock-test/absent", DockerSettings.PULL, "missing")));
+            assertTrue(e.getMessage().startsWith("image airlock-test/absent:latest is not on the Docker host and pulling it failed: "),
+                    e.getMessage());
+            assertFalse(e.getMessage().contains("\n"), "one line: " + e.getMessage());
+            List<String> pulls = proxy.requests().stream().filter(l -> l.contains("/images/create?")).toList();
+            assertEquals(1, pulls.size(), proxy.requests().toString());
+            assertTrue(pulls.get(0).matches("POST (/v[0-9.]+)?/images/create\\?(.*&)?tag=latest(&.*)?")
+                    && pulls.get(0).contains("fromImage=airlock-test%2Fabsent"), "one tag is pulled, not all: " + pulls.get(0));
+        }
+    }
+
+    @Test
+    void aDockerContextLeadsToItsDaemon(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"))) {
+            DockerSettingsTest.writeContext(dir, "through-proxy", proxy.url());
+            Settings settings = DockerFixture.settings();
+            DockerSettings s = DockerSettings.from(settings, Map.of("DOCKER_CONFIG", dir.toString(), "DOCKER_CONTEXT", "through-proxy"));
+            try (Environment env = DockerEnvironment.open(dev.airlock.spi.OpenContext.of(settings), s)) {
+                assertEquals("via the context", sh(env, "echo via the context"));
+            }
+            assertTrue(proxy.requests().stream().anyMatch(l -> l.matches("POST /exec/[0-9a-f]+/start")), proxy.requests().toString());
+        }
+    }
+
+    @Test
+    void registryCredentialsComeFromTheDockerConfig(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        String auth = java.util.Base64.getEncoder().encodeToString("airlock-user:s3cret-pw".getBytes());
+        java.nio.file.Files.writeString(dir.resolve("config.json"),
+                "{\"auths\":{\"registry.airlock.invalid:5000\":{\"auth\":\"" + auth + "\"}}}");
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"))) {
+            Settings settings = DockerFixture.settings(DockerSettings.HOST, proxy.url(),
+                    DockerSettings.IMAGE, "registry.airlock.invalid:5000/team/tool:1", DockerSettings.PULL, "missing");
+            DockerSettings s = DockerSettings.from(settings, Map.of("DOCKER_CONFIG", dir.toString()));
+            ConfigurationException e = assertThrows(ConfigurationException.class,
+                    () -> DockerEnvironment.open(dev.airlock.spi.OpenContext.of(settings), s));
+            assertFalse(e.getMessage().contains("s3cret-pw"), e.getMessage());
+            String head = proxy.heads().stream().filter(h -> h.contains("/images/create?")).findFirst().orElseThrow();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)X-Registry-Auth: *(\\S+)").matcher(head);
+            assertTrue(m.find(), "the pull carries credentials: " + head.lines().findFirst().orElse(""));
+            String json = new String(java.util.Base64.getUrlDecoder().decode(m.group(1).replace('+', '-').replace('/', '_')));
+            assertTrue(json.contains("airlock-user") && json.contains("s3cret-pw"), "the config's credentials, for that registry");
         }
     }
 

@@ -62,6 +62,78 @@ class DockerSettingsTest {
         assertTrue(s.pullMissing());
     }
 
+    @Test
+    void anImageWithoutATagMeansLatestAsInTheDockerCli() {
+        assertEquals("python:latest", DockerSettings.from(Settings.of(DockerSettings.IMAGE, "python"), Map.of()).image().orElseThrow());
+        assertEquals("python:3.12", DockerSettings.withDefaultTag("python:3.12"));
+        assertEquals("localhost:5000/team/tool:latest", DockerSettings.withDefaultTag("localhost:5000/team/tool"));
+        assertEquals("localhost:5000/team/tool:1", DockerSettings.withDefaultTag("localhost:5000/team/tool:1"));
+        String digest = "busybox@sha256:" + "a".repeat(64);
+        assertEquals(digest, DockerSettings.withDefaultTag(digest), "a digest is never given a tag");
+        assertEquals(java.util.List.of("localhost:5000/team/tool", "latest"),
+                java.util.List.of(DockerSettings.splitReference("localhost:5000/team/tool")));
+        assertEquals(java.util.List.of("busybox", "sha256:" + "a".repeat(64)), java.util.List.of(DockerSettings.splitReference(digest)));
+    }
+
+    @Test
+    void hardeningOptionsParseAndBadOnesNameTheirSetting() {
+        DockerHardening h = DockerSettings.from(Settings.of(DockerHardening.TMPFS, "/tmp:size=64m,mode=1777,/run",
+                DockerHardening.ULIMITS, "nofile=1024:2048,nproc=64", DockerHardening.SHM_SIZE, "256m"), Map.of()).hardening();
+        assertEquals(Map.of("/tmp", "size=64m,mode=1777", "/run", ""), h.tmpfs());
+        assertEquals(2048, ((Number) h.ulimits().get(0).getHard()).longValue());
+        assertEquals(64, ((Number) h.ulimits().get(1).getSoft()).longValue());
+        assertEquals(256L << 20, h.shmSize().getAsLong());
+        assertEquals(Map.of("/tmp", "mode=1777"),
+                DockerSettings.from(Settings.of(DockerHardening.READ_ONLY, "true"), Map.of()).hardening().tmpfs(),
+                "a read-only root gets a writable /tmp");
+        assertNames(DockerHardening.TMPFS, Settings.of(DockerHardening.TMPFS, "tmp"));
+        assertNames(DockerHardening.ULIMITS, Settings.of(DockerHardening.ULIMITS, "files=10"));
+        assertNames(DockerHardening.ULIMITS, Settings.of(DockerHardening.ULIMITS, "nofile=20:10"));
+        assertNames(DockerHardening.STORAGE_SIZE, Settings.of(DockerHardening.STORAGE_SIZE, "big"));
+        assertNames(DockerHardening.DEVICES, Settings.of(DockerHardening.DEVICES, "dev/null"));
+        assertNames(DockerHardening.GPUS, Settings.of(DockerHardening.GPUS, "some"));
+        assertNames(DockerHardening.PLATFORM, Settings.of(DockerHardening.PLATFORM, "amd64"));
+    }
+
+    /** A context as {@code docker context create NAME --docker host=HOST} stores it. */
+    static void writeContext(java.nio.file.Path dockerConfig, String name, String host) throws Exception {
+        String id = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(name.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        java.nio.file.Path meta = java.nio.file.Files.createDirectories(dockerConfig.resolve("contexts/meta").resolve(id));
+        java.nio.file.Files.writeString(meta.resolve("meta.json"), "{\"Name\":\"" + name + "\",\"Metadata\":{},"
+                + "\"Endpoints\":{\"docker\":{\"Host\":\"" + host + "\",\"SkipTLSVerify\":false}}}");
+    }
+
+    @Test
+    void dockerContextAndTheCurrentContextNameTheDaemonAsInTheDockerCli(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        writeContext(dir, "remote", "tcp://10.0.0.5:2375");
+        writeContext(dir, "other", "unix:///other.sock");
+        String cfg = dir.toString();
+        assertEquals("tcp://10.0.0.5:2375", DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "remote")).host().toString());
+        assertEquals("unix:///x.sock", DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "remote", "DOCKER_HOST", "unix:///x.sock")).host().toString(),
+                "DOCKER_HOST wins over a context, as in the CLI");
+        assertEquals("unix:///var/run/docker.sock", DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "default")).host().toString());
+        java.nio.file.Files.writeString(dir.resolve("config.json"), "{\"currentContext\":\"other\"}");
+        assertEquals("unix:///other.sock", DockerSettings.from(Settings.empty(), Map.of("DOCKER_CONFIG", cfg)).host().toString());
+        assertEquals("tcp://10.0.0.5:2375", DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "remote")).host().toString(), "DOCKER_CONTEXT over currentContext");
+        ConfigurationException missing = assertThrows(ConfigurationException.class, () -> DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "nowhere")));
+        assertTrue(missing.getMessage().contains("DOCKER_CONTEXT") && missing.getMessage().contains("nowhere")
+                && !missing.getMessage().contains("\n"), missing.getMessage());
+        writeContext(dir, "tls", "tcp://10.0.0.6:2376");
+        java.nio.file.Files.createDirectories(dir.resolve("contexts/tls").resolve(java.util.HexFormat.of().formatHex(
+                java.security.MessageDigest.getInstance("SHA-256").digest("tls".getBytes(java.nio.charset.StandardCharsets.UTF_8))))
+                .resolve("docker"));
+        ConfigurationException tls = assertThrows(ConfigurationException.class, () -> DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "tls")));
+        assertTrue(tls.getMessage().contains("TLS") && tls.getMessage().contains(DockerSettings.HOST), tls.getMessage());
+    }
+
     private static void assertNames(String key, Settings s) {
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> DockerSettings.from(s, Map.of()));
         assertTrue(e.getMessage().contains(key), e.getMessage());

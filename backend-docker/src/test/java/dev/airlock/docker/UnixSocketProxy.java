@@ -21,6 +21,14 @@ final class UnixSocketProxy implements AutoCloseable {
     private final Path socket;
     private final List<SocketChannel> open = new CopyOnWriteArrayList<>();
     private final Thread acceptor;
+    private final java.util.concurrent.atomic.AtomicInteger stalled = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile boolean stallExecStarts;
+    private final List<String> requests = new CopyOnWriteArrayList<>();
+    private final List<String> heads = new CopyOnWriteArrayList<>();
+    private final List<SocketChannel> execs = new CopyOnWriteArrayList<>();
+    private final List<SocketChannel> leases = new CopyOnWriteArrayList<>();
+    private static final java.util.regex.Pattern REQUEST_LINE =
+            java.util.regex.Pattern.compile("(?m)^((?:GET|POST|PUT|DELETE|HEAD) \\S+) HTTP/1\\.[01]\r\n");
 
     UnixSocketProxy(Path socket) throws IOException {
         this.socket = socket;
@@ -39,43 +47,128 @@ final class UnixSocketProxy implements AutoCloseable {
         while (server.isOpen()) {
             try {
                 SocketChannel client = server.accept();
-                SocketChannel upstream = SocketChannel.open(StandardProtocolFamily.UNIX);
-                upstream.connect(UnixDomainSocketAddress.of(socket));
                 open.add(client);
-                open.add(upstream);
-                copy(client, upstream);
-                copy(upstream, client);
+                Thread t = new Thread(() -> serve(client), "unix-proxy-serve");
+                t.setDaemon(true);
+                t.start();
             } catch (IOException e) {
                 return; // closed
             }
         }
     }
 
-    private static void copy(SocketChannel from, SocketChannel to) {
+    /** Forwards one connection, unless it starts an exec while those are stalled: then it is held open, unanswered. */
+    private void serve(SocketChannel client) {
+        try {
+            ByteBuffer first = ByteBuffer.allocate(64 * 1024);
+            if (client.read(first) < 0) {
+                client.close();
+                return;
+            }
+            first.flip();
+            String head = java.nio.charset.StandardCharsets.ISO_8859_1.decode(first.duplicate()).toString();
+            boolean exec = head.startsWith("POST /exec/") && head.contains("/start ");
+            if (exec) {
+                execs.add(client);
+            } else if (head.startsWith("POST /containers/") && head.contains("/attach?")) {
+                leases.add(client);
+            }
+            if (stallExecStarts && exec) {
+                stalled.incrementAndGet();
+                ByteBuffer sink = ByteBuffer.allocate(4096);
+                while (client.read(sink) >= 0) {
+                    sink.clear(); // accept and never answer, as a wedged daemon does
+                }
+                return;
+            }
+            SocketChannel upstream = SocketChannel.open(StandardProtocolFamily.UNIX);
+            upstream.connect(UnixDomainSocketAddress.of(socket));
+            open.add(upstream);
+            record(first);
+            while (first.hasRemaining()) {
+                upstream.write(first);
+            }
+            copy(client, upstream, true);
+            copy(upstream, client, false);
+        } catch (IOException ignored) {
+            // one side closed
+        }
+    }
+
+    /** From now on, exec starts are accepted and never answered. */
+    void stallExecStarts() {
+        stallExecStarts = true;
+    }
+
+    /** Exec starts are forwarded again (those held stay unanswered). */
+    void resumeExecStarts() {
+        stallExecStarts = false;
+    }
+
+    /** How many exec starts were held unanswered. */
+    int stalledExecStarts() {
+        return stalled.get();
+    }
+
+    /** Notes the request lines in bytes going to the daemon (a request split across reads may be missed). */
+    private void record(ByteBuffer chunk) {
+        var m = REQUEST_LINE.matcher(java.nio.charset.StandardCharsets.ISO_8859_1.decode(chunk.duplicate()));
+        String text = java.nio.charset.StandardCharsets.ISO_8859_1.decode(chunk.duplicate()).toString();
+        while (m.find()) {
+            requests.add(m.group(1));
+            int end = text.indexOf("\r\n\r\n", m.start());
+            heads.add(text.substring(m.start(), end < 0 ? text.length() : end));
+        }
+    }
+
+    /** The request heads seen so far (request line and headers), in order. */
+    List<String> heads() {
+        return List.copyOf(heads);
+    }
+
+    /** The request lines seen so far ({@code METHOD PATH}), in order. */
+    List<String> requests() {
+        return List.copyOf(requests);
+    }
+
+    private void copy(SocketChannel from, SocketChannel to, boolean toDaemon) {
         Thread t = new Thread(() -> {
             ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
             try {
                 while (from.read(buf) >= 0) {
                     buf.flip();
+                    if (toDaemon) {
+                        record(buf);
+                    }
                     while (buf.hasRemaining()) {
                         to.write(buf);
                     }
                     buf.clear();
                 }
                 to.shutdownOutput(); // pass the half-close on
-            } catch (IOException ignored) {
-                // one side closed
+            } catch (IOException broken) {
+                try {
+                    to.close(); // a broken connection ends at both sides, as a network fault would
+                } catch (IOException ignored) {
+                    // already closed
+                }
             }
         }, "unix-proxy-copy");
         t.setDaemon(true);
         t.start();
     }
 
-    /** Breaks every connection open now (new ones are still accepted), as a network fault would. */
-    void breakConnections() throws IOException {
-        for (SocketChannel c : open) {
+    /** Breaks every exec's connection open now (new ones are still accepted), as a network fault would. */
+    void breakExecConnections() throws IOException {
+        for (SocketChannel c : execs) {
             c.close();
-            open.remove(c);
+        }
+    }
+
+    /** Breaks the containers' stdin attach connections (their leases). */
+    void breakLeases() throws IOException {
+        for (SocketChannel c : leases) {
+            c.close();
         }
     }
 

@@ -83,4 +83,14 @@ class DockerCliIT {
         assertTrue(r.err().contains("airlock.docker.image"), r.err());
         assertEquals(0, r.stdout().length);
     }
+
+    @Test
+    void aFailedPullIsOneAirlockLineWithoutAStackTrace() {
+        Airlock.Result r = raw("--backend", "docker", "--set", "airlock.docker.image=airlock-test/absent", "exec", "true").run();
+        assertEquals(125, r.exit(), r::toString);
+        assertTrue(r.err().startsWith("airlock: ") && r.err().contains(
+                "image airlock-test/absent:latest is not on the Docker host and pulling it failed: "), r.err());
+        assertEquals(1, r.err().strip().lines().count(), "one line: " + r.err());
+        assertEquals(0, r.stdout().length);
+    }
 }
