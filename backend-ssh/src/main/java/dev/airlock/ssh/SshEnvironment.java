@@ -42,7 +42,11 @@ public final class SshEnvironment extends AbstractEnvironment {
     }
 
     static SshEnvironment open(OpenContext context) {
-        SshSettings s = SshSettings.from(context.settings());
+        return open(context, SshSettings.from(context.settings()));
+    }
+
+    /** With settings already read (tests pass a home of their own for the default keys). */
+    static SshEnvironment open(OpenContext context, SshSettings s) {
         JSch jsch = new JSch();
         try {
             jsch.setKnownHosts(s.knownHosts().toString());

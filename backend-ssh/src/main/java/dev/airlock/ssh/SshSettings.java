@@ -32,7 +32,7 @@ import java.util.Optional;
  *   <tr><td>airlock.ssh.channels-per-connection</td><td>int 1..10</td><td>8</td><td>no</td></tr>
  * </table>
  */
-record SshSettings(String host, int port, String user, List<Path> identities,
+record SshSettings(String host, int port, String user, List<Path> identities, boolean identitiesNamed,
                    Optional<Secret> passphrase, Optional<Path> agentSocket, Path knownHosts, boolean acceptNew,
                    Duration connectTimeout, Duration keepalive, int keepaliveCount, int channelsPerConnection) {
     static final String PREFIX = "airlock.ssh.";
@@ -57,6 +57,11 @@ record SshSettings(String host, int port, String user, List<Path> identities,
     }
 
     static SshSettings from(Settings s, String authSock) {
+        return from(s, authSock, localPath("~"));
+    }
+
+    /** {@code home} is where the default keys are looked for ({@code HOME/.ssh/id_*}); tests point it elsewhere. */
+    static SshSettings from(Settings s, String authSock, Path home) {
         String host = s.require(HOST).trim();
         int port = s.getInt(PORT, 22);
         if (port < 1 || port > 65535) {
@@ -74,7 +79,7 @@ record SshSettings(String host, int port, String user, List<Path> identities,
         }
         if (ids.isEmpty()) {
             for (String name : List.of("id_ed25519", "id_ecdsa", "id_rsa")) {
-                Path p = localPath("~/.ssh/" + name);
+                Path p = home.resolve(".ssh").resolve(name);
                 if (Files.isRegularFile(p)) {
                     ids.add(p);
                 }
@@ -94,7 +99,7 @@ record SshSettings(String host, int port, String user, List<Path> identities,
             throw new ConfigurationException("setting " + CHANNELS + " has invalid value " + channels
                     + ": expected 1.." + MAX_SESSIONS + " (OpenSSH's default MaxSessions is " + MAX_SESSIONS + ")");
         }
-        return new SshSettings(host, port, user, List.copyOf(ids), s.secret(PASSPHRASE).filter(p -> !p.isEmpty()),
+        return new SshSettings(host, port, user, List.copyOf(ids), !listed.isEmpty(), s.secret(PASSPHRASE).filter(p -> !p.isEmpty()),
                 agent, knownHosts, acceptNew, connect, keepalive.isNegative() ? Duration.ZERO : keepalive,
                 Math.max(1, count), channels);
     }
