@@ -83,7 +83,12 @@ final class Identities implements IdentityRepository {
         }
         byte[] passphrase = encrypted ? s.passphrase().get().reveal().getBytes(StandardCharsets.UTF_8) : null;
         try {
-            jsch.addIdentity(key.toString(), passphrase);
+            Path cert = s.certificates().get(key);
+            if (cert != null) {
+                jsch.addIdentity(key.toString(), cert.toString(), passphrase);
+            } else {
+                jsch.addIdentity(key.toString(), passphrase);
+            }
             return true;
         } catch (JSchException e) {
             throw new ConfigurationException("the passphrase in " + SshSettings.PASSPHRASE + " does not decrypt the SSH key " + key);
