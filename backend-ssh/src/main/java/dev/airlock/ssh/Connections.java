@@ -70,12 +70,22 @@ final class Connections implements AutoCloseable {
             leases.removeIf(Lease::done);
             return leases.size();
         }
+
+        boolean stalled() {
+            for (Lease l : leases) {
+                if (l.stalled()) {
+                    return true;
+                }
+            }
+            return false;
+        }
     }
 
     /** A channel slot on a connection, held from before the channel opens until it is released. */
     final class Lease {
         private final Connection connection;
         private volatile ChannelExec channel;
+        private volatile ChannelBuffer[] buffers = new ChannelBuffer[0];
         private volatile boolean released;
 
         private Lease(Connection connection) {
@@ -85,6 +95,16 @@ final class Connections implements AutoCloseable {
         boolean done() {
             ChannelExec c = channel;
             return released || (c != null && c.isClosed());
+        }
+
+        /** Its reader fell so far behind that JSch's thread waits: the whole connection is stalled. */
+        boolean stalled() {
+            for (ChannelBuffer b : buffers) {
+                if (b.writerWaiting()) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         void release() {
@@ -112,8 +132,14 @@ final class Connections implements AutoCloseable {
             try {
                 ch = (ChannelExec) lease.connection.session.openChannel("exec");
                 ch.setCommand(command);
-                out = ch.getInputStream();
-                err = ch.getErrStream();
+                // Our buffers, not JSch's pipes: one slow reader must not stall the connection.
+                ChannelBuffer outBuf = new ChannelBuffer(settings.outputBuffer());
+                ChannelBuffer errBuf = new ChannelBuffer(settings.outputBuffer());
+                ch.setOutputStream(outBuf.sink);
+                ch.setExtOutputStream(errBuf.sink);
+                lease.buffers = new ChannelBuffer[] {outBuf, errBuf};
+                out = outBuf.source;
+                err = errBuf.source;
                 in = ch.getOutputStream();
             } catch (JSchException | IOException e) {
                 lease.release();
@@ -226,7 +252,7 @@ final class Connections implements AutoCloseable {
             }
         }
         for (Connection c : pool) {
-            if (!c.retired && c.live() < c.capacity) {
+            if (!c.retired && c.live() < c.capacity && !c.stalled()) {
                 return lease(c);
             }
         }
@@ -291,26 +317,43 @@ final class Connections implements AutoCloseable {
     }
 
     private Session login() {
-        Session s;
-        try {
-            s = jsch.getSession(settings.user(), settings.host(), settings.port());
-        } catch (JSchException e) {
-            throw ConnectFailures.map(e, settings, hostKeys);
+        com.jcraft.jsch.Proxy proxy = null;
+        if (!settings.jumps().isEmpty()) {
+            proxy = new Proxies.Jump(settings.jumps(), (hop, through) -> open(settings.forHop(hop), through));
+        } else if (settings.proxyCommand().isPresent()) {
+            proxy = new Proxies.Command(settings.proxyCommand().get(), settings.user());
         }
-        s.setConfig("StrictHostKeyChecking", "yes");
-        s.setConfig("PreferredAuthentications", "publickey");
-        s.setDaemonThread(true);
+        return open(settings, proxy);
+    }
+
+    /** One login to {@code s}'s host, directly or through {@code proxy}; failures are one line naming that host. */
+    private Session open(SshSettings s, com.jcraft.jsch.Proxy proxy) {
+        Session session;
         try {
-            if (!settings.keepalive().isZero()) {
-                s.setServerAliveInterval((int) Math.min(Integer.MAX_VALUE, settings.keepalive().toMillis()));
-                s.setServerAliveCountMax(settings.keepaliveCount());
+            session = jsch.getSession(s.user(), s.host(), s.port());
+        } catch (JSchException e) {
+            throw ConnectFailures.map(e, s, hostKeys);
+        }
+        session.setConfig("StrictHostKeyChecking", "yes");
+        session.setConfig("PreferredAuthentications", "publickey");
+        session.setDaemonThread(true);
+        if (proxy != null) {
+            session.setProxy(proxy);
+        }
+        try {
+            if (!s.keepalive().isZero()) {
+                session.setServerAliveInterval((int) Math.min(Integer.MAX_VALUE, s.keepalive().toMillis()));
+                session.setServerAliveCountMax(s.keepaliveCount());
             }
-            s.connect(timeoutMillis());
+            session.connect(timeoutMillis());
         } catch (JSchException e) {
-            throw ConnectFailures.map(e, settings, hostKeys);
+            if (proxy != null) {
+                proxy.close();
+            }
+            throw ConnectFailures.map(e, s, hostKeys);
         }
-        LOG.debug("logged in to {}", settings.display());
-        return s;
+        LOG.debug("logged in to {}", s.display());
+        return session;
     }
 
     /** For tests: how many logins are open. */

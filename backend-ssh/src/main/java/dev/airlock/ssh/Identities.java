@@ -10,6 +10,8 @@ import com.jcraft.jsch.KeyPair;
 import com.jcraft.jsch.SSHAgentConnector;
 import com.jcraft.jsch.UnixDomainSocketFactory;
 import dev.airlock.ConfigurationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -24,6 +26,7 @@ import java.util.Vector;
  * passphrase secret; a missing or wrong passphrase is a one-line error naming the file only.
  */
 final class Identities implements IdentityRepository {
+    private static final Logger LOG = LoggerFactory.getLogger(Identities.class);
     private final IdentityRepository files;
     private final Optional<IdentityRepository> agent;
 
@@ -34,18 +37,29 @@ final class Identities implements IdentityRepository {
 
     /** Loads the identity files into {@code jsch} and installs the combined repository on it. */
     static void install(JSch jsch, SshSettings s) {
+        int loaded = 0;
+        Path skipped = null;
         for (Path key : s.identities()) {
-            addFile(jsch, key, s);
+            if (addFile(jsch, key, s)) {
+                loaded++;
+            } else {
+                skipped = key;
+            }
         }
         Optional<IdentityRepository> agent = s.agentSocket().map(Identities::agent);
-        if (s.identities().isEmpty() && agent.isEmpty()) {
-            throw new ConfigurationException("no SSH key to log in to " + s.display() + " with: set "
-                    + SshSettings.IDENTITY + "=PATH to a private key, or run an ssh-agent (SSH_AUTH_SOCK)");
+        if (loaded == 0 && agent.isEmpty()) {
+            throw new ConfigurationException("no SSH key to log in to " + s.display() + " with"
+                    + (skipped == null ? "" : " (" + skipped + " is encrypted and " + SshSettings.PASSPHRASE + " is not set)")
+                    + ": set " + SshSettings.IDENTITY + "=PATH to a private key, or run an ssh-agent (SSH_AUTH_SOCK)");
         }
         jsch.setIdentityRepository(new Identities(jsch.getIdentityRepository(), agent));
     }
 
-    private static void addFile(JSch jsch, Path key, SshSettings s) {
+    /**
+     * Loads one key file; false when it was skipped. An encrypted key found by default (not named
+     * by the user) with no passphrase is skipped, as OpenSSH does when the agent holds it.
+     */
+    private static boolean addFile(JSch jsch, Path key, SshSettings s) {
         if (!Files.isReadable(key)) {
             throw new ConfigurationException("the SSH key " + key + " (" + SshSettings.IDENTITY
                     + ") does not exist or is not readable");
@@ -59,13 +73,23 @@ final class Identities implements IdentityRepository {
         }
         boolean encrypted = pair.isEncrypted();
         pair.dispose();
+        if (encrypted && s.passphrase().isEmpty() && !s.identitiesNamed()) {
+            LOG.debug("skipping the encrypted default key {} (no {}); the ssh-agent may hold it", key, SshSettings.PASSPHRASE);
+            return false;
+        }
         if (encrypted && s.passphrase().isEmpty()) {
             throw new ConfigurationException("the SSH key " + key + " is encrypted: set " + SshSettings.PASSPHRASE
                     + " (e.g. export AIRLOCK_SSH_PASSPHRASE, never --set) or load the key into ssh-agent");
         }
         byte[] passphrase = encrypted ? s.passphrase().get().reveal().getBytes(StandardCharsets.UTF_8) : null;
         try {
-            jsch.addIdentity(key.toString(), passphrase);
+            Path cert = s.certificates().get(key);
+            if (cert != null) {
+                jsch.addIdentity(key.toString(), cert.toString(), passphrase);
+            } else {
+                jsch.addIdentity(key.toString(), passphrase);
+            }
+            return true;
         } catch (JSchException e) {
             throw new ConfigurationException("the passphrase in " + SshSettings.PASSPHRASE + " does not decrypt the SSH key " + key);
         } finally {

@@ -36,13 +36,17 @@ public final class SshEnvironment extends AbstractEnvironment {
         super("ssh", "ssh-" + ssh.display() + "-" + nonce.substring(0, 8), context);
         this.ssh = ssh;
         this.connections = connections;
-        // The core stages scripts longer than argvLimit; quoting can grow a script 4x, 64 KiB keeps
-        // the quoted text under Linux's 128 KiB per argument.
-        this.capabilities = Capabilities.pipe().withArgvLimit(64 * 1024);
+        // The core stages scripts longer than argvLimit (counting 3 bytes a character); escaping can
+        // grow a byte 5x, so 24 KiB keeps the escaped text under Linux's 128 KiB per argument.
+        this.capabilities = Capabilities.pipe().withArgvLimit(24 * 1024);
     }
 
     static SshEnvironment open(OpenContext context) {
-        SshSettings s = SshSettings.from(context.settings());
+        return open(context, SshSettings.from(context.settings()));
+    }
+
+    /** With settings already read (tests pass a home of their own for the default keys). */
+    static SshEnvironment open(OpenContext context, SshSettings s) {
         JSch jsch = new JSch();
         try {
             jsch.setKnownHosts(s.knownHosts().toString());
@@ -72,6 +76,9 @@ public final class SshEnvironment extends AbstractEnvironment {
 
     @Override
     protected RemoteProcess launch(Launch launch) throws IOException {
+        if (launch.script().indexOf('\0') >= 0) {
+            throw new IOException("the command holds a NUL byte, which no shell can take");
+        }
         byte[] command = commandText(launch.shell(), launch.script()).getBytes(StandardCharsets.UTF_8);
         if (command.length > MAX_COMMAND_BYTES) {
             throw new IOException("the command text is " + command.length + " bytes, more than one SSH exec can carry ("
@@ -81,19 +88,39 @@ public final class SshEnvironment extends AbstractEnvironment {
     }
 
     /**
-     * The text the login shell runs. {@code setsid} needs a process that is not a group leader,
-     * which the login shell's child is; the wrapper execs the command's shell, whose pid is then
-     * its group, and the core's launcher record (the script's own first output) reports it.
-     * Without {@code setsid} (macOS), the exec'd login shell is sshd's session leader, so its pid
-     * is the group too. Nothing after {@code exec} in the else branch runs; the trailing
-     * {@code exit $?} also keeps bash from exec'ing setsid itself (which would then fork).
+     * The text the login shell runs: {@code exec sh -c 'WRAPPER' sh SHELL 'SCRIPT'}, which every
+     * login shell (sh, bash, zsh, fish, tcsh, csh) parses the same way, because the two quoted
+     * words hold no character any of them treats specially inside single quotes ({@code '},
+     * {@code \}, {@code !}, newline). The script travels as {@code \0ooo} octal escapes for those
+     * and every byte outside printable ASCII, decoded by {@code printf %b} in {@code sh}.
+     *
+     * <p>{@code setsid} needs a process that is not a group leader, which {@code sh}'s child is; it
+     * execs the command's shell, whose pid is then its group, and the core's launcher record (the
+     * script's own first output) reports it. Without {@code setsid} (macOS), the exec'd shell is
+     * sshd's session leader, so its pid is the group too. The {@code exit $?} after setsid keeps a
+     * bash-as-sh from exec'ing setsid itself (which would then fork and return at once).
      */
     static String commandText(String shell, String script) {
-        String inner = "exec \"$0\" -c \"$1\"";
-        String sh = Shell.quote(shell);
-        return "c=" + Shell.quote(inner) + "; s=" + Shell.quote(script)
-                + "; if command -v setsid >/dev/null 2>&1; then setsid sh -c \"$c\" " + sh + " \"$s\";"
-                + " else exec sh -c \"$c\" " + sh + " \"$s\"; fi; exit $?";
+        String wrapper = "s=$(printf %b \"$2\"; echo x); s=${s%x};"
+                + " if command -v setsid >/dev/null 2>&1; then setsid \"$1\" -c \"$s\"; exit $?; fi;"
+                + " exec \"$1\" -c \"$s\"";
+        return "exec sh -c '" + wrapper + "' sh " + Shell.quote(shell) + " '" + octalEscaped(script) + "'";
+    }
+
+    /** {@code script} with {@code ' \ !}, controls and non-ASCII as {@code printf %b} escapes. */
+    static String octalEscaped(String script) {
+        byte[] bytes = script.getBytes(StandardCharsets.UTF_8);
+        StringBuilder sb = new StringBuilder(bytes.length + bytes.length / 8);
+        for (byte b : bytes) {
+            int c = b & 0xff;
+            if (c < 0x20 || c >= 0x7f || c == '\'' || c == '\\' || c == '!') {
+                sb.append("\\0").append((char) ('0' + (c >> 6))).append((char) ('0' + ((c >> 3) & 7)))
+                        .append((char) ('0' + (c & 7)));
+            } else {
+                sb.append((char) c);
+            }
+        }
+        return sb.toString();
     }
 
     @Override

@@ -47,13 +47,16 @@ final class SshProcess implements RemoteProcess {
     }
 
     /**
-     * JSch reports the exit status only once the channel is closed, and has no callback for it:
-     * poll, quickly at first (most commands are short), then every 20 ms.
+     * Returns as soon as the server's exit-status or exit-signal arrives, not when the channel
+     * closes: a background job holding the output open keeps the channel open, and the core's
+     * output grace decides how long to wait for it. JSch has no callback for either message, so
+     * poll, quickly at first (most commands are short), then every 20 ms. A channel that closed
+     * with neither is a lost connection.
      */
     @Override
     public int waitFor() throws InterruptedException {
         long sleep = 1;
-        while (!channel.isClosed()) {
+        while (!ended()) {
             Thread.sleep(sleep);
             sleep = Math.min(20, sleep * 2);
         }
@@ -63,6 +66,10 @@ final class SshProcess implements RemoteProcess {
         }
         int status = channel.getExitStatus();
         return status >= 0 ? status : NO_STATUS;
+    }
+
+    private boolean ended() {
+        return channel.getExitStatus() >= 0 || channel.getExitSignal() != null || channel.isClosed();
     }
 
     /** Unknown here: the core's launcher record reports the group (the wrapper runs it under setsid). */

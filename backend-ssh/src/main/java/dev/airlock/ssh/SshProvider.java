@@ -32,7 +32,11 @@ public final class SshProvider implements EnvironmentProvider {
                 SettingKey.of(SshSettings.CONNECT_TIMEOUT, "duration", "15s", "bound on connecting"),
                 SettingKey.of(SshSettings.KEEPALIVE, "duration, 0 = off", "15s", "keepalive interval"),
                 SettingKey.of(SshSettings.KEEPALIVE_COUNT, "int", "3", "unanswered keepalives before the connection is dropped"),
-                SettingKey.of(SshSettings.CHANNELS, "1..10", "8", "channels per connection"));
+                SettingKey.of(SshSettings.CHANNELS, "1..10", "8", "channels per connection"),
+                SettingKey.of(SshSettings.OUTPUT_BUFFER, "bytes", "64m",
+                        "unread output held per stream (memory, then a temp file) so a slow reader stalls no other command"),
+                SettingKey.of(SshSettings.CONFIG, "path | none", "~/.ssh/config",
+                        "OpenSSH client config: Host aliases, HostName, User, Port, IdentityFile, CertificateFile, ProxyJump, ProxyCommand"));
     }
 
     /** The key passphrase's variable ({@code airlock.ssh.passphrase}); no command needs it. */

@@ -8,7 +8,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -30,11 +32,26 @@ import java.util.Optional;
  *   <tr><td>airlock.ssh.keepalive</td><td>duration (0 = off)</td><td>15s</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.keepalive-count</td><td>int</td><td>3</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.channels-per-connection</td><td>int 1..10</td><td>8</td><td>no</td></tr>
+ *   <tr><td>airlock.ssh.output-buffer</td><td>bytes</td><td>64m</td><td>no</td></tr>
+ *   <tr><td>airlock.ssh.config</td><td>path | none</td><td>~/.ssh/config</td><td>no</td></tr>
  * </table>
  */
-record SshSettings(String host, int port, String user, List<Path> identities,
+record SshSettings(String host, int port, String user, List<Path> identities, boolean identitiesNamed,
                    Optional<Secret> passphrase, Optional<Path> agentSocket, Path knownHosts, boolean acceptNew,
-                   Duration connectTimeout, Duration keepalive, int keepaliveCount, int channelsPerConnection) {
+                   Duration connectTimeout, Duration keepalive, int keepaliveCount, int channelsPerConnection,
+                   long outputBuffer, List<Hop> jumps, Optional<String> proxyCommand, Map<Path, Path> certificates) {
+
+    /** A host logged in to on the way to the target ({@code ProxyJump}), resolved through the SSH config. */
+    record Hop(String host, int port, String user) {
+    }
+
+    /** These settings for logging in to {@code hop} directly (its errors then name it). */
+    SshSettings forHop(Hop hop) {
+        return new SshSettings(hop.host(), hop.port(), hop.user(), identities, identitiesNamed, passphrase, agentSocket,
+                knownHosts, acceptNew, connectTimeout, keepalive, keepaliveCount, channelsPerConnection, outputBuffer,
+                List.of(), Optional.empty(), certificates);
+    }
+
     static final String PREFIX = "airlock.ssh.";
     static final String HOST = PREFIX + "host";
     static final String PORT = PREFIX + "port";
@@ -48,6 +65,8 @@ record SshSettings(String host, int port, String user, List<Path> identities,
     static final String KEEPALIVE = PREFIX + "keepalive";
     static final String KEEPALIVE_COUNT = PREFIX + "keepalive-count";
     static final String CHANNELS = PREFIX + "channels-per-connection";
+    static final String OUTPUT_BUFFER = PREFIX + "output-buffer";
+    static final String CONFIG = PREFIX + "config";
 
     /** The OpenSSH default MaxSessions: a connection never carries more channels than this. */
     static final int MAX_SESSIONS = 10;
@@ -57,31 +76,58 @@ record SshSettings(String host, int port, String user, List<Path> identities,
     }
 
     static SshSettings from(Settings s, String authSock) {
-        String host = s.require(HOST).trim();
-        int port = s.getInt(PORT, 22);
+        return from(s, authSock, localPath("~"));
+    }
+
+    /** {@code home} is where the default keys are looked for ({@code HOME/.ssh/id_*}); tests point it elsewhere. */
+    static SshSettings from(Settings s, String authSock, Path home) {
+        String alias = s.require(HOST).trim();
+        SshConfigFile config = SshConfigFile.read(configFile(s, home));
+        SshConfigFile.Entry entry = config.entry(alias);
+        String host = entry.hostName().orElse(alias);
+        int port = s.get(PORT).isPresent() ? s.getInt(PORT, 22) : entry.port() > 0 ? entry.port() : 22;
         if (port < 1 || port > 65535) {
             throw new ConfigurationException("setting " + PORT + " has invalid value " + port + ": expected 1..65535");
         }
         String user = s.get(USER).map(String::trim).filter(v -> !v.isEmpty())
-                .orElse(System.getProperty("user.name", ""));
+                .or(entry::user).orElse(System.getProperty("user.name", ""));
         if (user.isEmpty()) {
             throw new ConfigurationException("setting " + USER + " is required: the JVM reports no user name");
         }
         List<String> listed = s.getList(IDENTITY);
         List<Path> ids = new ArrayList<>();
+        Map<Path, Path> certs = new LinkedHashMap<>();
         for (String f : listed) {
-            ids.add(localPath(f));
+            ids.add(localPath(f, home));
+        }
+        if (ids.isEmpty()) {
+            // As OpenSSH: IdentityFile lines that name no file are passed over.
+            List<String> files = entry.identityFiles();
+            for (int i = 0; i < files.size(); i++) {
+                Path p = localPath(files.get(i), home);
+                if (Files.isRegularFile(p)) {
+                    ids.add(p);
+                    if (i < entry.certificateFiles().size()) {
+                        certs.put(p, localPath(entry.certificateFiles().get(i), home));
+                    }
+                }
+            }
         }
         if (ids.isEmpty()) {
             for (String name : List.of("id_ed25519", "id_ecdsa", "id_rsa")) {
-                Path p = localPath("~/.ssh/" + name);
+                Path p = home.resolve(".ssh").resolve(name);
                 if (Files.isRegularFile(p)) {
                     ids.add(p);
                 }
             }
         }
+        List<Hop> jumps = new ArrayList<>();
+        for (String j : entry.proxyJump().map(v -> v.split(",")).orElse(new String[0])) {
+            jumps.add(hop(j.trim(), config, user, listed.isEmpty() ? ids : new ArrayList<>(), home));
+        }
+        Optional<String> proxyCommand = jumps.isEmpty() ? entry.proxyCommand() : Optional.empty();
         Optional<Path> agent = agentSocket(s.get(AGENT, "auto").trim(), authSock);
-        Path knownHosts = localPath(s.get(KNOWN_HOSTS, "~/.ssh/known_hosts"));
+        Path knownHosts = localPath(s.get(KNOWN_HOSTS, "~/.ssh/known_hosts"), home);
         boolean acceptNew = "accept-new".equals(s.getChoice(STRICT, "yes", "yes", "accept-new"));
         Duration connect = s.getDuration(CONNECT_TIMEOUT, Duration.ofSeconds(15));
         if (connect.isNegative() || connect.isZero()) {
@@ -94,9 +140,55 @@ record SshSettings(String host, int port, String user, List<Path> identities,
             throw new ConfigurationException("setting " + CHANNELS + " has invalid value " + channels
                     + ": expected 1.." + MAX_SESSIONS + " (OpenSSH's default MaxSessions is " + MAX_SESSIONS + ")");
         }
-        return new SshSettings(host, port, user, List.copyOf(ids), s.secret(PASSPHRASE).filter(p -> !p.isEmpty()),
+        return new SshSettings(host, port, user, List.copyOf(ids), !listed.isEmpty(), s.secret(PASSPHRASE).filter(p -> !p.isEmpty()),
                 agent, knownHosts, acceptNew, connect, keepalive.isNegative() ? Duration.ZERO : keepalive,
-                Math.max(1, count), channels);
+                Math.max(1, count), channels, outputBuffer(s), List.copyOf(jumps), proxyCommand, Map.copyOf(certs));
+    }
+
+    private static Optional<Path> configFile(Settings s, Path home) {
+        String v = s.get(CONFIG, "~/.ssh/config").trim();
+        return v.equals("none") || v.isEmpty() ? Optional.empty() : Optional.of(localPath(v, home));
+    }
+
+    /** One ProxyJump entry, {@code [user@]host[:port]}, itself looked up in the config as OpenSSH does. */
+    private static Hop hop(String spec, SshConfigFile config, String defaultUser, List<Path> ids, Path home) {
+        String user = null;
+        String rest = spec;
+        int at = rest.lastIndexOf('@');
+        if (at >= 0) {
+            user = rest.substring(0, at);
+            rest = rest.substring(at + 1);
+        }
+        int port = -1;
+        int colon = rest.lastIndexOf(':');
+        if (colon > 0 && !rest.endsWith("]")) {
+            try {
+                port = Integer.parseInt(rest.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new ConfigurationException("the ProxyJump entry " + spec + " in the SSH config has a bad port;"
+                        + " expected [user@]host[:port]");
+            }
+            rest = rest.substring(0, colon);
+        }
+        String name = rest.startsWith("[") && rest.endsWith("]") ? rest.substring(1, rest.length() - 1) : rest;
+        SshConfigFile.Entry e = config.entry(name);
+        for (String f : e.identityFiles()) {
+            Path p = localPath(f, home);
+            if (Files.isRegularFile(p) && !ids.contains(p)) {
+                ids.add(p); // one key list for every login; the hop's own keys go after the target's
+            }
+        }
+        return new Hop(e.hostName().orElse(name), port > 0 ? port : e.port() > 0 ? e.port() : 22,
+                user != null ? user : e.user().orElse(defaultUser));
+    }
+
+    private static long outputBuffer(Settings s) {
+        long b = s.getBytes(OUTPUT_BUFFER, 64L << 20);
+        if (b < ChannelBuffer.MEMORY) {
+            throw new ConfigurationException("setting " + OUTPUT_BUFFER + " has invalid value " + b
+                    + ": expected at least 1m (bytes of one command's unread output held per stream)");
+        }
+        return b;
     }
 
     private static Optional<Path> agentSocket(String value, String authSock) {
@@ -115,12 +207,15 @@ record SshSettings(String host, int port, String user, List<Path> identities,
 
     /** A path on the JVM's host; {@code ~} is this user's home (keys and known_hosts live here, not on the target). */
     static Path localPath(String p) {
-        String home = System.getProperty("user.home", "");
+        return localPath(p, Path.of(System.getProperty("user.home", "")));
+    }
+
+    static Path localPath(String p, Path home) {
         if (p.equals("~")) {
-            return Path.of(home);
+            return home;
         }
         if (p.startsWith("~/")) {
-            return Path.of(home, p.substring(2));
+            return home.resolve(p.substring(2));
         }
         return Path.of(p);
     }

@@ -6,13 +6,14 @@
  * <ul>
  *   <li>One exec channel per command (PIPE stdin; its end is an SSH EOF), from a small pool of
  *       connections that each carry at most {@code airlock.ssh.channels-per-connection} channels.</li>
- *   <li>Each command runs under {@code setsid}; its launcher prints a nonce-tagged marker with the
- *       process group id on stderr before the command starts, and the stderr stream removes it.
- *       Timeouts and cancel are the core's process-group kill in a second exec.</li>
+ *   <li>Each command runs through {@code sh -c} explicitly, whatever the login shell (fish and
+ *       tcsh included), and under {@code setsid}; the core's launcher record names its process
+ *       group. The exit status returns with the server's exit-status, then the output grace
+ *       applies. Timeouts, cancels and a lost connection are the core's checked process-group
+ *       kill in a second exec (over a fresh connection when the first one died).</li>
  *   <li>Environment values travel in the core's staged 0600 file, never in the command text.</li>
- *   <li>The login shell must be POSIX-compatible (sh, bash, dash, zsh, ksh, busybox); anything a
- *       non-interactive login prints to stdout (a noisy {@code .bashrc}) reaches the command's stdout,
- *       as with plain {@code ssh}.</li>
+ *   <li>Anything a non-interactive login prints to stdout (a noisy {@code .bashrc}) before the
+ *       launcher record is dropped by the core.</li>
  * </ul>
  */
 package dev.airlock.ssh;

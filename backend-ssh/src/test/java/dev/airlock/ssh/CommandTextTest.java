@@ -17,11 +17,12 @@ import java.util.concurrent.CompletableFuture;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The launcher text run by each login shell sshd might start (dash, bash, busybox sh; zsh when
- * installed), as sshd would: {@code LOGIN_SHELL -c TEXT} in a new session. The command must get
+ * The launcher text run by each login shell sshd might start (dash, bash, busybox sh; zsh, fish
+ * and tcsh when installed), as sshd would: {@code LOGIN_SHELL -c TEXT} in a new session. The command must get
  * its stdin and exit status, and the stripped marker must name its own process group.
  */
 class CommandTextTest {
@@ -29,7 +30,8 @@ class CommandTextTest {
 
     private static List<List<String>> loginShells() {
         List<List<String>> out = new ArrayList<>();
-        for (String s : List.of("dash", "bash", "zsh")) {
+        // fish and tcsh are not POSIX: the text must still reach sh unchanged through them.
+        for (String s : List.of("dash", "bash", "zsh", "fish", "tcsh")) {
             Path p = SshdServer.find(s);
             if (p != null) {
                 out.add(List.of(p.toString()));
@@ -83,15 +85,27 @@ class CommandTextTest {
         }
     }
 
+    /** Every character a login shell might treat specially reaches {@code sh} unchanged, through each login shell. */
     @Test
-    void theScriptTravelsQuotedWhateverItHolds() throws Exception {
-        String script = "printf '%s' \"a'b\\\"c $HOME\" ; echo ' x'";
-        Path dash = SshdServer.find("dash");
-        Process p = new ProcessBuilder(dash.toString(), "-c", SshEnvironment.commandText("sh", script))
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor();
-        assertEquals("a'b\"c " + System.getenv("HOME") + " x\n", out);
-        assertTrue(Files.exists(Path.of("/proc/self")));
+    void theScriptTravelsUnchangedThroughEveryLoginShell() throws Exception {
+        String payload = "a'b\"c $HOME `x` \\ \\\\ \\' !! !$ % %1 ~ * ? [a] {a,b} ; & | < > # \t tab \r cr \u00e9\u4e2d\ud83d\ude00 \u0001"
+                + "\n  indented\n\\\n";
+        String script = "cat <<'END'\n" + payload + "END\nprintf '\\n\\n'";
+        String expected = payload + "\n\n";
+        List<List<String>> shells = loginShells();
+        for (List<String> login : shells) {
+            List<String> cmd = new ArrayList<>(login);
+            cmd.add("-c");
+            cmd.add(SshEnvironment.commandText("sh", script));
+            Process p = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, p.waitFor(), login + ": " + out);
+            assertEquals(expected, out, login.toString());
+        }
+        assertTrue(shells.stream().anyMatch(l -> l.get(0).endsWith("fish")) || SshdServer.find("fish") == null);
+        // Nothing in the text the login shell parses is special to fish or tcsh inside single quotes.
+        String text = SshEnvironment.commandText("bash", payload);
+        assertFalse(text.contains("\\\\") || text.contains("\\'") || text.contains("!") || text.contains("\n"), text);
     }
 }

@@ -52,12 +52,20 @@ class SshConnectionLossTest {
         }
     }
 
+    /**
+     * A cut mid-exec: the caller gets one line (never a re-run), and the command's process group,
+     * grandchildren included, is killed over a fresh connection (plain ssh would leave it running:
+     * no terminal, no SIGHUP) after the group was checked to still be the launched one.
+     */
     @Test
-    void aCutMidExecIsReportedAndNeverRerunAndTheNextExecReconnects() throws Exception {
+    void aCutMidExecIsReportedNeverRerunAndItsProcessTreeIsKilled() throws Exception {
         Path runs = server.dir.resolve("runs.log");
         Path pgid = server.dir.resolve("cut.pgid");
-        Execution e = env.start(ExecRequest.of("echo $$ > " + pgid + "; echo run >> " + runs + "; sleep 120"));
+        Path child = server.dir.resolve("cut.child");
+        Execution e = env.start(ExecRequest.of("echo $$ > " + pgid + "; echo run >> " + runs
+                + "; sleep 120 & echo $! > " + child + "; wait"));
         long group = SshExecTest.awaitPid(pgid);
+        long grandchild = SshExecTest.awaitPid(child);
         try {
             proxy.cutAll();
             BackendException lost = assertThrows(BackendException.class, () -> {
@@ -67,13 +75,14 @@ class SshConnectionLossTest {
             assertTrue(lost.getMessage().contains("connection to ssh was lost"), lost.getMessage());
             assertTrue(lost.getMessage().contains("not run again"), lost.getMessage());
             assertFalse(lost.getMessage().contains("\n"));
+            assertTrue(SshExecTest.gone(group), "the command's shell " + group + " outlived the lost connection");
+            assertTrue(SshExecTest.gone(grandchild), "its child " + grandchild + " outlived the lost connection");
 
             ExecResult next = env.exec(ExecRequest.of("echo again"));
             assertEquals(0, next.exitCode(), next.stderr().text());
             assertEquals("again\n", next.stdout().text());
             assertEquals("run\n", Files.readString(runs), "the interrupted command ran again");
         } finally {
-            // The remote sleep outlives the cut (as with plain ssh, no SIGHUP without a terminal).
             new ProcessBuilder("kill", "-KILL", "--", "-" + group).start().waitFor();
         }
     }

@@ -92,6 +92,35 @@ class SshExecTest {
         assertEquals(138, r.exitCode(), r.stderr().text());
     }
 
+    /** The status comes with exit-status, not with the channel's close, which a background job holding stdout delays. */
+    @Test
+    void theStatusArrivesWhenTheShellExitsThoughABackgroundJobHoldsTheOutput() {
+        ExecResult r = env.exec(ExecRequest.builder("sleep 30 & echo started; exit 3").timeout(Duration.ofSeconds(4)).build());
+        assertEquals(3, r.exitCode(), r.stderr().text());
+        assertFalse(r.timedOut());
+        assertEquals("started\n", r.stdout().text());
+    }
+
+    /**
+     * After the status, the output grace decides: what the background job writes within it is
+     * kept, and the job itself is killed when the environment closes.
+     */
+    @Test
+    void theOutputGraceAppliesAfterTheStatusAndTheBackgroundJobDiesAtClose() throws Exception {
+        Path pidFile = server.dir.resolve("background.pid");
+        long pid;
+        try (Environment own = Environments.open(server.settings("airlock.exec.output-grace", "3s"))) {
+            ExecResult r = own.exec(ExecRequest.builder("(sleep 1; echo late; exec sleep 60) & echo $! > " + pidFile
+                    + "; echo started; exit 3").timeout(Duration.ofSeconds(20)).build());
+            assertEquals(3, r.exitCode(), r.stderr().text());
+            assertFalse(r.timedOut());
+            assertEquals("started\nlate\n", r.stdout().text());
+            pid = awaitPid(pidFile);
+            assertFalse(gone(pid, 1), "the background job should still run until close");
+        }
+        assertTrue(gone(pid), "the background job " + pid + " outlived close");
+    }
+
     @Test
     void timeoutKillsTheWholeTreeIncludingGrandchildren() throws Exception {
         Path pidFile = server.dir.resolve("grandchild.pid");
@@ -222,7 +251,11 @@ class SshExecTest {
     }
 
     static boolean gone(long pid) throws InterruptedException {
-        for (int i = 0; i < 500; i++) {
+        return gone(pid, 500);
+    }
+
+    static boolean gone(long pid, int polls) throws InterruptedException {
+        for (int i = 0; i < polls; i++) {
             if (ProcessHandle.of(pid).map(ph -> ph.isAlive()).orElse(false)) {
                 Thread.sleep(20);
                 continue;

@@ -53,6 +53,15 @@ public final class SshdServer implements AutoCloseable {
     }
 
     public static SshdServer start() throws Exception {
+        return start(null);
+    }
+
+    /**
+     * With {@code loginShell} as this user's login shell, in sshd's eyes only: sshd runs in a
+     * private mount namespace where a copy of {@code /etc/passwd} with that shell is mounted over
+     * the real one (needs root and util-linux's unshare; the real file is never touched).
+     */
+    public static SshdServer start(Path loginShell) throws Exception {
         Path sshd = find("sshd");
         Path keygen = find("ssh-keygen");
         Services.require(sshd != null && keygen != null, "OpenSSH's sshd and ssh-keygen are needed (apt-get install openssh-server)");
@@ -94,7 +103,11 @@ public final class SshdServer implements AutoCloseable {
                     "LogLevel VERBOSE",
                     ""));
             Path log = dir.resolve("sshd-" + port + ".log");
-            Process p = new ProcessBuilder(sshd.toString(), "-D", "-e", "-f", config.toString())
+            List<String> argv = new ArrayList<>(List.of(sshd.toString(), "-D", "-e", "-f", config.toString()));
+            if (loginShell != null) {
+                argv.addAll(0, withLoginShell(dir, loginShell));
+            }
+            Process p = new ProcessBuilder(argv)
                     .redirectErrorStream(true).redirectOutput(log.toFile()).start();
             try {
                 awaitListening(p, log, port);
@@ -109,6 +122,26 @@ public final class SshdServer implements AutoCloseable {
             return new SshdServer(dir, port, p, log);
         }
         throw new IllegalStateException("sshd did not start: " + last.getMessage(), last);
+    }
+
+    private static List<String> withLoginShell(Path dir, Path shell) throws IOException {
+        Path unshare = find("unshare");
+        String user = System.getProperty("user.name");
+        Services.require(unshare != null && "root".equals(user),
+                "a login shell of the test's choosing needs root and unshare (util-linux): sshd reads it from a private /etc/passwd");
+        StringBuilder passwd = new StringBuilder();
+        for (String line : Files.readAllLines(Path.of("/etc/passwd"))) {
+            String[] f = line.split(":", -1);
+            if (f.length == 7 && f[0].equals(user)) {
+                f[6] = shell.toString();
+                line = String.join(":", f);
+            }
+            passwd.append(line).append('\n');
+        }
+        Path copy = dir.resolve("passwd");
+        Files.writeString(copy, passwd);
+        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rw-r--r--"));
+        return List.of(unshare.toString(), "--mount", "sh", "-c", "mount --bind \"$0\" /etc/passwd && exec \"$@\"", copy.toString());
     }
 
     private static void awaitListening(Process p, Path log, int port) throws IOException, InterruptedException {

@@ -178,6 +178,10 @@ final class ExecRun extends ExecHandle {
         boolean lost = end instanceof ProcessEnd.Lost;
         if (!lost) {
             sm.toDone(); // the end is decided here: a cancel from now on finds nothing to stop
+        } else {
+            // The transport died, not the command: kill its known group over a fresh connection
+            // (the reaper checks the group is still the launched one), so nothing runs on unwatched.
+            killTree();
         }
         kill.await();
         boolean started = capture.finish(kill);

@@ -1,0 +1,200 @@
+package dev.airlock.ssh;
+
+import com.jcraft.jsch.Channel;
+import com.jcraft.jsch.Proxy;
+import com.jcraft.jsch.Session;
+import com.jcraft.jsch.SocketFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** The two ways the SSH config reaches a host indirectly: ProxyJump and ProxyCommand. */
+final class Proxies {
+    private static final Logger LOG = LoggerFactory.getLogger(Proxies.class);
+
+    private Proxies() {
+    }
+
+    /** Opens the login to a jump host (itself possibly through the hops before it). */
+    interface HopLogin {
+        Session login(SshSettings.Hop hop, Proxy through) throws Exception;
+    }
+
+    /**
+     * {@code ProxyJump}: logs in to each hop in turn, each through the one before, and reaches the
+     * target over a {@code direct-tcpip} channel of the last. Closing it logs out of every hop.
+     */
+    static final class Jump implements Proxy {
+        private final List<SshSettings.Hop> hops;
+        private final HopLogin login;
+        private Session last;
+        private Channel channel;
+        private InputStream in;
+        private OutputStream out;
+
+        Jump(List<SshSettings.Hop> hops, HopLogin login) {
+            this.hops = hops;
+            this.login = login;
+        }
+
+        @Override
+        public void connect(SocketFactory factory, String host, int port, int timeout) throws Exception {
+            Proxy through = null;
+            for (SshSettings.Hop hop : hops) {
+                last = login.login(hop, through);
+                through = new Forward(last);
+            }
+            channel = last.getStreamForwarder(host, port);
+            in = channel.getInputStream();
+            out = channel.getOutputStream();
+            channel.connect(timeout);
+        }
+
+        @Override
+        public InputStream getInputStream() {
+            return in;
+        }
+
+        @Override
+        public OutputStream getOutputStream() {
+            return out;
+        }
+
+        @Override
+        public Socket getSocket() {
+            return null;
+        }
+
+        @Override
+        public void close() {
+            if (channel != null) {
+                channel.disconnect();
+            }
+            if (last != null) {
+                last.disconnect(); // its own proxy closes the hops before it
+            }
+        }
+    }
+
+    /** The step from one hop to the next: a direct-tcpip channel of a session already logged in. */
+    private static final class Forward implements Proxy {
+        private final Session via;
+        private Channel channel;
+        private InputStream in;
+        private OutputStream out;
+
+        Forward(Session via) {
+            this.via = via;
+        }
+
+        @Override
+        public void connect(SocketFactory factory, String host, int port, int timeout) throws Exception {
+            channel = via.getStreamForwarder(host, port);
+            in = channel.getInputStream();
+            out = channel.getOutputStream();
+            channel.connect(timeout);
+        }
+
+        @Override
+        public InputStream getInputStream() {
+            return in;
+        }
+
+        @Override
+        public OutputStream getOutputStream() {
+            return out;
+        }
+
+        @Override
+        public Socket getSocket() {
+            return null;
+        }
+
+        @Override
+        public void close() {
+            if (channel != null) {
+                channel.disconnect();
+            }
+            via.disconnect();
+        }
+    }
+
+    /**
+     * {@code ProxyCommand}: {@code sh -c COMMAND} on this machine, with OpenSSH's {@code %h},
+     * {@code %p}, {@code %r} and {@code %%}; its stdin and stdout carry the connection.
+     */
+    static final class Command implements Proxy {
+        private final String template;
+        private final String user;
+        private Process process;
+
+        Command(String template, String user) {
+            this.template = template;
+            this.user = user;
+        }
+
+        static String expand(String template, String host, int port, String user) {
+            StringBuilder sb = new StringBuilder();
+            for (int i = 0; i < template.length(); i++) {
+                char c = template.charAt(i);
+                if (c == '%' && i + 1 < template.length()) {
+                    char t = template.charAt(++i);
+                    switch (t) {
+                        case 'h' -> sb.append(host);
+                        case 'p' -> sb.append(port);
+                        case 'r' -> sb.append(user);
+                        case '%' -> sb.append('%');
+                        default -> sb.append('%').append(t);
+                    }
+                } else {
+                    sb.append(c);
+                }
+            }
+            return sb.toString();
+        }
+
+        @Override
+        public void connect(SocketFactory factory, String host, int port, int timeout) throws IOException {
+            process = new ProcessBuilder("sh", "-c", expand(template, host, port, user))
+                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        }
+
+        @Override
+        public InputStream getInputStream() {
+            return process.getInputStream();
+        }
+
+        @Override
+        public OutputStream getOutputStream() {
+            return process.getOutputStream();
+        }
+
+        @Override
+        public Socket getSocket() {
+            return null;
+        }
+
+        @Override
+        public void close() {
+            if (process == null) {
+                return;
+            }
+            process.destroy();
+            try {
+                if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                process.destroyForcibly();
+            }
+            LOG.debug("the ProxyCommand ended");
+        }
+    }
+}

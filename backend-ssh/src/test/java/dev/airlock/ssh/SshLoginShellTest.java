@@ -1,0 +1,50 @@
+package dev.airlock.ssh;
+
+import dev.airlock.Environment;
+import dev.airlock.Environments;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.tck.Services;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A user whose login shell is not POSIX (fish, tcsh): sshd hands every command text to that shell,
+ * so commands, Airlock's own scripts (probe, files, kill) and timeouts must all go through
+ * {@code sh -c} explicitly.
+ */
+class SshLoginShellTest {
+
+    @ParameterizedTest
+    @ValueSource(strings = {"fish", "tcsh"})
+    void commandsFilesAndTimeoutsWorkUnderANonPosixLoginShell(String name) throws Exception {
+        Path shell = SshdServer.find(name);
+        Services.require(shell != null, name + " is needed as a non-POSIX login shell (apt-get install " + name + ")");
+        try (SshdServer server = SshdServer.start(shell); Environment env = Environments.open(server.settings())) {
+            ExecResult r = env.exec(ExecRequest.builder("read x; echo \"$x\" | tr a-z A-Z; printf '%s\\n' \"$SHELL\"; exit 7")
+                    .stdin("it's fine!\n".getBytes(StandardCharsets.UTF_8)).build());
+            assertEquals(7, r.exitCode(), r.stderr().text());
+            assertEquals("IT'S FINE!\n" + shell + "\n", r.stdout().text(), "the login shell is " + name);
+
+            byte[] data = "line one\n\\ 'quoted' $x !\n".getBytes(StandardCharsets.UTF_8);
+            String path = server.dir.resolve("written by " + name).toString();
+            env.files().write(path, data);
+            assertArrayEquals(data, Files.readAllBytes(Path.of(path)));
+
+            Path pidFile = server.dir.resolve(name + ".pid");
+            ExecResult t = env.exec(ExecRequest.builder("sleep 300 & echo $! > " + pidFile + "; wait")
+                    .timeout(Duration.ofSeconds(2)).build());
+            assertEquals(124, t.exitCode());
+            assertTrue(SshExecTest.gone(SshExecTest.awaitPid(pidFile)), "the timed-out command's child survived");
+        }
+    }
+}
