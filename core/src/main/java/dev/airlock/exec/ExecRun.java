@@ -181,7 +181,7 @@ final class ExecRun extends ExecHandle {
         } else {
             // The transport died, not the command: kill its known group over a fresh connection
             // (the reaper checks the group is still the launched one), so nothing runs on unwatched.
-            killTree();
+            kill.request();
         }
         kill.await();
         boolean started = capture.finish(kill);
