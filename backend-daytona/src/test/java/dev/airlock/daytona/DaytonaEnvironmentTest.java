@@ -104,6 +104,25 @@ class DaytonaEnvironmentTest {
         }
     }
 
+    /**
+     * Every answer to a command is lost after the daemon started it: the client learns the command
+     * id from the session's list instead of sending the command again, so each runs exactly once.
+     */
+    @Test
+    void aLostAnswerToACommandIsResolvedFromItsSessionNeverBySendingItAgain() throws IOException {
+        start(FaultPlan.builder(5).always("session-exec", new dev.airlock.emulator.Fault.LoseResponse()).build());
+        try (DaytonaEnvironment env = open(settings())) {
+            for (int i = 0; i < 3; i++) {
+                ExecResult r = env.exec(ExecRequest.builder("cat; echo ran >> /tmp/runs").stdin("abc".getBytes(StandardCharsets.UTF_8)).build());
+                assertEquals(0, r.exitCode());
+                assertEquals("abc", r.stdout().text());
+            }
+            assertEquals("ran\nran\nran\n", env.exec(ExecRequest.of("cat /tmp/runs")).stdout().text(), "a command ran twice");
+        }
+        assertTrue(faults.faults("session-exec") >= 4, "the fault did not apply: " + faults.faultCounts());
+        journal.assertNoDoubleDispatch();
+    }
+
     @Test
     void closeFromManyThreadsStopsAndDeletesTheSandboxExactlyOnce() throws Exception {
         start(FaultPlan.none());
