@@ -125,6 +125,7 @@ final class Bubblewrap {
 
         // After the refusals above, which name the broader mistake (a real home as the workdir, say).
         OwnState.refuseInside(settings, writable);
+        refuseLinkedCredentials(protectedHomes, new ArrayList<>(writable.keySet()));
 
         List<String> a = new ArrayList<>(List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"));
         for (Path tmp : sharedTmp) {
@@ -270,6 +271,33 @@ final class Bubblewrap {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new BackendUnavailableException("interrupted while checking bubblewrap");
+        }
+    }
+
+    /**
+     * A read-only bind pins a directory or file, never a symbolic link: the bind lands on the link's
+     * target, and the link itself stays an entry of a writable directory, so a command could remove
+     * it and create a real {@code ~/.ssh} in its place (then write keys or an ssh config for the
+     * next command). A credential path that is a link inside a writable bind is refused instead.
+     */
+    private static void refuseLinkedCredentials(Set<Path> homes, List<Path> binds) {
+        for (Path home : homes) {
+            List<String> names = new ArrayList<>(Safety.hardDeniedHomeDirs());
+            names.addAll(Safety.hardDeniedHomeFiles());
+            for (String name : names) {
+                Path p = home.resolve(name);
+                if (Files.isSymbolicLink(p) && (under(p, binds) || binds.contains(p))) {
+                    String target;
+                    try {
+                        target = Files.readSymbolicLink(p).toString();
+                    } catch (IOException e) {
+                        target = "?";
+                    }
+                    throw new ConfigurationException("refusing to open: " + p + " is a symbolic link (to " + target
+                            + ") inside a directory commands can write, so a command could replace it and write "
+                            + "credentials there; make it a real directory or file, or remove it");
+                }
+            }
         }
     }
 

@@ -98,13 +98,11 @@ public final class ModalProvider implements EnvironmentProvider, SandboxLifecycl
         }
     }
 
-    /**
-     * Not supported yet: finding Airlock's orphaned sandboxes needs Modal's sandbox listing with
-     * tags, which this client does not speak. Says so rather than pretending to have cleaned up.
-     */
+    /** Terminates the running sandboxes this owner tagged (see {@link ModalGc}). */
     @Override
     public List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
-        throw new ConfigurationException("gc is not supported by the modal backend yet; sandboxes end at "
-                + ModalSettings.TIMEOUT + " (default 10m), or stop one with `airlock down ID`");
+        try (ModalClient c = client(settings)) {
+            return ModalGc.collect(c, olderThan, includeKept);
+        }
     }
 }

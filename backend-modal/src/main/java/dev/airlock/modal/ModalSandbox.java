@@ -2,6 +2,7 @@ package dev.airlock.modal;
 
 import dev.airlock.BackendException;
 import dev.airlock.remote.Resource;
+import dev.airlock.spi.ResourceLabels;
 import dev.airlock.modal.proto.*;
 import dev.airlock.modal.proto.router.TaskExecStartRequest;
 import io.grpc.StatusRuntimeException;
@@ -61,10 +62,12 @@ final class ModalSandbox implements AutoCloseable {
                 .setNetworkAccess(NetworkAccess.newBuilder().setNetworkAccessType(1))
                 .setEnvironmentVariables(StringMap.newBuilder().putAllContents(s.env()));
         s.workdir().ifPresent(def::setWorkdir);
+        // Tagged in the create call itself, so no sandbox of ours ever exists untagged for gc to miss.
+        List<SandboxTag> tags = ModalGc.tags(ResourceLabels.now(kept));
         String id;
         if (s.v2()) {
             SandboxCreateV2Response r = client.control("SandboxCreateV2", Resource.none(), st -> st.sandboxCreateV2(
-                    SandboxCreateV2Request.newBuilder().setAppId(app).setDefinition(def).build()));
+                    SandboxCreateV2Request.newBuilder().setAppId(app).setDefinition(def).addAllTags(tags).build()));
             id = r.getSandboxId();
             if (r.hasTaskId() && r.hasCommandRouterAccess()) {
                 client.routeTo(id, r.getTaskId(), r.getCommandRouterAccess().getJwt(), r.getCommandRouterAccess().getUrl());
@@ -72,7 +75,7 @@ final class ModalSandbox implements AutoCloseable {
             }
         } else {
             id = client.control("SandboxCreate", Resource.none(), st -> st.sandboxCreate(SandboxCreateRequest.newBuilder()
-                    .setAppId(app).setDefinition(def).setEnvironmentName(s.environment()).build())).getSandboxId();
+                    .setAppId(app).setDefinition(def).setEnvironmentName(s.environment()).addAllTags(tags).build())).getSandboxId();
         }
         ModalSandbox sb = new ModalSandbox(client, id, false);
         try {

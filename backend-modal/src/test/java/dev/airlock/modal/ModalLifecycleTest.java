@@ -83,4 +83,48 @@ class ModalLifecycleTest {
             assertEquals(10, r.stdout().size());
         }
     }
+
+    /**
+     * gc finds the sandboxes a dead process left (both families, across list pages) by their tags,
+     * never a younger one, never another owner's or an untagged one, and a kept one only when asked.
+     */
+    @Test
+    void gcTerminatesOnlyThisOwnersOrphansAndKeptOnesOnlyWhenAsked() {
+        var emulator = (dev.airlock.modal.emulator.ModalEmulator) EMULATOR.served.emulator();
+        ModalProvider p = new ModalProvider();
+        int before = emulator.liveSandboxes();
+        String kept = p.up(EMULATOR.settings());
+        java.util.Set<String> orphans = new java.util.HashSet<>();
+        List<String> others = new ArrayList<>();
+        try (ModalClient c = ModalProvider.client(EMULATOR.settings())) {
+            for (int i = 0; i < dev.airlock.modal.emulator.ModalEmulator.LIST_PAGE + 1; i++) {
+                orphans.add(ModalSandbox.create(c, false).id()); // never closed: as if the JVM died
+            }
+            others.add(foreign(c, List.of(dev.airlock.modal.proto.SandboxTag.newBuilder().setTagName("airlock.managed").setTagValue("true").build(),
+                    dev.airlock.modal.proto.SandboxTag.newBuilder().setTagName("airlock.owner").setTagValue("mallory@elsewhere").build(),
+                    dev.airlock.modal.proto.SandboxTag.newBuilder().setTagName("airlock.created").setTagValue("2020-01-01T00:00:00Z").build())));
+            others.add(foreign(c, List.of()));
+        }
+        try (ModalClient v1 = ModalProvider.client(EMULATOR.settings().with(ModalSettings.FAMILY, "v1"))) {
+            orphans.add(ModalSandbox.create(v1, false).id());
+        }
+        assertEquals(before + orphans.size() + 3, emulator.liveSandboxes());
+
+        assertEquals(List.of(), p.gc(EMULATOR.settings(), java.time.Duration.ofHours(1), true), "nothing is an hour old");
+        assertEquals(orphans, java.util.Set.copyOf(p.gc(EMULATOR.settings(), java.time.Duration.ZERO, false)));
+        assertEquals(before + 3, emulator.liveSandboxes(), "the kept, the foreign and the untagged sandboxes run on");
+        assertEquals(List.of(kept), p.gc(EMULATOR.settings(), java.time.Duration.ZERO, true));
+        assertEquals(before + 2, emulator.liveSandboxes(), "another owner's and an untagged sandbox are never collected");
+        try (ModalClient c = ModalProvider.client(EMULATOR.settings())) {
+            others.forEach(id -> ModalSandbox.terminate(c, id, true));
+        }
+    }
+
+    /** A sandbox made by someone else's client: the given tags only. */
+    private static String foreign(ModalClient c, List<dev.airlock.modal.proto.SandboxTag> tags) {
+        return c.control("SandboxCreateV2", dev.airlock.remote.Resource.none(), st -> st.sandboxCreateV2(
+                dev.airlock.modal.proto.SandboxCreateV2Request.newBuilder().setAppId("ap-foreign")
+                        .setDefinition(dev.airlock.modal.proto.Sandbox.newBuilder().setImageId("im-foreign")).addAllTags(tags).build()))
+                .getSandboxId();
+    }
 }

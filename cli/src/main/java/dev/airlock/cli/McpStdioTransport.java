@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -36,6 +37,11 @@ final class McpStdioTransport implements McpServerTransportProvider {
     private static final String CANCELLED = "notifications/cancelled";
     /** A message longer than this is refused (a 48 MiB write_file in base64 fits). */
     static final int MAX_LINE_BYTES = 64 * 1024 * 1024;
+    /**
+     * Messages at least this long count against {@link #budget} while they are handled; smaller
+     * ones (pings, cancellations, short commands) take none of it.
+     */
+    static final int LARGE_MESSAGE_BYTES = 1024 * 1024;
 
     private static final Logger log = LoggerFactory.getLogger(McpStdioTransport.class);
 
@@ -48,6 +54,15 @@ final class McpStdioTransport implements McpServerTransportProvider {
     private final Map<Object, String> inFlight = new ConcurrentHashMap<>();
     private final Set<Object> cancelled = ConcurrentHashMap.newKeySet();
     private final int maxLineBytes;
+    /**
+     * Bytes of large messages being handled at once: each one is held several times over while it
+     * is parsed and decoded (text, JSON tree, decoded content), so without a bound a client sending
+     * many big write_file calls in a row would exhaust the heap. Reading waits for room (back-pressure
+     * on the client's pipe) until a large message in hand is answered; each is bounded by its own
+     * timeout, and the largest message always fits on its own.
+     */
+    private final Semaphore budget;
+    private final int budgetBytes;
     private volatile McpServerSession session;
     private volatile boolean closing;
 
@@ -57,12 +72,20 @@ final class McpStdioTransport implements McpServerTransportProvider {
      */
     McpStdioTransport(McpJsonMapper json, InputStream in, OutputStream out, Consumer<Object> onCancel,
                       Consumer<Object> onAnswered) {
-        this(json, in, out, onCancel, onAnswered, MAX_LINE_BYTES);
+        this(json, in, out, onCancel, onAnswered, MAX_LINE_BYTES, MAX_LINE_BYTES);
     }
 
     McpStdioTransport(McpJsonMapper json, InputStream in, OutputStream out, Consumer<Object> onCancel,
                       Consumer<Object> onAnswered, int maxLineBytes) {
+        this(json, in, out, onCancel, onAnswered, maxLineBytes, maxLineBytes);
+    }
+
+    /** @param budgetBytes how many bytes of large messages may be handled at once (at least {@code maxLineBytes}) */
+    McpStdioTransport(McpJsonMapper json, InputStream in, OutputStream out, Consumer<Object> onCancel,
+                      Consumer<Object> onAnswered, int maxLineBytes, int budgetBytes) {
         this.maxLineBytes = maxLineBytes;
+        this.budgetBytes = Math.max(budgetBytes, maxLineBytes);
+        this.budget = new Semaphore(this.budgetBytes);
         this.json = json;
         this.in = in;
         this.out = out;
@@ -169,16 +192,32 @@ final class McpStdioTransport implements McpServerTransportProvider {
     }
 
     private void dispatch(String text) {
+        int held = text.length() >= LARGE_MESSAGE_BYTES ? Math.min(text.length(), budgetBytes) : 0;
+        if (held > 0) {
+            budget.acquireUninterruptibly(held); // released when its handling ends, answered or not
+        }
+        boolean handedOver = false;
+        try {
+            handedOver = dispatch(text, held);
+        } finally {
+            if (!handedOver && held > 0) {
+                budget.release(held);
+            }
+        }
+    }
+
+    /** Returns whether the message went to the session, which then releases {@code held} when it is handled. */
+    private boolean dispatch(String text, int held) {
         String line = text.strip();
         if (line.isEmpty()) {
-            return;
+            return false;
         }
         McpSchema.JSONRPCMessage message;
         try {
             message = McpSchema.deserializeJsonRpcMessage(json, line);
         } catch (IOException | RuntimeException e) {
             log.warn("skipping a line that is not a JSON-RPC message: {}", e.getMessage());
-            return;
+            return false;
         }
         McpServerSession s = session;
         if (message instanceof McpSchema.JSONRPCNotification note && CANCELLED.equals(note.method())) {
@@ -190,7 +229,7 @@ final class McpStdioTransport implements McpServerTransportProvider {
                     onCancel.accept(id);
                 }
             }
-            return; // the SDK has no handler for it; we are it
+            return false; // the SDK has no handler for it; we are it
         }
         Mono<Void> handled = s.handle(message);
         if (message instanceof McpSchema.JSONRPCRequest request) {
@@ -200,7 +239,11 @@ final class McpStdioTransport implements McpServerTransportProvider {
             McpTransportContext context = McpTransportContext.create(Map.of(REQUEST_ID, request.id()));
             handled = handled.contextWrite(c -> c.put(McpTransportContext.KEY, context));
         }
+        if (held > 0) {
+            handled = handled.doFinally(signal -> budget.release(held));
+        }
         handled.subscribe(null, e -> log.warn("handling {} failed: {}", kind(message), e.getMessage()));
+        return true;
     }
 
     private static String kind(McpSchema.JSONRPCMessage m) {

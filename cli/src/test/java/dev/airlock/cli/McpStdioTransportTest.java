@@ -38,4 +38,73 @@ class McpStdioTransportTest {
         assertTrue(lines.get(2).contains("\"id\":8,"), lines.get(2));
         assertEquals(List.of(7, "req-\"12", 8), answered);
     }
+
+    /**
+     * Large messages are handled within a byte budget: with room for one, the second large
+     * request is not even read (let alone parsed) until the first is answered.
+     */
+    @Test
+    void aSecondLargeRequestIsNotParsedUntilTheFirstIsAnswered() throws Exception {
+        String big = "x".repeat(McpStdioTransport.LARGE_MESSAGE_BYTES);
+        String input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"pad\":\"" + big + "\"}}\n"
+                + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":{\"pad\":\"" + big + "\"}}\n";
+        java.io.PipedOutputStream client = new java.io.PipedOutputStream();
+        java.io.PipedInputStream server = new java.io.PipedInputStream(client, 1 << 16);
+        java.util.concurrent.CopyOnWriteArrayList<Object> answered = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CopyOnWriteArrayList<Object> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+        McpStdioTransport t = new McpStdioTransport(McpJsonDefaults.getMapper(), server, new ByteArrayOutputStream(),
+                id -> { }, answered::add, big.length() + 100, big.length() + 100);
+        t.setSessionFactory(transport -> new FakeSession(handled, release));
+        Thread reader = new Thread(() -> {
+            try {
+                t.run();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        reader.start();
+        Thread writer = new Thread(() -> {
+            try {
+                client.write(input.getBytes(StandardCharsets.UTF_8));
+                client.close();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        writer.start();
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+        while (handled.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        Thread.sleep(300); // give a wrong implementation time to dispatch the second one
+        assertEquals(List.of(1), handled, "only the first large request is in hand while it is handled");
+        release.countDown();
+        reader.join(20_000);
+        assertEquals(List.of(1, 2), handled);
+    }
+
+    /** A session that records each request's id and completes its handling only when released. */
+    private static final class FakeSession extends io.modelcontextprotocol.spec.McpServerSession {
+        private final List<Object> handled;
+        private final java.util.concurrent.CountDownLatch release;
+
+        FakeSession(List<Object> handled, java.util.concurrent.CountDownLatch release) {
+            super("test", java.time.Duration.ofSeconds(5), null, null, java.util.Map.of(), java.util.Map.of());
+            this.handled = handled;
+            this.release = release;
+        }
+
+        @Override
+        public reactor.core.publisher.Mono<Void> handle(io.modelcontextprotocol.spec.McpSchema.JSONRPCMessage message) {
+            handled.add(((io.modelcontextprotocol.spec.McpSchema.JSONRPCRequest) message).id());
+            return reactor.core.publisher.Mono.<Void>fromRunnable(() -> {
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic());
+        }
+    }
 }

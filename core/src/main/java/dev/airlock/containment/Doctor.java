@@ -202,7 +202,7 @@ public final class Doctor {
         rows.add(bus(f));
         rows.add(tmpdir(target, plan, f));
         rows.add(argv(f));
-        rows.add(sockets(f));
+        rows.add(sockets(backend, f));
         rows.add(capabilities(f));
         rows.add(mounts(f));
         rows.add(processes(f));
@@ -337,7 +337,7 @@ public final class Doctor {
                 + " none of " + procs + " processes' argv; the command's own arguments stay visible to every local user");
     }
 
-    private static Row sockets(Map<String, String> f) {
+    private static Row sockets(String backend, Map<String, String> f) {
         String reachable = f.getOrDefault("sockets", "").trim();
         if (!reachable.isEmpty()) {
             return new Row("sockets", Verdict.LEAKS, "reachable host sockets: " + String.join(", ", reachable.split(" ")));
@@ -349,13 +349,22 @@ public final class Doctor {
                 // ports of a shared network namespace stay reachable whatever the mounts say.
                 return new Row("sockets", Verdict.LEAKS, "the host's network is shared: " + count(f, "abstract_listeners")
                         + " listening abstract UNIX sockets and " + count(f, "tcp_listeners") + " listening TCP ports are"
-                        + " reachable (airlock.local.network=off gives the sandbox a network of its own)");
+                        + " reachable (" + ownNetworkHint(backend) + ")");
             }
             return new Row("sockets", Verdict.CONTAINED_ENFORCED, "no host socket is reachable: / is read-only, /run is"
                     + " this sandbox's own and no listener is in its network");
         }
         return new Row("sockets", Verdict.NOT_APPLICABLE, "none of the usual host sockets (Docker, containerd, podman,"
                 + " the buses, an SSH agent) is here");
+    }
+
+    /** How this backend gives commands a network of their own, for the sockets row's advice. */
+    private static String ownNetworkHint(String backend) {
+        return switch (backend) {
+            case "local" -> "airlock.local.network=off gives the sandbox a network of its own";
+            case "docker" -> "a container network other than the host's (airlock.docker.network) gives it a network of its own";
+            default -> "give the " + backend + " sandbox a network namespace of its own";
+        };
     }
 
     /** Capabilities that let a command undo a sandbox or reach past it (sys_admin, ptrace, module, rawio, dac_read_search, net_admin, bpf). */

@@ -188,4 +188,25 @@ class DoctorJudgeTest {
         assertEquals(Verdict.CONTAINED_ENFORCED, Doctor.judge("local", HOST, plan(), "off", "none", f)
                 .row("capabilities").orElseThrow().verdict());
     }
+
+    /** Listeners in a shared network leak whatever the mounts say, and the advice names the backend's own setting. */
+    @Test
+    void listenersInASharedNetworkLeakWithAdviceForThatBackend() {
+        Map<String, String> f = hostFacts();
+        f.put("root_ro", "1");
+        f.put("run_fs", "tmpfs");
+        f.put("abstract_listeners", "2");
+        f.put("tcp_listeners", "1");
+        DoctorReport local = Doctor.judge("local", HOST, plan(), "on (auto: test)", "bwrap", f);
+        DoctorReport docker = Doctor.judge("docker", HOST, plan(), "on (auto: test)", "container", f);
+        assertEquals(Verdict.LEAKS, local.row("sockets").orElseThrow().verdict());
+        assertEquals(Verdict.LEAKS, docker.row("sockets").orElseThrow().verdict());
+        String l = local.row("sockets").orElseThrow().evidence();
+        String d = docker.row("sockets").orElseThrow().evidence();
+        assertTrue(l.contains("2 listening abstract UNIX sockets and 1 listening TCP ports") && l.contains("airlock.local.network=off"), l);
+        assertTrue(d.contains("airlock.docker.network") && !d.contains("airlock.local"), d);
+        f.put("abstract_listeners", "0");
+        f.put("tcp_listeners", "0");
+        assertEquals(Verdict.CONTAINED_ENFORCED, Doctor.judge("docker", HOST, plan(), "on", "container", f).row("sockets").orElseThrow().verdict());
+    }
 }

@@ -186,6 +186,36 @@ class BubblewrapEscapeTest {
     }
 
     /**
+     * A read-only bind lands on a link's target, not the link: with the children's {@code ~/.ssh}
+     * a symbolic link, a command could remove the link and write keys into a fresh directory at the
+     * same path. Such a home is refused at open, naming the link.
+     */
+    @Test
+    void aCredentialDirThatIsASymbolicLinkInAWritableHomeIsRefused() throws Exception {
+        Path home;
+        try (Environment env = Environments.open(isolated())) {
+            home = Path.of(env.target().home());
+        }
+        Path ssh = home.resolve(".ssh");
+        Path keys = home.resolve("keys-" + token);
+        Files.createDirectories(keys);
+        Operator.deleteTree(ssh);
+        Files.createSymbolicLink(ssh, keys);
+        try {
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> Environments.open(isolated()).close());
+            assertTrue(e.getMessage().startsWith("refusing to open: " + ssh + " is a symbolic link (to " + keys + ")"),
+                    e.getMessage());
+            assertFalse(Files.exists(keys.resolve("id_rsa")));
+        } finally {
+            if (Files.isSymbolicLink(ssh)) {
+                Files.delete(ssh);
+            }
+            Operator.deleteTree(ssh);
+            Operator.deleteTree(keys);
+        }
+    }
+
+    /**
      * A command that holds capabilities inside can undo the sandbox: unmount the fresh /run to reach
      * the host's sockets, remount / writable, unmount the read-only bind over a credential dir, or
      * unmount the sandbox's /proc to see the host's (and the JVM's environment). Each must fail.

@@ -72,7 +72,7 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     @Override
     public void sandboxCreate(SandboxCreateRequest request, StreamObserver<SandboxCreateResponse> out) {
         answer(out, (SandboxCreateResponse) once(() -> {
-            ModalState.Box b = state.create(request.getDefinition(), false);
+            ModalState.Box b = state.create(request.getDefinition(), false, request.getAppId(), tags(request.getTagsList()));
             return SandboxCreateResponse.newBuilder().setSandboxId(b.id).build();
         }));
     }
@@ -80,7 +80,7 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     @Override
     public void sandboxCreateV2(SandboxCreateV2Request request, StreamObserver<SandboxCreateV2Response> out) {
         answer(out, (SandboxCreateV2Response) once(() -> {
-            ModalState.Box b = state.create(request.getDefinition(), true);
+            ModalState.Box b = state.create(request.getDefinition(), true, request.getAppId(), tags(request.getTagsList()));
             return SandboxCreateV2Response.newBuilder().setSandboxId(b.id).setTaskId(b.taskId)
                     .setCommandRouterAccess(CommandRouterAccess.newBuilder().setJwt(state.routerJwt(b.taskId))
                             .setUrl(state.routerUrl()))
@@ -164,6 +164,33 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         } catch (java.util.concurrent.ExecutionException e) {
             throw Status.INTERNAL.withDescription(String.valueOf(e.getCause())).asRuntimeException();
         }
+    }
+
+    @Override
+    public void sandboxList(SandboxListRequest request, StreamObserver<SandboxListResponse> out) {
+        answer(out, list(request, false));
+    }
+
+    @Override
+    public void sandboxListV2(SandboxListRequest request, StreamObserver<SandboxListResponse> out) {
+        answer(out, list(request, true));
+    }
+
+    private SandboxListResponse list(SandboxListRequest request, boolean v2) {
+        SandboxListResponse.Builder r = SandboxListResponse.newBuilder();
+        for (ModalState.Box b : state.list(v2, request.getAppId(), request.getBeforeTimestamp(), tags(request.getTagsList()),
+                request.getIncludeFinished())) {
+            SandboxInfo.Builder info = SandboxInfo.newBuilder().setId(b.id).setCreatedAt(b.createdAt).setAppId(b.appId);
+            b.tags.forEach((k, v) -> info.addTags(SandboxTag.newBuilder().setTagName(k).setTagValue(v)));
+            r.addSandboxes(info);
+        }
+        return r.build();
+    }
+
+    private static java.util.Map<String, String> tags(java.util.List<SandboxTag> tags) {
+        java.util.Map<String, String> m = new java.util.LinkedHashMap<>();
+        tags.forEach(t -> m.put(t.getTagName(), t.getTagValue()));
+        return m;
     }
 
     private Object once(java.util.function.Supplier<Object> create) {

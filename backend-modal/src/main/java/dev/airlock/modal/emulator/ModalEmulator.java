@@ -74,6 +74,9 @@ public final class ModalEmulator implements Emulator {
         return url;
     }
 
+    /** How many sandboxes one SandboxList page holds here (small, so clients' paging is exercised). */
+    public static final int LIST_PAGE = ModalState.LIST_PAGE;
+
     /** Sandboxes that exist and are not terminated (for tests: none may be left behind). */
     public int liveSandboxes() {
         return state.live();

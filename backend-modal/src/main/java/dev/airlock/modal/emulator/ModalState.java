@@ -31,8 +31,16 @@ final class ModalState {
         final String workdir;
         final Map<String, ExecState> execs = new ConcurrentHashMap<>();
         final CompletableFuture<GenericResult> result = new CompletableFuture<>();
+        final String appId;
+        final Map<String, String> tags;
+        /** Seconds since the epoch, as the service reports {@code created_at}. */
+        final double createdAt;
 
-        Box(String id, String taskId, boolean v2, EmulatedSandbox sandbox, Map<String, String> env, String workdir) {
+        Box(String id, String taskId, boolean v2, EmulatedSandbox sandbox, Map<String, String> env, String workdir,
+            String appId, Map<String, String> tags, double createdAt) {
+            this.appId = appId;
+            this.tags = Map.copyOf(tags);
+            this.createdAt = createdAt;
             this.id = id;
             this.taskId = taskId;
             this.v2 = v2;
@@ -88,6 +96,10 @@ final class ModalState {
      * by that shape), V2 ids {@code sb2-} and 22.
      */
     Box create(Sandbox def, boolean v2) {
+        return create(def, v2, "", Map.of());
+    }
+
+    Box create(Sandbox def, boolean v2, String appId, Map<String, String> tags) {
         String id = id(v2 ? "sb2-" : "sb-");
         String task = id("ta-");
         EmulatedSandbox sb = EmulatedSandbox.create(id, def.getImageId(), context.stateDir().resolve(id), "/root",
@@ -101,13 +113,35 @@ final class ModalState {
                 throw Status.INVALID_ARGUMENT.withDescription("workdir " + workdir + ": " + e.getMessage()).asRuntimeException();
             }
         }
-        Box box = new Box(id, task, v2, sb, def.getEnvironmentVariables().getContentsMap(), workdir);
+        Instant now = Instant.now();
+        Box box = new Box(id, task, v2, sb, def.getEnvironmentVariables().getContentsMap(), workdir, appId, tags,
+                now.getEpochSecond() + now.getNano() / 1e9);
         byId.put(id, box);
         byTask.put(task, box);
         int timeout = def.getTimeoutSecs() == 0 ? defaultTimeout : def.getTimeoutSecs();
         timers.schedule(() -> finish(box, 4, "sandbox timed out after " + timeout + "s"), timeout, TimeUnit.SECONDS);
         return box;
     }
+
+    /**
+     * One page of the sandboxes of a family, newest first: those created before {@code before}
+     * (0: no bound), of {@code appId} when given, carrying at least {@code tags}, running unless
+     * {@code includeFinished}.
+     */
+    java.util.List<Box> list(boolean v2, String appId, double before, Map<String, String> tags, boolean includeFinished) {
+        return byId.values().stream()
+                .filter(b -> b.v2 == v2)
+                .filter(b -> appId.isEmpty() || appId.equals(b.appId))
+                .filter(b -> before == 0 || b.createdAt < before)
+                .filter(b -> b.tags.entrySet().containsAll(tags.entrySet()))
+                .filter(b -> includeFinished || !b.result.isDone())
+                .sorted(java.util.Comparator.comparingDouble((Box b) -> b.createdAt).reversed())
+                .limit(LIST_PAGE)
+                .toList();
+    }
+
+    /** Sandboxes per list page; small, so the clients' paging is exercised. */
+    static final int LIST_PAGE = 3;
 
     Box sandbox(String id) {
         Box b = byId.get(id);
