@@ -15,10 +15,10 @@ import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
+import dev.airlock.spi.ResourceLabels;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,10 +31,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * the command's session) and {@link #stopSandbox} (stop and delete, once).
  */
 public final class DaytonaEnvironment extends AbstractEnvironment {
-    static final String LABEL_MANAGED = "airlock.managed";
-    static final String LABEL_CREATED = "airlock.created";
-    static final String LABEL_KEEP = "airlock.keep";
-    static final String LABEL_VERSION = "airlock.version";
+    /** Daytona labels take the cloud spelling of {@link ResourceLabels}: {@code airlock.managed}, {@code airlock.owner}... */
+    static final String LABEL_PREFIX = "airlock.";
 
     private final DaytonaApi api;
     private final DaytonaApi.Toolbox toolbox;
@@ -102,12 +100,7 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
         ObjectNode env = b.putObject("env");
         s.env().forEach(env::put);
         Map<String, String> labels = new LinkedHashMap<>(s.labels());
-        labels.put(LABEL_MANAGED, "true");
-        labels.put(LABEL_CREATED, Instant.now().toString());
-        labels.put(LABEL_VERSION, "0.1.0");
-        if (keep) {
-            labels.put(LABEL_KEEP, "true");
-        }
+        labels.putAll(ResourceLabels.now(keep).asMap(LABEL_PREFIX)); // the user's labels cannot pose as ours
         ObjectNode l = b.putObject("labels");
         labels.forEach(l::put);
         b.put("autoStopInterval", s.autoStopMinutes());

@@ -171,10 +171,28 @@ class DaytonaEnvironmentTest {
         String kept = p.up(settings());
         DaytonaEnvironment orphan = open(settings());
         String orphanId = orphan.sandboxId(); // never closed: as if its JVM died
+        String foreign = createWithLabels("{\"airlock.managed\":\"true\",\"airlock.owner\":\"someone@elsewhere\","
+                + "\"airlock.created\":\"2020-01-01T00:00:00Z\",\"airlock.version\":\"0.1.0\"}");
         assertEquals(List.of(orphanId), p.gc(settings(), Duration.ZERO, false));
-        assertEquals(List.of(kept), emulator.sandboxIds());
+        assertEquals(java.util.Set.of(kept, foreign), java.util.Set.copyOf(emulator.sandboxIds()));
         assertEquals(List.of(kept), p.gc(settings(), Duration.ZERO, true));
-        assertTrue(emulator.sandboxIds().isEmpty());
+        assertEquals(List.of(foreign), emulator.sandboxIds(), "gc removed another owner's sandbox");
+    }
+
+    /** A sandbox made straight through the API, as another user's Airlock (or another tool) would. */
+    private String createWithLabels(String labels) throws IOException {
+        try {
+            var http = java.net.http.HttpClient.newHttpClient();
+            var r = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(emulator.url() + "/sandbox"))
+                    .header("Authorization", "Bearer " + KEY).header("Content-Type", "application/json")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"labels\":" + labels + "}")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), r.body());
+            return r.body().replaceAll(".*\"id\":\"([^\"]+)\".*", "$1");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
     }
 
     @Test
