@@ -87,6 +87,30 @@ class DaytonaEnvironmentTest {
         }
     }
 
+    /**
+     * A hostile command in an emulated sandbox: under bubblewrap as root, each sandbox has its own pid
+     * and network namespaces, so the emulator's JVM cannot be signalled and its port cannot be reached.
+     */
+    @Test
+    void aCommandCannotSignalTheEmulatorOrReachItsPort() throws IOException {
+        SandboxIsolation isolation = SandboxIsolation.detect(Settings.empty());
+        dev.airlock.tck.Services.require(isolation.bwrap().isPresent() && "root".equals(System.getProperty("user.name")),
+                "the emulator's sandbox namespaces need bubblewrap and root (CI runs as root): " + isolation.describe());
+        start(FaultPlan.none());
+        long jvm = ProcessHandle.current().pid();
+        int port = emulator.url().getPort();
+        try (DaytonaEnvironment env = open(settings())) {
+            ExecResult r = env.exec(ExecRequest.of("kill -0 " + jvm + " 2>/dev/null && echo signalled\n"
+                    + "[ -e /proc/" + jvm + "/cmdline ] && echo seen\n"
+                    + "bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + port + "' 2>/dev/null && echo reached\n"
+                    + "sleep 1234.5 >/dev/null 2>&1 &\necho done"));
+            assertEquals("done\n", r.stdout().text(), "a command reached the emulator");
+            // Background processes still outlive their exec inside the sandbox, as in a real one.
+            assertEquals("1\n", env.exec(ExecRequest.of("pgrep -c -f 'sleep 1234.5'")).stdout().text());
+        }
+        assertEquals(0, emulator.liveProcesses(), "a sandbox process outlived its sandbox");
+    }
+
     @Test
     void outputIsByteExactThroughFilesAndLeavesNoFileBehind() throws IOException {
         start(FaultPlan.none());
