@@ -11,15 +11,18 @@ import dev.airlock.remote.WireFailure;
 import dev.airlock.shell.Shell;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
+import dev.airlock.spi.ResourceLabels;
 
 import java.io.IOException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Daytona sandbox as an Airlock environment. The glue to the core's hooks lives here and only
@@ -28,10 +31,8 @@ import java.util.Map;
  * the command's session) and {@link #stopSandbox} (stop and delete, once).
  */
 public final class DaytonaEnvironment extends AbstractEnvironment {
-    static final String LABEL_MANAGED = "airlock.managed";
-    static final String LABEL_CREATED = "airlock.created";
-    static final String LABEL_KEEP = "airlock.keep";
-    static final String LABEL_VERSION = "airlock.version";
+    /** Daytona labels take the cloud spelling of {@link ResourceLabels}: {@code airlock.managed}, {@code airlock.owner}... */
+    static final String LABEL_PREFIX = "airlock.";
 
     private final DaytonaApi api;
     private final DaytonaApi.Toolbox toolbox;
@@ -39,6 +40,9 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
     private final boolean attached;
     /** A 0700 dir of this environment for command output files, made before the probe (which needs it). */
     private final String ioDir;
+    /** Handles start far above any pid, so no handle is ever mistaken for the record's pid. */
+    private final AtomicLong handles = new AtomicLong(1L << 40);
+    private final Map<Long, DaytonaProcess> running = new ConcurrentHashMap<>();
 
     private DaytonaEnvironment(OpenContext context, DaytonaApi api, String sandboxId, String proxyUrl, boolean attached) {
         super("daytona", sandboxId, context);
@@ -96,12 +100,7 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
         ObjectNode env = b.putObject("env");
         s.env().forEach(env::put);
         Map<String, String> labels = new LinkedHashMap<>(s.labels());
-        labels.put(LABEL_MANAGED, "true");
-        labels.put(LABEL_CREATED, Instant.now().toString());
-        labels.put(LABEL_VERSION, "0.1.0");
-        if (keep) {
-            labels.put(LABEL_KEEP, "true");
-        }
+        labels.putAll(ResourceLabels.now(keep).asMap(LABEL_PREFIX)); // the user's labels cannot pose as ours
         ObjectNode l = b.putObject("labels");
         labels.forEach(l::put);
         b.put("autoStopInterval", s.autoStopMinutes());
@@ -144,7 +143,7 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
 
     @Override
     public Capabilities capabilities() {
-        // native kill (the exec's session is deleted), so the core needs no process group
+        // native kill: the exec's session is deleted (processGroup() names the session, see groupState)
         return Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD).withAttachable(true).withDisposable(!attached)
                 .withArgvLimit(64 * 1024);
     }
@@ -174,7 +173,21 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
             toolbox.deleteSession(session);
             throw new IOException(e.getMessage(), e);
         }
-        return new DaytonaProcess(toolbox, session, cmd, out, err);
+        long handle = handles.incrementAndGet();
+        DaytonaProcess p = new DaytonaProcess(toolbox, handle, session, cmd, out, err, () -> running.remove(handle));
+        running.put(handle, p);
+        return p;
+    }
+
+    /**
+     * A command's "group" is its session ({@link DaytonaProcess#processGroup()} is a local handle):
+     * it has members until the session is deleted, by our kill or after the command's output was
+     * read. Read locally, so the core's SIGTERM/SIGKILL rounds cost no extra command on the target.
+     */
+    @Override
+    protected GroupState groupState(long handle) {
+        DaytonaProcess p = running.get(handle);
+        return p != null && p.sessionAlive() ? GroupState.alive(java.util.OptionalLong.empty()) : GroupState.gone();
     }
 
     @Override

@@ -28,20 +28,26 @@ final class DaytonaProcess implements RemoteProcess {
     private static final long LIVE_MAX = 1 << 20;
 
     private final DaytonaApi.Toolbox toolbox;
+    private final long handle;
     private final String session;
     private final String cmdId;
     private final Tail out;
     private final Tail err;
+    private final Runnable onRelease;
     private final AtomicBoolean released = new AtomicBoolean();
     private volatile boolean killed;
+    private volatile boolean sessionDeleted;
     private Integer exit;
 
-    DaytonaProcess(DaytonaApi.Toolbox toolbox, String session, String cmdId, String outPath, String errPath) {
+    DaytonaProcess(DaytonaApi.Toolbox toolbox, long handle, String session, String cmdId, String outPath, String errPath,
+                   Runnable onRelease) {
         this.toolbox = toolbox;
+        this.handle = handle;
         this.session = session;
         this.cmdId = cmdId;
         this.out = new Tail(outPath);
         this.err = new Tail(errPath);
+        this.onRelease = onRelease;
     }
 
     /** Stdin never streams on Daytona (the core stages it): writing is refused, closing is fine. */
@@ -102,15 +108,33 @@ final class DaytonaProcess implements RemoteProcess {
         return code;
     }
 
-    /** Marks the next end of the session as our kill; the core then reports the timeout or cancel. */
+    /**
+     * Deletes the session, which ends its whole process group (SIGTERM, then SIGKILL from the
+     * daemon); the next end of the session counts as our kill, and the core reports the timeout or
+     * cancel. Once it succeeded, later calls (the core's SIGKILL round) have nothing left to do.
+     */
     void kill() {
         killed = true;
-        toolbox.deleteSession(session);
+        if (!sessionDeleted) {
+            toolbox.deleteSession(session);
+            sessionDeleted = true;
+        }
     }
 
+    /** Whether the session, and with it every process of the command, still exists as far as we know. */
+    boolean sessionAlive() {
+        return !sessionDeleted && !released.get();
+    }
+
+    /**
+     * The exec's session stands for its process group: the core's launcher record names the shell's
+     * pid, which leads no group here (the daemon's session does). This local handle lets the core's
+     * reaper ask {@link DaytonaEnvironment#groupState} and {@link DaytonaEnvironment#kill} about
+     * this session; it is never a pid on the target.
+     */
     @Override
     public OptionalLong processGroup() {
-        return OptionalLong.empty();
+        return OptionalLong.of(handle);
     }
 
     @Override
@@ -123,9 +147,14 @@ final class DaytonaProcess implements RemoteProcess {
         out.deleteLocal();
         err.deleteLocal();
         try {
-            toolbox.deleteSession(session);
+            if (!sessionDeleted) {
+                toolbox.deleteSession(session);
+                sessionDeleted = true;
+            }
         } catch (RuntimeException ignored) {
             // the sandbox may be gone already
+        } finally {
+            onRelease.run();
         }
     }
 

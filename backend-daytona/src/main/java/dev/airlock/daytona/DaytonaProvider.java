@@ -11,11 +11,11 @@ import dev.airlock.settings.Settings;
 import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.ResourceLabels;
 import dev.airlock.spi.SandboxLifecycle;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +37,7 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
             return Availability.unavailable(e.getMessage());
         }
         try (DaytonaApi api = new DaytonaApi(s, settings)) {
-            api.list(Map.of(DaytonaEnvironment.LABEL_MANAGED, "true"));
+            api.list(ResourceLabels.selector(DaytonaEnvironment.LABEL_PREFIX));
         } catch (AirlockException e) {
             return Availability.unavailable(e.getMessage());
         }
@@ -109,9 +109,9 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
             } catch (EnvironmentClosedException e) {
                 throw new ConfigurationException("no Daytona sandbox '" + id + "' at " + s.apiUrl());
             }
-            if (!"true".equals(r.path("labels").path(DaytonaEnvironment.LABEL_MANAGED).asText())) {
+            if (ResourceLabels.parse(labels(r), DaytonaEnvironment.LABEL_PREFIX).isEmpty()) {
                 throw new DeniedException("Daytona sandbox '" + id + "' was not created by Airlock (no "
-                        + DaytonaEnvironment.LABEL_MANAGED + " label); delete it in Daytona if you mean to");
+                        + DaytonaEnvironment.LABEL_PREFIX + ResourceLabels.MANAGED + " label); delete it in Daytona if you mean to");
             }
             DaytonaEnvironment.remove(api, id);
         }
@@ -123,21 +123,14 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
             throw new ConfigurationException("--older-than must not be negative");
         }
         DaytonaSettings s = DaytonaSettings.from(settings, System.getenv());
-        Instant before = Instant.now().minus(olderThan);
+        String owner = ResourceLabels.currentOwner();
+        Instant now = Instant.now();
         List<String> removed = new ArrayList<>();
         try (DaytonaApi api = new DaytonaApi(s, settings)) {
-            for (JsonNode r : api.list(Map.of(DaytonaEnvironment.LABEL_MANAGED, "true"))) {
-                JsonNode labels = r.path("labels");
-                if (!includeKept && "true".equals(labels.path(DaytonaEnvironment.LABEL_KEEP).asText())) {
-                    continue;
-                }
-                Instant created;
-                try {
-                    created = Instant.parse(labels.path(DaytonaEnvironment.LABEL_CREATED).asText(""));
-                } catch (DateTimeParseException e) {
-                    continue; // not ours to judge
-                }
-                if (created.isBefore(before) || created.equals(before)) {
+            // The service filters on Airlock's and this owner's labels; the rest is judged here.
+            for (JsonNode r : api.list(ResourceLabels.selector(DaytonaEnvironment.LABEL_PREFIX))) {
+                var labels = ResourceLabels.parse(labels(r), DaytonaEnvironment.LABEL_PREFIX);
+                if (labels.isPresent() && labels.get().collectable(owner, now, olderThan, includeKept)) {
                     String id = r.path("id").asText();
                     DaytonaEnvironment.remove(api, id);
                     removed.add(id);
@@ -145,5 +138,11 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
             }
         }
         return removed;
+    }
+
+    private static Map<String, String> labels(JsonNode record) {
+        Map<String, String> m = new java.util.LinkedHashMap<>();
+        record.path("labels").properties().forEach(e -> m.put(e.getKey(), e.getValue().asText()));
+        return m;
     }
 }

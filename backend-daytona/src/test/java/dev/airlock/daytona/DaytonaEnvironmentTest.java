@@ -87,6 +87,30 @@ class DaytonaEnvironmentTest {
         }
     }
 
+    /**
+     * A hostile command in an emulated sandbox: under bubblewrap as root, each sandbox has its own pid
+     * and network namespaces, so the emulator's JVM cannot be signalled and its port cannot be reached.
+     */
+    @Test
+    void aCommandCannotSignalTheEmulatorOrReachItsPort() throws IOException {
+        SandboxIsolation isolation = SandboxIsolation.detect(Settings.empty());
+        dev.airlock.tck.Services.require(isolation.bwrap().isPresent() && "root".equals(System.getProperty("user.name")),
+                "the emulator's sandbox namespaces need bubblewrap and root (CI runs as root): " + isolation.describe());
+        start(FaultPlan.none());
+        long jvm = ProcessHandle.current().pid();
+        int port = emulator.url().getPort();
+        try (DaytonaEnvironment env = open(settings())) {
+            ExecResult r = env.exec(ExecRequest.of("kill -0 " + jvm + " 2>/dev/null && echo signalled\n"
+                    + "[ -e /proc/" + jvm + "/cmdline ] && echo seen\n"
+                    + "bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + port + "' 2>/dev/null && echo reached\n"
+                    + "sleep 1234.5 >/dev/null 2>&1 &\necho done"));
+            assertEquals("done\n", r.stdout().text(), "a command reached the emulator");
+            // Background processes still outlive their exec inside the sandbox, as in a real one.
+            assertEquals("1\n", env.exec(ExecRequest.of("pgrep -c -f 'sleep 1234.5'")).stdout().text());
+        }
+        assertEquals(0, emulator.liveProcesses(), "a sandbox process outlived its sandbox");
+    }
+
     @Test
     void outputIsByteExactThroughFilesAndLeavesNoFileBehind() throws IOException {
         start(FaultPlan.none());
@@ -102,6 +126,25 @@ class DaytonaEnvironmentTest {
             journal.assertNoneCarries(payload);
             journal.assertNoneCarries(KEY);
         }
+    }
+
+    /**
+     * Every answer to a command is lost after the daemon started it: the client learns the command
+     * id from the session's list instead of sending the command again, so each runs exactly once.
+     */
+    @Test
+    void aLostAnswerToACommandIsResolvedFromItsSessionNeverBySendingItAgain() throws IOException {
+        start(FaultPlan.builder(5).always("session-exec", new dev.airlock.emulator.Fault.LoseResponse()).build());
+        try (DaytonaEnvironment env = open(settings())) {
+            for (int i = 0; i < 3; i++) {
+                ExecResult r = env.exec(ExecRequest.builder("cat; echo ran >> /tmp/runs").stdin("abc".getBytes(StandardCharsets.UTF_8)).build());
+                assertEquals(0, r.exitCode());
+                assertEquals("abc", r.stdout().text());
+            }
+            assertEquals("ran\nran\nran\n", env.exec(ExecRequest.of("cat /tmp/runs")).stdout().text(), "a command ran twice");
+        }
+        assertTrue(faults.faults("session-exec") >= 4, "the fault did not apply: " + faults.faultCounts());
+        journal.assertNoDoubleDispatch();
     }
 
     @Test
@@ -152,10 +195,28 @@ class DaytonaEnvironmentTest {
         String kept = p.up(settings());
         DaytonaEnvironment orphan = open(settings());
         String orphanId = orphan.sandboxId(); // never closed: as if its JVM died
+        String foreign = createWithLabels("{\"airlock.managed\":\"true\",\"airlock.owner\":\"someone@elsewhere\","
+                + "\"airlock.created\":\"2020-01-01T00:00:00Z\",\"airlock.version\":\"0.1.0\"}");
         assertEquals(List.of(orphanId), p.gc(settings(), Duration.ZERO, false));
-        assertEquals(List.of(kept), emulator.sandboxIds());
+        assertEquals(java.util.Set.of(kept, foreign), java.util.Set.copyOf(emulator.sandboxIds()));
         assertEquals(List.of(kept), p.gc(settings(), Duration.ZERO, true));
-        assertTrue(emulator.sandboxIds().isEmpty());
+        assertEquals(List.of(foreign), emulator.sandboxIds(), "gc removed another owner's sandbox");
+    }
+
+    /** A sandbox made straight through the API, as another user's Airlock (or another tool) would. */
+    private String createWithLabels(String labels) throws IOException {
+        try {
+            var http = java.net.http.HttpClient.newHttpClient();
+            var r = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(emulator.url() + "/sandbox"))
+                    .header("Authorization", "Bearer " + KEY).header("Content-Type", "application/json")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"labels\":" + labels + "}")).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), r.body());
+            return r.body().replaceAll(".*\"id\":\"([^\"]+)\".*", "$1");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
     }
 
     @Test

@@ -88,6 +88,8 @@ public final class EmulatedSandbox implements AutoCloseable {
     private final Set<SandboxProcess> processes = ConcurrentHashMap.newKeySet();
     private final Object lifecycle = new Object();
     private boolean stopped;
+    /** The sandbox's own pid and network namespaces (see {@link Namespaces}); empty without them. */
+    private Optional<Namespaces> namespaces;
 
     private EmulatedSandbox(String id, String image, Path root, String home, SandboxIsolation isolation, CallJournal journal) {
         this.id = id;
@@ -168,6 +170,9 @@ public final class EmulatedSandbox implements AutoCloseable {
             if (stopped) {
                 throw new IllegalStateException("sandbox " + id + " is stopped");
             }
+            if (namespaces == null) {
+                namespaces = isolated() ? Namespaces.start(isolation.bwrap().get()) : Optional.empty();
+            }
             ProcessBuilder pb = new ProcessBuilder(argv(c));
             Map<String, String> env = pb.environment();
             env.clear();
@@ -193,6 +198,7 @@ public final class EmulatedSandbox implements AutoCloseable {
         List<String> a = new ArrayList<>();
         a.add("setsid"); // its own process group, so a kill takes the whole tree
         if (isolated()) {
+            namespaces.ifPresent(n -> a.addAll(n.enter()));
             a.add(isolation.bwrap().get().toString());
             a.addAll(List.of("--bind", root.toString(), "/"));
             for (String d : SYSTEM) {
@@ -201,8 +207,9 @@ public final class EmulatedSandbox implements AutoCloseable {
                     a.addAll(List.of("--ro-bind", host.toString(), host.toString()));
                 }
             }
-            // No --unshare-pid: a pid namespace dies with its exec, and a real sandbox keeps a background
-            // process (a server started by one exec, used by the next) until the sandbox stops.
+            // No --unshare-pid per exec: a pid namespace dies with its exec, and a real sandbox keeps a
+            // background process (a server started by one exec, used by the next) until it stops. The
+            // sandbox-wide namespaces entered above give that, and hide the host's processes and loopback.
             a.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--unshare-ipc", "--unshare-uts"));
             if ("root".equals(System.getProperty("user.name"))) {
                 // Only a privileged bwrap takes --cap-*; an unprivileged one has no capabilities to drop.
@@ -237,6 +244,11 @@ public final class EmulatedSandbox implements AutoCloseable {
         for (SandboxProcess p : processes) {
             ProcessGroups.signal(p.pgid(), 9);
         }
+        Optional<Namespaces> ns;
+        synchronized (lifecycle) {
+            ns = namespaces == null ? Optional.empty() : namespaces;
+        }
+        ns.ifPresent(Namespaces::close); // the namespace's init goes, and the kernel kills every process in it
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
             List<Long> left = ProcessGroups.withMarker(MARKER, marker);
@@ -476,6 +488,7 @@ public final class EmulatedSandbox implements AutoCloseable {
         m.put("image", image);
         m.put("root", root);
         m.put("isolation", isolation.describe());
+        m.put("namespaces", namespaces == null ? "not yet" : namespaces.isPresent() ? "own pid and network" : "the host's");
         return "EmulatedSandbox" + m;
     }
 }

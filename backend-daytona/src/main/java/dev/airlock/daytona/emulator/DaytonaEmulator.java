@@ -477,7 +477,9 @@ public final class DaytonaEmulator implements Emulator {
         Box b = boxes.get(req.param("sandbox"));
         String command = body.get("command").asText();
         String cmdId = UUID.randomUUID().toString();
-        SandboxProcess p = startShell(b, req, "session-exec", command, HOME, Map.of(), cmdId);
+        // The journal's dispatch key: the same text sent twice to one session is the same command run twice.
+        String key = UUID.nameUUIDFromBytes((s.id + "\n" + command).getBytes(StandardCharsets.UTF_8)).toString();
+        SandboxProcess p = startShell(b, req, "session-exec", command, HOME, Map.of(), key);
         if (p == null) {
             failToolbox(req, resp, 400, "BAD_REQUEST", "failed to execute the command");
             return;
