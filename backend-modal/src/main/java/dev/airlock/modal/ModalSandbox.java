@@ -95,16 +95,23 @@ final class ModalSandbox implements AutoCloseable {
         return sb;
     }
 
+    /**
+     * Follows an image build to its result: each join streams build entries from the last one
+     * seen (so a stream that ends or is cut resumes where it stopped, as the SDKs do) until an
+     * entry carries a result.
+     */
     private static void joinImage(ModalClient client, String imageId) {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
-        String last = "";
+        java.util.concurrent.atomic.AtomicReference<String> last = new java.util.concurrent.atomic.AtomicReference<>("");
         while (System.nanoTime() < deadline) {
-            String from = last;
             GenericResult r = client.control("ImageJoinStreaming", Resource.none(), st -> {
                 Iterator<ImageJoinStreamingResponse> it = st.withDeadlineAfter(60, TimeUnit.SECONDS).imageJoinStreaming(
-                        ImageJoinStreamingRequest.newBuilder().setImageId(imageId).setTimeout(55).setLastEntryId(from).build());
+                        ImageJoinStreamingRequest.newBuilder().setImageId(imageId).setTimeout(55).setLastEntryId(last.get()).build());
                 while (it.hasNext()) {
                     ImageJoinStreamingResponse m = it.next();
+                    if (!m.getEntryId().isEmpty()) {
+                        last.set(m.getEntryId());
+                    }
                     if (m.hasResult() && m.getResult().getStatus() != 0) {
                         return m.getResult();
                     }

@@ -7,6 +7,14 @@ public interface Emulator extends AutoCloseable {
     /** The base URL a client is configured with ({@code http://127.0.0.1:PORT}). */
     URI url();
 
+    /**
+     * The PEM certificate a client must trust when the emulator serves TLS with a certificate it
+     * generated (a client's custom-CA setting takes it); empty for plaintext.
+     */
+    default java.util.Optional<java.nio.file.Path> caFile() {
+        return java.util.Optional.empty();
+    }
+
     @Override
     void close();
 }

@@ -148,6 +148,7 @@ public final class Emulators {
         }, "airlock-emulator-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         out.println("listening on " + served.emulator().url());
+        served.emulator().caFile().ifPresent(ca -> out.println("ca-file " + ca));
         out.flush();
         err.println("airlock: emulator " + name + ": sandboxes under " + served.stateDir() + ", isolation "
                 + SandboxIsolation.detect(settings).describe());

@@ -48,7 +48,9 @@ public final class ErrorMapping {
                             + " no longer exists (" + code + ": removed, stopped or expired); open a new environment", f);
                 }
                 if (resource.type() == Resource.Type.PATH) {
-                    return new NoSuchPathException(resource.id());
+                    NoSuchPathException missing = new NoSuchPathException(resource.id());
+                    missing.initCause(f); // the service's code and detail stay in the chain for logs
+                    return missing;
                 }
                 return new BackendException(s + " does not know " + call + " (" + code + ")" + detail, f);
             case 429:

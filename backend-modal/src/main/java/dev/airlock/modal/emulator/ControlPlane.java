@@ -58,13 +58,31 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         // The image is recorded by name and never pulled: commands run on the host's userland.
         String tag = request.getImage().getDockerfileCommandsList().stream().filter(c -> c.startsWith("FROM "))
                 .findFirst().map(c -> c.substring(5).trim()).orElse("debian:12");
-        answer(out, ImageGetOrCreateResponse.newBuilder().setImageId("im-" + Integer.toHexString(tag.hashCode()))
-                .setResult(GenericResult.newBuilder().setStatus(1)).build());
+        ImageGetOrCreateResponse.Builder r = ImageGetOrCreateResponse.newBuilder().setImageId("im-" + Integer.toHexString(tag.hashCode()));
+        if (state.imageBuild.entries() == 0) {
+            r.setResult(GenericResult.newBuilder().setStatus(1)); // built already
+        } // else: no result, so the client joins the build
+        answer(out, r.build());
     }
 
+    /**
+     * Streams the build's entries after {@code last_entry_id}, then the result; with a cut
+     * configured, the first join of an image ends early (no result), as a dropped stream does.
+     */
     @Override
     public void imageJoinStreaming(ImageJoinStreamingRequest request, StreamObserver<ImageJoinStreamingResponse> out) {
-        out.onNext(ImageJoinStreamingResponse.newBuilder().setEntryId("1")
+        state.imageBuild.joinsFrom().add(request.getLastEntryId());
+        int from = request.getLastEntryId().isEmpty() ? 0 : Integer.parseInt(request.getLastEntryId());
+        int entries = state.imageBuild.entries();
+        boolean cut = state.imageBuild.cutAfter() > 0 && state.imageBuild.joinsFrom().size() == 1;
+        for (int e = from + 1; e <= entries; e++) {
+            out.onNext(ImageJoinStreamingResponse.newBuilder().setEntryId(Integer.toString(e)).build());
+            if (cut && e == state.imageBuild.cutAfter()) {
+                out.onCompleted();
+                return;
+            }
+        }
+        out.onNext(ImageJoinStreamingResponse.newBuilder().setEntryId(Integer.toString(entries + 1))
                 .setResult(GenericResult.newBuilder().setStatus(1)).setEof(true).build());
         out.onCompleted();
     }

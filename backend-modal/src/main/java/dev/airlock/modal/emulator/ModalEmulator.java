@@ -10,6 +10,8 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.file.Path;
+import java.util.Optional;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -26,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Settings: {@code airlock.modal.emulator.token-id} / {@code .token-secret} (when set, the only
  * accepted pair; otherwise any non-empty pair), {@code airlock.modal.emulator.jwt-ttl} (seconds a
  * router JWT lives, default 3600), {@code airlock.modal.emulator.sandbox-timeout} (default
- * sandbox lifetime in seconds when the request leaves it 0, default 300).
+ * sandbox lifetime in seconds when the request leaves it 0, default 300), {@link #TLS} (serve the
+ * control plane over TLS with a generated certificate; the router then has a plaintext port of its own).
  */
 public final class ModalEmulator implements Emulator {
     /** The most bytes of argv {@code TaskExecStart} accepts, as the service. */
@@ -44,6 +47,11 @@ public final class ModalEmulator implements Emulator {
         return t;
     });
     private final URI url;
+    private final Server routerServer;
+    private final Path caFile;
+
+    /** {@code airlock.modal.emulator.tls=true}: TLS with a certificate made at start (see {@link #caFile()}). */
+    public static final String TLS = "airlock.modal.emulator.tls";
 
     public ModalEmulator(EmulatorContext context) throws IOException {
         Jwt jwt = new Jwt();
@@ -54,19 +62,45 @@ public final class ModalEmulator implements Emulator {
         CallGuard guard = new CallGuard(context.faults(), context.journal(), jwt,
                 context.settings().get("airlock.modal.emulator.token-id", ""),
                 context.settings().get("airlock.modal.emulator.token-secret", ""));
-        this.server = NettyServerBuilder.forAddress(new InetSocketAddress(context.listen().getAddress(), context.listen().getPort()))
-                .executor(executor)
+        boolean tls = context.settings().getBoolean(TLS, false);
+        InetSocketAddress address = new InetSocketAddress(context.listen().getAddress(), context.listen().getPort());
+        String h = host.contains(":") ? "[" + host + "]" : host;
+        if (tls) {
+            SelfSignedTls cert = SelfSignedTls.create(context.stateDir());
+            this.caFile = cert.caFile;
+            this.server = serve(NettyServerBuilder.forAddress(address, cert.credentials), state, guard, true);
+            // The official SDKs dial the router without TLS when the control plane is on loopback,
+            // so in TLS mode the router gets a plaintext port of its own (as a client expects).
+            this.routerServer = serve(NettyServerBuilder.forAddress(new InetSocketAddress(context.listen().getAddress(), 0)),
+                    state, guard, false);
+            this.url = URI.create("https://" + h + ":" + server.getPort());
+            state.routerUrl("https://" + h + ":" + routerServer.getPort());
+        } else {
+            this.caFile = null;
+            this.server = serve(NettyServerBuilder.forAddress(address), state, guard, true);
+            this.routerServer = null;
+            this.url = URI.create("http://" + h + ":" + server.getPort());
+            state.routerUrl("https://" + h + ":" + server.getPort());
+        }
+    }
+
+    /** One gRPC server: the control plane (when {@code control}) and the router, behind the call guard. */
+    private Server serve(NettyServerBuilder b, ModalState state, CallGuard guard, boolean control) throws IOException {
+        b.executor(executor)
                 .maxInboundMessageSize(MAX_MESSAGE)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
-                .permitKeepAliveWithoutCalls(true)
-                // Handlers refuse by throwing a Status; the transmit interceptor turns that into the call's status (not UNKNOWN).
-                .addService(ServerInterceptors.intercept(new ControlPlane(state), TransmitStatusRuntimeExceptionInterceptor.instance(), guard))
-                .addService(ServerInterceptors.intercept(new Router(state), TransmitStatusRuntimeExceptionInterceptor.instance(), guard))
-                .build()
-                .start();
-        String h = host.contains(":") ? "[" + host + "]" : host;
-        this.url = URI.create("http://" + h + ":" + server.getPort());
-        state.routerUrl("https://" + h + ":" + server.getPort());
+                .permitKeepAliveWithoutCalls(true);
+        // Handlers refuse by throwing a Status; the transmit interceptor turns that into the call's status (not UNKNOWN).
+        if (control) {
+            b.addService(ServerInterceptors.intercept(new ControlPlane(state), TransmitStatusRuntimeExceptionInterceptor.instance(), guard));
+        }
+        b.addService(ServerInterceptors.intercept(new Router(state), TransmitStatusRuntimeExceptionInterceptor.instance(), guard));
+        return b.build().start();
+    }
+
+    @Override
+    public Optional<Path> caFile() {
+        return Optional.ofNullable(caFile);
     }
 
     @Override
@@ -77,6 +111,11 @@ public final class ModalEmulator implements Emulator {
     /** How many sandboxes one SandboxList page holds here (small, so clients' paging is exercised). */
     public static final int LIST_PAGE = ModalState.LIST_PAGE;
 
+    /** The {@code last_entry_id} of every ImageJoinStreaming call so far, in order. */
+    public java.util.List<String> imageJoinsFrom() {
+        return java.util.List.copyOf(state.imageBuild.joinsFrom());
+    }
+
     /** Sandboxes that exist and are not terminated (for tests: none may be left behind). */
     public int liveSandboxes() {
         return state.live();
@@ -84,6 +123,9 @@ public final class ModalEmulator implements Emulator {
 
     @Override
     public void close() {
+        if (routerServer != null) {
+            routerServer.shutdownNow();
+        }
         server.shutdownNow();
         try {
             server.awaitTermination(10, TimeUnit.SECONDS);

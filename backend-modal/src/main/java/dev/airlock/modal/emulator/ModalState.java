@@ -50,7 +50,16 @@ final class ModalState {
         }
     }
 
+    /**
+     * How images build here: {@code entries} log entries before the result (0: every image is
+     * built already), the first join cut after {@code cutAfter} of them (0: never); the
+     * {@code last_entry_id} of each join, in order, for tests.
+     */
+    record ImageBuild(int entries, int cutAfter, java.util.List<String> joinsFrom) {
+    }
+
     final EmulatorContext context;
+    final ImageBuild imageBuild;
     final Jwt jwt;
     private final Duration jwtTtl;
     private final int defaultTimeout;
@@ -66,6 +75,9 @@ final class ModalState {
 
     ModalState(EmulatorContext context, Jwt jwt, Duration jwtTtl, int defaultTimeout) {
         this.context = context;
+        this.imageBuild = new ImageBuild(context.settings().getInt("airlock.modal.emulator.image-build-entries", 0),
+                context.settings().getInt("airlock.modal.emulator.image-build-cut-after", 0),
+                new java.util.concurrent.CopyOnWriteArrayList<>());
         this.jwt = jwt;
         this.jwtTtl = jwtTtl;
         this.defaultTimeout = defaultTimeout;
