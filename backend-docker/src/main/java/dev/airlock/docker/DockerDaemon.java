@@ -123,8 +123,9 @@ final class DockerDaemon implements Closeable {
     // ---------------------------------------------------------------- containers
 
     /** Labels for a container this process creates: the common scheme, plus the environment's id. */
-    static Map<String, String> labels(String environmentId, boolean keep) {
-        Map<String, String> l = new LinkedHashMap<>(ResourceLabels.now(keep).asMap(LABEL_PREFIX));
+    static Map<String, String> labels(DockerSettings s, String environmentId, boolean keep) {
+        Map<String, String> l = new LinkedHashMap<>(s.labels()); // the user's first: Airlock's own win
+        l.putAll(ResourceLabels.now(keep).asMap(LABEL_PREFIX));
         l.put(LABEL_ENVIRONMENT, environmentId);
         return l;
     }

@@ -55,7 +55,7 @@ public final class DockerEnvironment extends AbstractEnvironment {
                 env.containerId = daemon.requireRunning(docker.container().get()).getId();
             } else {
                 DockerDaemon.Started started = daemon.createAndStart(docker, "airlock-" + env.id().substring("docker-".length()),
-                        DockerDaemon.labels(env.id(), false), true);
+                        DockerDaemon.labels(docker, env.id(), false), true);
                 env.containerId = started.id();
                 env.lease = started.lease();
             }

@@ -46,6 +46,7 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
                 SettingKey.of(DockerSettings.USER, "user[:group]", "the image's", "user for the container and its commands"),
                 SettingKey.of(DockerSettings.WORKDIR, "path", "the image's", "working directory of the container"),
                 SettingKey.of(DockerSettings.ENV + SettingKey.NAME, "string", "", "variables of the container"),
+                SettingKey.of(DockerSettings.LABELS + SettingKey.NAME, "string", "", "your own labels on every container (dev.airlock.* is reserved)"),
                 SettingKey.of(DockerSettings.VOLUMES, "list of HOST:CONTAINER[:ro]", "", "bind mounts"),
                 SettingKey.of(DockerSettings.RUNTIME, "string", "the daemon's", "OCI runtime"),
                 SettingKey.of(DockerSettings.PULL, "missing | never", "missing", "pull the image if the daemon lacks it"),
@@ -113,7 +114,7 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
         String image = s.requireImage();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
             String token = StdinScripts.randomToken().substring(0, 12);
-            return daemon.createAndStart(s, "airlock-up-" + token, DockerDaemon.labels("up-" + token, true), false).id();
+            return daemon.createAndStart(s, "airlock-up-" + token, DockerDaemon.labels(s, "up-" + token, true), false).id();
         } catch (RuntimeException e) {
             throw e instanceof AirlockException ? e : new dev.airlock.BackendException("airlock up with image " + image + " failed: " + e, e);
         }

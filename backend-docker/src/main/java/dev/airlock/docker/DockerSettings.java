@@ -39,7 +39,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                              OptionalLong memory, long pidsLimit, String network, Optional<String> user,
                              Optional<String> workdir, Map<String, String> env, List<String> volumes,
                              Optional<String> runtime, boolean pullMissing, Duration apiTimeout, DockerHardening hardening,
-                             java.nio.file.Path dockerConfig) {
+                             java.nio.file.Path dockerConfig, Map<String, String> labels) {
     public static final String IMAGE = "airlock.docker.image";
     public static final String HOST = "airlock.docker.host";
     public static final String CONTAINER = "airlock.docker.container";
@@ -54,6 +54,8 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
     public static final String RUNTIME = "airlock.docker.runtime";
     public static final String PULL = "airlock.docker.pull";
     public static final String API_TIMEOUT = "airlock.docker.api-timeout";
+    /** {@code airlock.docker.labels.NAME=value}: the user's own labels on every container (Airlock's prefix is reserved). */
+    public static final String LABELS = "airlock.docker.labels";
 
     /** Docker's own variable for the daemon; a settings builder maps it with {@code nativeVariable}. */
     public static final String DOCKER_HOST = "DOCKER_HOST";
@@ -109,6 +111,13 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                 throw new ConfigurationException("setting " + ENV + "." + name + ": '" + name + "' is not a valid variable name");
             }
         }
+        Map<String, String> labels = s.keys(LABELS);
+        for (String name : labels.keySet()) {
+            if (name.startsWith(DockerDaemon.LABEL_PREFIX)) {
+                throw new ConfigurationException("setting " + LABELS + "." + name + ": labels under " + DockerDaemon.LABEL_PREFIX
+                        + " are Airlock's own (gc trusts them); choose another name");
+            }
+        }
         List<String> volumes = s.getList(VOLUMES);
         for (String v : volumes) {
             String[] parts = v.split(":");
@@ -125,13 +134,13 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         }
         return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
                 nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, DockerHardening.from(s),
-                DockerCliConfig.dir(environment));
+                DockerCliConfig.dir(environment), labels);
     }
 
     /** These settings with another bound on API calls (e.g. a quick availability check). */
     public DockerSettings withApiTimeout(Duration timeout) {
         return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
-                runtime, pullMissing, timeout, hardening, dockerConfig);
+                runtime, pullMissing, timeout, hardening, dockerConfig, labels);
     }
 
     /** The image, or the error that names the setting. */

@@ -40,7 +40,14 @@ public final class DockerFixture implements BeforeAllCallback, BeforeEachCallbac
     /** Bump the tag whenever the rootfs below changes: a daemon keeps an image of the old tag. */
     public static final String IMAGE = "airlock-test/busybox:2";
     private static final Path BUSYBOX = Path.of("/bin/busybox");
-    private static final String LABEL_FILTER = "label=" + DockerDaemon.LABEL_MANAGED + "=true";
+    /**
+     * This test JVM's own label: every container the tests make carries it, and the leak check
+     * looks only at those, so two checkouts testing on one daemon never judge (or remove) each
+     * other's containers.
+     */
+    static final String RUN_LABEL = "airlock-test-run";
+    static final String RUN = java.util.UUID.randomUUID().toString();
+    private static final String LABEL_FILTER = "label=" + RUN_LABEL + "=" + RUN;
 
     /** Settings that open the docker backend on the test image, plus {@code extra} key-value pairs. */
     public static Settings settings(String... extra) {
@@ -48,6 +55,7 @@ public final class DockerFixture implements BeforeAllCallback, BeforeEachCallbac
         m.put("airlock.backend", "docker");
         m.put(DockerSettings.IMAGE, IMAGE);
         m.put(DockerSettings.PULL, "never");
+        m.put(DockerSettings.LABELS + "." + RUN_LABEL, RUN);
         for (int i = 0; i + 1 < extra.length; i += 2) {
             m.put(extra[i], extra[i + 1]);
         }
@@ -165,7 +173,7 @@ public final class DockerFixture implements BeforeAllCallback, BeforeEachCallbac
         Files.deleteIfExists(root);
     }
 
-    /** Ids of the containers carrying Airlock's label. */
+    /** Ids of the containers this test JVM made (its run label). */
     static Set<String> managedContainers() throws Exception {
         Result r = docker(null, 60, "ps", "-a", "-q", "--no-trunc", "--filter", LABEL_FILTER);
         assertEquals(0, r.exit, r.err);

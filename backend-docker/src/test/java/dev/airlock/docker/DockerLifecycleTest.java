@@ -66,12 +66,14 @@ class DockerLifecycleTest {
             DockerFixture.Result r = DockerFixture.docker(null, 30, "inspect", "-f",
                     "{{index .Config.Labels \"dev.airlock.managed\"}} {{index .Config.Labels \"dev.airlock.environment\"}}"
                             + " {{index .Config.Labels \"dev.airlock.version\"}} {{.HostConfig.Init}} {{.HostConfig.SecurityOpt}}"
-                            + " {{.HostConfig.NetworkMode}} {{index .Config.Labels \"dev.airlock.created\"}}",
+                            + " {{.HostConfig.NetworkMode}} {{index .Config.Labels \"dev.airlock.created\"}}"
+                            + " {{index .Config.Labels \"" + DockerFixture.RUN_LABEL + "\"}}",
                     env.containerId());
             assertEquals(0, r.exit(), r.err());
             String[] f = r.out().strip().split(" ");
             assertEquals("true", f[0]);
             assertEquals(env.id(), f[1]);
+            assertEquals(DockerFixture.RUN, f[f.length - 1], "airlock.docker.labels.NAME reaches the container");
             assertTrue(f[2].matches("\\d+\\.\\d+\\.\\d+.*"), "version label: " + f[2]);
             assertEquals("true", f[3]);
             assertEquals("[no-new-privileges]", f[4]);
@@ -387,16 +389,16 @@ class DockerLifecycleTest {
         String foreign;
         String threeHoursAgo = Instant.now().minus(Duration.ofHours(3)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
-            Map<String, String> old = new java.util.LinkedHashMap<>(DockerDaemon.labels("gc-test-old", false));
+            Map<String, String> old = new java.util.LinkedHashMap<>(DockerDaemon.labels(s, "gc-test-old", false));
             old.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);
             stale = daemon.createAndStart(s, "airlock-gc-old-" + System.nanoTime(), old, false).id();
             Map<String, String> theirs = new java.util.LinkedHashMap<>(old);
             theirs.put(DockerDaemon.LABEL_OWNER, "someone-else@" + dev.airlock.spi.ResourceLabels.currentOwner());
             foreign = daemon.createAndStart(s, "airlock-gc-foreign-" + System.nanoTime(), theirs, false).id();
-            Map<String, String> kept = new java.util.LinkedHashMap<>(DockerDaemon.labels("gc-test-kept", true));
+            Map<String, String> kept = new java.util.LinkedHashMap<>(DockerDaemon.labels(s, "gc-test-kept", true));
             kept.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);
             staleKept = daemon.createAndStart(s, "airlock-gc-kept-" + System.nanoTime(), kept, false).id();
-            fresh = daemon.createAndStart(s, "airlock-gc-new-" + System.nanoTime(), DockerDaemon.labels("gc-test-new", false), false).id();
+            fresh = daemon.createAndStart(s, "airlock-gc-new-" + System.nanoTime(), DockerDaemon.labels(s, "gc-test-new", false), false).id();
         }
         try {
             DockerProvider provider = new DockerProvider();

@@ -48,6 +48,7 @@ class DockerSettingsTest {
         assertNames(DockerSettings.MEMORY, Settings.of(DockerSettings.MEMORY, "1k"));
         assertNames(DockerSettings.PULL, Settings.of(DockerSettings.PULL, "always-maybe"));
         assertNames(DockerSettings.ENV, Settings.of(DockerSettings.ENV + ".1BAD", "x"));
+        assertNames(DockerSettings.LABELS, Settings.of(DockerSettings.LABELS + ".dev.airlock.keep", "true"));
         ConfigurationException tls = assertThrows(ConfigurationException.class, () -> DockerSettings.from(
                 Settings.of(DockerSettings.HOST, "tcp://127.0.0.1:2376"), Map.of("DOCKER_TLS_VERIFY", "1")));
         assertTrue(tls.getMessage().contains("DOCKER_TLS_VERIFY"), tls.getMessage());
