@@ -5,6 +5,7 @@ import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Payload;
+import dev.airlock.RemoteFiles;
 import dev.airlock.StdinMode;
 import dev.airlock.shell.Shell;
 import dev.airlock.spi.AbstractEnvironment;
@@ -23,11 +24,13 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -57,6 +60,14 @@ final class VercelEnvironment extends AbstractEnvironment {
     private final String sessionId;
     private final String outputDir;
     private final ScheduledExecutorService background;
+    /**
+     * One thread per command waiting for its end (a wait blocks for as long as the command runs).
+     * Unbounded on purpose: a bounded pool let two long commands starve the wait of the kill's
+     * own group check, so close() waited forever for a kill that could not finish.
+     */
+    private final ExecutorService waits;
+    /** Null while the constructor runs (so {@code super.files()} is the shell implementation). */
+    private volatile VercelFiles files;
     private final AtomicLong execs = new AtomicLong();
     /** Exits not known yet: ended (lost) when the sandbox stops, so no reader waits on a gone sandbox. */
     private final java.util.Set<CompletableFuture<Integer>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -73,6 +84,11 @@ final class VercelEnvironment extends AbstractEnvironment {
             t.setDaemon(true);
             return t;
         });
+        this.waits = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "airlock-vercel-wait-" + sandboxName);
+            t.setDaemon(true);
+            return t;
+        });
         // Keep the session alive while the environment is open: extend by half the timeout every half.
         Duration every = s.timeout().dividedBy(2);
         background.scheduleAtFixedRate(() -> {
@@ -82,10 +98,14 @@ final class VercelEnvironment extends AbstractEnvironment {
                 LOG.debug("could not extend the sandbox {}: {}", sandboxName, e.getMessage());
             }
         }, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
+        // The core's shell files, taken while nativeFiles() is still empty: the native files fall back on them.
+        RemoteFiles shell = super.files();
+        this.files = new VercelFiles(api, sessionId, shell, script -> runRaw(script, null), path -> target().expand(path), "vercel");
         try {
             initialize();
         } catch (RuntimeException e) {
             background.shutdownNow();
+            waits.shutdownNow();
             if (!attached) {
                 removeQuietly(api, info);
             }
@@ -163,11 +183,15 @@ final class VercelEnvironment extends AbstractEnvironment {
 
     @Override
     public Capabilities capabilities() {
-        return Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD).withNativeKill(true).withAttachable(true)
-                .withDisposable(!attached);
+        return Capabilities.builder().stdinMode(StdinMode.PAYLOAD).attachable(true).disposable(!attached).build();
     }
 
     // ---------------------------------------------------------------- hooks
+
+    @Override
+    protected Optional<RemoteFiles> nativeFiles() {
+        return Optional.ofNullable(files);
+    }
 
     @Override
     protected RemoteProcess launch(Launch launch) throws IOException {
@@ -178,7 +202,7 @@ final class VercelEnvironment extends AbstractEnvironment {
         String wrapper = "(umask 077 && mkdir -p " + Shell.quotePath(outputDir) + ") || exit 125\n"
                 + "exec >" + Shell.quotePath(out) + " 2>" + Shell.quotePath(err) + "\n" + launch.script();
         String cmdId = api.run(sessionId, List.of(launch.shell(), "-c", wrapper), null);
-        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> api.await(sessionId, cmdId), background);
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> api.await(sessionId, cmdId), waits);
         pending.add(exit);
         exit.whenComplete((v, e) -> pending.remove(exit));
         return new Process(cmdId, out, err, exit);
@@ -253,14 +277,23 @@ final class VercelEnvironment extends AbstractEnvironment {
         });
     }
 
+    /**
+     * The kill endpoint signals the command's own process; its children are reached through the
+     * process group the launcher record names (the core checked it is still the command's), signalled
+     * by a second command. Without a group the endpoint is all there is.
+     */
     @Override
-    protected void kill(RemoteProcess process, boolean force) throws IOException {
+    protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
+        if (group.isPresent()) {
+            super.kill(process, group, force);
+        }
         api.kill(sessionId, ((Process) process).cmdId, force ? 9 : 15);
     }
 
     @Override
     protected void stopSandbox() {
         background.shutdownNow();
+        waits.shutdownNow();
         for (CompletableFuture<Integer> exit : pending) {
             exit.completeExceptionally(new BackendException("the Vercel environment closed before the command's end was known"));
         }
