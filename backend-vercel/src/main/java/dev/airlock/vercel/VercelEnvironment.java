@@ -201,11 +201,22 @@ final class VercelEnvironment extends AbstractEnvironment {
         // FILES output: the bytes land in files read back exactly; the redirect precedes the core's script.
         String wrapper = "(umask 077 && mkdir -p " + Shell.quotePath(outputDir) + ") || exit 125\n"
                 + "exec >" + Shell.quotePath(out) + " 2>" + Shell.quotePath(err) + "\n" + launch.script();
-        String cmdId = api.run(sessionId, List.of(launch.shell(), "-c", wrapper), null);
+        String cmdId = api.run(sessionId, argv(launch.shell(), wrapper), null);
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> api.await(sessionId, cmdId), waits);
         pending.add(exit);
         exit.whenComplete((v, e) -> pending.remove(exit));
         return new Process(cmdId, out, err, exit);
+    }
+
+    /**
+     * {@code SHELL -c SCRIPT} as the leader of its own process group, which the launcher record
+     * names and the core's kill signals: the service starts commands under its own process manager
+     * (the emulator under bubblewrap), whose child is not a group leader. {@code setsid -w} keeps
+     * the exit status (it forks only when already a leader); without setsid the shell runs as started.
+     */
+    static List<String> argv(String shell, String script) {
+        return List.of("sh", "-c", "command -v setsid >/dev/null 2>&1 && exec setsid -w \"$@\"; exec \"$@\"", "airlock",
+                shell, "-c", script);
     }
 
     @Override
@@ -435,13 +446,17 @@ final class VercelEnvironment extends AbstractEnvironment {
                         continue;
                     }
                     if (delivered < LIVE_MAX) {
+                        byte[] head = null;
                         try (InputStream in = download()) {
-                            byte[] head = in.readNBytes(LIVE_MAX);
-                            if (head.length > delivered) {
-                                pending = java.util.Arrays.copyOfRange(head, (int) delivered, head.length);
-                                pendingOff = 0;
-                                continue;
-                            }
+                            head = in.readNBytes(LIVE_MAX);
+                        } catch (IOException e) {
+                            // progress only: a cut poll is polled again, the final read is the one that counts
+                            LOG.debug("a progress read of {} failed: {}", path, e.getMessage());
+                        }
+                        if (head != null && head.length > delivered) {
+                            pending = java.util.Arrays.copyOfRange(head, (int) delivered, head.length);
+                            pendingOff = 0;
+                            continue;
                         }
                     }
                     try {
