@@ -29,6 +29,7 @@ import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -53,6 +54,10 @@ final class VercelEnvironment extends AbstractEnvironment {
     /** Output is polled live only while it is this small; past it, the rest comes after the exit. */
     private static final int LIVE_MAX = 1 << 20;
     private static final Duration POLL = Duration.ofMillis(250);
+    /** How often the final read of an output file is asked again when its download is cut. */
+    private static final int FINAL_READ_RETRIES = 3;
+    /** A hang guard on the wait for the outputs, not a timing: a reader that stopped reading. */
+    private static final Duration DRAIN_MAX = Duration.ofMinutes(10);
 
     private final VercelApi api;
     private final boolean attached;
@@ -342,12 +347,18 @@ final class VercelEnvironment extends AbstractEnvironment {
         private final String out;
         private final String err;
         private final CompletableFuture<Integer> exit;
+        /** Both outputs read to their end (or failed): the end is reported only then, see {@link #waitFor}. */
+        private final CountDownLatch drained = new CountDownLatch(2);
+        private final AfterExit stdout;
+        private final AfterExit stderr;
 
         Process(String cmdId, String out, String err, CompletableFuture<Integer> exit) {
             this.cmdId = cmdId;
             this.out = out;
             this.err = err;
             this.exit = exit;
+            this.stdout = new AfterExit(out);
+            this.stderr = new AfterExit(err);
         }
 
         @Override
@@ -357,18 +368,30 @@ final class VercelEnvironment extends AbstractEnvironment {
 
         @Override
         public InputStream stdout() {
-            return new AfterExit(out);
+            return stdout;
         }
 
         @Override
         public InputStream stderr() {
-            return new AfterExit(err);
+            return stderr;
         }
 
+        /**
+         * The exit status, once the output files were read to their end too: the output is
+         * downloaded after the exit, and the core gives a pipe only a short grace after the end
+         * (for a background job holding it), which a download of a large or slow file outlasts.
+         * The files have an end (a background job's later bytes are not waited for), and a failed
+         * download ends its stream, so this is bounded; {@link #DRAIN_MAX} guards against a reader
+         * that stopped reading.
+         */
         @Override
         public int waitFor() throws InterruptedException {
             try {
-                return exit.get();
+                int code = exit.get();
+                if (!drained.await(DRAIN_MAX.toMillis(), TimeUnit.MILLISECONDS)) {
+                    LOG.warn("the output of command {} was not read within {}", cmdId, DRAIN_MAX);
+                }
+                return code;
             } catch (ExecutionException e) {
                 LOG.debug("lost the command {}: {}", cmdId, e.getCause().getMessage());
                 return NO_STATUS;
@@ -404,6 +427,8 @@ final class VercelEnvironment extends AbstractEnvironment {
             private byte[] pending = new byte[0];
             private int pendingOff;
             private long delivered;
+            private int retries;
+            private boolean ended;
 
             AfterExit(String path) {
                 this.path = path;
@@ -430,9 +455,24 @@ final class VercelEnvironment extends AbstractEnvironment {
                         return n;
                     }
                     if (rest != null) {
-                        int n = rest.read(b, off, len);
+                        int n;
+                        try {
+                            n = rest.read(b, off, len);
+                        } catch (IOException e) {
+                            if (++retries > FINAL_READ_RETRIES) {
+                                end();
+                                throw e;
+                            }
+                            // fs/read is a read: a cut download is asked again and resumed past what was delivered
+                            LOG.debug("reading {} was cut ({}); reading it again from byte {}", path, e.getMessage(), delivered);
+                            closeQuietly(rest);
+                            rest = null;
+                            continue;
+                        }
                         if (n > 0) {
                             delivered += n;
+                        } else if (n < 0) {
+                            end();
                         }
                         return n;
                     }
@@ -441,8 +481,17 @@ final class VercelEnvironment extends AbstractEnvironment {
                             rest = InputStream.nullInputStream(); // the transport died; waitFor says so
                             continue;
                         }
-                        rest = download();
-                        rest.skipNBytes(delivered);
+                        try {
+                            rest = download();
+                            rest.skipNBytes(delivered);
+                        } catch (IOException e) {
+                            closeQuietly(rest);
+                            rest = null;
+                            if (++retries > FINAL_READ_RETRIES) {
+                                end();
+                                throw e;
+                            }
+                        }
                         continue;
                     }
                     if (delivered < LIVE_MAX) {
@@ -463,6 +512,7 @@ final class VercelEnvironment extends AbstractEnvironment {
                         exit.get(POLL.toMillis(), TimeUnit.MILLISECONDS);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
+                        end(); // its reader gave up: waitFor must not wait for it
                         throw new java.io.InterruptedIOException("interrupted while the command ran");
                     } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
                         // polled again, or the end is handled above
@@ -481,11 +531,29 @@ final class VercelEnvironment extends AbstractEnvironment {
                 }
             }
 
+            private void end() {
+                if (!ended) {
+                    ended = true;
+                    drained.countDown();
+                }
+            }
+
             @Override
             public void close() throws IOException {
+                end();
                 if (rest != null) {
                     rest.close();
                 }
+            }
+        }
+    }
+
+    private static void closeQuietly(InputStream in) {
+        if (in != null) {
+            try {
+                in.close();
+            } catch (IOException ignored) {
+                // a cut download
             }
         }
     }
