@@ -51,11 +51,6 @@ final class VercelEnvironment extends AbstractEnvironment {
     static final String TAG_KEPT = "airlock-kept";
     static final String TAG_CREATED = "airlock-created";
 
-    /** Output is polled live only while it is this small; past it, the rest comes after the exit. */
-    private static final int LIVE_MAX = 1 << 20;
-    private static final Duration POLL = Duration.ofMillis(250);
-    /** How often the final read of an output file is asked again when its download is cut. */
-    private static final int FINAL_READ_RETRIES = 3;
     /** A hang guard on the wait for the outputs, not a timing: a reader that stopped reading. */
     private static final Duration DRAIN_MAX = Duration.ofMinutes(10);
 
@@ -349,16 +344,16 @@ final class VercelEnvironment extends AbstractEnvironment {
         private final CompletableFuture<Integer> exit;
         /** Both outputs read to their end (or failed): the end is reported only then, see {@link #waitFor}. */
         private final CountDownLatch drained = new CountDownLatch(2);
-        private final AfterExit stdout;
-        private final AfterExit stderr;
+        private final OutputFile stdout;
+        private final OutputFile stderr;
 
         Process(String cmdId, String out, String err, CompletableFuture<Integer> exit) {
             this.cmdId = cmdId;
             this.out = out;
             this.err = err;
             this.exit = exit;
-            this.stdout = new AfterExit(out);
-            this.stderr = new AfterExit(err);
+            this.stdout = new OutputFile(api, sessionId, out, exit, drained::countDown);
+            this.stderr = new OutputFile(api, sessionId, err, exit, drained::countDown);
         }
 
         @Override
@@ -413,148 +408,6 @@ final class VercelEnvironment extends AbstractEnvironment {
                     LOG.debug("could not remove {} and {}: {}", out, err, e.getMessage());
                 }
             });
-        }
-
-        /**
-         * The output file as a stream. While the command runs it is polled ({@code fs/read} has no
-         * offset, so only while it is under {@link #LIVE_MAX}) and new bytes are passed on, so a
-         * caller sees progress; once the command ended the rest is read in one download, past the
-         * bytes already delivered. A missing file reads as empty.
-         */
-        private final class AfterExit extends InputStream {
-            private final String path;
-            private InputStream rest;
-            private byte[] pending = new byte[0];
-            private int pendingOff;
-            private long delivered;
-            private int retries;
-            private boolean ended;
-
-            AfterExit(String path) {
-                this.path = path;
-            }
-
-            @Override
-            public int read() throws IOException {
-                byte[] one = new byte[1];
-                int n = read(one, 0, 1);
-                return n < 0 ? -1 : one[0] & 0xff;
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) throws IOException {
-                if (len == 0) {
-                    return 0;
-                }
-                while (true) {
-                    if (pendingOff < pending.length) {
-                        int n = Math.min(len, pending.length - pendingOff);
-                        System.arraycopy(pending, pendingOff, b, off, n);
-                        pendingOff += n;
-                        delivered += n;
-                        return n;
-                    }
-                    if (rest != null) {
-                        int n;
-                        try {
-                            n = rest.read(b, off, len);
-                        } catch (IOException e) {
-                            if (++retries > FINAL_READ_RETRIES) {
-                                end();
-                                throw e;
-                            }
-                            // fs/read is a read: a cut download is asked again and resumed past what was delivered
-                            LOG.debug("reading {} was cut ({}); reading it again from byte {}", path, e.getMessage(), delivered);
-                            closeQuietly(rest);
-                            rest = null;
-                            continue;
-                        }
-                        if (n > 0) {
-                            delivered += n;
-                        } else if (n < 0) {
-                            end();
-                        }
-                        return n;
-                    }
-                    if (exit.isDone()) {
-                        if (exit.isCompletedExceptionally()) {
-                            rest = InputStream.nullInputStream(); // the transport died; waitFor says so
-                            continue;
-                        }
-                        try {
-                            rest = download();
-                            rest.skipNBytes(delivered);
-                        } catch (IOException e) {
-                            closeQuietly(rest);
-                            rest = null;
-                            if (++retries > FINAL_READ_RETRIES) {
-                                end();
-                                throw e;
-                            }
-                        }
-                        continue;
-                    }
-                    if (delivered < LIVE_MAX) {
-                        byte[] head = null;
-                        try (InputStream in = download()) {
-                            head = in.readNBytes(LIVE_MAX);
-                        } catch (IOException e) {
-                            // progress only: a cut poll is polled again, the final read is the one that counts
-                            LOG.debug("a progress read of {} failed: {}", path, e.getMessage());
-                        }
-                        if (head != null && head.length > delivered) {
-                            pending = java.util.Arrays.copyOfRange(head, (int) delivered, head.length);
-                            pendingOff = 0;
-                            continue;
-                        }
-                    }
-                    try {
-                        exit.get(POLL.toMillis(), TimeUnit.MILLISECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        end(); // its reader gave up: waitFor must not wait for it
-                        throw new java.io.InterruptedIOException("interrupted while the command ran");
-                    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
-                        // polled again, or the end is handled above
-                    }
-                }
-            }
-
-            private InputStream download() throws IOException {
-                try {
-                    return api.read(sessionId, path);
-                } catch (AirlockException e) {
-                    if (VercelApi.status(e) == 404) {
-                        return InputStream.nullInputStream();
-                    }
-                    throw new IOException("cannot read the command's output " + path + ": " + e.getMessage(), e);
-                }
-            }
-
-            private void end() {
-                if (!ended) {
-                    ended = true;
-                    drained.countDown();
-                }
-            }
-
-            @Override
-            public void close() throws IOException {
-                end();
-                if (rest != null) {
-                    rest.close();
-                }
-            }
-        }
-    }
-
-    private static void closeQuietly(InputStream in) {
-        if (in != null) {
-            try {
-                in.close();
-            } catch (IOException ignored) {
-                // a cut download
-            }
         }
     }
 }
