@@ -199,13 +199,17 @@ final class VercelEnvironment extends AbstractEnvironment {
         String out = base + ".out";
         String err = base + ".err";
         // FILES output: the bytes land in files read back exactly; the redirect precedes the core's script.
+        String pid = base + ".pid";
+        // The group's id goes to a file first: the kill can find the group before the launcher
+        // record has been read back from the output (it is polled), see kill().
         String wrapper = "(umask 077 && mkdir -p " + Shell.quotePath(outputDir) + ") || exit 125\n"
+                + "echo \"$$\" > " + Shell.quotePath(pid) + "\n"
                 + "exec >" + Shell.quotePath(out) + " 2>" + Shell.quotePath(err) + "\n" + launch.script();
         String cmdId = api.run(sessionId, argv(launch.shell(), wrapper), null);
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> api.await(sessionId, cmdId), waits);
         pending.add(exit);
         exit.whenComplete((v, e) -> pending.remove(exit));
-        return new Process(cmdId, out, err, exit);
+        return new Process(cmdId, out, err, pid, exit);
     }
 
     /**
@@ -291,14 +295,22 @@ final class VercelEnvironment extends AbstractEnvironment {
     /**
      * The kill endpoint signals the command's own process; its children are reached through the
      * process group the launcher record names (the core checked it is still the command's), signalled
-     * by a second command. Without a group the endpoint is all there is.
+     * by a second command. When the core has no group yet (the record is read back from the output
+     * file, which is polled, and a short timeout can come first), the group is the one the wrapper
+     * wrote to its pid file before anything else ran (asked within the kill grace of the command's
+     * stop, when that group is still the command's or gone).
      */
     @Override
     protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
+        Process p = (Process) process;
         if (group.isPresent()) {
             super.kill(process, group, force);
+        } else {
+            // No record read yet (a timeout right after the start): the group from the pid file.
+            runRaw("g=$(cat -- " + Shell.quotePath(p.pid) + " 2>/dev/null) && [ -n \"$g\" ] && kill -s "
+                    + (force ? "KILL" : "TERM") + " -- \"-$g\" 2>/dev/null\nexit 0\n", null);
         }
-        api.kill(sessionId, ((Process) process).cmdId, force ? 9 : 15);
+        api.kill(sessionId, p.cmdId, force ? 9 : 15);
     }
 
     @Override
@@ -341,16 +353,18 @@ final class VercelEnvironment extends AbstractEnvironment {
         final String cmdId;
         private final String out;
         private final String err;
+        private final String pid;
         private final CompletableFuture<Integer> exit;
         /** Both outputs read to their end (or failed): the end is reported only then, see {@link #waitFor}. */
         private final CountDownLatch drained = new CountDownLatch(2);
         private final OutputFile stdout;
         private final OutputFile stderr;
 
-        Process(String cmdId, String out, String err, CompletableFuture<Integer> exit) {
+        Process(String cmdId, String out, String err, String pid, CompletableFuture<Integer> exit) {
             this.cmdId = cmdId;
             this.out = out;
             this.err = err;
+            this.pid = pid;
             this.exit = exit;
             this.stdout = new OutputFile(api, sessionId, out, exit, drained::countDown);
             this.stderr = new OutputFile(api, sessionId, err, exit, drained::countDown);
@@ -403,7 +417,7 @@ final class VercelEnvironment extends AbstractEnvironment {
             // Best effort and off the caller's path: the dir goes with the sandbox anyway.
             background.execute(() -> {
                 try {
-                    api.run(sessionId, List.of("rm", "-f", "--", out, err), null);
+                    api.run(sessionId, List.of("rm", "-f", "--", out, err, pid), null);
                 } catch (RuntimeException e) {
                     LOG.debug("could not remove {} and {}: {}", out, err, e.getMessage());
                 }
