@@ -5,6 +5,7 @@ import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Payload;
+import dev.airlock.RemoteFiles;
 import dev.airlock.StdinMode;
 import dev.airlock.shell.Shell;
 import dev.airlock.spi.AbstractEnvironment;
@@ -23,11 +24,14 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -47,9 +51,8 @@ final class VercelEnvironment extends AbstractEnvironment {
     static final String TAG_KEPT = "airlock-kept";
     static final String TAG_CREATED = "airlock-created";
 
-    /** Output is polled live only while it is this small; past it, the rest comes after the exit. */
-    private static final int LIVE_MAX = 1 << 20;
-    private static final Duration POLL = Duration.ofMillis(250);
+    /** A hang guard on the wait for the outputs, not a timing: a reader that stopped reading. */
+    private static final Duration DRAIN_MAX = Duration.ofMinutes(10);
 
     private final VercelApi api;
     private final boolean attached;
@@ -57,6 +60,14 @@ final class VercelEnvironment extends AbstractEnvironment {
     private final String sessionId;
     private final String outputDir;
     private final ScheduledExecutorService background;
+    /**
+     * One thread per command waiting for its end (a wait blocks for as long as the command runs).
+     * Unbounded on purpose: a bounded pool let two long commands starve the wait of the kill's
+     * own group check, so close() waited forever for a kill that could not finish.
+     */
+    private final ExecutorService waits;
+    /** Null while the constructor runs (so {@code super.files()} is the shell implementation). */
+    private volatile VercelFiles files;
     private final AtomicLong execs = new AtomicLong();
     /** Exits not known yet: ended (lost) when the sandbox stops, so no reader waits on a gone sandbox. */
     private final java.util.Set<CompletableFuture<Integer>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -73,6 +84,11 @@ final class VercelEnvironment extends AbstractEnvironment {
             t.setDaemon(true);
             return t;
         });
+        this.waits = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "airlock-vercel-wait-" + sandboxName);
+            t.setDaemon(true);
+            return t;
+        });
         // Keep the session alive while the environment is open: extend by half the timeout every half.
         Duration every = s.timeout().dividedBy(2);
         background.scheduleAtFixedRate(() -> {
@@ -82,10 +98,14 @@ final class VercelEnvironment extends AbstractEnvironment {
                 LOG.debug("could not extend the sandbox {}: {}", sandboxName, e.getMessage());
             }
         }, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
+        // The core's shell files, taken while nativeFiles() is still empty: the native files fall back on them.
+        RemoteFiles shell = super.files();
+        this.files = new VercelFiles(api, sessionId, shell, script -> runRaw(script, null), path -> target().expand(path), "vercel");
         try {
             initialize();
         } catch (RuntimeException e) {
             background.shutdownNow();
+            waits.shutdownNow();
             if (!attached) {
                 removeQuietly(api, info);
             }
@@ -163,11 +183,15 @@ final class VercelEnvironment extends AbstractEnvironment {
 
     @Override
     public Capabilities capabilities() {
-        return Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD).withNativeKill(true).withAttachable(true)
-                .withDisposable(!attached);
+        return Capabilities.builder().stdinMode(StdinMode.PAYLOAD).attachable(true).disposable(!attached).build();
     }
 
     // ---------------------------------------------------------------- hooks
+
+    @Override
+    protected Optional<RemoteFiles> nativeFiles() {
+        return Optional.ofNullable(files);
+    }
 
     @Override
     protected RemoteProcess launch(Launch launch) throws IOException {
@@ -175,13 +199,28 @@ final class VercelEnvironment extends AbstractEnvironment {
         String out = base + ".out";
         String err = base + ".err";
         // FILES output: the bytes land in files read back exactly; the redirect precedes the core's script.
+        String pid = base + ".pid";
+        // The group's id goes to a file first: the kill can find the group before the launcher
+        // record has been read back from the output (it is polled), see kill().
         String wrapper = "(umask 077 && mkdir -p " + Shell.quotePath(outputDir) + ") || exit 125\n"
+                + "echo \"$$\" > " + Shell.quotePath(pid) + "\n"
                 + "exec >" + Shell.quotePath(out) + " 2>" + Shell.quotePath(err) + "\n" + launch.script();
-        String cmdId = api.run(sessionId, List.of(launch.shell(), "-c", wrapper), null);
-        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> api.await(sessionId, cmdId), background);
+        String cmdId = api.run(sessionId, argv(launch.shell(), wrapper), null);
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> api.await(sessionId, cmdId), waits);
         pending.add(exit);
         exit.whenComplete((v, e) -> pending.remove(exit));
-        return new Process(cmdId, out, err, exit);
+        return new Process(cmdId, out, err, pid, exit);
+    }
+
+    /**
+     * {@code SHELL -c SCRIPT} as the leader of its own process group, which the launcher record
+     * names and the core's kill signals: the service starts commands under its own process manager
+     * (the emulator under bubblewrap), whose child is not a group leader. {@code setsid -w} keeps
+     * the exit status (it forks only when already a leader); without setsid the shell runs as started.
+     */
+    static List<String> argv(String shell, String script) {
+        return List.of("sh", "-c", "command -v setsid >/dev/null 2>&1 && exec setsid -w \"$@\"; exec \"$@\"", "airlock",
+                shell, "-c", script);
     }
 
     @Override
@@ -253,14 +292,31 @@ final class VercelEnvironment extends AbstractEnvironment {
         });
     }
 
+    /**
+     * The kill endpoint signals the command's own process; its children are reached through the
+     * process group the launcher record names (the core checked it is still the command's), signalled
+     * by a second command. When the core has no group yet (the record is read back from the output
+     * file, which is polled, and a short timeout can come first), the group is the one the wrapper
+     * wrote to its pid file before anything else ran (asked within the kill grace of the command's
+     * stop, when that group is still the command's or gone).
+     */
     @Override
-    protected void kill(RemoteProcess process, boolean force) throws IOException {
-        api.kill(sessionId, ((Process) process).cmdId, force ? 9 : 15);
+    protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
+        Process p = (Process) process;
+        if (group.isPresent()) {
+            super.kill(process, group, force);
+        } else {
+            // No record read yet (a timeout right after the start): the group from the pid file.
+            runRaw("g=$(cat -- " + Shell.quotePath(p.pid) + " 2>/dev/null) && [ -n \"$g\" ] && kill -s "
+                    + (force ? "KILL" : "TERM") + " -- \"-$g\" 2>/dev/null\nexit 0\n", null);
+        }
+        api.kill(sessionId, p.cmdId, force ? 9 : 15);
     }
 
     @Override
     protected void stopSandbox() {
         background.shutdownNow();
+        waits.shutdownNow();
         for (CompletableFuture<Integer> exit : pending) {
             exit.completeExceptionally(new BackendException("the Vercel environment closed before the command's end was known"));
         }
@@ -297,13 +353,21 @@ final class VercelEnvironment extends AbstractEnvironment {
         final String cmdId;
         private final String out;
         private final String err;
+        private final String pid;
         private final CompletableFuture<Integer> exit;
+        /** Both outputs read to their end (or failed): the end is reported only then, see {@link #waitFor}. */
+        private final CountDownLatch drained = new CountDownLatch(2);
+        private final OutputFile stdout;
+        private final OutputFile stderr;
 
-        Process(String cmdId, String out, String err, CompletableFuture<Integer> exit) {
+        Process(String cmdId, String out, String err, String pid, CompletableFuture<Integer> exit) {
             this.cmdId = cmdId;
             this.out = out;
             this.err = err;
+            this.pid = pid;
             this.exit = exit;
+            this.stdout = new OutputFile(api, sessionId, out, exit, drained::countDown);
+            this.stderr = new OutputFile(api, sessionId, err, exit, drained::countDown);
         }
 
         @Override
@@ -313,18 +377,30 @@ final class VercelEnvironment extends AbstractEnvironment {
 
         @Override
         public InputStream stdout() {
-            return new AfterExit(out);
+            return stdout;
         }
 
         @Override
         public InputStream stderr() {
-            return new AfterExit(err);
+            return stderr;
         }
 
+        /**
+         * The exit status, once the output files were read to their end too: the output is
+         * downloaded after the exit, and the core gives a pipe only a short grace after the end
+         * (for a background job holding it), which a download of a large or slow file outlasts.
+         * The files have an end (a background job's later bytes are not waited for), and a failed
+         * download ends its stream, so this is bounded; {@link #DRAIN_MAX} guards against a reader
+         * that stopped reading.
+         */
         @Override
         public int waitFor() throws InterruptedException {
             try {
-                return exit.get();
+                int code = exit.get();
+                if (!drained.await(DRAIN_MAX.toMillis(), TimeUnit.MILLISECONDS)) {
+                    LOG.warn("the output of command {} was not read within {}", cmdId, DRAIN_MAX);
+                }
+                return code;
             } catch (ExecutionException e) {
                 LOG.debug("lost the command {}: {}", cmdId, e.getCause().getMessage());
                 return NO_STATUS;
@@ -341,104 +417,11 @@ final class VercelEnvironment extends AbstractEnvironment {
             // Best effort and off the caller's path: the dir goes with the sandbox anyway.
             background.execute(() -> {
                 try {
-                    api.run(sessionId, List.of("rm", "-f", "--", out, err), null);
+                    api.run(sessionId, List.of("rm", "-f", "--", out, err, pid), null);
                 } catch (RuntimeException e) {
                     LOG.debug("could not remove {} and {}: {}", out, err, e.getMessage());
                 }
             });
-        }
-
-        /**
-         * The output file as a stream. While the command runs it is polled ({@code fs/read} has no
-         * offset, so only while it is under {@link #LIVE_MAX}) and new bytes are passed on, so a
-         * caller sees progress; once the command ended the rest is read in one download, past the
-         * bytes already delivered. A missing file reads as empty.
-         */
-        private final class AfterExit extends InputStream {
-            private final String path;
-            private InputStream rest;
-            private byte[] pending = new byte[0];
-            private int pendingOff;
-            private long delivered;
-
-            AfterExit(String path) {
-                this.path = path;
-            }
-
-            @Override
-            public int read() throws IOException {
-                byte[] one = new byte[1];
-                int n = read(one, 0, 1);
-                return n < 0 ? -1 : one[0] & 0xff;
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) throws IOException {
-                if (len == 0) {
-                    return 0;
-                }
-                while (true) {
-                    if (pendingOff < pending.length) {
-                        int n = Math.min(len, pending.length - pendingOff);
-                        System.arraycopy(pending, pendingOff, b, off, n);
-                        pendingOff += n;
-                        delivered += n;
-                        return n;
-                    }
-                    if (rest != null) {
-                        int n = rest.read(b, off, len);
-                        if (n > 0) {
-                            delivered += n;
-                        }
-                        return n;
-                    }
-                    if (exit.isDone()) {
-                        if (exit.isCompletedExceptionally()) {
-                            rest = InputStream.nullInputStream(); // the transport died; waitFor says so
-                            continue;
-                        }
-                        rest = download();
-                        rest.skipNBytes(delivered);
-                        continue;
-                    }
-                    if (delivered < LIVE_MAX) {
-                        try (InputStream in = download()) {
-                            byte[] head = in.readNBytes(LIVE_MAX);
-                            if (head.length > delivered) {
-                                pending = java.util.Arrays.copyOfRange(head, (int) delivered, head.length);
-                                pendingOff = 0;
-                                continue;
-                            }
-                        }
-                    }
-                    try {
-                        exit.get(POLL.toMillis(), TimeUnit.MILLISECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new java.io.InterruptedIOException("interrupted while the command ran");
-                    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
-                        // polled again, or the end is handled above
-                    }
-                }
-            }
-
-            private InputStream download() throws IOException {
-                try {
-                    return api.read(sessionId, path);
-                } catch (AirlockException e) {
-                    if (VercelApi.status(e) == 404) {
-                        return InputStream.nullInputStream();
-                    }
-                    throw new IOException("cannot read the command's output " + path + ": " + e.getMessage(), e);
-                }
-            }
-
-            @Override
-            public void close() throws IOException {
-                if (rest != null) {
-                    rest.close();
-                }
-            }
         }
     }
 }

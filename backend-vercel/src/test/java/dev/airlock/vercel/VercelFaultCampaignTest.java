@@ -38,7 +38,9 @@ class VercelFaultCampaignTest {
                     try {
                         ExecResult r = env.exec(ExecRequest.builder("cat; exit " + (i % 7)).stdin(payload).build());
                         assertEquals(i % 7, r.exitCode(), "run " + i);
-                        assertArrayEquals(payload, r.stdout().bytes(), "run " + i + " is not byte-exact");
+                        int run = i;
+                        assertArrayEquals(payload, r.stdout().bytes(), () -> "run " + run + " is not byte-exact (stderr: "
+                                + r.stderr().text() + "; calls so far: " + plan.report().replace('\n', ';') + ")");
                         exact++;
                     } catch (AirlockException e) {
                         typed++;

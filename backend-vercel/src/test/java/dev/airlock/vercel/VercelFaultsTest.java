@@ -62,6 +62,20 @@ class VercelFaultsTest {
     }
 
     @Test
+    void outputReadAfterTheExitIsCompleteWhenItsDownloadOutlastsTheOutputGraceAndIsCut() {
+        // Every output read is slow, and the first three final reads are cut after 5 bytes: the core
+        // gives a pipe 50 ms after the end, so the end must wait for the downloads, which resume.
+        fixture = new VercelEmulatorFixture(FaultPlan.parse("fs-read:cut-bytes=5@first=3,fs-read:delay=1s@always", 1));
+        try (Environment env = new VercelProvider().open(OpenContext.of(fixture.settings()
+                .with("airlock.exec.output-grace", "50ms")))) {
+            ExecResult r = env.exec(ExecRequest.builder("head -c 200000 /dev/zero | tr '\\0' y; printf end >&2; exit 4").build());
+            assertEquals(4, r.exitCode());
+            assertEquals(200000, r.stdout().bytes().length, "all of stdout");
+            assertEquals("end", r.stderr().text());
+        }
+    }
+
+    @Test
     void aLostCommandDispatchIsNeverSentAgain() {
         fixture = new VercelEmulatorFixture(FaultPlan.parse("cmd:lose@nth=1", 1));
         VercelSettings s = VercelSettings.from(fixture.settings(), Map.of());

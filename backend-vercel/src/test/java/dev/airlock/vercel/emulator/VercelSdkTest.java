@@ -5,10 +5,10 @@ import dev.airlock.emulator.EmulatorContext;
 import dev.airlock.emulator.FaultPlan;
 import dev.airlock.emulator.SandboxIsolation;
 import dev.airlock.settings.Settings;
+import dev.airlock.tck.Services;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,7 +31,7 @@ class VercelSdkTest {
 
     @Test
     void theOfficialSdkWorksUnchangedAgainstTheEmulator() throws Exception {
-        Services.require(onPath("node"), "node is not installed (Debian package nodejs)");
+        Services.requireProgram("node", "nodejs");
         Services.require(Files.isDirectory(SDK.resolve("node_modules/@vercel/sandbox")),
                 "the SDK is not installed: run `npm ci` in backend-vercel/src/test/sdk");
         CallJournal journal = new CallJournal();
@@ -49,11 +49,5 @@ class VercelSdkTest {
             assertTrue(journal.entries("sandbox-create").size() == 1 && journal.entries("fs-write").size() == 1, "one create, one write");
             journal.assertNoDoubleDispatch();
         }
-    }
-
-    private static boolean onPath(String cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("sh", "-c", "command -v " + cmd).redirectErrorStream(true).start();
-        p.getInputStream().readAllBytes();
-        return p.waitFor() == 0;
     }
 }

@@ -1,0 +1,174 @@
+package dev.airlock.vercel;
+
+import dev.airlock.AirlockException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The output file as a stream. While the command runs it is polled ({@code fs/read} has no
+ * offset, so only while it is under {@link #LIVE_MAX}) and new bytes are passed on, so a
+ * caller sees progress; once the command ended the rest is read in one download, past the
+ * bytes already delivered (a cut download is asked again and resumed). A missing file reads as
+ * empty. {@code onEnd} runs once when the stream ended, failed or was closed.
+ */
+final class OutputFile extends InputStream {
+    private static final Logger LOG = LoggerFactory.getLogger(OutputFile.class);
+
+    /** Output is polled live only while it is this small; past it, the rest comes after the exit. */
+    static final int LIVE_MAX = 1 << 20;
+    private static final Duration POLL = Duration.ofMillis(250);
+    /** How often the final read is asked again when its download is cut. */
+    private static final int FINAL_READ_RETRIES = 3;
+
+    private final VercelApi api;
+    private final String sessionId;
+    private final String path;
+    private final CompletableFuture<Integer> exit;
+    private final Runnable onEnd;
+    private InputStream rest;
+    private byte[] pending = new byte[0];
+    private int pendingOff;
+    private long delivered;
+    private int retries;
+    private boolean ended;
+
+    OutputFile(VercelApi api, String sessionId, String path, CompletableFuture<Integer> exit, Runnable onEnd) {
+        this.api = api;
+        this.sessionId = sessionId;
+        this.path = path;
+        this.exit = exit;
+        this.onEnd = onEnd;
+    }
+
+    @Override
+    public int read() throws IOException {
+        byte[] one = new byte[1];
+        int n = read(one, 0, 1);
+        return n < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+        if (len == 0) {
+            return 0;
+        }
+        while (true) {
+            if (pendingOff < pending.length) {
+                int n = Math.min(len, pending.length - pendingOff);
+                System.arraycopy(pending, pendingOff, b, off, n);
+                pendingOff += n;
+                delivered += n;
+                return n;
+            }
+            if (rest != null) {
+                int n;
+                try {
+                    n = rest.read(b, off, len);
+                } catch (IOException e) {
+                    if (++retries > FINAL_READ_RETRIES) {
+                        end();
+                        throw e;
+                    }
+                    // fs/read is a read: a cut download is asked again and resumed past what was delivered
+                    LOG.debug("reading {} was cut ({}); reading it again from byte {}", path, e.getMessage(), delivered);
+                    closeQuietly(rest);
+                    rest = null;
+                    continue;
+                }
+                if (n > 0) {
+                    delivered += n;
+                } else if (n < 0) {
+                    end();
+                }
+                return n;
+            }
+            if (exit.isDone()) {
+                if (exit.isCompletedExceptionally()) {
+                    rest = InputStream.nullInputStream(); // the transport died; waitFor says so
+                    continue;
+                }
+                try {
+                    rest = download();
+                    rest.skipNBytes(delivered);
+                } catch (IOException e) {
+                    closeQuietly(rest);
+                    rest = null;
+                    if (++retries > FINAL_READ_RETRIES) {
+                        end();
+                        throw e;
+                    }
+                }
+                continue;
+            }
+            if (delivered < LIVE_MAX) {
+                byte[] head = null;
+                try (InputStream in = download()) {
+                    head = in.readNBytes(LIVE_MAX);
+                } catch (IOException e) {
+                    // progress only: a cut poll is polled again, the final read is the one that counts
+                    LOG.debug("a progress read of {} failed: {}", path, e.getMessage());
+                }
+                if (head != null && head.length > delivered) {
+                    pending = Arrays.copyOfRange(head, (int) delivered, head.length);
+                    pendingOff = 0;
+                    continue;
+                }
+            }
+            try {
+                exit.get(POLL.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                end(); // its reader gave up: waitFor must not wait for it
+                throw new InterruptedIOException("interrupted while the command ran");
+            } catch (ExecutionException | TimeoutException e) {
+                // polled again, or the end is handled above
+            }
+        }
+    }
+
+    private InputStream download() throws IOException {
+        try {
+            return api.read(sessionId, path);
+        } catch (AirlockException e) {
+            if (VercelApi.status(e) == 404) {
+                return InputStream.nullInputStream();
+            }
+            throw new IOException("cannot read the command's output " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void end() {
+        if (!ended) {
+            ended = true;
+            onEnd.run();
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        end();
+        if (rest != null) {
+            rest.close();
+        }
+    }
+
+    private static void closeQuietly(InputStream in) {
+        if (in != null) {
+            try {
+                in.close();
+            } catch (IOException ignored) {
+                // a cut download
+            }
+        }
+    }
+}
