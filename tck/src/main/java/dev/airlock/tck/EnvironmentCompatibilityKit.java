@@ -17,6 +17,8 @@ import dev.airlock.StdinMode;
 import dev.airlock.WriteOptions;
 import dev.airlock.event.ExecListener;
 import dev.airlock.event.ExecState;
+import dev.airlock.event.ExecTransition;
+import dev.airlock.safety.ApprovalChannel;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.OpenContext;
@@ -47,6 +49,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -395,7 +399,8 @@ public abstract class EnvironmentCompatibilityKit {
                     "cat > " + q(dir + "/in") + " && touch " + q(done)).stdin(p).build()),
                     "a payload that broke must fail the exec, not end the command's input early");
             assertEquals(1, e.getMessage().lines().count(), "error messages are one line: " + e.getMessage());
-            assertTrue(env.files().stat(done).isEmpty(), "the command took a broken payload's first part for the whole");
+            assertTrue(env.files().stat(done).isEmpty(), "the command took a broken payload's first part for the whole"
+                    + " (the core kills its process group before closing its stdin; launch must start it under setsid)");
         }
     }
 
@@ -774,8 +779,8 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(ExecResult.EXIT_TIMEOUT, r.exitCode());
             assertTrue(r.timedOut());
             assertFalse(r.cancelled());
-            assertEquals("started\n", r.stdout().text(), "output written before the timeout is kept");
             assertFalse(alive(env, pid), "a grandchild outlived the timeout");
+            assertEquals("started\n", r.stdout().text(), "output written before the timeout is kept");
         }
 
         @Test
@@ -853,12 +858,60 @@ public abstract class EnvironmentCompatibilityKit {
                 }
                 e.cancel(); // reports -> CANCELLED, which lets the held flow go; returns after its cleanup
                 assertNothingStaged(env, "when cancel() returned (before await)");
+                assertEquals(List.of(to + " -> CANCELLED"), park.afterHold(),
+                        "the exec was not held at " + from + " -> " + to + " until the cancel came");
                 ExecResult r = e.await();
                 assertTrue(r.cancelled());
                 assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
                 assertFalse(park.dispatched(), "an exec cancelled before dispatch was dispatched");
                 assertTrue(env.files().stat(marker).isEmpty(), "an exec cancelled before dispatch ran");
                 assertNothingStaged(env, "after a cancel before dispatch");
+            }
+        }
+
+        @Test
+        void cancelWhileHeldInNewNeverStagesOrRuns() throws InterruptedException {
+            // Held in NEW for real: the command guard asks a human before anything is staged, and the
+            // human does not answer until the cancel. (The command exits before its write, should it run.)
+            CountDownLatch asked = new CountDownLatch(1);
+            CountDownLatch answer = new CountDownLatch(1);
+            ApprovalChannel slowHuman = (request, timeout) -> {
+                asked.countDown();
+                try {
+                    answer.await(2, TimeUnit.MINUTES);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return ApprovalChannel.Decision.DENY;
+            };
+            List<ExecTransition> seen = new CopyOnWriteArrayList<>();
+            ExecListener record = ExecListener.ofTransitions(t -> {
+                if (!t.internal()) {
+                    seen.add(t);
+                }
+            });
+            OpenContext context = OpenContext.builder(settings().with(Map.of("airlock.guard", "on")))
+                    .listeners(List.of(record)).approvalChannel(slowHuman).build();
+            try (Environment env = openEnvironment(context)) {
+                String marker = env.target().scratchDir() + "/side-effect";
+                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; exit 0\n: >> ~/.ssh/config; cat")
+                        .env("KIT_STAGED", "env").stdin(Payload.ofUtf8("staged input")).build());
+                assertTrue(asked.await(2, TimeUnit.MINUTES), "the command guard (airlock.guard=on) never asked about"
+                        + " a write to ~/.ssh/config; does the backend pass OpenContext's approval channel to the core?");
+                assertEquals(List.of(), seen, "the exec left NEW while the guard was still asking");
+                assertEquals(List.of(), stagedNames(env), "something was staged while the exec was held in NEW");
+                e.cancel();
+                answer.countDown();
+                assertNothingStaged(env, "when cancel() returned (before await)");
+                assertEquals(List.of("NEW -> CANCELLED"), seen.stream().map(t -> t.from() + " -> " + t.to()).toList(),
+                        "a cancel in NEW must end the exec there");
+                ExecResult r = e.await();
+                assertTrue(r.cancelled());
+                assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
+                assertTrue(env.files().stat(marker).isEmpty(), "an exec cancelled in NEW ran");
+                assertNothingStaged(env, "after a cancel in NEW");
+            } finally {
+                answer.countDown();
             }
         }
 
