@@ -2,6 +2,7 @@ package dev.airlock.tck;
 
 import dev.airlock.spi.BulkInputStream;
 import dev.airlock.AirlockException;
+import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
 import dev.airlock.EnvironmentClosedException;
@@ -1199,7 +1200,11 @@ public abstract class EnvironmentCompatibilityKit {
 
     // ============================================================================= staged stdin
 
-    /** PAYLOAD backends: the staged file is private, short-lived, and never outlives its exec. */
+    /**
+     * Backends that stage (PAYLOAD stdin, or an env script where the environment is not native, as
+     * on a PIPE backend over ssh): the staged files are private, short-lived, and never outlive
+     * their exec.
+     */
     @Nested
     class StagedStdin {
 
@@ -1209,40 +1214,63 @@ public abstract class EnvironmentCompatibilityKit {
             return open(Map.of(), listeners);
         }
 
+        /** PAYLOAD stdin or a staged env script: something is staged for each exec that sets a variable. */
+        private Environment stagingEnvironment(ExecListener... listeners) {
+            Capabilities caps = environment().capabilities();
+            assumeCapability(caps.stdinMode() == StdinMode.PAYLOAD || !caps.nativeEnv(),
+                    "stdin mode is " + caps.stdinMode() + " and the environment is native: nothing is staged");
+            return open(Map.of(), listeners);
+        }
+
+        private List<FileStat> staged(Environment env) {
+            return env.files().list(env.target().stagingDir()).stream().filter(f -> f.name().startsWith(".airlock-")).toList();
+        }
+
         @Test
         void stagedFileIs0600InA0700Dir() throws InterruptedException {
             Park park = new Park(ExecState.STAGING, ExecState.STAGED);
-            try (Environment env = payloadEnvironment(park)) {
+            try (Environment env = stagingEnvironment(park)) {
+                boolean payload = env.capabilities().stdinMode() == StdinMode.PAYLOAD;
                 Sample s = Sample.generated("1000 bytes", 1000, 1000, 4);
-                Execution e = env.start(ExecRequest.builder("cat").stdin(s.payload()).build());
+                Execution e = env.start(ExecRequest.builder("cat; printf %s \"$KIT_STAGED\" >&2").env("KIT_STAGED", "env value")
+                        .stdin(s.payload()).build());
                 park.awaitParked();
-                List<FileStat> staged = env.files().list(env.target().stagingDir()).stream()
-                        .filter(f -> f.name().startsWith(".airlock-stdin-")).toList();
+                List<FileStat> staged = staged(env);
                 park.release();
-                assertEquals(1, staged.size(), "one staged stdin file while the exec is held: " + staged);
-                assertEquals(0600, staged.get(0).mode(), "the staged stdin must be 0600");
-                assertEquals(s.size(), staged.get(0).size());
+                assertFalse(staged.isEmpty(), "nothing staged while the exec is held after staging");
+                for (FileStat f : staged) {
+                    assertEquals(0600, f.mode(), "a staged file must be 0600: " + f);
+                }
+                List<FileStat> stdin = staged.stream().filter(f -> f.name().startsWith(".airlock-stdin-")).toList();
+                if (payload) {
+                    assertEquals(1, stdin.size(), "one staged stdin file while the exec is held: " + staged);
+                    assertEquals(s.size(), stdin.get(0).size());
+                } else {
+                    assertEquals(List.of(), stdin, "stdin staged although the backend streams it");
+                }
                 assertEquals(0700, env.files().stat(env.target().privateDir()).orElseThrow().mode() & 0777,
                         "the private dir must be 0700");
                 ExecResult r = e.await();
-                ByteCheck.assertSame(s, r.stdout().open(), "staged stdin -> stdout");
+                ByteCheck.assertSame(s, r.stdout().open(), "stdin -> stdout");
+                assertEquals("env value", r.stderr().text(), "the staged env arrived");
+                assertNothingStaged(env, "after the exec");
             }
         }
 
         @Test
         void stagedFileIsGoneBeforeTheCommandRuns() {
-            try (Environment env = payloadEnvironment()) {
-                ExecResult r = succeed(env, ExecRequest.builder("ls -la -- " + q(env.target().stagingDir()) + " >&2; cat")
-                        .stdin(Payload.ofUtf8("payload")).build(), "ls of the staging dir");
-                assertEquals("payload", r.stdout().text(), "the command still reads its stdin");
-                assertFalse(r.stderr().text().contains(".airlock-stdin-"),
-                        "the staged stdin was still on disk when the command ran:\n" + r.stderr().text());
+            try (Environment env = stagingEnvironment()) {
+                ExecResult r = succeed(env, ExecRequest.builder("ls -la -- " + q(env.target().stagingDir()) + " >&2; cat; echo \" $KIT_STAGED\"")
+                        .env("KIT_STAGED", "env").stdin(Payload.ofUtf8("payload")).build(), "ls of the staging dir");
+                assertEquals("payload env\n", r.stdout().text(), "the command still reads its stdin and env");
+                assertFalse(r.stderr().text().contains(".airlock-"),
+                        "a staged file (stdin or env) was still on disk when the command ran:\n" + r.stderr().text());
             }
         }
 
         @Test
         void noStagedFileIsLeftAfterAHundredRuns() {
-            try (Environment env = payloadEnvironment()) {
+            try (Environment env = stagingEnvironment()) {
                 String[] commands = {"cat > /dev/null", "true", "exit 3", "cat; exit 1", "(", "read -r x; echo $x"};
                 for (int i = 0; i < 100; i++) {
                     ExecRequest.Builder b = ExecRequest.builder(commands[i % commands.length])
@@ -1250,7 +1278,7 @@ public abstract class EnvironmentCompatibilityKit {
                     if (i % 50 == 7) {
                         b = ExecRequest.builder("sleep 600").stdin(Payload.ofUtf8("timed out")).timeout(Duration.ofMillis(500));
                     }
-                    env.exec(b.build());
+                    env.exec(b.env("KIT_RUN", Integer.toString(i)).build());
                 }
                 assertNothingStaged(env, "after 100 runs");
             }
@@ -1259,19 +1287,18 @@ public abstract class EnvironmentCompatibilityKit {
         @Test
         void aFailedRedirectIsAStagingException() throws InterruptedException {
             Park park = new Park(ExecState.STAGING, ExecState.STAGED);
-            try (Environment env = payloadEnvironment(park)) {
+            try (Environment env = stagingEnvironment(park)) {
                 String marker = env.target().scratchDir() + "/ran";
-                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; cat").stdin(Payload.ofUtf8("x")).build());
+                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; cat").env("KIT_STAGED", "env")
+                        .stdin(Payload.ofUtf8("x")).build());
                 park.awaitParked();
-                // Take the staged file away while the exec is held: its redirect must fail.
-                for (FileStat f : env.files().list(env.target().stagingDir())) {
-                    if (f.name().startsWith(".airlock-stdin-")) {
-                        env.files().delete(f.path());
-                    }
+                // Take the staged files away while the exec is held: opening them must fail.
+                for (FileStat f : staged(env)) {
+                    env.files().delete(f.path());
                 }
                 park.release();
                 assertThrows(StagingException.class, e::await);
-                assertTrue(env.files().stat(marker).isEmpty(), "the command ran although its stdin could not be opened");
+                assertTrue(env.files().stat(marker).isEmpty(), "the command ran although its staged input could not be opened");
                 assertNothingStaged(env, "after a failed redirect");
             }
         }

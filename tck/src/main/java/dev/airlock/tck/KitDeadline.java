@@ -38,7 +38,8 @@ public final class KitDeadline implements InvocationInterceptor {
             "Concurrency", "one environment serves many execs and file operations at once",
             "Secrecy", "nothing secret appears in any argv, and the checks finish",
             "Errors", "bad input fails at once with one clear exception",
-            "StagedStdin", "staged stdin is removed and never run, and the exec finishes",
+            "StagedStdin", "staged files (stdin, env) are 0600, removed before the command runs and never run,"
+                    + " and the exec finishes",
             "Attach", "an attached environment closes without stopping the sandbox");
 
     @Override
