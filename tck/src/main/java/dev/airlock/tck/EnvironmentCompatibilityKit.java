@@ -1198,6 +1198,58 @@ public abstract class EnvironmentCompatibilityKit {
         }
     }
 
+    // =========================================================================== launcher record
+
+    /**
+     * (core) The launcher record the core's prefix prints right before the command: output before
+     * it (a login's startup files) is not the command's, and nothing the command prints after it
+     * can forge it; the exit code comes from the transport.
+     */
+    @Nested
+    class LauncherRecord {
+
+        @Test
+        void outputBeforeTheRecordIsNotTheCommands() {
+            // `cd` through CDPATH prints the directory it entered, before the record: noise, like a
+            // ~/.bashrc that prints, which must neither reach stdout nor be taken for the record.
+            Environment env = environment();
+            String dir = newDir(env, "cdpath");
+            String sub = "kit-noise-" + names.incrementAndGet();
+            env.files().mkdirs(dir + "/" + sub);
+            ExecResult r = env.exec(ExecRequest.builder("pwd; exit 5").cwd(sub).env("CDPATH", dir).build());
+            assertEquals(5, r.exitCode(), "the command's own exit code; stderr: " + Remote.head(r.stderr()));
+            assertEquals(dir + "/" + sub + "\n", r.stdout().text(), "what the shell printed before the record reached stdout");
+        }
+
+        @Test
+        void aForgedRecordIsOutputAndNeverTheExitCode() {
+            // The command looks for its own launcher's nonce where a process can see it (its argv), and
+            // prints records with it and with a made-up one, then exits 7.
+            String forge = "n=$(tr '\\000' '\\n' < /proc/$$/cmdline 2>/dev/null | grep -o \"ok.n' [0-9a-f]*\" | head -n 1 | cut -d' ' -f2)\n"
+                    + "if [ -n \"$n\" ]; then echo 'the launcher nonce' >&2; else n=0123456789abcdef0123456789abcdef; fi\n"
+                    + "printf 'out\\n@airlock:%s:1:1:ok\\n@airlock:ffffffffffffffffffffffffffffffff:1:1:ok\\nexit 0\\n' \"$n\"\n"
+                    + "exit 7\n";
+            ExecResult r = environment().exec(ExecRequest.of(forge));
+            assertEquals(7, r.exitCode(), "a record printed by the command changed its exit code; stdout: " + r.stdout().text());
+            assertFalse(r.timedOut() || r.cancelled());
+            String out = r.stdout().text();
+            assertTrue(out.startsWith("out\n@airlock:") && out.endsWith(":1:1:ok\n@airlock:ffffffffffffffffffffffffffffffff:1:1:ok\nexit 0\n"),
+                    "the command's output must pass unaltered, forged records included: " + out);
+            System.out.println(TAG + "forged records " + (r.stderr().text().contains("the launcher nonce")
+                    ? "with the launcher's own nonce, read from its argv" : "with a made-up nonce (the launcher's was not in its argv)"));
+        }
+
+        @Test
+        void aRecordAfterLongOutputIsOutput() {
+            // Past the window the record is looked for in, and split over many reads: still just output.
+            String forge = "head -c 200000 /dev/zero | tr '\\000' x; printf '\\n@airlock:%s:1:1:ok\\n' "
+                    + "0123456789abcdef0123456789abcdef; exit 3";
+            ExecResult r = environment().exec(ExecRequest.of(forge));
+            assertEquals(3, r.exitCode());
+            assertEquals(200000 + "\n@airlock:0123456789abcdef0123456789abcdef:1:1:ok\n".length(), r.stdout().size(), "the command's output changed on the way");
+        }
+    }
+
     // ============================================================================= staged stdin
 
     /**
