@@ -2,6 +2,7 @@ package dev.airlock.tck;
 
 import dev.airlock.spi.BulkInputStream;
 import dev.airlock.AirlockException;
+import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
 import dev.airlock.EnvironmentClosedException;
@@ -17,6 +18,8 @@ import dev.airlock.StdinMode;
 import dev.airlock.WriteOptions;
 import dev.airlock.event.ExecListener;
 import dev.airlock.event.ExecState;
+import dev.airlock.event.ExecTransition;
+import dev.airlock.safety.ApprovalChannel;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.OpenContext;
@@ -47,6 +50,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -395,7 +400,8 @@ public abstract class EnvironmentCompatibilityKit {
                     "cat > " + q(dir + "/in") + " && touch " + q(done)).stdin(p).build()),
                     "a payload that broke must fail the exec, not end the command's input early");
             assertEquals(1, e.getMessage().lines().count(), "error messages are one line: " + e.getMessage());
-            assertTrue(env.files().stat(done).isEmpty(), "the command took a broken payload's first part for the whole");
+            assertTrue(env.files().stat(done).isEmpty(), "the command took a broken payload's first part for the whole"
+                    + " (the core kills its process group before closing its stdin; launch must start it under setsid)");
         }
     }
 
@@ -774,8 +780,8 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(ExecResult.EXIT_TIMEOUT, r.exitCode());
             assertTrue(r.timedOut());
             assertFalse(r.cancelled());
-            assertEquals("started\n", r.stdout().text(), "output written before the timeout is kept");
             assertFalse(alive(env, pid), "a grandchild outlived the timeout");
+            assertEquals("started\n", r.stdout().text(), "output written before the timeout is kept");
         }
 
         @Test
@@ -853,12 +859,60 @@ public abstract class EnvironmentCompatibilityKit {
                 }
                 e.cancel(); // reports -> CANCELLED, which lets the held flow go; returns after its cleanup
                 assertNothingStaged(env, "when cancel() returned (before await)");
+                assertEquals(List.of(to + " -> CANCELLED"), park.afterHold(),
+                        "the exec was not held at " + from + " -> " + to + " until the cancel came");
                 ExecResult r = e.await();
                 assertTrue(r.cancelled());
                 assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
                 assertFalse(park.dispatched(), "an exec cancelled before dispatch was dispatched");
                 assertTrue(env.files().stat(marker).isEmpty(), "an exec cancelled before dispatch ran");
                 assertNothingStaged(env, "after a cancel before dispatch");
+            }
+        }
+
+        @Test
+        void cancelWhileHeldInNewNeverStagesOrRuns() throws InterruptedException {
+            // Held in NEW for real: the command guard asks a human before anything is staged, and the
+            // human does not answer until the cancel. (The command exits before its write, should it run.)
+            CountDownLatch asked = new CountDownLatch(1);
+            CountDownLatch answer = new CountDownLatch(1);
+            ApprovalChannel slowHuman = (request, timeout) -> {
+                asked.countDown();
+                try {
+                    answer.await(2, TimeUnit.MINUTES);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return ApprovalChannel.Decision.DENY;
+            };
+            List<ExecTransition> seen = new CopyOnWriteArrayList<>();
+            ExecListener record = ExecListener.ofTransitions(t -> {
+                if (!t.internal()) {
+                    seen.add(t);
+                }
+            });
+            OpenContext context = OpenContext.builder(settings().with(Map.of("airlock.guard", "on")))
+                    .listeners(List.of(record)).approvalChannel(slowHuman).build();
+            try (Environment env = openEnvironment(context)) {
+                String marker = env.target().scratchDir() + "/side-effect";
+                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; exit 0\n: >> ~/.ssh/config; cat")
+                        .env("KIT_STAGED", "env").stdin(Payload.ofUtf8("staged input")).build());
+                assertTrue(asked.await(2, TimeUnit.MINUTES), "the command guard (airlock.guard=on) never asked about"
+                        + " a write to ~/.ssh/config; does the backend pass OpenContext's approval channel to the core?");
+                assertEquals(List.of(), seen, "the exec left NEW while the guard was still asking");
+                assertEquals(List.of(), stagedNames(env), "something was staged while the exec was held in NEW");
+                e.cancel();
+                answer.countDown();
+                assertNothingStaged(env, "when cancel() returned (before await)");
+                assertEquals(List.of("NEW -> CANCELLED"), seen.stream().map(t -> t.from() + " -> " + t.to()).toList(),
+                        "a cancel in NEW must end the exec there");
+                ExecResult r = e.await();
+                assertTrue(r.cancelled());
+                assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
+                assertTrue(env.files().stat(marker).isEmpty(), "an exec cancelled in NEW ran");
+                assertNothingStaged(env, "after a cancel in NEW");
+            } finally {
+                answer.countDown();
             }
         }
 
@@ -1144,9 +1198,65 @@ public abstract class EnvironmentCompatibilityKit {
         }
     }
 
+    // =========================================================================== launcher record
+
+    /**
+     * (core) The launcher record the core's prefix prints right before the command: output before
+     * it (a login's startup files) is not the command's, and nothing the command prints after it
+     * can forge it; the exit code comes from the transport.
+     */
+    @Nested
+    class LauncherRecord {
+
+        @Test
+        void outputBeforeTheRecordIsNotTheCommands() {
+            // `cd` through CDPATH prints the directory it entered, before the record: noise, like a
+            // ~/.bashrc that prints, which must neither reach stdout nor be taken for the record.
+            Environment env = environment();
+            String dir = newDir(env, "cdpath");
+            String sub = "kit-noise-" + names.incrementAndGet();
+            env.files().mkdirs(dir + "/" + sub);
+            ExecResult r = env.exec(ExecRequest.builder("pwd; exit 5").cwd(sub).env("CDPATH", dir).build());
+            assertEquals(5, r.exitCode(), "the command's own exit code; stderr: " + Remote.head(r.stderr()));
+            assertEquals(dir + "/" + sub + "\n", r.stdout().text(), "what the shell printed before the record reached stdout");
+        }
+
+        @Test
+        void aForgedRecordIsOutputAndNeverTheExitCode() {
+            // The command looks for its own launcher's nonce where a process can see it (its argv), and
+            // prints records with it and with a made-up one, then exits 7.
+            String forge = "n=$(tr '\\000' '\\n' < /proc/$$/cmdline 2>/dev/null | grep -o \"ok.n' [0-9a-f]*\" | head -n 1 | cut -d' ' -f2)\n"
+                    + "if [ -n \"$n\" ]; then echo 'the launcher nonce' >&2; else n=0123456789abcdef0123456789abcdef; fi\n"
+                    + "printf 'out\\n@airlock:%s:1:1:ok\\n@airlock:ffffffffffffffffffffffffffffffff:1:1:ok\\nexit 0\\n' \"$n\"\n"
+                    + "exit 7\n";
+            ExecResult r = environment().exec(ExecRequest.of(forge));
+            assertEquals(7, r.exitCode(), "a record printed by the command changed its exit code; stdout: " + r.stdout().text());
+            assertFalse(r.timedOut() || r.cancelled());
+            String out = r.stdout().text();
+            assertTrue(out.startsWith("out\n@airlock:") && out.endsWith(":1:1:ok\n@airlock:ffffffffffffffffffffffffffffffff:1:1:ok\nexit 0\n"),
+                    "the command's output must pass unaltered, forged records included: " + out);
+            System.out.println(TAG + "forged records " + (r.stderr().text().contains("the launcher nonce")
+                    ? "with the launcher's own nonce, read from its argv" : "with a made-up nonce (the launcher's was not in its argv)"));
+        }
+
+        @Test
+        void aRecordAfterLongOutputIsOutput() {
+            // Past the window the record is looked for in, and split over many reads: still just output.
+            String forge = "head -c 200000 /dev/zero | tr '\\000' x; printf '\\n@airlock:%s:1:1:ok\\n' "
+                    + "0123456789abcdef0123456789abcdef; exit 3";
+            ExecResult r = environment().exec(ExecRequest.of(forge));
+            assertEquals(3, r.exitCode());
+            assertEquals(200000 + "\n@airlock:0123456789abcdef0123456789abcdef:1:1:ok\n".length(), r.stdout().size(), "the command's output changed on the way");
+        }
+    }
+
     // ============================================================================= staged stdin
 
-    /** PAYLOAD backends: the staged file is private, short-lived, and never outlives its exec. */
+    /**
+     * Backends that stage (PAYLOAD stdin, or an env script where the environment is not native, as
+     * on a PIPE backend over ssh): the staged files are private, short-lived, and never outlive
+     * their exec.
+     */
     @Nested
     class StagedStdin {
 
@@ -1156,40 +1266,63 @@ public abstract class EnvironmentCompatibilityKit {
             return open(Map.of(), listeners);
         }
 
+        /** PAYLOAD stdin or a staged env script: something is staged for each exec that sets a variable. */
+        private Environment stagingEnvironment(ExecListener... listeners) {
+            Capabilities caps = environment().capabilities();
+            assumeCapability(caps.stdinMode() == StdinMode.PAYLOAD || !caps.nativeEnv(),
+                    "stdin mode is " + caps.stdinMode() + " and the environment is native: nothing is staged");
+            return open(Map.of(), listeners);
+        }
+
+        private List<FileStat> staged(Environment env) {
+            return env.files().list(env.target().stagingDir()).stream().filter(f -> f.name().startsWith(".airlock-")).toList();
+        }
+
         @Test
         void stagedFileIs0600InA0700Dir() throws InterruptedException {
             Park park = new Park(ExecState.STAGING, ExecState.STAGED);
-            try (Environment env = payloadEnvironment(park)) {
+            try (Environment env = stagingEnvironment(park)) {
+                boolean payload = env.capabilities().stdinMode() == StdinMode.PAYLOAD;
                 Sample s = Sample.generated("1000 bytes", 1000, 1000, 4);
-                Execution e = env.start(ExecRequest.builder("cat").stdin(s.payload()).build());
+                Execution e = env.start(ExecRequest.builder("cat; printf %s \"$KIT_STAGED\" >&2").env("KIT_STAGED", "env value")
+                        .stdin(s.payload()).build());
                 park.awaitParked();
-                List<FileStat> staged = env.files().list(env.target().stagingDir()).stream()
-                        .filter(f -> f.name().startsWith(".airlock-stdin-")).toList();
+                List<FileStat> staged = staged(env);
                 park.release();
-                assertEquals(1, staged.size(), "one staged stdin file while the exec is held: " + staged);
-                assertEquals(0600, staged.get(0).mode(), "the staged stdin must be 0600");
-                assertEquals(s.size(), staged.get(0).size());
+                assertFalse(staged.isEmpty(), "nothing staged while the exec is held after staging");
+                for (FileStat f : staged) {
+                    assertEquals(0600, f.mode(), "a staged file must be 0600: " + f);
+                }
+                List<FileStat> stdin = staged.stream().filter(f -> f.name().startsWith(".airlock-stdin-")).toList();
+                if (payload) {
+                    assertEquals(1, stdin.size(), "one staged stdin file while the exec is held: " + staged);
+                    assertEquals(s.size(), stdin.get(0).size());
+                } else {
+                    assertEquals(List.of(), stdin, "stdin staged although the backend streams it");
+                }
                 assertEquals(0700, env.files().stat(env.target().privateDir()).orElseThrow().mode() & 0777,
                         "the private dir must be 0700");
                 ExecResult r = e.await();
-                ByteCheck.assertSame(s, r.stdout().open(), "staged stdin -> stdout");
+                ByteCheck.assertSame(s, r.stdout().open(), "stdin -> stdout");
+                assertEquals("env value", r.stderr().text(), "the staged env arrived");
+                assertNothingStaged(env, "after the exec");
             }
         }
 
         @Test
         void stagedFileIsGoneBeforeTheCommandRuns() {
-            try (Environment env = payloadEnvironment()) {
-                ExecResult r = succeed(env, ExecRequest.builder("ls -la -- " + q(env.target().stagingDir()) + " >&2; cat")
-                        .stdin(Payload.ofUtf8("payload")).build(), "ls of the staging dir");
-                assertEquals("payload", r.stdout().text(), "the command still reads its stdin");
-                assertFalse(r.stderr().text().contains(".airlock-stdin-"),
-                        "the staged stdin was still on disk when the command ran:\n" + r.stderr().text());
+            try (Environment env = stagingEnvironment()) {
+                ExecResult r = succeed(env, ExecRequest.builder("ls -la -- " + q(env.target().stagingDir()) + " >&2; cat; echo \" $KIT_STAGED\"")
+                        .env("KIT_STAGED", "env").stdin(Payload.ofUtf8("payload")).build(), "ls of the staging dir");
+                assertEquals("payload env\n", r.stdout().text(), "the command still reads its stdin and env");
+                assertFalse(r.stderr().text().contains(".airlock-"),
+                        "a staged file (stdin or env) was still on disk when the command ran:\n" + r.stderr().text());
             }
         }
 
         @Test
         void noStagedFileIsLeftAfterAHundredRuns() {
-            try (Environment env = payloadEnvironment()) {
+            try (Environment env = stagingEnvironment()) {
                 String[] commands = {"cat > /dev/null", "true", "exit 3", "cat; exit 1", "(", "read -r x; echo $x"};
                 for (int i = 0; i < 100; i++) {
                     ExecRequest.Builder b = ExecRequest.builder(commands[i % commands.length])
@@ -1197,7 +1330,7 @@ public abstract class EnvironmentCompatibilityKit {
                     if (i % 50 == 7) {
                         b = ExecRequest.builder("sleep 600").stdin(Payload.ofUtf8("timed out")).timeout(Duration.ofMillis(500));
                     }
-                    env.exec(b.build());
+                    env.exec(b.env("KIT_RUN", Integer.toString(i)).build());
                 }
                 assertNothingStaged(env, "after 100 runs");
             }
@@ -1206,19 +1339,18 @@ public abstract class EnvironmentCompatibilityKit {
         @Test
         void aFailedRedirectIsAStagingException() throws InterruptedException {
             Park park = new Park(ExecState.STAGING, ExecState.STAGED);
-            try (Environment env = payloadEnvironment(park)) {
+            try (Environment env = stagingEnvironment(park)) {
                 String marker = env.target().scratchDir() + "/ran";
-                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; cat").stdin(Payload.ofUtf8("x")).build());
+                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; cat").env("KIT_STAGED", "env")
+                        .stdin(Payload.ofUtf8("x")).build());
                 park.awaitParked();
-                // Take the staged file away while the exec is held: its redirect must fail.
-                for (FileStat f : env.files().list(env.target().stagingDir())) {
-                    if (f.name().startsWith(".airlock-stdin-")) {
-                        env.files().delete(f.path());
-                    }
+                // Take the staged files away while the exec is held: opening them must fail.
+                for (FileStat f : staged(env)) {
+                    env.files().delete(f.path());
                 }
                 park.release();
                 assertThrows(StagingException.class, e::await);
-                assertTrue(env.files().stat(marker).isEmpty(), "the command ran although its stdin could not be opened");
+                assertTrue(env.files().stat(marker).isEmpty(), "the command ran although its staged input could not be opened");
                 assertNothingStaged(env, "after a failed redirect");
             }
         }

@@ -16,7 +16,9 @@ import java.util.Map;
  * that misses its deadline is interrupted and fails; every later test of the same kit run fails
  * at once, pointing at it (one hang usually means every exec hangs, and waiting for each again
  * would take an hour). The deadline is {@value #DEFAULT_SECONDS}s, or the system property
- * {@value #PROPERTY} in seconds.
+ * {@value #PROPERTY} in seconds. A case that fails without hanging fails with the same words: its
+ * message starts with the group's promise, so a plugin author sees which rule the backend broke
+ * before the detail. The kit's own set-up and clean-up methods get the same deadline.
  */
 public final class KitDeadline implements InvocationInterceptor {
     /** Seconds each kit test may take, when set. */
@@ -25,18 +27,22 @@ public final class KitDeadline implements InvocationInterceptor {
     private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(KitDeadline.class);
 
     /** What each group promises, and the usual reason a backend breaks it by hanging. */
-    private static final Map<String, String> PROMISES = Map.of(
-            "Exec", "commands run and end with their own exit code",
-            "Stdin", "stdin arrives byte-exact and ends when it should: a command reading it must see end-of-input",
-            "Output", "an exec ends when its command exits; the backend must not hold the output open",
-            "Files", "file operations finish, atomic and byte-exact",
-            "TimeoutsAndCancel", "a timeout or cancel ends the command's whole process tree within the kill grace;"
-                    + " launch must start the command in its own session and process group (setsid) and kill that group",
-            "Concurrency", "one environment serves many execs and file operations at once",
-            "Secrecy", "nothing secret appears in any argv, and the checks finish",
-            "Errors", "bad input fails at once with one clear exception",
-            "StagedStdin", "staged stdin is removed and never run, and the exec finishes",
-            "Attach", "an attached environment closes without stopping the sandbox");
+    private static final Map<String, String> PROMISES = Map.ofEntries(
+            Map.entry("Exec", "commands run and end with their own exit code"),
+            Map.entry("Stdin", "stdin arrives byte-exact and ends when it should: a command reading it must see end-of-input"),
+            Map.entry("Output", "an exec ends when its command exits; the backend must not hold the output open"),
+            Map.entry("Files", "file operations finish, atomic and byte-exact"),
+            Map.entry("TimeoutsAndCancel", "a timeout or cancel ends the command's whole process tree within the kill grace, and nothing cancelled"
+                    + " before dispatch runs;"
+                    + " launch must start the command in its own session and process group (setsid) and kill that group"),
+            Map.entry("Concurrency", "one environment serves many execs and file operations at once"),
+            Map.entry("Secrecy", "nothing secret appears in any argv, and the checks finish"),
+            Map.entry("Errors", "bad input fails at once with one clear exception"),
+            Map.entry("StagedStdin", "staged files (stdin, env) are 0600, removed before the command runs and never run,"
+                    + " and the exec finishes"),
+            Map.entry("LauncherRecord", "the launcher record is found once, before the command runs: output before it is dropped,"
+                    + " records the command prints are output, and the exit code comes from the transport"),
+            Map.entry("Attach", "an attached environment closes without stopping the sandbox"));
 
     @Override
     public void interceptTestMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
@@ -50,11 +56,40 @@ public final class KitDeadline implements InvocationInterceptor {
         within(invocation, context);
     }
 
+    @Override
+    public void interceptBeforeAllMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
+                                         ExtensionContext context) throws Throwable {
+        within(invocation, context, true);
+    }
+
+    @Override
+    public void interceptBeforeEachMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
+                                          ExtensionContext context) throws Throwable {
+        within(invocation, context, true);
+    }
+
+    @Override
+    public void interceptAfterEachMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
+                                         ExtensionContext context) throws Throwable {
+        within(invocation, context, true);
+    }
+
+    @Override
+    public void interceptAfterAllMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
+                                        ExtensionContext context) throws Throwable {
+        within(invocation, context, true);
+    }
+
     private static void within(Invocation<Void> invocation, ExtensionContext context) throws Throwable {
+        within(invocation, context, false);
+    }
+
+    /** Set-up and clean-up run even after a hang (a shared environment must still be closed), within the deadline. */
+    private static void within(Invocation<Void> invocation, ExtensionContext context, boolean lifecycle) throws Throwable {
         ExtensionContext.Store store = context.getRoot().getStore(NS);
         String run = kitRun(context);
         String earlier = store.get(run, String.class);
-        if (earlier != null) {
+        if (earlier != null && !lifecycle) {
             invocation.skip();
             throw new AssertionFailedError("[airlock-tck] not run: " + earlier + "; fix that hang first");
         }
@@ -66,7 +101,7 @@ public final class KitDeadline implements InvocationInterceptor {
             });
         } catch (AssertionFailedError e) {
             if (e.getMessage() == null || !e.getMessage().startsWith("execution timed out after")) {
-                throw e;
+                throw broken(context, e);
             }
             String group = group(context);
             String what = group + " > " + context.getDisplayName() + " did not finish within " + deadline.toSeconds() + "s";
@@ -75,12 +110,29 @@ public final class KitDeadline implements InvocationInterceptor {
                     + PROMISES.getOrDefault(group, "the case finishes") + "'");
             hang.setStackTrace(e.getStackTrace());
             throw hang;
+        } catch (AssertionError | RuntimeException e) {
+            if (e instanceof org.opentest4j.TestAbortedException) {
+                throw e; // a skip (assumeCapability) is not a failure
+            }
+            throw broken(context, e);
         }
+    }
+
+    /** A failure that did not hang: the same words as a hang's, then what the case saw. */
+    private static AssertionFailedError broken(ExtensionContext context, Throwable e) {
+        String group = group(context);
+        String promise = PROMISES.get(group);
+        String why = e instanceof AssertionError ? String.valueOf(e.getMessage()) : e.toString();
+        AssertionFailedError f = new AssertionFailedError("[airlock-tck] " + group + " > " + context.getDisplayName()
+                + (promise == null ? "" : ": the backend broke the promise '" + promise + "'") + ": " + why, e);
+        f.setStackTrace(e.getStackTrace());
+        return f;
     }
 
     /** The concrete kit subclass being run: one hang stops that backend's run only. */
     private static String kitRun(ExtensionContext context) {
-        return context.getRequiredTestInstances().getAllInstances().get(0).getClass().getName();
+        return context.getTestInstances().map(i -> i.getAllInstances().get(0).getClass().getName())
+                .orElseGet(() -> context.getRequiredTestClass().getName());
     }
 
     private static String group(ExtensionContext context) {

@@ -4,6 +4,8 @@ import dev.airlock.event.ExecListener;
 import dev.airlock.event.ExecState;
 import dev.airlock.event.ExecTransition;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -23,6 +25,9 @@ final class Park implements ExecListener {
     private final CountDownLatch parked = new CountDownLatch(1);
     private final CountDownLatch released = new CountDownLatch(1);
     private volatile boolean dispatched;
+    private volatile long heldExec = -1;
+    /** The held exec's transitions after the one it was held at, as {@code FROM -> TO}. */
+    private final List<String> afterHold = new CopyOnWriteArrayList<>();
 
     /** Parks on the first user exec's {@code from -> to} transition. */
     Park(ExecState from, ExecState to) {
@@ -35,6 +40,9 @@ final class Park implements ExecListener {
         if (t.internal()) {
             return; // Airlock's own scripts (files, staging, kill) pass freely
         }
+        if (t.execId() == heldExec) {
+            afterHold.add(t.from() + " -> " + t.to());
+        }
         if (t.to() == ExecState.DISPATCHED) {
             dispatched = true;
         }
@@ -42,6 +50,7 @@ final class Park implements ExecListener {
             released.countDown();
         }
         if (t.from() == from && t.to() == to && armed.compareAndSet(true, false)) {
+            heldExec = t.execId();
             parked.countDown();
             try {
                 // Bounded, so a broken backend fails the test instead of hanging the build.
@@ -56,6 +65,14 @@ final class Park implements ExecListener {
     void awaitParked() throws InterruptedException {
         assertTrue(parked.await(2, TimeUnit.MINUTES), "the exec never reached " + from + " -> " + to
                 + "; does the backend run the exec flow of AbstractEnvironment and report transitions to listeners?");
+    }
+
+    /**
+     * What the held exec did after the transition it was held at: a cancel that came while it was
+     * really held finds it in {@code to} and is its very next transition ({@code TO -> CANCELLED}).
+     */
+    List<String> afterHold() {
+        return List.copyOf(afterHold);
     }
 
     void release() {

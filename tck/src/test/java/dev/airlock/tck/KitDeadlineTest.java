@@ -59,6 +59,46 @@ class KitDeadlineTest {
                 failures.toString());
     }
 
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void aFailureThatDoesNotHangNamesThePromiseToo() {
+        Map<String, String> failures = new TreeMap<>();
+        Map<String, String> skipped = new TreeMap<>();
+        LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false).build())
+                .execute(request().selectors(selectClass(FailingKit.class)).build(), new TestExecutionListener() {
+                    @Override
+                    public void executionFinished(TestIdentifier id, TestExecutionResult result) {
+                        if (id.isTest() && result.getStatus() == TestExecutionResult.Status.FAILED) {
+                            failures.put(id.getDisplayName(), result.getThrowable().orElseThrow().getMessage());
+                        }
+                        if (id.isTest() && result.getStatus() == TestExecutionResult.Status.ABORTED) {
+                            skipped.put(id.getDisplayName(), result.getThrowable().orElseThrow().getMessage());
+                        }
+                    }
+                });
+        assertEquals(java.util.Set.of("aWrongExitCode()"), failures.keySet(), failures.toString());
+        assertEquals("[airlock-tck] Exec > aWrongExitCode(): the backend broke the promise 'commands run and end with their"
+                + " own exit code': exit 1 ==> expected: <0> but was: <1>", failures.get("aWrongExitCode()"));
+        assertEquals(Map.of("aSkip()", "not this backend's"), skipped, "a skip stays a skip");
+    }
+
+    @ExtendWith(KitDeadline.class)
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    static class FailingKit {
+        @Nested
+        class Exec {
+            @Test
+            void aWrongExitCode() {
+                assertEquals(0, 1, "exit 1");
+            }
+
+            @Test
+            void aSkip() {
+                org.junit.jupiter.api.Assumptions.abort("not this backend's");
+            }
+        }
+    }
+
     /** Run by the launcher above only (a static nested class is not picked up by surefire). */
     @ExtendWith(KitDeadline.class)
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)

@@ -1,0 +1,162 @@
+package dev.airlock.tck;
+
+import dev.airlock.Environment;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.OpenContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.TestPlan;
+import org.junit.platform.launcher.core.LauncherConfig;
+import org.junit.platform.launcher.core.LauncherFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectNestedClass;
+import static org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder.request;
+
+/**
+ * The kit judges a real plugin (issue 13): {@link HostPlugin} run through the kit's process-tree
+ * group twice, once as written right and once without {@code setsid}. The right one passes; the
+ * broken one fails (no case hangs the run) and every failure names the promise it broke.
+ */
+class BrokenPluginTest {
+    private static final String RUN = "kit-" + Long.toHexString(System.nanoTime());
+    private static Path base;
+
+    @BeforeAll
+    static void makeBase() throws IOException {
+        base = Files.createTempDirectory("airlock-kit-plugin-");
+    }
+
+    @AfterAll
+    static void cleanUp() throws IOException {
+        HostPlugin.killRun(RUN); // what the broken plugin's cancels left running
+        try (Stream<Path> s = Files.walk(base)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    /** Group > case -> failure message, for some nested groups of a kit subclass, or all of it when none is named. */
+    private static Map<String, String> runGroups(Class<?> kit, Map<String, String> passed, String... groups) {
+        Map<String, String> failed = new TreeMap<>();
+        String before = System.getProperty(KitDeadline.PROPERTY);
+        System.setProperty(KitDeadline.PROPERTY, "60");
+        try {
+            LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false).build())
+                    .execute(request().selectors(groups.length == 0 ? java.util.List.of(selectClass(kit))
+                            : Stream.of(groups).map(g -> selectNestedClass(java.util.List.of(kit), nested(g))).toList()).build(),
+                            new TestExecutionListener() {
+                                private TestPlan plan;
+
+                                @Override
+                                public void testPlanExecutionStarted(TestPlan testPlan) {
+                                    plan = testPlan;
+                                }
+
+                                @Override
+                                public void executionFinished(TestIdentifier id, TestExecutionResult result) {
+                                    if (!id.isTest()) {
+                                        return;
+                                    }
+                                    String name = plan.getParent(id).map(TestIdentifier::getDisplayName).orElse("?")
+                                            + " > " + id.getDisplayName();
+                                    if (result.getStatus() == TestExecutionResult.Status.SUCCESSFUL) {
+                                        passed.put(name, "");
+                                    } else if (result.getStatus() == TestExecutionResult.Status.FAILED) {
+                                        failed.put(name, result.getThrowable().map(Throwable::getMessage).orElse("(no message)"));
+                                    }
+                                }
+                            });
+        } finally {
+            if (before == null) {
+                System.clearProperty(KitDeadline.PROPERTY);
+            } else {
+                System.setProperty(KitDeadline.PROPERTY, before);
+            }
+        }
+        return failed;
+    }
+
+    private static Class<?> nested(String group) {
+        for (Class<?> c : EnvironmentCompatibilityKit.class.getDeclaredClasses()) {
+            if (c.getSimpleName().equals(group)) {
+                return c;
+            }
+        }
+        throw new AssertionError("the kit has no group " + group);
+    }
+
+    @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES) // the guard, should a case hang after all
+    void aPluginWithoutSetsidFailsTheKitNamingTheBrokenPromise() {
+        Map<String, String> passed = new TreeMap<>();
+        long began = System.nanoTime();
+        Map<String, String> failed = runGroups(WithoutSetsid.class, passed);
+        System.out.println("[BrokenPluginTest] a plugin without setsid: " + failed.size() + " failed, " + passed.size() + " passed, in "
+                + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - began) + " s");
+        failed.values().forEach(m -> System.out.println("  " + m.lines().findFirst().orElse("")));
+        for (String kill : new String[] {"timeoutKillsTheCommandAndEverythingItStarted()", "noProcessOfATimedOutExecOutlivesItsResult()",
+                "cancelKillsTheCommandAndEverythingItStarted()", "interruptingTheCallerCancels()"}) {
+            String why = failed.get("TimeoutsAndCancel > " + kill);
+            assertTrue(why != null, kill + " passed for a plugin whose kill cannot reach the tree; failed: " + failed.keySet());
+            assertTrue(why.startsWith("[airlock-tck] TimeoutsAndCancel > " + kill + ": the backend broke the promise")
+                    && why.contains("own session and process group (setsid)"), why);
+        }
+        for (Map.Entry<String, String> f : failed.entrySet()) {
+            assertTrue(f.getValue().contains("setsid"), "a failure that does not name the broken promise: " + f);
+            assertFalse(f.getValue().contains("did not finish within"), "a case hung instead of failing: " + f);
+        }
+    }
+
+    @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES)
+    void theSamePluginWithSetsidPassesTheGroups() {
+        Map<String, String> passed = new TreeMap<>();
+        Map<String, String> failed = runGroups(WithSetsid.class, passed, "TimeoutsAndCancel", "StagedStdin", "LauncherRecord");
+        assertEquals(Map.of(), failed, "the plugin written right failed the kit");
+        assertTrue(passed.keySet().containsAll(java.util.List.of("StagedStdin > aFailedRedirectIsAStagingException()",
+                "TimeoutsAndCancel > cancelWhileHeldInNewNeverStagesOrRuns()",
+                "LauncherRecord > outputBeforeTheRecordIsNotTheCommands()")), "the groups ran: " + passed.keySet());
+    }
+
+    /** Run by the launcher above only (surefire does not pick up nested classes). */
+    static class WithSetsid extends EnvironmentCompatibilityKit {
+        @Override
+        protected Settings settings() {
+            return Settings.of("airlock.container", "no", "airlock.private-dir.base", base.toString());
+        }
+
+        @Override
+        protected Environment openEnvironment(OpenContext context) {
+            return new HostPlugin(context, true, RUN);
+        }
+    }
+
+    static class WithoutSetsid extends EnvironmentCompatibilityKit {
+        @Override
+        protected Settings settings() {
+            return Settings.of("airlock.container", "no", "airlock.private-dir.base", base.toString());
+        }
+
+        @Override
+        protected Environment openEnvironment(OpenContext context) {
+            return new HostPlugin(context, false, RUN);
+        }
+    }
+}

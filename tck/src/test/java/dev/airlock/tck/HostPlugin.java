@@ -1,0 +1,130 @@
+package dev.airlock.tck;
+
+import dev.airlock.Capabilities;
+import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Launch;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.RemoteProcess;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.stream.Stream;
+
+/**
+ * A plugin as a third party would write it from the README: commands as host processes, built on
+ * the SPI's hooks only. With {@code setsid} it keeps every promise; without it (the mistake the kit
+ * must catch) each command shares the JVM's process group, so the core's group kill finds no group
+ * and a timeout or cancel leaves the command's tree running. Every process it starts carries
+ * {@link #RUN_VARIABLE}, so the test can find and kill what the broken plugin leaks.
+ */
+final class HostPlugin extends AbstractEnvironment {
+    static final String RUN_VARIABLE = "AIRLOCK_KIT_PLUGIN_RUN";
+
+    private final boolean setsid;
+    private final String run;
+
+    HostPlugin(OpenContext context, boolean setsid, String run) {
+        super(setsid ? "host" : "host-without-setsid", "plugin-" + Long.toHexString(System.nanoTime()), context);
+        this.setsid = setsid;
+        this.run = run;
+        initialize();
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return Capabilities.pipe().withArgvLimit(100 * 1024);
+    }
+
+    @Override
+    protected RemoteProcess launch(Launch launch) throws IOException {
+        List<String> argv = new ArrayList<>();
+        if (setsid) {
+            argv.add("setsid");
+        }
+        argv.addAll(List.of(launch.shell(), "-c", launch.script()));
+        ProcessBuilder pb = new ProcessBuilder(argv);
+        Map<String, String> env = pb.environment();
+        launch.unset().forEach(env::remove);
+        env.putAll(launch.env());
+        env.put(RUN_VARIABLE, run);
+        if (!launch.pipeStdin()) {
+            pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        }
+        Process p = pb.start();
+        return new RemoteProcess() {
+            @Override
+            public OutputStream stdin() {
+                return p.getOutputStream();
+            }
+
+            @Override
+            public InputStream stdout() {
+                return p.getInputStream();
+            }
+
+            @Override
+            public InputStream stderr() {
+                return p.getErrorStream();
+            }
+
+            @Override
+            public int waitFor() throws InterruptedException {
+                return p.waitFor();
+            }
+
+            /** The author believes the shell leads its group: true only under setsid. */
+            @Override
+            public OptionalLong processGroup() {
+                return OptionalLong.of(p.pid());
+            }
+        };
+    }
+
+    /** Kills every process of this machine that a plugin of run {@code run} started (by its marker variable). */
+    static int killRun(String run) {
+        byte[] marker = (RUN_VARIABLE + "=" + run + "\0").getBytes(StandardCharsets.UTF_8);
+        int killed = 0;
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : (Iterable<Path>) procs::iterator) {
+                String name = proc.getFileName().toString();
+                if (name.chars().allMatch(Character::isDigit) && holds(proc.resolve("environ"), marker)) {
+                    killed += ProcessHandle.of(Long.parseLong(name)).map(ProcessHandle::destroyForcibly).orElse(false) ? 1 : 0;
+                }
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return killed;
+    }
+
+    private static boolean holds(Path environ, byte[] marker) {
+        byte[] b;
+        try {
+            b = Files.readAllBytes(environ);
+        } catch (IOException | RuntimeException e) {
+            return false; // gone, or not ours
+        }
+        outer:
+        for (int i = 0; i <= b.length - marker.length; i++) {
+            if (i > 0 && b[i - 1] != 0) {
+                continue;
+            }
+            for (int j = 0; j < marker.length; j++) {
+                if (b[i + j] != marker[j]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+}
