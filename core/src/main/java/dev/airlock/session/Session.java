@@ -30,6 +30,13 @@ public interface Session extends AutoCloseable {
     /** A unique id for this session within its environment. */
     String id();
 
+    /**
+     * Where its state lives on the target: a directory in the environment's private dir holding
+     * the snapshot file ({@value SessionScript#SNAPSHOT}, mode 0600), removed when the session or
+     * the environment closes.
+     */
+    String directory();
+
     /** Runs a command in the session and waits for it; see {@link dev.airlock.Environment#exec}. */
     ExecResult exec(ExecRequest request);
 

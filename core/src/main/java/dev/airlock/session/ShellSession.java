@@ -67,7 +67,7 @@ public final class ShellSession implements Session {
         return id;
     }
 
-    /** The session's directory on the target (its snapshot is {@link SessionScript#SNAPSHOT} there). */
+    @Override
     public String directory() {
         return dir;
     }
@@ -142,11 +142,15 @@ public final class ShellSession implements Session {
             if (store != null) {
                 snapshot().ifPresent(store::save);
             }
-            env.files().delete(dir);
-        } catch (AirlockException | UncheckedIOException e) {
-            // The environment may be closed already (a signal closed it): the stored state stays as it was.
-            LOG.debug("could not save or remove session {}: {}", id, e.getMessage());
+        } catch (dev.airlock.EnvironmentClosedException e) {
+            // Closed under it (a signal closed the environment): the stored state stays as it was.
+            LOG.debug("session {} was not saved: {}", id, e.getMessage());
         } finally {
+            try {
+                env.files().delete(dir);
+            } catch (AirlockException e) {
+                LOG.debug("could not remove session {}: {}", id, e.getMessage()); // close removes the private dir anyway
+            }
             permit.release();
         }
     }

@@ -459,8 +459,24 @@ public abstract class AbstractEnvironment implements Environment {
     }
 
     private ExecRun startRun(ExecRequest request, boolean internal) {
+        return startRun(request, internal, null);
+    }
+
+    @Override
+    public final dev.airlock.session.Session session() {
+        return session(null);
+    }
+
+    @Override
+    public final dev.airlock.session.Session session(dev.airlock.session.SessionStore store) {
         ensureOpen();
-        ExecRun run = new ExecRun(this, execIds.incrementAndGet(), request, internal);
+        return new dev.airlock.session.ShellSession(this, (request, hook) -> startRun(request, false, hook),
+                settings.getBoolean(dev.airlock.session.ShellSession.WAIT_KEY, true), store);
+    }
+
+    private ExecRun startRun(ExecRequest request, boolean internal, dev.airlock.session.SessionHook session) {
+        ensureOpen();
+        ExecRun run = new ExecRun(this, execIds.incrementAndGet(), request, internal, session);
         LiveExecs.Refusal refused = live.register(run);
         if (refused == LiveExecs.Refusal.STOPPED) {
             ensureOpen();

@@ -13,6 +13,7 @@ import dev.airlock.internal.ExecStateMachine;
 import dev.airlock.internal.ExecStateMachine.Cause;
 import dev.airlock.internal.LaunchRecordStream;
 import dev.airlock.shell.Launcher;
+import dev.airlock.session.SessionHook;
 import dev.airlock.shell.StdinScripts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,6 +48,7 @@ final class ExecRun extends ExecHandle {
     final boolean internal;
     final ExecStateMachine sm;
     private final AbstractEnvironment env;
+    private final SessionHook session;
     private final String nonce = Launcher.nonce();
     private final CountDownLatch flowEnded = new CountDownLatch(1);
     private final List<String> staged = new ArrayList<>();
@@ -62,6 +64,11 @@ final class ExecRun extends ExecHandle {
     private volatile Capture capture;
 
     ExecRun(AbstractEnvironment env, long execId, ExecRequest request, boolean internal) {
+        this(env, execId, request, internal, null);
+    }
+
+    ExecRun(AbstractEnvironment env, long execId, ExecRequest request, boolean internal, SessionHook session) {
+        this.session = session;
         this.env = env;
         this.execId = execId;
         this.request = request;
@@ -120,7 +127,7 @@ final class ExecRun extends ExecHandle {
         }
         Launch launch;
         try {
-            launch = ExecScript.build(request, internal, env.capabilities(), env.target(), env.childSet(request),
+            launch = ExecScript.build(request, commandToSend(), internal, env.capabilities(), env.target(), env.childSet(request),
                     env.childUnset(), env.maxStaged(), nonce, this::stageTracked);
         } catch (IOException e) {
             if (sm.state() == ExecState.CANCELLED) {
@@ -206,6 +213,20 @@ final class ExecRun extends ExecHandle {
                 Duration.between(began, Instant.now()));
     }
 
+    // ---- a session's part (see dev.airlock.session): the command it wraps, and the end it is told of
+
+    /** The command as sent: the user's (the guard judged that one), wrapped by the session if there is one. */
+    private String commandToSend() {
+        return session == null ? request.command() : session.wrap(request.command());
+    }
+
+    /** Tells the session its exec ended, before the caller can see that, so its next may start at once. */
+    private void sessionEnded() {
+        if (session != null) {
+            session.ended();
+        }
+    }
+
     /** Remembered process identity for the reaper: the backend's own, or the launcher record's. */
     Reaper.Identity identity(LaunchRecordStream.Record record) {
         RemoteProcess p = process;
@@ -264,6 +285,7 @@ final class ExecRun extends ExecHandle {
     // ---- ends
 
     private void deliver(ExecResult r) {
+        sessionEnded();
         if (result.complete(r) && !internal) {
             env.emit("exec", request.command(), Map.of("exit", r.exitCode(), "timedOut", r.timedOut(),
                     "cancelled", r.cancelled(), "durationMs", r.duration().toMillis(),
@@ -273,6 +295,7 @@ final class ExecRun extends ExecHandle {
 
     /** Ends in FAILED, unless a cancel or timeout ended it first (then that is its result). */
     private void endWith(AirlockException e) {
+        sessionEnded();
         if (sm.fail() || sm.cause() == Cause.EXIT) {
             if (result.completeExceptionally(e) && !internal) {
                 env.emit("exec", request.command(), Map.of("error", e.kind(), "message", e.getMessage()));

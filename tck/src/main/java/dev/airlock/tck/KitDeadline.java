@@ -25,18 +25,19 @@ public final class KitDeadline implements InvocationInterceptor {
     private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(KitDeadline.class);
 
     /** What each group promises, and the usual reason a backend breaks it by hanging. */
-    private static final Map<String, String> PROMISES = Map.of(
-            "Exec", "commands run and end with their own exit code",
-            "Stdin", "stdin arrives byte-exact and ends when it should: a command reading it must see end-of-input",
-            "Output", "an exec ends when its command exits; the backend must not hold the output open",
-            "Files", "file operations finish, atomic and byte-exact",
-            "TimeoutsAndCancel", "a timeout or cancel ends the command's whole process tree within the kill grace;"
-                    + " launch must start the command in its own session and process group (setsid) and kill that group",
-            "Concurrency", "one environment serves many execs and file operations at once",
-            "Secrecy", "nothing secret appears in any argv, and the checks finish",
-            "Errors", "bad input fails at once with one clear exception",
-            "StagedStdin", "staged stdin is removed and never run, and the exec finishes",
-            "Attach", "an attached environment closes without stopping the sandbox");
+    private static final Map<String, String> PROMISES = Map.ofEntries(
+            Map.entry("Exec", "commands run and end with their own exit code"),
+            Map.entry("Stdin", "stdin arrives byte-exact and ends when it should: a command reading it must see end-of-input"),
+            Map.entry("Output", "an exec ends when its command exits; the backend must not hold the output open"),
+            Map.entry("Files", "file operations finish, atomic and byte-exact"),
+            Map.entry("TimeoutsAndCancel", "a timeout or cancel ends the command's whole process tree within the kill grace;"
+                    + " launch must start the command in its own session and process group (setsid) and kill that group"),
+            Map.entry("Concurrency", "one environment serves many execs and file operations at once"),
+            Map.entry("Secrecy", "nothing secret appears in any argv, and the checks finish"),
+            Map.entry("Errors", "bad input fails at once with one clear exception"),
+            Map.entry("StagedStdin", "staged stdin is removed and never run, and the exec finishes"),
+            Map.entry("Attach", "an attached environment closes without stopping the sandbox"),
+            Map.entry("Sessions", "a session's exec ends like any exec and saves its state from the EXIT trap"));
 
     @Override
     public void interceptTestMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
