@@ -10,7 +10,8 @@ import dev.airlock.Execution;
  * {@link dev.airlock.Environment#session()}.
  *
  * <pre>{@code
- * try (Session s = env.session()) {
+ * try (Environment env = Environments.open(Settings.fromProcess());
+ *      var s = env.session()) {
  *     s.exec(ExecRequest.of("cd api && export DEBUG=1"));
  *     s.exec(ExecRequest.of("pytest"));   // runs in api with DEBUG set
  * }

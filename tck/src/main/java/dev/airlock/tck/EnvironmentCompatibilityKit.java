@@ -1242,8 +1242,9 @@ public abstract class EnvironmentCompatibilityKit {
 
     // ================================================================================== sessions
 
-    /** (core) Shell sessions: state carries over between execs, one at a time, private and atomic. */
+    /** (core) Shell sessions: state carries over between execs, one at a time, private and atomic ({@code -Dgroups=sessions}). */
     @Nested
+    @org.junit.jupiter.api.Tag("sessions")
     class Sessions extends SessionCases {
         Sessions() {
             super(EnvironmentCompatibilityKit.this);

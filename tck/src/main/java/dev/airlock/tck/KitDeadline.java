@@ -59,7 +59,8 @@ public final class KitDeadline implements InvocationInterceptor {
             invocation.skip();
             throw new AssertionFailedError("[airlock-tck] not run: " + earlier + "; fix that hang first");
         }
-        Duration deadline = deadline();
+        Longer longer = context.getRequiredTestMethod().getAnnotation(Longer.class);
+        Duration deadline = deadline().multipliedBy(longer == null ? 1 : Math.max(1, longer.value()));
         try {
             Assertions.assertTimeoutPreemptively(deadline, () -> {
                 invocation.proceed();
@@ -86,6 +87,16 @@ public final class KitDeadline implements InvocationInterceptor {
 
     private static String group(ExtensionContext context) {
         return context.getRequiredTestClass().getSimpleName();
+    }
+
+    /**
+     * A case that does the work of several (a hundred execs in a row): its deadline is this many
+     * times the per-case one. Still a guard against a hang, never a speed check.
+     */
+    @java.lang.annotation.Retention(java.lang.annotation.RetentionPolicy.RUNTIME)
+    @java.lang.annotation.Target(java.lang.annotation.ElementType.METHOD)
+    @interface Longer {
+        int value();
     }
 
     static Duration deadline() {

@@ -126,6 +126,7 @@ abstract class SessionCases {
     }
 
     @Test
+    @KitDeadline.Longer(10) // a hundred execs in a row: one case's deadline for every ten
     void aHundredSequentialCommandsKeepCounting() {
         Environment env = kit.environment();
         String dir = kit.newDir(env, "session-hundred");
@@ -221,6 +222,7 @@ abstract class SessionCases {
     }
 
     @Test
+    @KitDeadline.Longer(4) // sixteen session execs in a row and the readers' execs among them
     void fourWritersAndFourReadersNeverSeeATornSnapshot() throws Exception {
         Environment env = kit.environment();
         ExecutorService pool = Executors.newFixedThreadPool(8);
