@@ -33,12 +33,12 @@ final class NamedSession implements AutoCloseable {
     }
 
     /** What {@code airlock.session} asks for, checked before an environment is opened; empty when unset. */
-    record Plan(String name, String backend, Optional<String> sandbox, boolean wait) {
+    record Plan(String name, String backend, Optional<String> sandbox, boolean waitWhenBusy) {
         /** Opens NAME's session on {@code env}: its state is loaded now and saved on close. */
         NamedSession open(Environment env) {
             String target = sandbox.orElseGet(() -> env.target().user() + "@" + env.target().hostname());
             Path dir = AirlockHome.resolve().resolve("sessions").resolve(backend).resolve(safe(target));
-            FileSessionStore store = FileSessionStore.open(dir, name, wait);
+            FileSessionStore store = FileSessionStore.open(dir, name, waitWhenBusy);
             try {
                 return new NamedSession(store, env.session(store));
             } catch (RuntimeException e) {
@@ -62,9 +62,9 @@ final class NamedSession implements AutoCloseable {
             throw new ConfigurationException(KEY + " cannot be '" + n + "'; pick a name with a letter or digit");
         }
         String backend = settings.get(Environments.BACKEND_KEY, "local").trim();
-        boolean wait = settings.getBoolean(ShellSession.WAIT_KEY, true);
+        boolean waitWhenBusy = settings.getBoolean(ShellSession.WAIT_KEY, true);
         if (backend.equals("local")) {
-            return Optional.of(new Plan(n, backend, Optional.empty(), wait));
+            return Optional.of(new Plan(n, backend, Optional.empty(), waitWhenBusy));
         }
         EnvironmentProvider provider = Environments.provider(backend, AirlockCli.class.getClassLoader());
         Optional<String> sandbox = provider instanceof SandboxLifecycle l ? settings.get(l.attachKey()) : Optional.empty();
@@ -75,7 +75,7 @@ final class NamedSession implements AutoCloseable {
             throw new ConfigurationException(KEY + "=" + n + " keeps its state only where the target outlives this command"
                     + " (the local backend or a sandbox made by 'airlock up'): " + how);
         }
-        return Optional.of(new Plan(n, backend, sandbox, wait));
+        return Optional.of(new Plan(n, backend, sandbox, waitWhenBusy));
     }
 
     Session session() {
