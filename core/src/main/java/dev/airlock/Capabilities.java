@@ -15,6 +15,8 @@ public final class Capabilities {
     private final boolean attachable;
     private final boolean disposable;
     private final int argvLimit;
+    private final OutputTransport outputTransport;
+    private final PayloadStrategy payloadStrategy;
 
     private Capabilities(Builder b) {
         if (b.argvLimit < 1024) {
@@ -25,6 +27,8 @@ public final class Capabilities {
         this.attachable = b.attachable;
         this.disposable = b.disposable;
         this.argvLimit = b.argvLimit;
+        this.outputTransport = Objects.requireNonNull(b.outputTransport, "outputTransport");
+        this.payloadStrategy = Objects.requireNonNull(b.payloadStrategy, "payloadStrategy");
     }
 
     /** A shell backend with streamed stdin and nothing else native. */
@@ -39,7 +43,7 @@ public final class Capabilities {
 
     public Builder toBuilder() {
         return new Builder().stdinMode(stdinMode).nativeEnv(nativeEnv).attachable(attachable).disposable(disposable)
-                .argvLimit(argvLimit);
+                .argvLimit(argvLimit).outputTransport(outputTransport).payloadStrategy(payloadStrategy);
     }
 
     /** How stdin is delivered. */
@@ -65,6 +69,24 @@ public final class Capabilities {
     /** The longest command text the backend passes in one call; longer scripts are staged. */
     public int argvLimit() {
         return argvLimit;
+    }
+
+    /** How stdout and stderr come back: streamed, or as files downloaded after the end. */
+    public OutputTransport outputTransport() {
+        return outputTransport;
+    }
+
+    /** How a PAYLOAD backend takes stdin: staged as a 0600 file, or streamed by the backend's writer. */
+    public PayloadStrategy payloadStrategy() {
+        return payloadStrategy;
+    }
+
+    public Capabilities withOutputTransport(OutputTransport t) {
+        return toBuilder().outputTransport(t).build();
+    }
+
+    public Capabilities withPayloadStrategy(PayloadStrategy p) {
+        return toBuilder().payloadStrategy(p).build();
     }
 
     public Capabilities withNativeEnv(boolean v) {
@@ -95,27 +117,31 @@ public final class Capabilities {
     @Override
     public boolean equals(Object o) {
         return o instanceof Capabilities c && c.stdinMode == stdinMode && c.nativeEnv == nativeEnv
-                && c.attachable == attachable && c.disposable == disposable && c.argvLimit == argvLimit;
+                && c.attachable == attachable && c.disposable == disposable && c.argvLimit == argvLimit
+                && c.outputTransport == outputTransport && c.payloadStrategy == payloadStrategy;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(stdinMode, nativeEnv, attachable, disposable, argvLimit);
+        return Objects.hash(stdinMode, nativeEnv, attachable, disposable, argvLimit, outputTransport, payloadStrategy);
     }
 
     @Override
     public String toString() {
         return "Capabilities[stdinMode=" + stdinMode + ", nativeEnv=" + nativeEnv + ", attachable=" + attachable
-                + ", disposable=" + disposable + ", argvLimit=" + argvLimit + "]";
+                + ", disposable=" + disposable + ", argvLimit=" + argvLimit + ", outputTransport=" + outputTransport
+                + ", payloadStrategy=" + payloadStrategy + "]";
     }
 
-    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv. */
+    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv, STREAM output, STAGED payloads. */
     public static final class Builder {
         private StdinMode stdinMode = StdinMode.PIPE;
         private boolean nativeEnv;
         private boolean attachable;
         private boolean disposable;
         private int argvLimit = 96 * 1024;
+        private OutputTransport outputTransport = OutputTransport.STREAM;
+        private PayloadStrategy payloadStrategy = PayloadStrategy.STAGED;
 
         private Builder() {
         }
@@ -137,6 +163,16 @@ public final class Capabilities {
 
         public Builder disposable(boolean v) {
             this.disposable = v;
+            return this;
+        }
+
+        public Builder outputTransport(OutputTransport t) {
+            this.outputTransport = t;
+            return this;
+        }
+
+        public Builder payloadStrategy(PayloadStrategy p) {
+            this.payloadStrategy = p;
             return this;
         }
 

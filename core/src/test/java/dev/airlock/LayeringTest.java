@@ -8,18 +8,36 @@ import org.junit.jupiter.api.Test;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /**
- * The core's rooms and the one-way flow between them: the low rooms (shell scripts, internals,
- * events) know nothing of the SPI. That plugins use no internals is checked from the plugin's side,
- * by every backend's kit run (the kit's Layering group).
+ * The core's rooms and the one-way flow between them (API -> exec -> spi -> backend): the low
+ * rooms (shell scripts, internals, events) know neither the exec core nor the SPI, and the SPI
+ * reaches the exec core only where a plugin hands its backend over (the subclass adapter and
+ * {@code OpenContext.open}). That plugins use no internals is checked from the plugin's side, by
+ * every backend's kit run (the kit's Layering group).
  */
 class LayeringTest {
     private static final JavaClasses CORE = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages("dev.airlock");
 
     @Test
-    void lowRoomsDoNotReachUpIntoTheSpi() {
+    void lowRoomsDoNotReachUpIntoTheSpiOrTheExecCore() {
         noClasses().that().resideInAnyPackage("dev.airlock.shell..", "dev.airlock.internal..", "dev.airlock.event..")
-                .should().dependOnClassesThat().resideInAPackage("dev.airlock.spi..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.airlock.spi..", "dev.airlock.exec..")
+                .check(CORE);
+    }
+
+    @Test
+    void theSpiReachesTheExecCoreOnlyWhereABackendIsHandedOver() {
+        noClasses().that().resideInAPackage("dev.airlock.spi..")
+                .and().doNotHaveFullyQualifiedName("dev.airlock.spi.AbstractEnvironment")
+                .and().doNotHaveFullyQualifiedName("dev.airlock.spi.OpenContext")
+                .should().dependOnClassesThat().resideInAPackage("dev.airlock.exec..")
+                .check(CORE);
+    }
+
+    @Test
+    void theUsersApiDoesNotReachIntoTheExecCore() {
+        noClasses().that().resideInAPackage("dev.airlock")
+                .should().dependOnClassesThat().resideInAPackage("dev.airlock.exec..")
                 .check(CORE);
     }
 }

@@ -1,6 +1,6 @@
 package dev.airlock.ssh;
 
-import dev.airlock.internal.LaunchRecordStream;
+import dev.airlock.exec.LaunchRecordStream;
 import dev.airlock.shell.Launcher;
 import org.junit.jupiter.api.Test;
 

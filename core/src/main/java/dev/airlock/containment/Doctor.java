@@ -10,7 +10,6 @@ import dev.airlock.containment.DoctorReport.Row;
 import dev.airlock.containment.DoctorReport.Verdict;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.StdinScripts;
-import dev.airlock.spi.AbstractEnvironment;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -116,13 +115,13 @@ public final class Doctor {
         Optional<Containment> plan = Optional.empty();
         String guard = "unknown";
         String isolation = "unknown";
-        if (env instanceof AbstractEnvironment ae) {
+        if (env instanceof ContainedEnvironment ae) {
             plan = Optional.of(ae.containment());
             guard = ae.commandGuard().describe();
             isolation = ae.isolation();
         }
         DoctorReport report = judge(env.name(), env.target(), plan, guard, isolation, facts);
-        return env instanceof AbstractEnvironment ae ? report.withRow(secretVariables(ae.strippedSecretVariables())) : report;
+        return env instanceof ContainedEnvironment ae ? report.withRow(secretVariables(ae.strippedSecretVariables())) : report;
     }
 
     /**

@@ -5,7 +5,7 @@ package dev.airlock.shell;
  * succeeded and right before the command, the shell prints one record on stdout,
  * {@code \n@airlock:NONCE:PID:START:ok\n}, with a per-exec nonce, its pid (the process group it
  * leads under {@code setsid}) and that pid's start time from {@code /proc} (empty where there is
- * none). The core's one parser is {@link dev.airlock.internal.LaunchRecordStream}; the exit status
+ * none). The core's one parser is {@link dev.airlock.exec.LaunchRecordStream}; the exit status
  * always comes from the transport, never from text.
  */
 public final class Launcher {

@@ -54,4 +54,19 @@ public final class Shell {
                 + "if [ -r /proc/" + pgid + "/stat ]; then read -r s </proc/" + pgid + "/stat; s=${s##*) }; set -- $s; s=${20}; fi\n"
                 + "echo \"alive $s\"\nelse echo gone\nfi\n";
     }
+
+    /** Stages stdin into a 0600 file at {@code path}: the shell implementation of a stager's upload. */
+    public static String stageScript(String path) {
+        return "umask 077\ncat > " + quotePath(path) + "\n";
+    }
+
+    /** Removes a staged file; succeeds when it is already gone. */
+    public static String removeScript(String path) {
+        return "rm -f -- " + quotePath(path) + "\n";
+    }
+
+    /** Sends {@code signal} to the process group and always succeeds (a gone group is no error). */
+    public static String signalGroupScript(String signal, long pgid) {
+        return killProcessGroup(signal, pgid) + " 2>/dev/null\nexit 0\n";
+    }
 }

@@ -67,6 +67,22 @@ public final class OpenContext {
         return toBuilder().listener(listener).build();
     }
 
+    /**
+     * Opens an environment on {@code backend}: the core probes the target, prepares the private
+     * dir and runs every exec and file operation through the backend's hooks. When opening fails
+     * the backend is closed (its sandbox stopped) and the failure thrown.
+     */
+    public dev.airlock.Environment open(Backend backend) {
+        dev.airlock.exec.CoreEnvironment env = dev.airlock.exec.CoreEnvironment.create(backend, this);
+        try {
+            env.initialize();
+            return env;
+        } catch (RuntimeException | Error e) {
+            env.close();
+            throw e;
+        }
+    }
+
     public static final class Builder {
         private Settings settings;
         private ApprovalChannel approvalChannel;

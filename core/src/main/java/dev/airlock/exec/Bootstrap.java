@@ -1,0 +1,88 @@
+package dev.airlock.exec;
+
+import dev.airlock.spi.RawResult;
+import dev.airlock.AirlockException;
+import dev.airlock.BackendException;
+import dev.airlock.Payload;
+import dev.airlock.Target;
+import dev.airlock.WriteOptions;
+import dev.airlock.containment.ContainerDetection;
+import dev.airlock.containment.Containment;
+import dev.airlock.containment.ContainmentSettings;
+import dev.airlock.containment.Shims;
+import dev.airlock.containment.TargetProbe;
+import dev.airlock.shell.Shell;
+
+import java.io.IOException;
+import java.util.Map;
+
+/**
+ * Opening an environment: one probe script tells who and where the target is, containment decides
+ * the children's home and temp dir, and those are made before the first command runs.
+ */
+final class Bootstrap {
+
+    /** What the probe found and what containment made of it. */
+    record Probed(Target target, Containment plan) {
+    }
+
+    private Bootstrap() {
+    }
+
+    static Probed probe(CoreEnvironment env, ContainmentSettings containmentSettings, String base) {
+        boolean literal = !base.contains("$");
+        RawResult r;
+        try {
+            r = env.runRaw(TargetProbe.script(base, literal), null);
+        } catch (IOException e) {
+            throw new BackendException("cannot run the target probe on " + env.name() + ": " + e.getMessage(), e);
+        }
+        if (r.exit() != 0) {
+            throw new BackendException("the target probe on " + env.name() + " failed (exit " + r.exit() + "): " + r.stderrLine());
+        }
+        Map<String, String> facts = TargetProbe.parse(r.stdout());
+        ContainerDetection.Verdict verdict = ContainerDetection.decide(containmentSettings.container(), facts);
+        String processHome = facts.getOrDefault("home", "");
+        String passwdHome = facts.getOrDefault("passwd_home", "");
+        String realHome = !processHome.isEmpty() ? processHome : !passwdHome.isEmpty() ? passwdHome : "/";
+        Containment plan = Containment.plan(containmentSettings, realHome, facts, verdict.container(), verdict.signal());
+        String home = plan.home();
+        String bash = facts.getOrDefault("bash", "");
+        Target target = new Target(facts.getOrDefault("os", ""), facts.getOrDefault("hostname", ""),
+                Integer.parseInt(facts.get("uid").trim()), facts.getOrDefault("user", ""),
+                passwdHome, processHome, home,
+                facts.getOrDefault("tmpdir", "").isEmpty() ? "/tmp" : facts.get("tmpdir"),
+                facts.get("private"), bash.isEmpty() ? "sh" : "bash", verdict.container(), verdict.signal());
+        return new Probed(target, plan);
+    }
+
+    /** Makes the children's home, and in the eval profile the run dir's layout and the shims. */
+    static void prepare(CoreEnvironment env, Containment plan) {
+        if (plan.runDir().isPresent()) {
+            String dir = plan.runDir().get();
+            runPrepare(env, "the eval run dir " + dir, Shims.prepareScript(dir));
+            String bin = plan.shimDir().orElseThrow();
+            for (String name : Shims.SCRIPTS) {
+                try {
+                    env.files().write(bin + "/" + name, Payload.of(Shims.script(name, dir)), WriteOptions.mode(0755));
+                } catch (AirlockException e) {
+                    throw new BackendException("cannot install the " + name + " shim in " + bin + ": " + e.getMessage(), e);
+                }
+            }
+        } else if (plan.profileHome()) {
+            runPrepare(env, "the profile home " + plan.home(), "umask 077\nmkdir -p -- " + Shell.quotePath(plan.home()) + "\n");
+        }
+    }
+
+    private static void runPrepare(CoreEnvironment env, String what, String script) {
+        RawResult mk;
+        try {
+            mk = env.runRaw(script, null);
+        } catch (IOException e) {
+            throw new BackendException("cannot create " + what + ": " + e.getMessage(), e);
+        }
+        if (mk.exit() != 0) {
+            throw new BackendException("cannot create " + what + ": " + mk.stderrLine());
+        }
+    }
+}

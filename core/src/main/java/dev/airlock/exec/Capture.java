@@ -1,0 +1,192 @@
+package dev.airlock.exec;
+
+import dev.airlock.spi.RemoteProcess;
+import dev.airlock.BackendException;
+import dev.airlock.CapturedOutput;
+import dev.airlock.ExecRequest;
+import dev.airlock.Payload;
+import dev.airlock.RemoteFiles;
+import dev.airlock.spi.StdinWriter;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+
+/**
+ * One launched exec's streams: stdout through the launcher record's parser into a capture or the
+ * caller's sink, stderr likewise, and stdin from the caller's payload. After the command ends,
+ * {@link #finish} waits for end-of-output up to the output grace, then lets go of the transport.
+ * With FILES output the live streams are progress only and the output is downloaded after the end.
+ */
+final class Capture {
+    private static final int HEAP_CAPTURE = 1 << 20;
+    private static final int TRANSPORT_ERR = 64 << 10;
+
+    private final CoreEnvironment env;
+    private final ExecRequest request;
+    private final RemoteProcess process;
+    private final OutputFiles files;
+    private final LaunchRecordStream records;
+    private final OutputCapture outCap;
+    private final OutputCapture errCap;
+    /** FILES: the transport's stderr (staging errors come there, before the redirect). */
+    private final OutputCapture transportErr;
+    private final OutputPump outPump;
+    private final OutputPump errPump;
+    private StdinPump stdin;
+    private IOException downloadFailure;
+
+    /** {@code files} is null for STREAM output; else the output comes from those files after the end. */
+    Capture(CoreEnvironment env, ExecRequest request, RemoteProcess process, String nonce, OutputFiles files) {
+        this.env = env;
+        this.request = request;
+        this.process = process;
+        this.files = files;
+        long cap = request.captureLimit() >= 0 ? request.captureLimit() : env.config().outputCap();
+        this.outCap = request.stdoutSink().isPresent() ? null : new OutputCapture(cap, HEAP_CAPTURE, env.spills()::newFile);
+        this.errCap = request.stderrSink().isPresent() ? null : new OutputCapture(cap, HEAP_CAPTURE, env.spills()::newFile);
+        this.records = new LaunchRecordStream(process.stdout(), nonce);
+        if (files == null) {
+            this.transportErr = null;
+            this.outPump = new OutputPump(records, outTarget());
+            this.errPump = new OutputPump(process.stderr(), errTarget());
+        } else {
+            // The live logs are progress only: the output is downloaded from the files.
+            this.transportErr = new OutputCapture(TRANSPORT_ERR, TRANSPORT_ERR, () -> {
+                throw new IllegalStateException("the transport's stderr capture never spills");
+            });
+            this.outPump = new OutputPump(records, OutputStream.nullOutputStream());
+            this.errPump = new OutputPump(process.stderr(), transportErr);
+        }
+    }
+
+    private OutputStream outTarget() {
+        return outCap != null ? outCap : request.stdoutSink().get();
+    }
+
+    private OutputStream errTarget() {
+        return errCap != null ? errCap : request.stderrSink().get();
+    }
+
+    void start() {
+        env.workers().runAsync(outPump);
+        env.workers().runAsync(errPump);
+    }
+
+    /** Streams the caller's stdin: through the pipe, or by the backend's writer for streamed PAYLOAD. */
+    void writeStdin(Runnable onSourceFailure) {
+        Payload payload = request.stdin().orElseThrow();
+        Optional<StdinWriter> writer = env.streamedStdin();
+        stdin = writer.isPresent() ? StdinPump.streamed(writer.get(), process, payload, onSourceFailure)
+                : StdinPump.pipe(process.stdin(), payload, onSourceFailure);
+        env.workers().runAsync(stdin);
+    }
+
+    /**
+     * After the command ended: waits for both outputs (a background job holding a pipe is given
+     * up on after the output grace, and its transport released so no thread stays blocked on it),
+     * downloads the output files (FILES), closes the captures and flushes the caller's sinks.
+     * Returns whether the launcher record came.
+     */
+    boolean finish(TreeKill kill) throws InterruptedException {
+        boolean drained = outPump.finish(env.config().outputGrace()) & errPump.finish(env.config().outputGrace());
+        kill.recorded(records.record());
+        if (!drained || process.hasSurvivors()) {
+            env.linger(process, kill.known());
+        }
+        if (stdin != null) {
+            stdin.awaitEnd();
+        }
+        if (files != null) {
+            download();
+        }
+        CoreEnvironment.closeQuietly(outCap);
+        CoreEnvironment.closeQuietly(errCap);
+        CoreEnvironment.closeQuietly(transportErr);
+        flushQuietly(request.stdoutSink());
+        flushQuietly(request.stderrSink());
+        process.release();
+        return records.seen();
+    }
+
+    private void download() {
+        RemoteFiles native_ = env.backend().files().orElseThrow();
+        try {
+            OutputFiles.download(native_, files.out, outTarget(), outCap);
+            OutputFiles.download(native_, files.err, errTarget(), errCap);
+        } catch (IOException | RuntimeException e) {
+            downloadFailure = e instanceof IOException io ? io : new IOException(e.getMessage(), e);
+        }
+    }
+
+    /** The launcher record, waiting for it up to {@code max} (it comes before the command runs). */
+    LaunchRecordStream.Record awaitRecord(java.time.Duration max) throws InterruptedException {
+        return records.awaitRecord(max);
+    }
+
+    /** Failures of the caller's payload or sinks, or of the capture itself, become the exec's error. */
+    void throwFailures(boolean stopped) {
+        if (stdin != null && stdin.failure() != null) {
+            throw new BackendException("reading the stdin payload failed, so the command was killed: "
+                    + stdin.failure().getMessage(), stdin.failure());
+        }
+        if (downloadFailure != null && !stopped) {
+            throw new BackendException("the command ended but its output could not be downloaded from "
+                    + env.name() + ": " + downloadFailure.getMessage(), downloadFailure);
+        }
+        for (OutputPump d : new OutputPump[] {outPump, errPump}) {
+            if (d.failure() != null && !stopped) {
+                String where = (d == outPump ? outCap : errCap) == null ? " to the caller's stream" : " to its capture";
+                throw new BackendException("writing the command's " + (d == outPump ? "stdout" : "stderr") + where
+                        + " failed: " + d.failure().getMessage(), d.failure());
+            }
+        }
+    }
+
+    CapturedOutput stdout() {
+        return deliver(outCap);
+    }
+
+    CapturedOutput stderr() {
+        return deliver(errCap);
+    }
+
+    private CapturedOutput deliver(OutputCapture c) {
+        if (c == null) {
+            return CapturedOutput.empty();
+        }
+        if (c.spillPath() != null) {
+            env.spills().delivered(c.spillPath());
+        }
+        return c.result();
+    }
+
+    /** The first line of stderr (FILES: of the transport's), for a staging error's message. */
+    String stderrLine() {
+        OutputCapture c = transportErr != null ? transportErr : errCap;
+        if (c == null) {
+            return "";
+        }
+        byte[] b;
+        try (InputStream in = c.result().open()) {
+            b = in.readNBytes(512);
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+        String s = new String(b, StandardCharsets.UTF_8).strip();
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+
+    private static void flushQuietly(Optional<OutputStream> sink) {
+        sink.ifPresent(s -> {
+            try {
+                s.flush();
+            } catch (IOException | RuntimeException ignored) {
+                // the caller's sink; its own errors surface on its next write
+            }
+        });
+    }
+}

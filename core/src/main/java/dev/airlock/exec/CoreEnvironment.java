@@ -1,0 +1,452 @@
+package dev.airlock.exec;
+
+import dev.airlock.spi.RemoteProcess;
+import dev.airlock.BackendException;
+import dev.airlock.Capabilities;
+import dev.airlock.EnvironmentClosedException;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Execution;
+import dev.airlock.OutputTransport;
+import dev.airlock.Payload;
+import dev.airlock.PayloadStrategy;
+import dev.airlock.RemoteFiles;
+import dev.airlock.StdinMode;
+import dev.airlock.Target;
+import dev.airlock.containment.ContainedEnvironment;
+import dev.airlock.containment.Containment;
+import dev.airlock.containment.ContainmentSettings;
+import dev.airlock.containment.SecretVariables;
+import dev.airlock.event.AuditEvent;
+import dev.airlock.event.AuditFileListener;
+import dev.airlock.event.ExecListener;
+import dev.airlock.event.ExecTransition;
+import dev.airlock.safety.GuardMode;
+import dev.airlock.safety.Safety;
+import dev.airlock.session.Session;
+import dev.airlock.session.SessionHook;
+import dev.airlock.session.SessionStore;
+import dev.airlock.session.ShellSession;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.Backend;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.RawResult;
+import dev.airlock.spi.StdinWriter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The one environment the core runs for every backend: it composes the bootstrap (probe and
+ * containment), the exec runs, capture, the reaper and the lifecycle around a {@link Backend} that
+ * supplies transport only. Plugins get one through {@link OpenContext#open(Backend)}; backends
+ * written against {@link dev.airlock.spi.AbstractEnvironment} get one behind that adapter.
+ */
+public final class CoreEnvironment implements ContainedEnvironment {
+    private static final Logger LOG = LoggerFactory.getLogger(CoreEnvironment.class);
+
+    private final Backend backend;
+    private final String name;
+    private final String id;
+    private final OpenContext context;
+    private final Settings settings;
+    private final CoreSettings config;
+    private final List<ExecListener> listeners;
+    private final AuditFileListener auditFile;
+    private final Workers workers;
+    private final LiveExecs live = new LiveExecs();
+    private final Spills spills = new Spills();
+    private final RawRuns rawRuns;
+    private final Hooks hooks;
+    private final Reaper reaper;
+    private final Lifecycle lifecycle;
+    private final AtomicLong execIds = new AtomicLong();
+    private final SecretVariables secrets;
+    private final ContainmentSettings containmentSettings;
+    private final RemoteFiles shellFiles;
+    private final Object safetyLock = new Object();
+    private volatile Safety safety;
+    private volatile Target target;
+    private volatile Containment containment;
+
+    private CoreEnvironment(Backend backend, OpenContext context) {
+        this.backend = backend;
+        this.name = backend.name();
+        this.id = backend.id();
+        this.context = context;
+        this.settings = context.settings();
+        this.config = CoreSettings.from(settings);
+        this.secrets = SecretVariables.from(settings);
+        this.containmentSettings = ContainmentSettings.from(settings);
+        List<ExecListener> l = new ArrayList<>(context.listeners());
+        this.auditFile = settings.get(CoreSettings.AUDIT_FILE_KEY).map(f -> new AuditFileListener(Path.of(f))).orElse(null);
+        if (auditFile != null) {
+            l.add(auditFile);
+        }
+        this.listeners = List.copyOf(l);
+        this.workers = new Workers(name);
+        this.rawRuns = new RawRuns(this);
+        this.hooks = new Hooks(backend, rawRuns, config.stopBound());
+        this.reaper = new Reaper(this, config.killGrace());
+        this.shellFiles = new ShellFiles(this);
+        this.lifecycle = new Lifecycle(this, "airlock-shutdown-" + id);
+    }
+
+    /**
+     * Makes the core environment for {@code backend} and opens it: probes the target and prepares
+     * the private dir. Does not initialize; {@link #initialize()} does (the adapter calls it when
+     * its subclass is ready).
+     */
+    public static CoreEnvironment create(Backend backend, OpenContext context) {
+        return new CoreEnvironment(backend, context);
+    }
+
+    /** Probes the target and creates the private dir; once, before the first exec. */
+    public void initialize() {
+        checkTransports(backend);
+        String base = containmentSettings.privateDirBase()
+                .orElseGet(() -> backend.privateDirBase().orElseGet(this::defaultPrivateDirBase));
+        Bootstrap.Probed probed = Bootstrap.probe(this, containmentSettings, base);
+        this.target = probed.target();
+        this.containment = probed.plan();
+        Bootstrap.prepare(this, probed.plan());
+        backend.onTargetReady(target, containment);
+        lifecycle.registerShutdownHook();
+        emit("open", target.user() + "@" + target.hostname(), Map.of("home", containment.home(),
+                "container", target.container(), "profile", containment.profile().label()));
+    }
+
+    /** A backend's declared transports need their hooks: one clear line for the plugin's author otherwise. */
+    private static void checkTransports(Backend b) {
+        Capabilities c = b.capabilities();
+        if (c.stdinMode() == StdinMode.PAYLOAD && c.payloadStrategy() == PayloadStrategy.STREAMED && b.stdinWriter().isEmpty()) {
+            throw new IllegalStateException("the " + b.name() + " backend declares streamed PAYLOAD stdin but gives no"
+                    + " stdinWriter(); return one, or declare PayloadStrategy.STAGED");
+        }
+        if (c.outputTransport() == OutputTransport.FILES && b.files().isEmpty()) {
+            throw new IllegalStateException("the " + b.name() + " backend declares FILES output but gives no native"
+                    + " files() to download them with; return one, or declare OutputTransport.STREAM");
+        }
+    }
+
+    /** The backend's stdin writer when it takes stdin streamed by offset (streamed PAYLOAD); else empty (a pipe). */
+    Optional<StdinWriter> streamedStdin() {
+        Capabilities c = backend.capabilities();
+        return c.stdinMode() == StdinMode.PAYLOAD && c.payloadStrategy() == PayloadStrategy.STREAMED
+                ? backend.stdinWriter() : Optional.empty();
+    }
+
+    /** The core's default private dir base: {@code airlock.private-dir.base}, else {@code ${TMPDIR:-/tmp}}. */
+    public String defaultPrivateDirBase() {
+        return settings.get("airlock.private-dir.base").orElse("${TMPDIR:-/tmp}");
+    }
+
+    // ---------------------------------------------------------------- Environment
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return backend.capabilities();
+    }
+
+    @Override
+    public Target target() {
+        Target t = target;
+        if (t == null) {
+            throw new IllegalStateException("the environment was not initialized; call initialize() at the end of the constructor");
+        }
+        return t;
+    }
+
+    @Override
+    public Containment containment() {
+        Containment c = containment;
+        if (c == null) {
+            throw new IllegalStateException("the environment was not initialized; call initialize() at the end of the constructor");
+        }
+        return c;
+    }
+
+    @Override
+    public String isolation() {
+        return backend.isolation();
+    }
+
+    @Override
+    public RemoteFiles files() {
+        // A backend's own file API passes the same write tiers as the shell implementation.
+        return backend.files().<RemoteFiles>map(n -> new GuardedFiles(this, n)).orElse(shellFiles);
+    }
+
+    public boolean isClosed() {
+        return lifecycle.isClosed();
+    }
+
+    @Override
+    public void close() {
+        lifecycle.close();
+    }
+
+    @Override
+    public ExecResult exec(ExecRequest request) {
+        Execution e = start(request);
+        try {
+            return e.await();
+        } catch (InterruptedException ie) {
+            // Thread interrupt means cancel.
+            e.cancel();
+            try {
+                return e.await(config.killGrace().plusSeconds(5)).orElseThrow(() ->
+                        new BackendException("the command did not stop after the interrupt"));
+            } catch (InterruptedException again) {
+                throw new BackendException("interrupted twice while cancelling the command");
+            } finally {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public Execution start(ExecRequest request) {
+        return startRun(request, false);
+    }
+
+    /** Runs one of Airlock's own scripts through the full flow (staging, kill, capture) without the guard. */
+    Execution startInternal(String script, Payload stdin, OutputStream out, OutputStream err) {
+        ExecRequest.Builder b = ExecRequest.builder(script);
+        if (stdin != null) {
+            b.stdin(stdin);
+        }
+        if (out != null) {
+            b.output(out, err);
+        }
+        return startRun(b.build(), true);
+    }
+
+    @Override
+    public Session session() {
+        return session(null);
+    }
+
+    @Override
+    public Session session(SessionStore store) {
+        ensureOpen();
+        return new ShellSession(this, (request, hook) -> startRun(request, false, hook),
+                settings.getBoolean(ShellSession.WAIT_KEY, true), store);
+    }
+
+    private ExecRun startRun(ExecRequest request, boolean internal) {
+        return startRun(request, internal, null);
+    }
+
+    /** A user's exec, or Airlock's own ({@code internal}); {@code session} wraps it when it runs in a session. */
+    private ExecRun startRun(ExecRequest request, boolean internal, SessionHook session) {
+        ensureOpen();
+        ExecRun run = new ExecRun(this, execIds.incrementAndGet(), request, internal, session);
+        LiveExecs.Refusal refused = live.register(run);
+        if (refused == LiveExecs.Refusal.STOPPED) {
+            ensureOpen();
+        } else if (refused == LiveExecs.Refusal.FULL) {
+            throw new BackendException(LiveExecs.MAX_LIVE + " commands already run on the " + name + " environment " + id
+                    + "; wait for some to finish before starting more");
+        }
+        if (!workers.tryExecute(run::flow)) {
+            live.remove(run);
+            ensureOpen();
+            throw new BackendException("no thread is free on the " + name + " environment " + id
+                    + "; wait for running commands to finish");
+        }
+        return run;
+    }
+
+    void ensureOpen() {
+        boolean stopped = live.isStopped();
+        boolean closed = lifecycle.isClosed();
+        if (closed || stopped) {
+            throw new EnvironmentClosedException("the " + name + " environment " + id
+                    + (stopped && !closed ? " was stopped by a sandbox-wide cancel (airlock.cancel=sandbox)" : " is closed")
+                    + "; open a new one");
+        }
+    }
+
+    // ---------------------------------------------------------------- safety
+
+    /** The command guard's entry: every user command (never Airlock's own scripts) before anything is staged. */
+    void beforeCommand(ExecRequest request) {
+        Target t = target();
+        safety().checkCommand(request.command(), request.cwd().map(t::expand), request.env());
+    }
+
+    /** The write tiers' entry: the file operations that change {@code path}, before they run. */
+    void beforeWrite(String path, String operation) {
+        ensureOpen(); // before the rules load through the backend: a closed one may have no client left
+        safety().checkWrite(path, operation);
+    }
+
+    private Safety safety() {
+        Safety s = safety;
+        if (s != null) {
+            return s;
+        }
+        synchronized (safetyLock) {
+            if (safety == null) {
+                safety = new Safety(name, target(), containment(), settings, capabilities(), context.approvalChannel(),
+                        script -> {
+                            RawResult r = runRaw(script, null);
+                            if (r.exit() != 0) {
+                                throw new IOException("exit " + r.exit() + ": " + r.stderrLine());
+                            }
+                            return r.stdout();
+                        }, this::emit);
+            }
+            return safety;
+        }
+    }
+
+    @Override
+    public GuardMode.Verdict commandGuard() {
+        return GuardMode.decide(settings, capabilities());
+    }
+
+    // ---------------------------------------------------------------- children's environment
+
+    /** The variables a child gets on top of the inherited environment: containment's, then the request's. */
+    Map<String, String> childSet(ExecRequest req) {
+        return containment().childVariables(target().scratchDir(), req.env());
+    }
+
+    @Override
+    public Set<String> strippedSecretVariables() {
+        return secrets.among(System.getenv().keySet());
+    }
+
+    /** The core's proposal of variables no child inherits: the JVM's secrets and containment's list. */
+    public Set<String> defaultChildUnset() {
+        Set<String> out = new TreeSet<>(secrets.among(System.getenv().keySet()));
+        out.addAll(containmentSettings.unset());
+        return out;
+    }
+
+    /** What the backend removes from every child's inherited environment. */
+    Set<String> childUnset() {
+        return backend.childUnset(defaultChildUnset());
+    }
+
+    // ---------------------------------------------------------------- raw runs and events
+
+    /** Runs a small internal {@code sh} script straight through launch; output capped at 1 MiB. */
+    public RawResult runRaw(String script, Payload stdin) throws IOException {
+        return rawRuns.run(script, stdin);
+    }
+
+    /** Reports an audit event to every listener. */
+    public void emit(String type, String subject, Map<String, Object> fields) {
+        AuditEvent ev = new AuditEvent(Instant.now(), type, name, id, subject, fields);
+        for (ExecListener l : listeners) {
+            try {
+                l.onEvent(ev);
+            } catch (RuntimeException e) {
+                LOG.warn("an ExecListener failed: {}", e.toString());
+            }
+        }
+    }
+
+    void transition(ExecTransition t) {
+        for (ExecListener l : listeners) {
+            try {
+                l.onTransition(t);
+            } catch (RuntimeException e) {
+                LOG.warn("an ExecListener failed on a transition: {}", e.toString());
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- parts, for the exec run and lifecycle
+
+    Backend backend() {
+        return backend;
+    }
+
+    Lifecycle lifecycle() {
+        return lifecycle;
+    }
+
+    Hooks hooks() {
+        return hooks;
+    }
+
+    Reaper reaper() {
+        return reaper;
+    }
+
+    Workers workers() {
+        return workers;
+    }
+
+    LiveExecs live() {
+        return live;
+    }
+
+    Spills spills() {
+        return spills;
+    }
+
+    CoreSettings config() {
+        return config;
+    }
+
+    Target probedTarget() {
+        return target;
+    }
+
+    AuditFileListener auditFile() {
+        return auditFile;
+    }
+
+    void ended(ExecRun run) {
+        live.remove(run);
+    }
+
+    void linger(dev.airlock.spi.RemoteProcess p, Reaper.Identity identity) {
+        live.linger(p, identity);
+    }
+
+    /** With {@code airlock.cancel=sandbox}, a cancel that stopped an exec stops the sandbox too. */
+    void cancelledBySandboxPolicy() {
+        if (config.cancelStopsSandbox()) {
+            lifecycle.stopFromCancel();
+        }
+    }
+
+    static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // closing a pipe to a process that already ended
+        }
+    }
+}

@@ -1,0 +1,38 @@
+package dev.airlock.exec;
+
+import dev.airlock.settings.Settings;
+
+import java.time.Duration;
+
+/**
+ * The core's exec settings, read once at open.
+ *
+ * @param cancelStopsSandbox {@code airlock.cancel=sandbox}: a cancel stops the sandbox too
+ * @param outputCap          bytes of each output kept ({@code airlock.output.max-bytes})
+ * @param killGrace          SIGTERM to SIGKILL ({@code airlock.kill.grace})
+ * @param outputGrace        how long output is drained after the command ended ({@code airlock.exec.output-grace})
+ * @param maxStaged          the cap on a staged stdin of unknown length ({@code airlock.stdin.max-staged-bytes})
+ */
+public record CoreSettings(boolean cancelStopsSandbox, long outputCap, Duration killGrace, Duration outputGrace,
+                           long maxStaged) {
+    public static final String CANCEL_KEY = "airlock.cancel";
+    public static final String OUTPUT_MAX_KEY = "airlock.output.max-bytes";
+    public static final String KILL_GRACE_KEY = "airlock.kill.grace";
+    public static final String MAX_STAGED_KEY = "airlock.stdin.max-staged-bytes";
+    public static final String OUTPUT_GRACE_KEY = "airlock.exec.output-grace";
+    public static final String AUDIT_FILE_KEY = "airlock.audit.file";
+
+    static CoreSettings from(Settings settings) {
+        return new CoreSettings(
+                "sandbox".equals(settings.getChoice(CANCEL_KEY, "exec", "exec", "sandbox")),
+                settings.getBytes(OUTPUT_MAX_KEY, 16L << 20),
+                settings.getDuration(KILL_GRACE_KEY, Duration.ofSeconds(1)),
+                settings.getDuration(OUTPUT_GRACE_KEY, Duration.ofSeconds(2)),
+                settings.getBytes(MAX_STAGED_KEY, 1L << 30));
+    }
+
+    /** How long a timeout or cancel may take before the caller has its result: the kill grace plus a second. */
+    Duration stopBound() {
+        return killGrace.plusSeconds(1);
+    }
+}

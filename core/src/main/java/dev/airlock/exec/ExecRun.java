@@ -1,0 +1,347 @@
+package dev.airlock.exec;
+
+import dev.airlock.exec.ExecStateMachine.Cause;
+import dev.airlock.spi.ProcessEnd;
+import dev.airlock.spi.Launch;
+import dev.airlock.spi.RemoteProcess;
+import dev.airlock.AirlockException;
+import dev.airlock.BackendException;
+import dev.airlock.CapturedOutput;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.OutputTransport;
+import dev.airlock.Execution;
+import dev.airlock.StagingException;
+import dev.airlock.event.ExecState;
+import dev.airlock.event.ExecTransition;
+import dev.airlock.session.SessionHook;
+import dev.airlock.shell.Launcher;
+import dev.airlock.shell.StdinScripts;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One exec: its state machine, the cause of its end, its process handle and kill request, and the
+ * flow that stages, launches and waits on a worker thread. A timeout or cancel is bounded: before
+ * dispatch the flow is interrupted and the caller gets the result once the staged files are gone
+ * (or the kill grace plus a second passed); after dispatch the tree is killed and a watchdog ends
+ * the exec at the same bound even when a hook is stuck. Every exec ends DONE, CANCELLED or FAILED.
+ */
+final class ExecRun extends ExecHandle {
+    private static final Logger LOG = LoggerFactory.getLogger(ExecRun.class);
+
+    final long execId;
+    final ExecRequest request;
+    final boolean internal;
+    final ExecStateMachine sm;
+    private final CoreEnvironment env;
+    private final SessionHook session;
+    private final String nonce = Launcher.nonce();
+    private final CountDownLatch flowEnded = new CountDownLatch(1);
+    private final List<String> staged = new ArrayList<>();
+    private final Object threadLock = new Object();
+    private final Instant created = Instant.now();
+    private Thread flowThread;
+    private final TreeKill kill;
+    /** FILES output: where the command's stdout and stderr go; null for STREAM. */
+    private volatile OutputFiles outputFiles;
+    private volatile boolean dispatched;
+    private volatile ScheduledFuture<?> timeoutTask;
+
+    ExecRun(CoreEnvironment env, long execId, ExecRequest request, boolean internal) {
+        this(env, execId, request, internal, null);
+    }
+
+    ExecRun(CoreEnvironment env, long execId, ExecRequest request, boolean internal, SessionHook session) {
+        this.session = session;
+        this.env = env;
+        this.execId = execId;
+        this.request = request;
+        this.internal = internal;
+        this.sm = new ExecStateMachine(new Object(), this::observe);
+        this.kill = new TreeKill(env);
+    }
+
+    private void observe(ExecState from, ExecState to) {
+        env.transition(new ExecTransition(env.id(), execId, from, to, internal));
+    }
+
+    // ---- the flow, on a worker thread
+
+    void flow() {
+        synchronized (threadLock) {
+            flowThread = Thread.currentThread();
+        }
+        ExecResult r = null;
+        AirlockException failure = null;
+        try {
+            r = runFlow();
+        } catch (AirlockException e) {
+            failure = e;
+        } catch (InterruptedException | InterruptedIOException e) {
+            failure = new BackendException("the command on " + env.name() + " was interrupted before it finished");
+        } catch (IOException | RuntimeException | Error e) {
+            failure = new BackendException(env.name() + ": " + e, e);
+        } finally {
+            synchronized (threadLock) {
+                flowThread = null;
+            }
+            Thread.interrupted(); // a cancel's interrupt belongs to this exec, not to the pooled thread
+            removeAllStaged();
+            if (outputFiles != null && dispatched) {
+                outputFiles.remove(env.hooks()); // downloaded, or never to be: after a timeout or cancel too
+            }
+            ScheduledFuture<?> t = timeoutTask;
+            if (t != null) {
+                t.cancel(false);
+            }
+        }
+        if (failure != null) {
+            endWith(failure);
+        } else {
+            deliver(r);
+        }
+        flowEnded.countDown();
+        env.ended(this);
+    }
+
+    private ExecResult runFlow() throws IOException, InterruptedException {
+        if (!internal) {
+            env.beforeCommand(request);
+        }
+        // The timeout covers staging too: a stuck upload ends as a timeout, never a hang.
+        request.timeout().ifPresent(d -> timeoutTask = env.workers().schedule(() -> stop(Cause.TIMEOUT), d));
+        if (!sm.toStaging()) {
+            return stopResult();
+        }
+        if (env.capabilities().outputTransport() == OutputTransport.FILES) {
+            outputFiles = OutputFiles.in(env.target().stagingDir());
+        }
+        Launch launch;
+        try {
+            launch = ExecScript.build(request, commandToSend(), internal, env.capabilities(), env.target(), env.childSet(request),
+                    env.childUnset(), env.config().maxStaged(), nonce, outputFiles, this::stageTracked);
+        } catch (IOException e) {
+            if (sm.state() == ExecState.CANCELLED) {
+                return stopResult();
+            }
+            throw new StagingException("could not stage " + (internal ? "a file operation's data" : "the command's input")
+                    + " on the " + env.name() + " target: " + e.getMessage(), e);
+        }
+        if (!sm.toStaged() || !sm.toDispatched()) {
+            return stopResult();
+        }
+        return dispatch(launch);
+    }
+
+    private ExecResult dispatch(Launch launch) throws InterruptedException {
+        Instant began = Instant.now();
+        RemoteProcess p;
+        try {
+            dispatched = true;
+            p = env.hooks().launch(launch);
+        } catch (IOException e) {
+            if (sm.cause() != Cause.EXIT) {
+                sm.toDone(); // cancelled while it was being started: it did not start
+                return stopResult();
+            }
+            throw new BackendException("could not start the command on " + env.name() + ": " + e.getMessage(), e);
+        }
+        Capture capture = new Capture(env, request, p, nonce, outputFiles);
+        capture.start();
+        kill.launched(p, capture); // a cancel that came while launch ran (or close raced it) kills it now
+        if (launch.pipeStdin()) {
+            // A broken payload: the tree dies before its stdin closes, so no part passes for the whole.
+            capture.writeStdin(() -> {
+                kill.request();
+                try {
+                    kill.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        } else {
+            CoreEnvironment.closeQuietly(p.stdin());
+        }
+        ProcessEnd end;
+        try {
+            end = p.awaitEnd();
+        } catch (InterruptedException e) {
+            kill.request();
+            throw e;
+        } finally {
+            kill.exited();
+        }
+        boolean lost = end instanceof ProcessEnd.Lost;
+        if (!lost) {
+            sm.toDone(); // the end is decided here: a cancel from now on finds nothing to stop
+        }
+        kill.await();
+        boolean started = capture.finish(kill);
+        if (started) {
+            synchronized (staged) {
+                staged.clear(); // the prefix removed them before the record
+            }
+        }
+        Cause cause = sm.cause();
+        boolean stopped = cause == Cause.TIMEOUT || cause == Cause.CANCEL;
+        capture.throwFailures(stopped);
+        if (lost && !stopped) {
+            throw new BackendException("the connection to " + env.name() + " was lost while the command ran;"
+                    + " it was not run again (its effects, if any, stand)");
+        }
+        sm.toDone();
+        if (!stopped && !started && end.exitCode() == StdinScripts.STAGING_FAILED) {
+            String why = capture.stderrLine();
+            throw new StagingException("the staged input could not be opened on the " + env.name()
+                    + " target, so the command did not run" + (why.isEmpty() ? "" : ": " + why));
+        }
+        int code = cause == Cause.TIMEOUT ? ExecResult.EXIT_TIMEOUT : cause == Cause.CANCEL ? ExecResult.EXIT_CANCELLED
+                : end.exitCode();
+        return new ExecResult(code, capture.stdout(), capture.stderr(), cause == Cause.TIMEOUT, cause == Cause.CANCEL,
+                Duration.between(began, Instant.now()));
+    }
+
+    private ExecResult stopResult() {
+        Cause c = sm.cause();
+        return new ExecResult(c == Cause.TIMEOUT ? ExecResult.EXIT_TIMEOUT : ExecResult.EXIT_CANCELLED,
+                CapturedOutput.empty(), CapturedOutput.empty(), c == Cause.TIMEOUT, c != Cause.TIMEOUT,
+                Duration.between(created, Instant.now()));
+    }
+
+    private void stageTracked(String path, dev.airlock.Payload data) throws IOException {
+        if (sm.state() == ExecState.CANCELLED) {
+            throw new InterruptedIOException("cancelled before staging"); // nothing more goes up
+        }
+        synchronized (staged) {
+            staged.add(path);
+        }
+        env.hooks().stage(path, data);
+    }
+
+    private void removeAllStaged() {
+        List<String> paths;
+        synchronized (staged) {
+            paths = new ArrayList<>(staged);
+            staged.clear();
+        }
+        for (String path : paths) {
+            try {
+                env.hooks().remove(path);
+            } catch (IOException | RuntimeException e) {
+                LOG.debug("could not remove staged {}: {}", path, e.getMessage());
+            }
+        }
+    }
+
+    // ---- a session's part (see dev.airlock.session): the command it wraps, and the end it is told of
+
+    /** The command as sent: the user's (the guard judged that one), wrapped by the session if there is one. */
+    private String commandToSend() {
+        return session == null ? request.command() : session.wrap(request.command());
+    }
+
+    /** Tells the session its exec ended, before the caller can see that, so its next may start at once. */
+    private void sessionEnded() {
+        if (session != null) {
+            session.ended();
+        }
+    }
+
+    // ---- ends
+
+    private void deliver(ExecResult r) {
+        sessionEnded();
+        if (result.complete(r) && !internal) {
+            env.emit("exec", request.command(), Map.of("exit", r.exitCode(), "timedOut", r.timedOut(),
+                    "cancelled", r.cancelled(), "durationMs", r.duration().toMillis(),
+                    "stdoutDropped", r.stdoutDropped(), "stderrDropped", r.stderrDropped()));
+        }
+    }
+
+    /** Ends in FAILED, unless a cancel or timeout ended it first (then that is its result). */
+    private void endWith(AirlockException e) {
+        sessionEnded();
+        if (sm.fail() || sm.cause() == Cause.EXIT) {
+            if (result.completeExceptionally(e) && !internal) {
+                env.emit("exec", request.command(), Map.of("error", e.kind(), "message", e.getMessage()));
+            }
+        } else {
+            deliver(stopResult());
+        }
+    }
+
+    // ---- cancel and kill
+
+    @Override
+    public void cancel() {
+        boolean stoppedSomething = stop(Cause.CANCEL);
+        // A sandbox-wide cancel stops the sandbox only when it cancelled something, and never
+        // for Airlock's own operations (closing a read stream cancels its internal exec).
+        if (stoppedSomething && !internal) {
+            env.cancelledBySandboxPolicy();
+        }
+    }
+
+    /**
+     * Stops this exec by cancel, timeout or close: before dispatch it never runs, and this returns
+     * once its staged files are gone; after dispatch its process tree is killed. Either way the
+     * result arrives within the kill grace plus a second. Returns false when it had already ended.
+     */
+    boolean stop(Cause why) {
+        switch (sm.cancel(why)) {
+            case NEVER_DISPATCHED -> {
+                interruptFlow();
+                awaitQuietly(flowEnded, env.config().stopBound());
+                deliver(stopResult());
+                return true;
+            }
+            case KILL -> {
+                kill.request();
+                env.workers().schedule(this::watchdog, env.config().stopBound());
+                return true;
+            }
+            default -> {
+                return false;
+            }
+        }
+    }
+
+    /** The stop bound passed and the flow is still stuck in a hook: the caller gets the result now. */
+    private void watchdog() {
+        if (!result.isDone()) {
+            sm.toDone();
+            deliver(stopResult());
+            interruptFlow();
+        }
+    }
+
+    private void interruptFlow() {
+        synchronized (threadLock) {
+            if (flowThread != null) {
+                flowThread.interrupt();
+            }
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch, Duration d) {
+        try {
+            latch.await(d.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+}

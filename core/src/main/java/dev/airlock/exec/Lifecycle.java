@@ -1,0 +1,112 @@
+package dev.airlock.exec;
+
+import dev.airlock.AirlockException;
+import dev.airlock.Target;
+import dev.airlock.event.AuditFileListener;
+import dev.airlock.shell.Shell;
+import dev.airlock.spi.Deadline;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Closing an environment, exactly once however many threads race (close, a sandbox-wide cancel,
+ * the JVM's shutdown hook): cancel the live execs in parallel, kill what lingers, remove the
+ * private dir, stop the sandbox, free the threads. Every later closer waits for the first.
+ */
+final class Lifecycle {
+    private static final Logger LOG = LoggerFactory.getLogger(Lifecycle.class);
+    /** The most stopping the sandbox may take before close goes on without it. */
+    private static final java.time.Duration STOP_SANDBOX_BOUND = java.time.Duration.ofMinutes(2);
+
+    private final CoreEnvironment env;
+    private final StopOnce stopOnce;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Thread shutdownHook;
+
+    Lifecycle(CoreEnvironment env, String hookName) {
+        this.env = env;
+        this.stopOnce = new StopOnce(this::stopNow);
+        this.shutdownHook = new Thread(this::closeFromHook, hookName);
+    }
+
+    void registerShutdownHook() {
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+    }
+
+    boolean isClosed() {
+        return closed.get();
+    }
+
+    void close() {
+        if (!closed.compareAndSet(false, true)) {
+            stopOnce.stop(); // a second closer waits for the first to finish
+            return;
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException | IllegalArgumentException ignored) {
+            // the JVM is already shutting down (this close is the hook's), or the hook was never added
+        }
+        stopOnce.stop();
+    }
+
+    /**
+     * The JVM's shutdown hook: closes, and when a close is already running on another thread waits
+     * for it, so containers and remote processes are not left behind.
+     */
+    void closeFromHook() {
+        closed.set(true);
+        stopOnce.stop();
+    }
+
+    /** A sandbox-wide cancel: stops everything once, in the background (the canceller returns at once). */
+    void stopFromCancel() {
+        if (!stopOnce.isStopped()) {
+            env.workers().runAsync(stopOnce::stop);
+        }
+    }
+
+    private void stopNow() {
+        List<ExecRun> runs = env.live().stop();
+        for (ExecRun r : runs) {
+            // In parallel: each stop is bounded by the kill grace plus a second, and so is the sum.
+            env.workers().runAsync(() -> r.stop(ExecStateMachine.Cause.CANCEL));
+        }
+        long deadline = System.nanoTime() + env.config().stopBound().toNanos() + TimeUnit.SECONDS.toNanos(2);
+        for (ExecRun r : runs) {
+            r.awaitResultQuietly(Math.max(0, deadline - System.nanoTime()));
+        }
+        env.live().drainLingering((p, id) -> env.reaper().signal(p, id, true));
+        Target t = env.probedTarget();
+        if (t != null) {
+            try {
+                env.runRaw("rm -rf -- " + Shell.quotePath(t.privateDir()) + "\n", null);
+            } catch (IOException | AirlockException e) {
+                LOG.debug("could not remove the private dir {}: {}", t.privateDir(), e.getMessage());
+            }
+        }
+        try {
+            env.backend().stopSandbox(Deadline.in(STOP_SANDBOX_BOUND));
+        } catch (RuntimeException e) {
+            LOG.warn("stopping the {} sandbox {} failed: {}", env.name(), env.id(), e.getMessage());
+        }
+        try {
+            env.backend().close();
+        } catch (RuntimeException e) {
+            LOG.warn("closing the {} backend {} failed: {}", env.name(), env.id(), e.getMessage());
+        }
+        env.emit("close", env.id(), Map.of());
+        env.workers().shutdown();
+        env.spills().deletePending();
+        AuditFileListener audit = env.auditFile();
+        if (audit != null) {
+            audit.close();
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package dev.airlock.exec;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Copies one of a command's output streams into a sink, 64 KiB at a time, on its own thread.
+ * After the command exits, {@link #finish} waits for end-of-output, but gives up on a pipe that a
+ * background process holds open; a slow sink is never mistaken for that.
+ */
+public final class OutputPump implements Runnable {
+    private static final Logger LOG = LoggerFactory.getLogger(OutputPump.class);
+    private static final int CHUNK = 64 * 1024;
+
+    private final InputStream from;
+    private final OutputStream to;
+    private final CountDownLatch end = new CountDownLatch(1);
+    private volatile long lastActivity = System.nanoTime();
+    private volatile boolean detached;
+    /** In the caller's sink: a slow reader is not an idle command, so never give up then. */
+    private volatile boolean writing;
+    private volatile IOException failure;
+
+    public OutputPump(InputStream from, OutputStream to) {
+        this.from = from;
+        this.to = to;
+    }
+
+    @Override
+    public void run() {
+        byte[] buf = new byte[CHUNK];
+        try {
+            int n;
+            while ((n = from.read(buf)) >= 0) {
+                lastActivity = System.nanoTime();
+                if (detached) {
+                    continue; // a background process still writes after we gave up: discard
+                }
+                writing = true;
+                try {
+                    to.write(buf, 0, n);
+                } catch (IOException | RuntimeException e) {
+                    // A sink that throws anything (a full disk, a gone spill dir, a caller's bug)
+                    // must not end the drain: the command would block on a full pipe forever.
+                    if (failure == null) {
+                        failure = e instanceof IOException io ? io : new IOException(e.toString(), e);
+                    }
+                    detached = true; // keep draining so the command never blocks on a full pipe
+                } finally {
+                    writing = false;
+                    lastActivity = System.nanoTime();
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            if (!detached) {
+                LOG.debug("output stream ended with an error: {}", e.getMessage());
+            }
+        } finally {
+            end.countDown();
+        }
+    }
+
+    /**
+     * Waits for end-of-output after the command exited. A background process that keeps the
+     * pipe open would hold it forever: stop waiting once no byte arrived for {@code grace}.
+     */
+    public boolean finish(Duration grace) throws InterruptedException {
+        while (!end.await(50, TimeUnit.MILLISECONDS)) {
+            if (!writing && System.nanoTime() - lastActivity > grace.toNanos()) {
+                detached = true;
+                end.await(50, TimeUnit.MILLISECONDS); // let an in-flight write finish
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The caller's sink failed with this (the pump kept draining so the command never blocked). */
+    public IOException failure() {
+        return failure;
+    }
+}

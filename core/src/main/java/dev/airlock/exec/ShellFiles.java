@@ -1,0 +1,482 @@
+package dev.airlock.exec;
+
+import dev.airlock.spi.BlockingPipe;
+import dev.airlock.AirlockException;
+import dev.airlock.BackendException;
+import dev.airlock.ExecResult;
+import dev.airlock.Execution;
+import dev.airlock.FileStat;
+import dev.airlock.NoSuchPathException;
+import dev.airlock.Payload;
+import dev.airlock.RemoteFiles;
+import dev.airlock.WriteOptions;
+import dev.airlock.shell.Shell;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * {@link RemoteFiles} for any backend that can run POSIX {@code sh}: every operation is one
+ * internal exec whose data travels through stdin and stdout (so through the backend's stdin mode),
+ * never argv. Paths are quoted once, by {@link Shell}.
+ */
+final class ShellFiles implements RemoteFiles {
+    private static final int PIPE_BUFFER = 256 * 1024;
+    private static final byte HEADER = 'A';
+
+    private final CoreEnvironment env;
+
+    ShellFiles(CoreEnvironment env) {
+        this.env = env;
+    }
+
+    private String resolve(String path) {
+        if (path == null || path.isEmpty() || path.indexOf('\0') >= 0) {
+            throw new dev.airlock.ConfigurationException("a path must be non-empty and hold no NUL byte");
+        }
+        return env.target().expand(path);
+    }
+
+    /** The longest path and file name Linux takes (PATH_MAX without its NUL, NAME_MAX). */
+    private static final int PATH_MAX = 4095;
+    private static final int NAME_MAX = 255;
+
+    /**
+     * Writes in three steps so a parent symlink flipped meanwhile cannot move the write: the guard
+     * judges the path; one script enters the physical parent (making it if asked) and reports it;
+     * the guard judges that physical place; the writing script enters it again, checks it is the
+     * same, and makes the temp file and renames it there, by name, never through a link in the
+     * final component. Directories it made are removed again when the write fails.
+     */
+    @Override
+    public void write(String path, Payload content, WriteOptions options) {
+        String t = resolve(path);
+        checkLength(t);
+        env.beforeWrite(t, "write");
+        Place place = enter(t, options.createParents());
+        try {
+            if (!(place.dir.equals("/") ? "/" + place.name : place.dir + "/" + place.name).equals(t)) {
+                env.beforeWrite((place.dir.equals("/") ? "" : place.dir) + "/" + place.name, "write");
+            }
+            writeIn(place, t, content, options);
+        } catch (RuntimeException e) {
+            place.removeCreated();
+            throw e;
+        }
+    }
+
+    private static void checkLength(String t) {
+        int bytes = t.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > PATH_MAX) {
+            throw new dev.airlock.ConfigurationException("the path is " + bytes + " bytes long; the target takes at most "
+                    + PATH_MAX + " (" + t.substring(0, Math.min(60, t.length())) + "...)");
+        }
+        for (String c : t.split("/")) {
+            if (c.getBytes(StandardCharsets.UTF_8).length > NAME_MAX) {
+                throw new dev.airlock.ConfigurationException("a name in the path is longer than " + NAME_MAX + " bytes ("
+                        + c.substring(0, Math.min(60, c.length())) + "...)");
+            }
+        }
+    }
+
+    /** Where a write lands: the physical parent, the name in it, and the first directory the write made (if any). */
+    private final class Place {
+        final String dir;
+        final String name;
+        final String createdFrom;
+
+        Place(String dir, String name, String createdFrom) {
+            this.dir = dir;
+            this.name = name;
+            this.createdFrom = createdFrom;
+        }
+
+        /** Removes the (empty) directories this write made, deepest first, up to the one that existed. */
+        void removeCreated() {
+            if (createdFrom.isEmpty()) {
+                return;
+            }
+            try {
+                run("c=" + Shell.quote(dir) + "\ne=" + Shell.quote(createdFrom) + "\n"
+                        + "while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do rmdir -- \"$c\" 2>/dev/null || break; c=$(dirname -- \"$c\"); done\n", null);
+            } catch (RuntimeException ignored) {
+                // best effort: the write's own failure is what the caller hears about
+            }
+        }
+    }
+
+    private Place enter(String t, boolean createParents) {
+        StringBuilder s = new StringBuilder();
+        s.append("t=").append(Shell.quotePath(t)).append('\n')
+                .append("if [ -L \"$t\" ]; then r=$(readlink -f -- \"$t\") && [ -n \"$r\" ] || { echo \"cannot resolve the symlink $t\" >&2; exit 3; }; t=$r; fi\n")
+                .append("d=$(dirname -- \"$t\")\n")
+                .append("e=\n");
+        if (createParents) {
+            s.append("if [ ! -d \"$d\" ]; then\n")
+                    .append("  e=$d; while [ ! -d \"$e\" ] && [ \"$e\" != / ]; do e=$(dirname -- \"$e\"); done\n")
+                    .append("  mkdir -p -- \"$d\" || { c=$d; while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do rmdir -- \"$c\" 2>/dev/null; c=$(dirname -- \"$c\"); done; exit 4; }\n")
+                    .append("  e=$(cd -P -- \"$e\" && pwd -P) || exit 4\n")
+                    .append("fi\n");
+        } else {
+            s.append("[ -d \"$d\" ] || { echo \"no such directory: $d\" >&2; exit 2; }\n");
+        }
+        s.append("cd -P -- \"$d\" || exit 4\n")
+                .append("printf '%s\\0%s\\0%s' \"$(pwd -P)\" \"$(basename -- \"$t\")\" \"$e\"\n");
+        Outcome o = run(s.toString(), null);
+        switch (o.exit) {
+            case 0 -> {
+                String[] f = o.out.split("\0", -1);
+                if (f.length < 3 || !f[0].startsWith("/") || f[1].isEmpty()) {
+                    throw new BackendException("write to " + t + ": the target reported no usable directory");
+                }
+                return new Place(f[0], f[1], f[2]);
+            }
+            case 2 -> throw new NoSuchPathException(parent(t));
+            default -> throw failure("write", t, o);
+        }
+    }
+
+    private void writeIn(Place place, String t, Payload content, WriteOptions options) {
+        long expected = content.length().orElse(-1);
+        String dir = Shell.quote(place.dir);
+        StringBuilder s = new StringBuilder();
+        s.append("cd -P -- ").append(dir).append(" || exit 4\n")
+                .append("[ \"$(pwd -P)\" = ").append(dir).append(" ] || { echo \"the directory changed while writing; nothing was written\" >&2; exit 11; }\n")
+                .append("n=").append(Shell.quotePath(place.name)).append('\n')
+                .append("[ -d \"$n\" ] && [ ! -L \"$n\" ] && { echo \"is a directory: ").append(t.replace("\\", "\\\\").replace("\"", "\\\"")
+                        .replace("$", "\\$").replace("`", "\\`")).append("\" >&2; exit 5; }\n")
+                .append("tmp=\n")
+                .append("trap '[ -z \"$tmp\" ] || rm -f -- \"$tmp\"' EXIT\n")
+                // A cancel (SIGTERM to the group) must not leave the temp file: exit runs the EXIT trap.
+                .append("trap 'exit 143' TERM INT HUP\n")
+                .append("tmp=$(mktemp ./.airlock-write-XXXXXXXXXX) || exit 6\n")
+                .append("cat > \"$tmp\" || exit 7\n");
+        if (options.mode().isPresent()) {
+            s.append("chmod ").append(Integer.toOctalString(options.mode().getAsInt())).append(" \"$tmp\" || exit 8\n");
+        } else {
+            s.append("if [ -f \"$n\" ] && [ ! -L \"$n\" ]; then m=$(stat -c %a -- \"$n\") || exit 8\n")
+                    .append("else m=$(printf '%o' $(( 0666 & ~0$(umask) ))); fi\n")
+                    .append("chmod \"$m\" \"$tmp\" || exit 8\n");
+        }
+        s.append("c=$(wc -c < \"$tmp\" | tr -d ' ')\n");
+        if (expected >= 0) {
+            s.append("[ \"$c\" = ").append(expected).append(" ] || { echo \"wrote $c of ")
+                    .append(expected).append(" bytes\" >&2; exit 9; }\n");
+        }
+        // -T: a link planted at the name is replaced, never followed into a directory (busybox mv may lack it).
+        // The plain mv only where -T is missing: when the name became a directory meanwhile (a concurrent
+        // command), plain mv would move the temp file into it and report a write that is not at the path.
+        s.append("mv -fT -- \"$tmp\" \"$n\" 2>/dev/null || { [ ! -d \"$n\" ] && mv -f -- \"$tmp\" \"$n\"; } || { [ -d \"$n\" ]"
+                        + " && echo \"is a directory (made while writing): ").append(t.replace("\\", "\\\\").replace("\"", "\\\"")
+                        .replace("$", "\\$").replace("`", "\\`")).append("\" >&2; exit 10; }\n")
+                .append("trap - EXIT\n")
+                .append("printf '%s' \"$c\"\n");
+        Counting counted = expected < 0 ? new Counting(content) : null;
+        Outcome o = run(s.toString(), counted != null ? counted.payload() : content);
+        if (o.exit == 0) {
+            long written = Long.parseLong(o.out.trim());
+            if (counted != null && written != counted.count) {
+                throw new BackendException("write to " + t + " stored " + written + " bytes of the "
+                        + counted.count + " sent; the file is incomplete, write it again");
+            }
+            return;
+        }
+        throw failure("write", t, o);
+    }
+
+    @Override
+    public InputStream read(String path) {
+        String t = resolve(path);
+        String script = "p=" + Shell.quotePath(t) + "\n"
+                + "[ -e \"$p\" ] || exit 2\n"
+                + "[ -d \"$p\" ] && { echo \"is a directory: $p\" >&2; exit 3; }\n"
+                + "[ -r \"$p\" ] || { echo \"permission denied: $p\" >&2; exit 4; }\n"
+                + "printf A\n"
+                + "exec cat -- \"$p\"\n";
+        return streamed("read", t, script);
+    }
+
+    @Override
+    public Optional<FileStat> stat(String path) {
+        String t = resolve(path);
+        String script = "p=" + Shell.quotePath(t) + "\n"
+                + "[ -e \"$p\" ] || [ -L \"$p\" ] || exit 2\n"
+                + "exec stat -c '%f %s %Y' -- \"$p\"\n";
+        Outcome o = run(script, null);
+        if (o.exit == 2) {
+            return Optional.empty();
+        }
+        if (o.exit != 0) {
+            throw failure("stat", t, o);
+        }
+        return Optional.of(parseStat(t, name(t), o.out.trim()));
+    }
+
+    @Override
+    public List<FileStat> list(String dir) {
+        String t = resolve(dir);
+        String script = "p=" + Shell.quotePath(t) + "\n"
+                + "[ -d \"$p\" ] || { [ -e \"$p\" ] && { echo \"not a directory: $p\" >&2; exit 3; }; exit 2; }\n"
+                + "cd -- \"$p\" || exit 4\n"
+                + "for f in * .[!.]* ..?*; do\n"
+                + "  [ -e \"$f\" ] || [ -L \"$f\" ] || continue\n"
+                + "  stat -c '%f %s %Y' -- \"$f\" || continue\n"
+                + "  printf '%s\\0' \"$f\"\n"
+                + "done\n";
+        Outcome o = run(script, null);
+        if (o.exit == 2) {
+            throw new NoSuchPathException(t);
+        }
+        if (o.exit != 0) {
+            throw failure("list", t, o);
+        }
+        List<FileStat> out = new ArrayList<>();
+        String s = o.out;
+        int i = 0;
+        while (i < s.length()) {
+            int nl = s.indexOf('\n', i);
+            int nul = nl < 0 ? -1 : s.indexOf('\0', nl + 1);
+            if (nl < 0 || nul < 0) {
+                break;
+            }
+            String name = s.substring(nl + 1, nul);
+            String child = t.endsWith("/") ? t + name : t + "/" + name;
+            out.add(parseStat(child, name, s.substring(i, nl)));
+            i = nul + 1;
+        }
+        out.sort(Comparator.comparing(FileStat::name));
+        return out;
+    }
+
+    @Override
+    public boolean delete(String path) {
+        String t = resolve(path);
+        if (t.equals("/") || t.isBlank()) {
+            throw new dev.airlock.DeniedException("refusing to delete '/'");
+        }
+        env.beforeWrite(t, "delete");
+        String script = "p=" + Shell.quotePath(t) + "\n"
+                + "[ -e \"$p\" ] || [ -L \"$p\" ] || exit 2\n"
+                + "exec rm -rf -- \"$p\"\n";
+        Outcome o = run(script, null);
+        if (o.exit == 2) {
+            return false;
+        }
+        if (o.exit != 0) {
+            throw failure("delete", t, o);
+        }
+        return true;
+    }
+
+    @Override
+    public void mkdirs(String dir) {
+        String t = resolve(dir);
+        env.beforeWrite(t, "mkdirs");
+        Outcome o = run("exec mkdir -p -- " + Shell.quotePath(t) + "\n", null);
+        if (o.exit != 0) {
+            throw failure("mkdirs", t, o);
+        }
+    }
+
+    @Override
+    public void copyIn(String dir, InputStream tar) {
+        String t = resolve(dir);
+        env.beforeWrite(t, "copyIn");
+        String script = "mkdir -p -- " + Shell.quotePath(t) + " && cd -- " + Shell.quotePath(t) + " || exit 4\n"
+                + "if tar --version 2>/dev/null | grep -q GNU; then exec tar -xpf - --no-same-owner; else exec tar -xf -; fi\n";
+        Outcome o = run(script, Payload.ofStream(tar));
+        if (o.exit != 0) {
+            throw failure("copyIn", t, o);
+        }
+    }
+
+    @Override
+    public InputStream copyOut(String dir) {
+        String t = resolve(dir);
+        String script = "p=" + Shell.quotePath(t) + "\n"
+                + "[ -d \"$p\" ] || { [ -e \"$p\" ] && { echo \"not a directory: $p\" >&2; exit 3; }; exit 2; }\n"
+                + "cd -- \"$p\" || exit 4\n"
+                + "printf A\n"
+                + "exec tar -cf - .\n";
+        return streamed("copyOut", t, script);
+    }
+
+    // ---------------------------------------------------------------- plumbing
+
+    private record Outcome(int exit, String out, String err) {
+    }
+
+    /** Counts the bytes of a payload of unknown length as they are sent, to verify what was stored. */
+    private static final class Counting {
+        private final Payload source;
+        private volatile long count;
+
+        Counting(Payload source) {
+            this.source = source;
+        }
+
+        Payload payload() {
+            InputStream in;
+            try {
+                in = source.open();
+            } catch (IOException e) {
+                throw new BackendException("cannot open the content to write: " + e.getMessage(), e);
+            }
+            return Payload.ofStream(new java.io.FilterInputStream(in) {
+                @Override
+                public int read() throws IOException {
+                    int b = super.read();
+                    if (b >= 0) {
+                        count++;
+                    }
+                    return b;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    int n = super.read(b, off, len);
+                    if (n > 0) {
+                        count += n;
+                    }
+                    return n;
+                }
+            });
+        }
+    }
+
+    private Outcome run(String script, Payload stdin) {
+        ByteArrayOutputStream out = new CappedBuffer(16 << 20);
+        ByteArrayOutputStream err = new CappedBuffer(64 << 10);
+        Execution e = env.startInternal(script, stdin, out, err);
+        ExecResult r;
+        try {
+            r = e.await();
+        } catch (InterruptedException ie) {
+            e.cancel();
+            Thread.currentThread().interrupt();
+            throw new BackendException("interrupted during a file operation; it was cancelled");
+        }
+        if (r.cancelled()) {
+            throw new BackendException("the file operation was cancelled");
+        }
+        return new Outcome(r.exitCode(), out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8).strip());
+    }
+
+    /** An exec whose stdout (after a one-byte header) becomes the caller's stream. */
+    private InputStream streamed(String op, String path, String script) {
+        BlockingPipe pipe = new BlockingPipe(PIPE_BUFFER);
+        ByteArrayOutputStream err = new CappedBuffer(64 << 10);
+        Execution e = env.startInternal(script, null, pipe.sink, err);
+        InputStream in = pipe.source(e::cancel);
+        env.workers().runAsync(() -> {
+            // Ends the stream when the exec ends: with EOF on success, an error otherwise.
+            try {
+                ExecResult r = e.await();
+                if (r.exitCode() != 0 && !pipe.isReaderClosed()) {
+                    pipe.fail(new IOException(failure(op, path, outcome(r, err)).getMessage()));
+                } else {
+                    pipe.end();
+                }
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                pipe.fail(new IOException(op + " interrupted"));
+            } catch (AirlockException ae) {
+                pipe.fail(new IOException(ae.getMessage(), ae));
+            }
+        });
+        int first;
+        try {
+            first = in.read();
+        } catch (IOException io) {
+            first = -1; // the exec ended before the header; its exit code says why
+        }
+        if (first != HEADER) {
+            try {
+                in.close();
+            } catch (IOException ignored) {
+                // our own pipe's close cannot fail
+            }
+            Outcome o = outcome(awaitQuietly(e), err);
+            if (o.exit == 2) {
+                throw new NoSuchPathException(path);
+            }
+            throw failure(op, path, o);
+        }
+        return in;
+    }
+
+    private static Outcome outcome(ExecResult r, ByteArrayOutputStream err) {
+        return new Outcome(r == null ? -1 : r.exitCode(), "", err.toString(StandardCharsets.UTF_8).strip());
+    }
+
+    private static ExecResult awaitQuietly(Execution e) {
+        try {
+            return e.await();
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (AirlockException ae) {
+            return null;
+        }
+    }
+
+    private BackendException failure(String op, String path, Outcome o) {
+        String why = o.err.isEmpty() ? "exit " + o.exit : o.err.lines().findFirst().orElse("");
+        return new BackendException(op + " " + path + " failed on " + env.name() + ": " + why);
+    }
+
+    private static FileStat parseStat(String path, String name, String line) {
+        String[] f = line.trim().split(" ");
+        if (f.length < 3) {
+            throw new BackendException("unexpected stat output for " + path + ": " + line);
+        }
+        int raw = Integer.parseInt(f[0], 16);
+        FileStat.Type type = switch (raw & 0170000) {
+            case 0100000 -> FileStat.Type.FILE;
+            case 0040000 -> FileStat.Type.DIRECTORY;
+            case 0120000 -> FileStat.Type.SYMLINK;
+            default -> FileStat.Type.OTHER;
+        };
+        return new FileStat(path, name, type, Long.parseLong(f[1]), raw & 07777, Instant.ofEpochSecond(Long.parseLong(f[2])));
+    }
+
+    private static String name(String path) {
+        String p = path.endsWith("/") && path.length() > 1 ? path.substring(0, path.length() - 1) : path;
+        int slash = p.lastIndexOf('/');
+        return slash < 0 ? p : p.substring(slash + 1);
+    }
+
+    private static String parent(String path) {
+        int slash = path.lastIndexOf('/');
+        return slash <= 0 ? "/" : path.substring(0, slash);
+    }
+
+    /** Keeps the first {@code cap} bytes; more is dropped (these are small internal outputs). */
+    private static final class CappedBuffer extends ByteArrayOutputStream {
+        private final int cap;
+
+        CappedBuffer(int cap) {
+            this.cap = cap;
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) {
+            int keep = Math.max(0, Math.min(len, cap - count));
+            super.write(b, off, keep);
+        }
+
+        @Override
+        public synchronized void write(int b) {
+            if (count < cap) {
+                super.write(b);
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+package dev.airlock.exec;
+
+import dev.airlock.spi.RemoteProcess;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One exec's kill: the request (which may come before launch returned), the one kill of its tree,
+ * and who was launched (the backend's process group, or the launcher record's). A request before
+ * the process is known is carried out by {@link #launched} as soon as it is.
+ */
+final class TreeKill {
+    private static final Logger LOG = LoggerFactory.getLogger(TreeKill.class);
+
+    private final CoreEnvironment env;
+    private volatile RemoteProcess process;
+    private volatile Capture capture;
+    private volatile Reaper.Identity identity;
+    private volatile boolean requested;
+    private volatile boolean exited;
+    private CompletableFuture<Void> kill;
+
+    TreeKill(CoreEnvironment env) {
+        this.env = env;
+    }
+
+    /** The command runs: a kill requested while launch ran is carried out now. */
+    void launched(RemoteProcess p, Capture c) {
+        capture = c;
+        process = p;
+        if (requested) {
+            request();
+        }
+    }
+
+    /** Kills the tree once; when launch has not returned yet, {@link #launched} does it as soon as it does. */
+    void request() {
+        requested = true;
+        RemoteProcess p = process;
+        if (p == null) {
+            return; // launched() reads requested right after setting process
+        }
+        CompletableFuture<Void> k;
+        synchronized (this) {
+            if (kill != null) {
+                return;
+            }
+            kill = k = new CompletableFuture<>();
+        }
+        env.workers().runAsync(() -> {
+            try {
+                Reaper.Identity id = identity;
+                if (id == null) {
+                    // The record names the group when the backend cannot; it comes before the command runs.
+                    Capture c = capture;
+                    Duration wait = p.processGroup().isPresent() ? Duration.ZERO : env.config().stopBound();
+                    id = identityOf(c == null ? null : c.awaitRecord(wait));
+                    identity = id;
+                }
+                env.reaper().terminate(p, id, () -> exited);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                k.complete(null);
+            }
+        });
+    }
+
+    /** No process of a killed exec outlives its result (bounded: the watchdog answers the caller anyway). */
+    void await() throws InterruptedException {
+        CompletableFuture<Void> k;
+        synchronized (this) {
+            k = kill;
+        }
+        if (k == null) {
+            return;
+        }
+        try {
+            k.get(env.config().stopBound().toMillis() + 30_000, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("killing a command on {} did not finish: {}", env.name(), e.toString());
+        }
+    }
+
+    void exited() {
+        exited = true;
+    }
+
+    /** The launcher record arrived (or did not: null); remembers who was launched. */
+    void recorded(LaunchRecordStream.Record record) {
+        if (identity == null) {
+            identity = identityOf(record);
+        }
+    }
+
+    /** Who was launched, as far as known now; null when neither the backend nor the record said. */
+    Reaper.Identity known() {
+        return identity;
+    }
+
+    /** The backend's own group and start time, completed from the launcher record. */
+    private Reaper.Identity identityOf(LaunchRecordStream.Record record) {
+        RemoteProcess p = process;
+        OptionalLong pgid = p.processGroup();
+        if (pgid.isEmpty() && record != null) {
+            pgid = OptionalLong.of(record.pid());
+        }
+        if (pgid.isEmpty()) {
+            return null;
+        }
+        OptionalLong start = p.startTime();
+        if (start.isEmpty() && record != null && record.pid() == pgid.getAsLong()) {
+            start = record.startTime();
+        }
+        return new Reaper.Identity(pgid.getAsLong(), start);
+    }
+}

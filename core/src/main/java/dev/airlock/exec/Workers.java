@@ -1,0 +1,86 @@
+package dev.airlock.exec;
+
+import java.time.Duration;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An environment's threads: a bounded pool for flows, pumps, stdin writers and kills, and one timer.
+ * What must run for a command that runs (a pump, a kill, a clean-up) gets a thread of its own when
+ * the pool is full or shut down.
+ */
+final class Workers {
+    private final String name;
+    private final ExecutorService pool;
+    private final ScheduledExecutorService timers;
+
+    Workers(String name) {
+        this.name = name;
+        AtomicInteger n = new AtomicInteger();
+        ThreadFactory tf = r -> {
+            Thread t = new Thread(r, "airlock-" + name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+        // Bounded: at most MAX_LIVE execs run at once, each needing a few threads (flow, two pumps,
+        // stdin, kill); a pump given up on after the output grace releases its transport and ends.
+        this.pool = new ThreadPoolExecutor(0, LiveExecs.MAX_LIVE * 5 + 16, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), tf);
+        this.timers = Executors.newSingleThreadScheduledExecutor(tf);
+    }
+
+    /** Runs {@code task} on the pool; false when no thread is free (or the pool is shut down). */
+    boolean tryExecute(Runnable task) {
+        try {
+            pool.execute(task);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    /** Runs {@code task} on the pool, or on a thread of its own when the pool cannot take it. */
+    void runAsync(Runnable task) {
+        if (!tryExecute(task)) {
+            Thread t = new Thread(task, "airlock-" + name + "-extra");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    /** Runs {@code task} on a worker after {@code delay}; the timer thread itself never blocks. */
+    ScheduledFuture<?> schedule(Runnable task, Duration delay) {
+        try {
+            return timers.schedule(() -> runAsync(task), delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            runAsync(task); // closed: run it now
+            return null;
+        }
+    }
+
+    /** The pool, or when it is shut down a thread per task (a pump run inline could deadlock on a full pipe). */
+    Executor executor() {
+        return pool.isShutdown() ? r -> {
+            Thread t = new Thread(r, "airlock-" + name + "-raw");
+            t.setDaemon(true);
+            t.start();
+        } : pool;
+    }
+
+    /**
+     * Not shutdownNow: a kill or clean-up still running (a command launched while close ran) must
+     * finish; stuck flows were interrupted at their deadlines already.
+     */
+    void shutdown() {
+        pool.shutdown();
+        timers.shutdownNow();
+    }
+}

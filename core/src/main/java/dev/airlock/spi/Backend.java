@@ -1,0 +1,111 @@
+package dev.airlock.spi;
+
+import dev.airlock.Capabilities;
+import dev.airlock.RemoteFiles;
+import dev.airlock.Target;
+import dev.airlock.containment.Containment;
+
+import java.io.IOException;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * What a plugin implements: transport only. The core owns the whole exec flow (the target probe,
+ * containment, the children's environment, stdin by mode, staging, the state machine, timeouts,
+ * cancel, kill, output capture and the shell implementation of file operations) and calls these
+ * hooks. A provider opens an environment with {@link OpenContext#open(Backend)}.
+ *
+ * <p>Every hook that may block gets a {@link Deadline}; the core interrupts a hook still running
+ * at its deadline, so a hook must return (or throw {@link java.io.InterruptedIOException}) when
+ * interrupted. The optional parts ({@link #stager()}, {@link #killer()}, {@link #files()}) replace
+ * the core's shell implementations where the backend has better means.
+ */
+public interface Backend extends AutoCloseable {
+
+    /** The backend's name, as users choose it ({@code airlock.backend}). */
+    String name();
+
+    /** This sandbox's id (a container id, a host name), unique enough to tell environments apart in logs. */
+    String id();
+
+    /** What the backend does natively: stdin mode, env transport, argv limit, output transport. */
+    Capabilities capabilities();
+
+    /**
+     * Starts {@code launch.shell() -c launch.script()} on the target in a process group of its own
+     * (under {@code setsid}, so a kill of the group reaches the whole tree) and returns at once,
+     * with the command's streams; the core writes stdin, drains both outputs and waits.
+     * With native env, {@code launch.env()} is set and {@code launch.unset()} removed for it.
+     * Throw an {@link IOException} when the command did not start, or
+     * {@link dev.airlock.DispatchOutcomeUnknownException} when whether it started is unknown: the
+     * core never sends it again.
+     */
+    RemoteProcess launch(Launch launch, Deadline deadline) throws IOException;
+
+    /**
+     * Stops the sandbox: called exactly once, by close or a sandbox-wide cancel, after every exec
+     * ended. An attached sandbox (one the user keeps) must be left running. Failures are logged.
+     */
+    default void stopSandbox(Deadline deadline) {
+    }
+
+    /** Frees the backend's clients; called once, after {@link #stopSandbox}. */
+    @Override
+    default void close() {
+    }
+
+    /** A native upload and delete; empty to let the core stage through {@code cat}. */
+    default Optional<Stager> stager() {
+        return Optional.empty();
+    }
+
+    /** A native kill and group read; empty to let the core signal the process group with scripts. */
+    default Optional<Killer> killer() {
+        return Optional.empty();
+    }
+
+    /**
+     * The streamed-stdin writer of a {@link dev.airlock.StdinMode#PAYLOAD} backend that declares
+     * {@link dev.airlock.PayloadStrategy#STREAMED}; required then.
+     */
+    default Optional<StdinWriter> stdinWriter() {
+        return Optional.empty();
+    }
+
+    /**
+     * A native file API, used behind the same write rules instead of the core's shell
+     * implementation. Required with {@link dev.airlock.OutputTransport#FILES}: the core downloads
+     * the output files through its {@code read} and {@code stat}.
+     */
+    default Optional<RemoteFiles> files() {
+        return Optional.empty();
+    }
+
+    /**
+     * Where the private dir is made on the target, as a shell expression; empty for the core's
+     * default ({@code airlock.private-dir.base}, else {@code ${TMPDIR:-/tmp}}).
+     */
+    default Optional<String> privateDirBase() {
+        return Optional.empty();
+    }
+
+    /**
+     * Called once when the target is probed and the children's home, temp dir and shims exist: a
+     * backend that isolates its commands sets that up here and launches everything after it so.
+     */
+    default void onTargetReady(Target target, Containment containment) {
+    }
+
+    /** How commands are isolated beyond their environment, in one line for {@code doctor}. */
+    default String isolation() {
+        return "none";
+    }
+
+    /**
+     * The variables removed from what a child inherits, given the core's proposal (the JVM's
+     * secrets and containment's list). A sandbox that never sees the JVM's environment returns none.
+     */
+    default Set<String> childUnset(Set<String> proposed) {
+        return proposed;
+    }
+}

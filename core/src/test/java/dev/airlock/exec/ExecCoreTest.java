@@ -1,0 +1,446 @@
+package dev.airlock.exec;
+
+import dev.airlock.AirlockException;
+import dev.airlock.BackendException;
+import dev.airlock.EnvironmentClosedException;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Execution;
+import dev.airlock.Payload;
+import dev.airlock.StagingException;
+import dev.airlock.StdinMode;
+import dev.airlock.WriteOptions;
+import dev.airlock.event.AuditEvent;
+import dev.airlock.event.ExecListener;
+import dev.airlock.event.ExecState;
+import dev.airlock.event.ExecTransition;
+import dev.airlock.settings.Settings;
+import dev.airlock.exec.HostBackend.Fault;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The exec core's defects (issue 11), each driven through the real core on host processes with a
+ * backend that stalls, fails or loses a hook on request. Bounds in awaits detect hangs (a result
+ * that never comes); they are generous and assert nothing about speed.
+ */
+class ExecCoreTest {
+    /** Far above the stop bound (kill grace 1 s + 1 s): only a hang exceeds it. */
+    private static final Duration HANG = Duration.ofSeconds(8);
+
+    @TempDir
+    Path dir;
+
+    private final List<ExecTransition> seen = new CopyOnWriteArrayList<>();
+    private final List<HostBackend> opened = new ArrayList<>();
+
+    private final ExecListener listener = new ExecListener() {
+        @Override
+        public void onTransition(ExecTransition t) {
+            if (!t.internal()) {
+                seen.add(t);
+            }
+        }
+
+        @Override
+        public void onEvent(AuditEvent e) {
+        }
+    };
+
+    private HostBackend open(StdinMode mode, boolean nativeEnv, String... more) {
+        // A short kill grace keeps the suite (and PIT, which runs it per mutant) quick; the bounds scale with it.
+        List<String> kv = new ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
+                "airlock.kill.grace", "300ms"));
+        kv.addAll(List.of(more));
+        HostBackend b = new HostBackend(Settings.of(kv.toArray(String[]::new)), mode, nativeEnv, List.of(listener));
+        opened.add(b);
+        return b;
+    }
+
+    private HostBackend open(String... more) {
+        return open(StdinMode.PAYLOAD, false, more);
+    }
+
+    @AfterEach
+    void cleanUp() {
+        for (HostBackend b : opened) {
+            b.release.countDown();
+            b.env.close();
+            b.launched.forEach(Process::destroyForcibly);
+        }
+    }
+
+    private List<ExecState> ends() {
+        return seen.stream().map(ExecTransition::to).filter(ExecState::isTerminal).toList();
+    }
+
+    private List<Path> staged(HostBackend b) throws IOException {
+        Path staging = Path.of(b.target().stagingDir());
+        if (!Files.isDirectory(staging)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(staging)) {
+            return s.filter(p -> p.getFileName().toString().startsWith(".airlock-")).toList();
+        }
+    }
+
+    private static ExecResult within(Execution e) throws InterruptedException {
+        Optional<ExecResult> r = e.await(HANG);
+        assertTrue(r.isPresent(), "no result: the exec hung");
+        return r.get();
+    }
+
+    // ---- 1. a timeout or cancel bounds staging and launch
+
+    @Test
+    void timeoutEndsAnExecWhoseStagingIsStuck() throws Exception {
+        HostBackend b = open();
+        b.stage = Fault.STALL_UNINTERRUPTIBLY;
+        Execution e = b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).timeout(Duration.ofSeconds(1)).build());
+        ExecResult r = within(e);
+        assertTrue(r.timedOut());
+        assertEquals(124, r.exitCode());
+        assertEquals(List.of(ExecState.CANCELLED), ends());
+    }
+
+    @Test
+    void cancelReturnsAndEndsAnExecWhoseStagingIsStuck() throws Exception {
+        HostBackend b = open();
+        b.stage = Fault.STALL_UNINTERRUPTIBLY;
+        Execution e = b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).build());
+        HostBackend.await(b.stalled);
+        Thread canceller = new Thread(e::cancel);
+        canceller.start();
+        canceller.join(HANG.toMillis());
+        assertFalse(canceller.isAlive(), "cancel() blocked on a stuck upload");
+        assertTrue(e.isDone(), "cancel() returned before the exec had its result");
+        assertTrue(within(e).cancelled());
+    }
+
+    @Test
+    void timeoutEndsAnExecWhoseLaunchIsStuck() throws Exception {
+        HostBackend b = open();
+        b.launch = Fault.STALL_UNINTERRUPTIBLY;
+        Execution e = b.start(ExecRequest.builder("echo ran").timeout(Duration.ofSeconds(1)).build());
+        ExecResult r = within(e);
+        assertTrue(r.timedOut());
+        assertEquals(List.of(ExecState.DONE), ends());
+    }
+
+    @Test
+    void closeIsBoundedWhenEveryExecIsStuckInStaging() throws Exception {
+        HostBackend b = open();
+        b.stage = Fault.STALL_UNINTERRUPTIBLY;
+        List<Execution> es = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            es.add(b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).build()));
+        }
+        HostBackend.await(b.stalled);
+        Thread closer = new Thread(b.env::close);
+        closer.start();
+        closer.join(HANG.toMillis());
+        assertFalse(closer.isAlive(), "close() waited on stuck uploads one after another");
+        for (Execution e : es) {
+            assertTrue(within(e).cancelled());
+        }
+    }
+
+    // ---- 2. failed execs end, and cancelling them does nothing
+
+    @Test
+    void aLaunchFailureEndsFailedAndItsCancelNeverStopsTheSandbox() throws Exception {
+        HostBackend b = open("airlock.cancel", "sandbox");
+        b.launch = Fault.FAIL;
+        Execution e = b.start(ExecRequest.of("echo ran"));
+        BackendException x = assertThrows(BackendException.class, e::await);
+        assertTrue(x.getMessage().contains("could not start"), x.getMessage());
+        e.cancel(); // the caller's clean-up
+        assertEquals(0, b.stops.get(), "cancelling a failed exec stopped the sandbox");
+        assertEquals(List.of(ExecState.FAILED), ends());
+        b.launch = Fault.NONE;
+        assertEquals("ok\n", b.exec(ExecRequest.of("echo ok")).stdout().text(), "the environment still works");
+    }
+
+    @Test
+    void aStagingErrorEndsFailedAndLeavesNothingStaged() throws Exception {
+        HostBackend b = open();
+        b.stage = Fault.FAIL;
+        Execution e = b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).build());
+        assertThrows(StagingException.class, e::await);
+        assertEquals(List.of(ExecState.FAILED), ends());
+        assertEquals(List.of(), staged(b));
+    }
+
+    @Test
+    void aLostResponseEndsFailedAndIsNeverRunAgain() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        b.launch = Fault.LOSE;
+        Path marker = dir.resolve("runs");
+        Execution e = b.start(ExecRequest.of("echo x >> " + marker));
+        AirlockException x = assertThrows(AirlockException.class, e::await);
+        assertTrue(x.getMessage().contains("not run again"), x.getMessage());
+        assertEquals(List.of(ExecState.FAILED), ends());
+        assertEquals("x\n", Files.readString(marker));
+    }
+
+    @Test
+    void aDeniedCommandEndsFailed() throws Exception {
+        HostBackend b = open("airlock.guard", "on");
+        Execution e = b.start(ExecRequest.of("echo KEY > ~/.ssh/id_rsa"));
+        assertThrows(dev.airlock.DeniedException.class, e::await);
+        assertEquals(List.of(ExecState.FAILED), ends());
+        e.cancel();
+        assertEquals(List.of(ExecState.FAILED), ends(), "a cancel after the end changes nothing");
+    }
+
+    @Test
+    void aKillBeforeThePrefixRanRemovesWhatWasStaged() throws Exception {
+        HostBackend b = open();
+        b.slowStart = 30;
+        Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
+        long until = System.nanoTime() + HANG.toNanos();
+        while (b.launched.isEmpty()) {
+            assertTrue(System.nanoTime() < until, "never launched");
+            Thread.sleep(10);
+        }
+        assertEquals(2, staged(b).size(), "the env script and the stdin are staged: " + staged(b));
+        e.cancel();
+        assertTrue(within(e).cancelled());
+        assertEquals(List.of(), staged(b), "staged files outlived a kill before the command started");
+    }
+
+    @Test
+    void finishedExecsLeaveRoomForMore() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        for (int i = 0; i <= LiveExecs.MAX_LIVE; i++) {
+            assertEquals(0, b.exec(ExecRequest.of("true")).exitCode());
+        }
+    }
+
+    // ---- 3. a pump that meets a RuntimeException keeps draining
+
+    @Test
+    void aSinkThatThrowsFailsTheExecInsteadOfHangingIt() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        OutputStream bad = new OutputStream() {
+            @Override
+            public void write(int x) {
+                throw new IllegalStateException("the caller's sink broke");
+            }
+
+            @Override
+            public void write(byte[] buf, int off, int len) {
+                throw new IllegalStateException("the caller's sink broke");
+            }
+        };
+        Execution e = b.start(ExecRequest.builder("head -c 3000000 /dev/zero").output(bad, OutputStream.nullOutputStream()).build());
+        Optional<ExecResult> r;
+        try {
+            r = e.await(HANG);
+        } catch (BackendException x) {
+            assertTrue(x.getMessage().contains("sink broke"), x.getMessage());
+            return;
+        }
+        throw new AssertionError(r.isPresent() ? "a broken sink passed for success" : "the exec hung on a broken sink");
+    }
+
+    // ---- 4. kills are checked: never a recycled group, no KILL for a gone group
+
+    @Test
+    void aGroupWhoseLeaderIsNotTheLaunchedOneIsNeverSignalled() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        b.recycledIdentity = true;
+        Execution e = b.start(ExecRequest.builder("sleep 30").timeout(Duration.ofSeconds(1)).build());
+        assertTrue(within(e).timedOut());
+        b.env.close();
+        assertEquals(List.of(), b.signals, "signalled a group that is no longer the command's");
+        assertTrue(HostBackend.alive(b.launched.get(0).pid()), "the other owner's process was killed");
+    }
+
+    @Test
+    void noKillFollowsTermWhenTheGroupIsGone() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        Execution e = b.start(ExecRequest.builder("sleep 30").timeout(Duration.ofSeconds(1)).build());
+        assertTrue(within(e).timedOut());
+        b.env.close();
+        assertEquals(1, b.signals.size(), "signals: " + b.signals);
+        assertTrue(b.signals.get(0).startsWith("TERM"), "signals: " + b.signals);
+    }
+
+    // ---- 5. close racing a slow launch
+
+    @Test
+    void closeDuringASlowLaunchKillsTheCommandAndNeverSaysItDidNotStart() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        b.launch = Fault.STALL_UNINTERRUPTIBLY;
+        Execution e = b.start(ExecRequest.of("sleep 30"));
+        HostBackend.await(b.stalled);
+        Thread closer = new Thread(b.env::close);
+        closer.start();
+        ExecResult r;
+        try {
+            r = within(e);
+        } catch (EnvironmentClosedException x) {
+            throw new AssertionError("a dispatched exec was reported as never started: " + x.getMessage());
+        }
+        assertTrue(r.cancelled());
+        b.release.countDown();
+        closer.join(HANG.toMillis());
+        assertFalse(closer.isAlive());
+        long until = System.nanoTime() + HANG.toNanos();
+        while (b.launched.isEmpty() || HostBackend.alive(b.launched.get(0).pid())) {
+            assertTrue(System.nanoTime() < until, "the command launched after close was neither killed nor tracked");
+            Thread.sleep(20);
+        }
+    }
+
+    // ---- 6. the staged env is sourced after the staged files are removed
+
+    @Test
+    void aRequestPathWithoutRmStillRunsOnAStagedEnvBackend() throws Exception {
+        HostBackend b = open();
+        ExecResult r = b.exec(ExecRequest.builder("read -r x; echo \"$x $FOO\"").env("PATH", "/nonexistent")
+                .env("FOO", "bar").stdin(Payload.ofUtf8("in\n")).build());
+        assertEquals(0, r.exitCode(), r.stderr().text());
+        assertEquals("in bar\n", r.stdout().text());
+        assertEquals(List.of(), staged(b));
+    }
+
+    // ---- 7. the shutdown hook waits for a close that is running
+
+    @Test
+    void theShutdownHookWaitsForARunningClose() throws Exception {
+        HostBackend b = open();
+        b.stop = Fault.STALL;
+        Thread closer = new Thread(b.env::close);
+        closer.start();
+        HostBackend.await(b.stalled);
+        Thread hook = new Thread(b::closeFromHook);
+        hook.start();
+        hook.join(500);
+        assertTrue(hook.isAlive(), "the shutdown hook returned while the sandbox was still being stopped");
+        b.release.countDown();
+        hook.join(HANG.toMillis());
+        closer.join(HANG.toMillis());
+        assertFalse(hook.isAlive());
+        assertEquals(1, b.stops.get());
+    }
+
+    // ---- 8. bounded
+
+    @Test
+    void execsBeyondTheBoundAreRefusedWithAClearError() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        List<Execution> es = new ArrayList<>();
+        for (int i = 0; i < LiveExecs.MAX_LIVE; i++) {
+            es.add(b.start(ExecRequest.of("sleep 30")));
+        }
+        BackendException x = assertThrows(BackendException.class, () -> b.start(ExecRequest.of("echo one too many")));
+        assertTrue(x.getMessage().contains("wait for some to finish"), x.getMessage());
+        es.forEach(Execution::cancel);
+    }
+
+    // ---- 9. the cause is decided with the state
+
+    @Test
+    void aCancelAfterTheCommandExitedChangesNothing() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true, "airlock.cancel", "sandbox");
+        CountDownLatch flushing = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        OutputStream slowSink = new OutputStream() {
+            @Override
+            public void write(int x) {
+            }
+
+            @Override
+            public void flush() {
+                flushing.countDown();
+                try {
+                    go.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        Execution e = b.start(ExecRequest.builder("echo done").output(slowSink, OutputStream.nullOutputStream()).build());
+        HostBackend.await(flushing); // the command has exited; its output is being handed over
+        e.cancel();
+        go.countDown();
+        ExecResult r = within(e);
+        assertEquals(0, r.exitCode());
+        assertFalse(r.cancelled(), "a finished command reported as cancelled");
+        assertEquals(0, b.stops.get(), "a cancel of a finished exec stopped the sandbox");
+        assertEquals(List.of(ExecState.DONE), ends());
+    }
+
+    // ---- 10. the exit status cannot be forged; startup noise is not output
+
+    @Test
+    void startupNoiseIsDroppedAndTheCommandsOwnExit201IsItsOwn() throws Exception {
+        HostBackend b = open();
+        b.noise = "Welcome to the host!\\n";
+        ExecResult r = b.exec(ExecRequest.builder("cat; exit 201").stdin(Payload.ofUtf8("in")).build());
+        assertEquals(201, r.exitCode());
+        assertEquals("in", r.stdout().text());
+    }
+
+    @Test
+    void aForgedRecordAfterTheRealOneIsOutput() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        String fake = "\n@airlock:00000000000000000000000000000000:1:2:ok\n";
+        ExecResult r = b.exec(ExecRequest.of("printf '" + fake.replace("\n", "\\n") + "'; exit 3"));
+        assertEquals(3, r.exitCode());
+        assertEquals(fake, r.stdout().text());
+    }
+
+    // ---- 11. PAYLOAD file writes are not stdin; output outlives close
+
+    @Test
+    void fileWritesOnAPayloadBackendAreNotCappedByTheStdinLimit() throws Exception {
+        HostBackend b = open("airlock.stdin.max-staged-bytes", "1000");
+        byte[] data = new byte[5000];
+        String f = dir.resolve("big.bin").toString();
+        InputStream unknownLength = new ByteArrayInputStream(data);
+        b.env.files().write(f, Payload.ofStream(unknownLength), WriteOptions.defaults());
+        assertArrayEquals(data, Files.readAllBytes(Path.of(f)));
+    }
+
+    @Test
+    void outputOverTheHeapPartStaysReadableAfterClose() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        ExecResult r = b.exec(ExecRequest.of("head -c 2000000 /dev/zero"));
+        b.env.close();
+        assertEquals(2_000_000, r.stdout().size());
+        assertEquals(2_000_000, r.stdout().bytes().length);
+        r.close();
+        assertThrows(java.io.UncheckedIOException.class, () -> r.stdout().bytes(), "closing the result deletes its spill file");
+    }
+
+    static String utf8(byte[] b) {
+        return new String(b, StandardCharsets.UTF_8);
+    }
+}

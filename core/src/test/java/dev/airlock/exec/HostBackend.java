@@ -1,0 +1,381 @@
+package dev.airlock.exec;
+
+import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.Launch;
+import dev.airlock.spi.RemoteProcess;
+import dev.airlock.Capabilities;
+import dev.airlock.FileStat;
+import dev.airlock.OutputTransport;
+import dev.airlock.RemoteFiles;
+import dev.airlock.spi.StdinWriter;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Execution;
+import dev.airlock.Target;
+import dev.airlock.shell.Shell;
+import dev.airlock.spi.Backend;
+import dev.airlock.spi.Deadline;
+import dev.airlock.spi.GroupState;
+import dev.airlock.spi.Killer;
+import dev.airlock.spi.RawResult;
+import dev.airlock.spi.Stager;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Optional;
+import dev.airlock.Payload;
+import dev.airlock.StdinMode;
+import dev.airlock.settings.Settings;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A test backend that runs the real core on host processes ({@code setsid sh -c}) and can stall,
+ * fail or lose any hook on request. Only the user's commands (not the core's own scripts: probe,
+ * removal, kill) are affected by the launch faults, so the rest of the core keeps working. Not final:
+ * a test overrides a hook to declare a backend its author got wrong.
+ */
+class HostBackend implements Backend, Stager, Killer {
+
+    /** What a hook does when asked. */
+    enum Fault { NONE, STALL, STALL_UNINTERRUPTIBLY, FAIL, LOSE }
+
+    volatile Fault stage = Fault.NONE;
+    volatile Fault launch = Fault.NONE;
+    volatile Fault stop = Fault.NONE;
+    /** Printed before the record, like a remote user's ~/.bashrc that prints. */
+    volatile String noise = "";
+    /** Seconds the shell sleeps before the core's prefix runs, like a slow login. */
+    volatile int slowStart;
+    /** Report a wrong leader start time, as if the group id had been recycled by another process. */
+    volatile boolean recycledIdentity;
+    final CountDownLatch release = new CountDownLatch(1);
+    final CountDownLatch stalled = new CountDownLatch(1);
+    final AtomicInteger stops = new AtomicInteger();
+    final List<String> signals = new CopyOnWriteArrayList<>();
+    final List<Process> launched = new CopyOnWriteArrayList<>();
+    private final Capabilities caps;
+    private final String id = "host-" + System.nanoTime();
+    /** The real core, run on this backend. */
+    final CoreEnvironment env;
+
+    /** Chunks the streamed-stdin writer got: offset and length. */
+    final List<long[]> chunks = new CopyOnWriteArrayList<>();
+    /** The lengths the streamed-stdin writer's end was called with. */
+    final List<Long> stdinEnds = new CopyOnWriteArrayList<>();
+    /** Paths staged (user stdin, env, scripts). */
+    final List<String> stagedPaths = new CopyOnWriteArrayList<>();
+
+    HostBackend(Settings settings, StdinMode mode, boolean nativeEnv, List<dev.airlock.event.ExecListener> listeners) {
+        this(settings, Capabilities.pipe().withStdinMode(mode).withNativeEnv(nativeEnv), listeners);
+    }
+
+    HostBackend(Settings settings, Capabilities caps, List<dev.airlock.event.ExecListener> listeners) {
+        this.caps = caps.withArgvLimit(100 * 1024);
+        this.env = CoreEnvironment.create(this, OpenContext.builder(settings).listeners(listeners).build());
+        env.initialize();
+    }
+
+    /** With FILES output: the host's files, enough of them for the core's download (read, stat, delete). */
+    @Override
+    public Optional<RemoteFiles> files() {
+        return caps.outputTransport() == OutputTransport.FILES ? Optional.of(new HostFiles()) : Optional.empty();
+    }
+
+    /** Streamed stdin by offset, into the host process's pipe; refuses a gap or an overlap. */
+    @Override
+    public Optional<StdinWriter> stdinWriter() {
+        return Optional.of(new StdinWriter() {
+            @Override
+            public void write(RemoteProcess p, long offset, byte[] data, int length, Deadline deadline) throws IOException {
+                long expected = chunks.isEmpty() ? 0 : chunks.get(chunks.size() - 1)[0] + chunks.get(chunks.size() - 1)[1];
+                if (offset != expected) {
+                    throw new IOException("chunk at " + offset + ", expected " + expected);
+                }
+                chunks.add(new long[] {offset, length});
+                p.stdin().write(data, 0, length);
+                p.stdin().flush();
+            }
+
+            @Override
+            public void end(RemoteProcess p, long length, Deadline deadline) throws IOException {
+                stdinEnds.add(length);
+                p.stdin().close();
+            }
+        });
+    }
+
+    @Override
+    public String name() {
+        return "host";
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public Optional<Stager> stager() {
+        return Optional.of(this);
+    }
+
+    @Override
+    public Optional<Killer> killer() {
+        return Optional.of(this);
+    }
+
+    // The environment's side, for the tests.
+
+    Execution start(ExecRequest r) {
+        return env.start(r);
+    }
+
+    ExecResult exec(ExecRequest r) {
+        return env.exec(r);
+    }
+
+    Target target() {
+        return env.target();
+    }
+
+    void closeFromHook() {
+        env.lifecycle().closeFromHook();
+    }
+
+    Reaper reaper() {
+        return env.reaper();
+    }
+
+    GroupState groupState(long pgid) throws IOException {
+        return groupState(pgid, Deadline.in(Duration.ofSeconds(10)));
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return caps;
+    }
+
+    private void fault(Fault f, String what) throws IOException {
+        switch (f) {
+            case NONE, LOSE -> {
+            }
+            case FAIL -> throw new IOException(what + " failed on request");
+            case STALL -> {
+                stalled.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException(what + " interrupted");
+                }
+            }
+            case STALL_UNINTERRUPTIBLY -> {
+                stalled.countDown();
+                boolean interrupted = false;
+                while (true) {
+                    try {
+                        release.await();
+                        break;
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    @Override
+    public void stage(String path, Payload data, Deadline deadline) throws IOException {
+        fault(stage, "stage");
+        stagedPaths.add(path);
+        RawResult r = env.runRaw(Shell.stageScript(path), data);
+        if (r.exit() != 0) {
+            throw new IOException("cat exited " + r.exit());
+        }
+    }
+
+    @Override
+    public void remove(String path, Deadline deadline) throws IOException {
+        env.runRaw(Shell.removeScript(path), null);
+    }
+
+    @Override
+    public GroupState groupState(long pgid, Deadline deadline) throws IOException {
+        return GroupState.parse(new String(env.runRaw(Shell.groupStateScript(pgid), null).stdout(), StandardCharsets.UTF_8));
+    }
+
+    @Override
+    public void stopSandbox(Deadline deadline) {
+        stops.incrementAndGet();
+        try {
+            fault(stop, "stop");
+        } catch (IOException e) {
+            throw new IllegalStateException(e.getMessage());
+        }
+    }
+
+    @Override
+    public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
+        signals.add((force ? "KILL " : "TERM ") + group.orElse(-1));
+        env.runRaw(Shell.signalGroupScript(force ? "KILL" : "TERM", group.orElseThrow()), null);
+    }
+
+    @Override
+    public RemoteProcess launch(Launch l, Deadline deadline) throws IOException {
+        if (l.internal()) {
+            return start(l, false); // the core's own scripts: probe, files, staging, kill
+        }
+        fault(launch, "launch");
+        return start(l, launch == Fault.LOSE);
+    }
+
+    private RemoteProcess start(Launch l, boolean lose) throws IOException {
+        String script = l.internal() ? l.script()
+                : (slowStart > 0 ? "sleep " + slowStart + "\n" : "") + "printf %s '" + noise + "'\n" + l.script();
+        ProcessBuilder pb = new ProcessBuilder("setsid", l.shell(), "-c", script);
+        Map<String, String> env = pb.environment();
+        l.unset().forEach(env::remove);
+        env.putAll(l.env());
+        if (!l.pipeStdin()) {
+            pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        }
+        Process p = pb.start();
+        if (l.script().contains("@airlock:")) {
+            launched.add(p);
+        }
+        OptionalLong start = startTime(p.pid());
+        return new RemoteProcess() {
+            @Override
+            public OutputStream stdin() {
+                return p.getOutputStream();
+            }
+
+            @Override
+            public InputStream stdout() {
+                return p.getInputStream();
+            }
+
+            @Override
+            public InputStream stderr() {
+                return p.getErrorStream();
+            }
+
+            @Override
+            public int waitFor() throws InterruptedException {
+                int s = p.waitFor();
+                return lose ? NO_STATUS : s;
+            }
+
+            @Override
+            public OptionalLong processGroup() {
+                return OptionalLong.of(p.pid());
+            }
+
+            @Override
+            public OptionalLong startTime() {
+                return recycledIdentity && start.isPresent() ? OptionalLong.of(start.getAsLong() + 1) : start;
+            }
+        };
+    }
+
+    static OptionalLong startTime(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return OptionalLong.of(Long.parseLong(f[19]));
+        } catch (IOException | RuntimeException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    static boolean alive(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return !stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    static void await(CountDownLatch l) throws InterruptedException {
+        if (!l.await(20, TimeUnit.SECONDS)) {
+            throw new AssertionError("the hook was never reached");
+        }
+    }
+
+    /** Host files for the FILES download: read, stat and delete; the rest is not the test's. */
+    private static final class HostFiles implements RemoteFiles {
+        @Override
+        public InputStream read(String path) {
+            try {
+                return Files.newInputStream(Path.of(path));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public Optional<FileStat> stat(String path) {
+            Path p = Path.of(path);
+            if (!Files.exists(p)) {
+                return Optional.empty();
+            }
+            try {
+                return Optional.of(new FileStat(path, p.getFileName().toString(), FileStat.Type.FILE, Files.size(p), 0600,
+                        Files.getLastModifiedTime(p).toInstant()));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public boolean delete(String path) {
+            try {
+                return Files.deleteIfExists(Path.of(path));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void write(String path, Payload content, dev.airlock.WriteOptions options) {
+            throw new UnsupportedOperationException("not in the test backend");
+        }
+
+        @Override
+        public List<FileStat> list(String dir) {
+            throw new UnsupportedOperationException("not in the test backend");
+        }
+
+        @Override
+        public void mkdirs(String dir) {
+            throw new UnsupportedOperationException("not in the test backend");
+        }
+
+        @Override
+        public void copyIn(String dir, InputStream tar) {
+            throw new UnsupportedOperationException("not in the test backend");
+        }
+
+        @Override
+        public InputStream copyOut(String dir) {
+            throw new UnsupportedOperationException("not in the test backend");
+        }
+    }
+}

@@ -1,0 +1,107 @@
+package dev.airlock.exec;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.OptionalLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The launcher record's one parser: noise before is dropped, forgeries after pass as output, splits are joined. */
+class LaunchRecordStreamTest {
+    private static final String NONCE = "0123456789abcdef0123456789abcdef";
+    private static final String RECORD = "\n@airlock:" + NONCE + ":4242:987654:ok\n";
+
+    private static String readAll(LaunchRecordStream s) throws IOException {
+        return new String(s.readAllBytes(), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void recordAloneIsStrippedAndParsed() throws IOException {
+        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream((RECORD + "out").getBytes()), NONCE);
+        assertEquals("out", readAll(s));
+        assertTrue(s.seen());
+        assertEquals(4242, s.record().pid());
+        assertEquals(OptionalLong.of(987654), s.record().startTime());
+    }
+
+    @Test
+    void startupNoiseBeforeTheRecordIsDropped() throws IOException {
+        String noise = "Welcome!\nlast login: never\n";
+        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream((noise + RECORD + "out\n").getBytes()), NONCE);
+        assertEquals("out\n", readAll(s));
+        assertTrue(s.seen());
+    }
+
+    @Test
+    void aForgedRecordAfterTheRealOneIsOutputAndChangesNothing() throws IOException {
+        String forged = "\n@airlock:" + NONCE + ":1:2:ok\n";
+        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream((RECORD + "a" + forged).getBytes()), NONCE);
+        assertEquals("a" + forged, readAll(s));
+        assertEquals(4242, s.record().pid());
+    }
+
+    @Test
+    void aRecordWithAnotherNonceIsNotTheRecord() throws IOException {
+        String other = "\n@airlock:ffffffffffffffffffffffffffffffff:1:2:ok\n";
+        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream(other.getBytes()), NONCE);
+        assertEquals("", readAll(s), "what came before a record that never came is not the command's");
+        assertFalse(s.seen());
+        assertNull(s.record());
+    }
+
+    @Test
+    void aRecordSplitAcrossReadsIsJoined() throws IOException {
+        byte[] all = ("noise" + RECORD + "tail").getBytes();
+        InputStream oneByteAtATime = new InputStream() {
+            int i;
+
+            @Override
+            public int read() {
+                return i < all.length ? all[i++] : -1;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                if (i >= all.length) {
+                    return -1;
+                }
+                b[off] = all[i++];
+                return 1;
+            }
+        };
+        LaunchRecordStream s = new LaunchRecordStream(oneByteAtATime, NONCE);
+        assertEquals("tail", readAll(s));
+        assertEquals(987654, s.record().startTime().getAsLong());
+    }
+
+    @Test
+    void aRecordWithoutStartTimeHasNone() throws IOException {
+        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream(("\n@airlock:" + NONCE + ":7::ok\nx").getBytes()), NONCE);
+        assertEquals("x", readAll(s));
+        assertEquals(OptionalLong.empty(), s.record().startTime());
+    }
+
+    @Test
+    void malformedRecordsAreRefused() {
+        assertNull(LaunchRecordStream.parse("1:2:no"));
+        assertNull(LaunchRecordStream.parse("x:2:ok"));
+        assertNull(LaunchRecordStream.parse("1:y:ok"));
+        assertNull(LaunchRecordStream.parse("1:2"));
+        assertEquals(1, LaunchRecordStream.parse("1:2:ok").pid());
+    }
+
+    @Test
+    void noRecordWithinTheWindowGivesUp() throws IOException {
+        byte[] big = new byte[LaunchRecordStream.WINDOW + 10];
+        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream(big), NONCE);
+        assertEquals(10, s.readAllBytes().length, "the window's bytes are dropped, what follows it passes");
+        assertFalse(s.seen());
+    }
+}

@@ -1,0 +1,49 @@
+package dev.airlock.exec;
+
+import dev.airlock.CapturedOutput;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+class OutputCaptureTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void keepsExactBytesAcrossHeapAndSpillAndCountsTheRest() throws Exception {
+        byte[] data = new byte[3 * 1024 * 1024 + 17];
+        new Random(1).nextBytes(data);
+        OutputCapture c = new OutputCapture(2 * 1024 * 1024 + 5, 1024 * 1024, () -> OutputCapture.newSpillFile(dir));
+        for (int off = 0; off < data.length; off += 7777) {
+            c.write(data, off, Math.min(7777, data.length - off));
+        }
+        c.close();
+        CapturedOutput out = c.result();
+        assertEquals(2 * 1024 * 1024 + 5, out.size());
+        assertEquals(data.length - out.size(), out.dropped());
+        assertArrayEquals(Arrays.copyOf(data, (int) out.size()), out.bytes());
+        try (var files = Files.list(dir)) {
+            Path spill = files.findFirst().orElseThrow();
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(spill)));
+        }
+    }
+
+    @Test
+    void smallOutputNeverTouchesDisk() throws Exception {
+        OutputCapture c = new OutputCapture(100, 1024, () -> {
+            throw new AssertionError("no spill expected");
+        });
+        c.write(new byte[] {0, (byte) 0xff, 10});
+        c.close();
+        assertArrayEquals(new byte[] {0, (byte) 0xff, 10}, c.result().bytes());
+        assertEquals(0, c.result().dropped());
+    }
+}
