@@ -1,5 +1,8 @@
 package dev.airlock;
 
+import dev.airlock.session.Session;
+import dev.airlock.session.SessionStore;
+
 /**
  * A place to run an agent's commands and file operations: the local host, a container, an SSH
  * host or a cloud sandbox. Safe for concurrent use. Close it to kill what still runs, remove
@@ -32,6 +35,15 @@ public interface Environment extends AutoCloseable {
     Execution start(ExecRequest request);
 
     RemoteFiles files();
+
+    /**
+     * A new shell session: execs that share the working directory, exported variables and, on
+     * bash, functions and aliases, one at a time. See {@link Session}.
+     */
+    Session session();
+
+    /** A session whose state is loaded from {@code store} now and saved to it when the session closes. */
+    Session session(SessionStore store);
 
     /** Kills running commands, removes staged and output files, stops the sandbox once. Idempotent. */
     @Override

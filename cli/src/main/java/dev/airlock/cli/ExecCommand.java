@@ -87,8 +87,10 @@ final class ExecCommand implements Callable<Integer> {
         StdStream err = StdStream.stderr();
         ExecRequest request = b.output(out, err).build();
 
-        try (Session session = cli.openSession()) {
-            Execution execution = session.env().start(request);
+        java.util.Optional<NamedSession.Plan> named = NamedSession.plan(cli.settings()); // a bad name fails before anything opens
+        try (Session session = cli.openSession();
+             NamedSession inSession = named.isEmpty() ? null : named.get().open(session.env())) {
+            Execution execution = inSession == null ? session.env().start(request) : inSession.session().start(request);
             session.onSignal(execution::cancel);
             out.onBrokenPipe(execution::cancel);
             ExecResult result = execution.await();

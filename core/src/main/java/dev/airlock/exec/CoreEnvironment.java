@@ -20,6 +20,10 @@ import dev.airlock.containment.SecretVariables;
 import dev.airlock.event.ExecTransition;
 import dev.airlock.safety.GuardMode;
 import dev.airlock.safety.Safety;
+import dev.airlock.session.Session;
+import dev.airlock.session.SessionHook;
+import dev.airlock.session.SessionStore;
+import dev.airlock.session.ShellSession;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Backend;
 import dev.airlock.spi.OpenContext;
@@ -223,9 +227,26 @@ public final class CoreEnvironment implements ContainedEnvironment {
         return startRun(b.build(), true);
     }
 
-    private ExecRun startRun(ExecRequest request, boolean internal) {
+    @Override
+    public Session session() {
+        return session(null);
+    }
+
+    @Override
+    public Session session(SessionStore store) {
         ensureOpen();
-        ExecRun run = new ExecRun(this, execIds.incrementAndGet(), request, internal);
+        return new ShellSession(this, (request, hook) -> startRun(request, false, hook),
+                settings.getBoolean(ShellSession.WAIT_KEY, true), store);
+    }
+
+    private ExecRun startRun(ExecRequest request, boolean internal) {
+        return startRun(request, internal, null);
+    }
+
+    /** A user's exec, or Airlock's own ({@code internal}); {@code session} wraps it when it runs in a session. */
+    private ExecRun startRun(ExecRequest request, boolean internal, SessionHook session) {
+        ensureOpen();
+        ExecRun run = new ExecRun(this, execIds.incrementAndGet(), request, internal, session);
         LiveExecs.Refusal refused = live.register(run);
         if (refused == LiveExecs.Refusal.STOPPED) {
             ensureOpen();

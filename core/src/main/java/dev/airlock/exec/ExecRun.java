@@ -13,6 +13,7 @@ import dev.airlock.OutputTransport;
 import dev.airlock.StagingException;
 import dev.airlock.event.ExecState;
 import dev.airlock.event.ExecTransition;
+import dev.airlock.session.SessionHook;
 import dev.airlock.shell.Launcher;
 import dev.airlock.shell.StdinScripts;
 import org.slf4j.Logger;
@@ -44,6 +45,7 @@ final class ExecRun extends ExecHandle {
     final boolean internal;
     final ExecStateMachine sm;
     private final CoreEnvironment env;
+    private final SessionHook session;
     private final String nonce = Launcher.nonce();
     private final CountDownLatch flowEnded = new CountDownLatch(1);
     private final List<String> staged = new ArrayList<>();
@@ -57,6 +59,11 @@ final class ExecRun extends ExecHandle {
     private volatile ScheduledFuture<?> timeoutTask;
 
     ExecRun(CoreEnvironment env, long execId, ExecRequest request, boolean internal) {
+        this(env, execId, request, internal, null);
+    }
+
+    ExecRun(CoreEnvironment env, long execId, ExecRequest request, boolean internal, SessionHook session) {
+        this.session = session;
         this.env = env;
         this.execId = execId;
         this.request = request;
@@ -122,7 +129,7 @@ final class ExecRun extends ExecHandle {
         }
         Launch launch;
         try {
-            launch = ExecScript.build(request, internal, env.capabilities(), env.target(), env.childSet(request),
+            launch = ExecScript.build(request, commandToSend(), internal, env.capabilities(), env.target(), env.childSet(request),
                     env.childUnset(), env.config().maxStaged(), nonce, outputFiles, this::stageTracked);
         } catch (IOException e) {
             if (sm.state() == ExecState.CANCELLED) {
@@ -241,9 +248,24 @@ final class ExecRun extends ExecHandle {
         }
     }
 
+    // ---- a session's part (see dev.airlock.session): the command it wraps, and the end it is told of
+
+    /** The command as sent: the user's (the guard judged that one), wrapped by the session if there is one. */
+    private String commandToSend() {
+        return session == null ? request.command() : session.wrap(request.command());
+    }
+
+    /** Tells the session its exec ended, before the caller can see that, so its next may start at once. */
+    private void sessionEnded() {
+        if (session != null) {
+            session.ended();
+        }
+    }
+
     // ---- ends
 
     private void deliver(ExecResult r) {
+        sessionEnded();
         if (result.complete(r) && !internal) {
             env.emit("exec", request.command(), Map.of("exit", r.exitCode(), "timedOut", r.timedOut(),
                     "cancelled", r.cancelled(), "durationMs", r.duration().toMillis(),
@@ -253,6 +275,7 @@ final class ExecRun extends ExecHandle {
 
     /** Ends in FAILED, unless a cancel or timeout ended it first (then that is its result). */
     private void endWith(AirlockException e) {
+        sessionEnded();
         if (sm.fail() || sm.cause() == Cause.EXIT) {
             if (result.completeExceptionally(e) && !internal) {
                 env.emit("exec", request.command(), Map.of("error", e.kind(), "message", e.getMessage()));

@@ -36,7 +36,7 @@ final class ExecScript {
     private ExecScript() {
     }
 
-    static Launch build(ExecRequest request, boolean internal, Capabilities caps, Target t, Map<String, String> set,
+    static Launch build(ExecRequest request, String command, boolean internal, Capabilities caps, Target t, Map<String, String> set,
                         Set<String> unset, long maxStaged, String nonce, OutputFiles files, Stager stager)
             throws IOException {
         StringBuilder opens = new StringBuilder();
@@ -47,7 +47,6 @@ final class ExecScript {
             opens.append(StdinScripts.openStagedEnv(envPath));
             env = true;
         }
-        String command = request.command();
         boolean pipe = false;
         Optional<Payload> stdin = request.stdin();
         if (stdin.isEmpty()) {

@@ -214,6 +214,16 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
         return core.start(request);
     }
 
+    @Override
+    public final dev.airlock.session.Session session() {
+        return core.session();
+    }
+
+    @Override
+    public final dev.airlock.session.Session session(dev.airlock.session.SessionStore store) {
+        return core.session(store);
+    }
+
     public boolean isClosed() {
         return core.isClosed();
     }

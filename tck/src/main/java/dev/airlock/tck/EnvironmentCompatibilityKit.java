@@ -1372,6 +1372,17 @@ public abstract class EnvironmentCompatibilityKit {
         }
     }
 
+    // ================================================================================== sessions
+
+    /** (core) Shell sessions: state carries over between execs, one at a time, private and atomic ({@code -Dgroups=sessions}). */
+    @Nested
+    @org.junit.jupiter.api.Tag("sessions")
+    class Sessions extends SessionCases {
+        Sessions() {
+            super(EnvironmentCompatibilityKit.this);
+        }
+    }
+
     // ==================================================================================== attach
 
     /** Attachable backends: a second environment on one sandbox sees it, cleans up after itself, and never stops it. */

@@ -42,7 +42,8 @@ public final class KitDeadline implements InvocationInterceptor {
                     + " and the exec finishes"),
             Map.entry("LauncherRecord", "the launcher record is found once, before the command runs: output before it is dropped,"
                     + " records the command prints are output, and the exit code comes from the transport"),
-            Map.entry("Attach", "an attached environment closes without stopping the sandbox"));
+            Map.entry("Attach", "an attached environment closes without stopping the sandbox"),
+            Map.entry("Sessions", "a session's exec ends like any exec and saves its state from the EXIT trap"));
 
     @Override
     public void interceptTestMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
@@ -93,7 +94,8 @@ public final class KitDeadline implements InvocationInterceptor {
             invocation.skip();
             throw new AssertionFailedError("[airlock-tck] not run: " + earlier + "; fix that hang first");
         }
-        Duration deadline = deadline();
+        Longer longer = context.getRequiredTestMethod().getAnnotation(Longer.class);
+        Duration deadline = deadline().multipliedBy(longer == null ? 1 : Math.max(1, longer.value()));
         try {
             Assertions.assertTimeoutPreemptively(deadline, () -> {
                 invocation.proceed();
@@ -137,6 +139,16 @@ public final class KitDeadline implements InvocationInterceptor {
 
     private static String group(ExtensionContext context) {
         return context.getRequiredTestClass().getSimpleName();
+    }
+
+    /**
+     * A case that does the work of several (a hundred execs in a row): its deadline is this many
+     * times the per-case one. Still a guard against a hang, never a speed check.
+     */
+    @java.lang.annotation.Retention(java.lang.annotation.RetentionPolicy.RUNTIME)
+    @java.lang.annotation.Target(java.lang.annotation.ElementType.METHOD)
+    @interface Longer {
+        int value();
     }
 
     static Duration deadline() {

@@ -1,0 +1,109 @@
+package dev.airlock.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static dev.airlock.cli.Airlock.airlock;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code ./airlock --set airlock.session=NAME exec ...} on the local backend: NAME's state across invocations. */
+class SessionIT {
+
+    @TempDir
+    Path tmp;
+
+    private Airlock exec(String session, String... command) {
+        String[] args = new String[4 + command.length];
+        args[0] = "--set";
+        args[1] = "airlock.session=" + session;
+        args[2] = "exec";
+        args[3] = "-n";
+        System.arraycopy(command, 0, args, 4, command.length);
+        return airlock(args).env("AIRLOCK_HOME", tmp.resolve("home").toString());
+    }
+
+    @Test
+    void cdAndExportAreKeptAcrossInvocationsAndSessionsAreApart() throws IOException {
+        Path work = Files.createDirectories(tmp.resolve("work dir"));
+        Airlock.Result first = exec("dev", "--", "cd '" + work + "' && export GREETING='hi there'; exit 3").run();
+        assertEquals(3, first.exit(), first::toString);
+        Airlock.Result second = exec("dev", "--", "pwd; printf '%s' \"$GREETING\"").run();
+        assertEquals(0, second.exit(), second::toString);
+        assertEquals(work + "\nhi there", second.out(), "the session's directory and variable did not carry over");
+        assertEquals("unset\n", exec("other", "--", "echo \"${GREETING-unset}\"").run().out(), "another session saw it");
+        Airlock.Result plain = airlock("exec", "-n", "--", "echo \"${GREETING-unset}\"").env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
+        assertEquals("unset\n", plain.out(), "a plain exec saw the session's variable");
+    }
+
+    @Test
+    void theStateIsKeptPrivateUnderAirlockHome() throws IOException {
+        assertEquals(0, exec("keep.me_1", "--", "export OWN_TOKEN=mine").run().exit());
+        Path sessions = tmp.resolve("home/sessions/local");
+        List<Path> files;
+        try (Stream<Path> s = Files.walk(sessions)) {
+            files = s.filter(p -> p.getFileName().toString().equals("keep.me_1.snapshot")).toList();
+        }
+        assertEquals(1, files.size(), "one snapshot under " + sessions);
+        Path snapshot = files.get(0);
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(snapshot)));
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(snapshot.getParent())));
+        assertTrue(Files.readString(snapshot).contains("OWN_TOKEN='mine'"), "the session's own variable was not kept");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"a/b", "..", "has space", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "tab\tname", "é"})
+    void aBadNameIsOneLineAndExit125(String name) {
+        Airlock.Result r = exec(name, "--", "echo ran").run();
+        assertEquals(125, r.exit(), r::toString);
+        assertEquals(1, r.errLines().size(), r::toString);
+        assertTrue(r.err().startsWith("airlock: usage: airlock.session"), r.err());
+        assertEquals(0, r.stdout().length, "the command ran");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ssh", "docker", "modal"})
+    void aNamedSessionOnARemoteBackendWithoutUpIsOneLine(String backend) {
+        Airlock.Result r = airlock("--backend", backend, "--set", "airlock.session=dev", "exec", "-n", "--", "echo ran")
+                .env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
+        assertEquals(125, r.exit(), r::toString);
+        assertEquals(1, r.errLines().size(), r::toString);
+        assertTrue(r.err().contains("airlock.session=dev keeps its state only where the target outlives this command"), r.err());
+        assertTrue(!backend.equals("ssh") || r.err().contains("the ssh backend has none"), r.err());
+        assertTrue(backend.equals("ssh") || r.err().contains("airlock --backend " + backend + " up"), r.err());
+    }
+
+    @Test
+    void aSecondInvocationOfABusySessionFailsAtOnceWhenItMustNotWait() throws Exception {
+        Path started = tmp.resolve("started");
+        Path go = tmp.resolve("go");
+        CompletableFuture<Airlock.Result> busy = CompletableFuture.supplyAsync(() -> exec("busy", "--",
+                "touch '" + started + "'; while [ ! -e '" + go + "' ]; do sleep 0.1; done; export AFTER=1").run());
+        try {
+            while (!Files.exists(started)) {
+                assertTrue(!busy.isDone(), () -> "the first invocation ended early: " + busy.join());
+                TimeUnit.MILLISECONDS.sleep(50);
+            }
+            Airlock.Result second = airlock("--set", "airlock.session=busy", "--set", "airlock.session.wait=false",
+                    "exec", "-n", "--", "echo ran").env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
+            assertEquals(125, second.exit(), second::toString);
+            assertEquals(1, second.errLines().size(), second::toString);
+            assertTrue(second.err().contains("session busy is in use by another airlock command"), second.err());
+        } finally {
+            Files.createFile(go);
+        }
+        assertEquals(0, busy.get(3, TimeUnit.MINUTES).exit());
+        assertEquals("1\n", exec("busy", "--", "echo \"$AFTER\"").run().out(), "the first invocation's state was lost");
+    }
+}

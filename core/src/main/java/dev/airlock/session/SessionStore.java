@@ -1,0 +1,17 @@
+package dev.airlock.session;
+
+import java.util.Optional;
+
+/**
+ * Where a session's state lives between environments (the CLI's named sessions keep it under
+ * the operator's {@code AIRLOCK_HOME}). The bytes are the snapshot script: they may hold values
+ * the session exported itself, so a store keeps them private (mode 0600).
+ */
+public interface SessionStore {
+
+    /** The state saved last time, or empty for a new session. */
+    Optional<byte[]> load();
+
+    /** Keeps {@code snapshot}, replacing what was there. */
+    void save(byte[] snapshot);
+}
