@@ -1,0 +1,37 @@
+package dev.airlock.bench;
+
+import java.util.Map;
+
+/**
+ * Met or missed, for each row: a ratio row meets its target when its median ratio is at or under
+ * the limit and neither side failed. A miss names its reason, from the profile written down in
+ * RESULTS.md's "What remains" (keyed by the scenario's start).
+ */
+final class Verdicts {
+    /** Why a row misses, found by profiling (see bench/analysis.md); a miss without an entry says "see What remains". */
+    private static final Map<String, String> REASONS = Map.of(
+            "docker 256 MiB stdout", "docker-java's httpclient5 frame decoding in core-independent transport code (see What remains)",
+            "local `exec true`", "per-exec threads and the launch-record hand-off in core's ExecRun (see What remains)",
+            "ssh 256 MiB stdout", "JSch's channel window and 32 KiB packet copy (see What remains)");
+
+    private Verdicts() {
+    }
+
+    static Row judge(Row r) {
+        if (!r.verdict().isEmpty()) {
+            return r;
+        }
+        if (r.airlock().failures() > 0 || r.reference().failures() > 0) {
+            return r.withVerdict("miss: " + (r.airlock().failures() > 0 ? "Airlock" : "the reference") + " failed");
+        }
+        if (Double.isNaN(r.limit())) {
+            return r.withVerdict("pass");
+        }
+        if (r.ratio() <= r.limit()) {
+            return r.withVerdict("met");
+        }
+        String why = REASONS.entrySet().stream().filter(e -> r.scenario().startsWith(e.getKey())).map(Map.Entry::getValue)
+                .findFirst().orElse("see What remains");
+        return r.withVerdict("miss: " + why);
+    }
+}
