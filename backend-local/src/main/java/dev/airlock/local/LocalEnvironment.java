@@ -3,6 +3,7 @@ package dev.airlock.local;
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
+import dev.airlock.RemoteFiles;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
 import dev.airlock.containment.ContainmentSettings;
@@ -47,6 +48,8 @@ public final class LocalEnvironment extends AbstractEnvironment {
     private volatile Bubblewrap sandbox;
     /** Where commands start when {@code airlock.local.workdir} is {@code none}. */
     private volatile String childrenHome;
+    private final LocalFiles nativeFiles = new LocalFiles(this::files, p -> target().expand(p),
+            this::startDirectory, this::ensureOpen);
 
     private LocalEnvironment(OpenContext context, LocalSettings local, Optional<Path> bwrap, String noIsolation) {
         super("local", "local-" + ProcessHandle.current().pid() + "-" + Long.toHexString(System.nanoTime()), context);
@@ -203,6 +206,18 @@ public final class LocalEnvironment extends AbstractEnvironment {
         return capabilities;
     }
 
+    /**
+     * Files natively on this host's filesystem, where that is what commands see: not under
+     * bubblewrap (its read-only binds and private mounts are the commands' view).
+     */
+    @Override
+    protected Optional<RemoteFiles> nativeFiles() {
+        if (sandbox != null || bwrap.isPresent()) {
+            return Optional.empty();
+        }
+        return Optional.of(nativeFiles);
+    }
+
     @Override
     protected RemoteProcess launch(Launch launch) throws IOException {
         Bubblewrap b = sandbox;
@@ -222,6 +237,12 @@ public final class LocalEnvironment extends AbstractEnvironment {
         }
         Process p = pb.start();
         return new LocalProcess(p);
+    }
+
+    private void ensureOpen() {
+        if (isClosed()) {
+            throw new dev.airlock.EnvironmentClosedException("the local environment " + id() + " is closed; open a new one");
+        }
     }
 
     /** Whether {@code prefix true} runs (an env without --default-signal refuses the option). */
