@@ -50,6 +50,18 @@ class NativeFilesTest {
     }
 
     @Test
+    void aWriteThroughASymlinkLandsInItsTargetAndTheLinkStays(@TempDir Path airlockHome, @TempDir Path dir) throws Exception {
+        Path target = Files.createDirectories(dir.resolve("real")).resolve("target.txt");
+        Files.writeString(target, "old\n");
+        Path link = Files.createSymbolicLink(dir.resolve("link.txt"), Path.of("real/target.txt"));
+        try (Environment env = Environments.open(settings(airlockHome))) {
+            env.files().write(link.toString(), "new\n".getBytes(StandardCharsets.UTF_8));
+        }
+        assertTrue(Files.isSymbolicLink(link), "the link stays");
+        assertEquals("new\n", Files.readString(target));
+    }
+
+    @Test
     void aSymlinkIsJudgedAtItsPhysicalPlace(@TempDir Path airlockHome, @TempDir Path dir) throws Exception {
         List<ApprovalChannel.ApprovalRequest> asked = new CopyOnWriteArrayList<>();
         try (Environment env = Environments.builder().settings(settings(airlockHome))
