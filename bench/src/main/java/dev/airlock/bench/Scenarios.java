@@ -38,6 +38,7 @@ final class Scenarios {
             Transfers.Reference pb = new Transfers.Reference("`ProcessBuilder` `bash -c` in this JVM",
                     c -> List.of("bash", "-c", c), false);
             rows.addAll(Transfers.rows("local", env, pb, plan, growth, "3", 1.05, "3", 1.05));
+            rows.add(sessionCost(env));
             rows.add(write(env));
             Side a = () -> execTrue(env);
             Side r = () -> Meter.program(List.of("bash", "-c", "true"), null, false);
@@ -46,6 +47,24 @@ final class Scenarios {
             rows.add(percentile("local", s, 99, "`ProcessBuilder` `bash -c true`, 64 threads at once"));
         }
         memory("local", Map.of("airlock.backend", "local"));
+    }
+
+    /**
+     * The same 256 MiB stdout against {@code ProcessBuilder} running {@code setsid bash -c}: a new
+     * session, as every Airlock command gets, puts the command in its own scheduler autogroup
+     * (kernel.sched_autogroup_enabled), which on a loaded host slows the pipe by itself.
+     */
+    private Row sessionCost(Environment env) {
+        long bytes = Plan.MAIN_MIB * MIB;
+        Transfers.Reference setsid = new Transfers.Reference("`ProcessBuilder` `setsid bash -c` in this JVM",
+                c -> List.of("setsid", "bash", "-c", c), false);
+        Sample a = new Sample();
+        Sample r = new Sample();
+        Progress.say("local stdout 256 MiB against setsid bash -c");
+        Meter.alternate(Transfers.airlockStdout(env, bytes), a, Transfers.referenceStdout(setsid, bytes), r, plan.warmup(), plan.reps());
+        return new Row("3", "local 256 MiB stdout, reference also in a new session (`setsid`)",
+                "Airlock `exec`, stdout streamed to a counting sink", setsid.how() + ", its stdout read and counted", a, r,
+                "(diagnostic)", Double.NaN, "");
     }
 
     /** files().write of 256 MiB from a file against Files.copy of the same file, both replacing the target. */
