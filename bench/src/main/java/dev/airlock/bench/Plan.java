@@ -9,12 +9,12 @@ record Plan(boolean quick, int warmup, int reps, List<Integer> growthMiB, List<I
     static Plan of(boolean quick) {
         return quick
                 ? new Plan(true, 1, 3, List.of(1, 16, 256), List.of(1, 8, 64), 2)
-                : new Plan(false, 2, 7, List.of(1, 16, 256, 1024), List.of(1, 8, 64), 5);
+                : new Plan(false, 1, 5, List.of(1, 16, 256, 1024), List.of(1, 8, 64), 5);
     }
 
-    /** Repetitions at a size: the 1 GiB point takes three, without warm-up (it is its own warm-up). */
+    /** Repetitions at a size: the 1 GiB point (for the growth chart only) takes two, without warm-up. */
     int repsAt(int mib) {
-        return mib >= 1024 ? 3 : reps;
+        return mib >= 1024 ? 2 : reps;
     }
 
     int warmupAt(int mib) {
@@ -23,7 +23,7 @@ record Plan(boolean quick, int warmup, int reps, List<Integer> growthMiB, List<I
 
     /** Rounds of N concurrent commands per side: enough commands for a p99 (about 200 at 64). */
     int rounds(int n) {
-        int want = quick ? 64 : 192;
+        int want = quick ? 64 : 128;
         return Math.max(quick ? 2 : 3, want / n);
     }
 }

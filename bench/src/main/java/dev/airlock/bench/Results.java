@@ -24,7 +24,7 @@ final class Results {
                 .append(machine()).append("\n\n");
         b.append("Ratio = Airlock median / reference median; lower is better. Both sides run alternately in one JVM "
                 + "(A B, B A, ...) after ").append(plan.warmup()).append(" warm-up round(s); ").append(plan.reps())
-                .append(" repetitions per side (3 at 1 GiB). Setup (environment open, container, connection) is outside "
+                .append(" repetitions per side (2 at 1 GiB). Setup (environment open, container, connection) is outside "
                 + "the timing on both sides. Peak heap is this JVM's heap pools' peak over one repetition; peak RSS is "
                 + "this JVM's VmHWM (reset per repetition through /proc/self/clear_refs) or, for a reference that is "
                 + "another program (Docker CLI, OpenSSH, java -version), that program's maximum RSS from /usr/bin/time.\n\n");
