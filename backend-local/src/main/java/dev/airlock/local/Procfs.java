@@ -1,0 +1,149 @@
+package dev.airlock.local;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.function.LongPredicate;
+import java.util.stream.Stream;
+
+/**
+ * This host's {@code /proc}, read cheaply. Reading {@code /proc/PID/stat} costs tens to hundreds
+ * of microseconds per process on a busy host (a full scan took 30-45 ms with ~150 processes on the
+ * loaded bench machine), so a search for a command's survivors reads only the processes forked
+ * since the command was launched: the pids the kernel handed out after the leader's, up to the
+ * last one ({@code /proc/loadavg}), as long as the pid counter cannot have gone all the way round
+ * meanwhile (forks since launch, from {@code /proc/stat}, plus live tasks below {@code pid_max});
+ * otherwise every process.
+ */
+final class Procfs {
+    private static final Path PROC = Path.of("/proc");
+    private static final long PID_MAX = readPidMax();
+
+    private Procfs() {
+    }
+
+    /** A field of /proc/PID/stat counted after "(comm) ": 0 is the state, 2 the pgrp, 3 the session, 19 the start time. */
+    static Optional<String> statField(Path proc, int index) {
+        String name = proc.getFileName().toString();
+        if (name.isEmpty() || !Character.isDigit(name.charAt(0))) {
+            return Optional.empty();
+        }
+        try {
+            String stat = Files.readString(proc.resolve("stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return f.length > index && !f[0].equals("Z") ? Optional.of(f[index]) : Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Field 22 of /proc/PID/stat (start time in clock ticks), when the process lives. */
+    static OptionalLong startTimeOf(long pid) {
+        return statField(PROC.resolve(Long.toString(pid)), 19).map(v -> OptionalLong.of(Long.parseLong(v)))
+                .orElse(OptionalLong.empty());
+    }
+
+    /** Forks since boot ({@code processes} in /proc/stat), or -1 when unknown. */
+    static long forks() {
+        try {
+            for (String line : Files.readAllLines(PROC.resolve("stat"))) {
+                if (line.startsWith("processes ")) {
+                    return Long.parseLong(line.substring(10).strip());
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+        return -1;
+    }
+
+    /**
+     * Whether any live (not zombie) process has {@code field} equal to {@code value}, looking only
+     * at pids handed out after {@code firstPid} when {@code forksAtLaunch} (from {@link #forks()}
+     * at the leader's launch) shows that this is enough; pass -1 to look at every process.
+     */
+    static boolean anyWith(int field, long value, long firstPid, long forksAtLaunch) {
+        LongPredicate candidate = candidates(firstPid, forksAtLaunch);
+        String want = Long.toString(value);
+        try (Stream<Path> procs = Files.list(PROC)) {
+            return procs.anyMatch(p -> {
+                long pid = pidOf(p);
+                return pid > 0 && candidate.test(pid) && statField(p, field).map(want::equals).orElse(false);
+            });
+        } catch (IOException | UncheckedIOException e) {
+            return true; // cannot tell: assume there is one (the callers then signal, which finds out)
+        }
+    }
+
+    private static LongPredicate candidates(long firstPid, long forksAtLaunch) {
+        if (firstPid <= 0 || forksAtLaunch < 0 || PID_MAX <= 0) {
+            return pid -> true;
+        }
+        long[] load = loadavg();
+        long forksNow = forks();
+        if (load == null || forksNow < 0) {
+            return pid -> true;
+        }
+        long last = load[0];
+        long tasks = load[1];
+        // Each fork moves the counter at least one pid, and skipping a pid in use moves it once more.
+        if (forksNow - forksAtLaunch + tasks >= PID_MAX) {
+            return pid -> true;
+        }
+        return last >= firstPid ? pid -> pid >= firstPid && pid <= last : pid -> pid >= firstPid || pid <= last;
+    }
+
+    /** {last pid, live tasks} from /proc/loadavg ("0.52 3.54 3.60 2/157 18887"), or null. */
+    private static long[] loadavg() {
+        try {
+            String[] f = Files.readString(PROC.resolve("loadavg")).strip().split(" ");
+            return new long[] {Long.parseLong(f[4]), Long.parseLong(f[3].substring(f[3].indexOf('/') + 1))};
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static long pidOf(Path p) {
+        String name = p.getFileName().toString();
+        long pid = 0;
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            pid = pid * 10 + (c - '0');
+        }
+        return name.isEmpty() ? -1 : pid;
+    }
+
+    private static long readPidMax() {
+        try {
+            return Long.parseLong(Files.readString(PROC.resolve("sys/kernel/pid_max")).strip());
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** Whether this JVM ignores any of the signals a command must start with default dispositions (SigIgn in /proc/self/status). */
+    static boolean ignoresAny(int... signals) {
+        try {
+            for (String line : Files.readAllLines(PROC.resolve("self/status"))) {
+                if (line.startsWith("SigIgn:")) {
+                    long mask = Long.parseUnsignedLong(line.substring(7).strip(), 16);
+                    for (int s : signals) {
+                        if ((mask & (1L << (s - 1))) != 0) {
+                            return true;
+                        }
+                    }
+                    return false;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return true; // cannot tell: reset them
+        }
+        return true;
+    }
+}

@@ -1,0 +1,40 @@
+package dev.airlock.bench;
+
+import java.util.Map;
+
+/**
+ * Met or missed, for each row: a ratio row meets its target when its median ratio is at or under
+ * the limit and neither side failed. A miss names its reason, from the profile written down in
+ * RESULTS.md's "What remains" (keyed by the scenario's start).
+ */
+final class Verdicts {
+    /** Why a row misses, found by profiling (see bench/analysis.md); a miss without an entry says "see What remains". */
+    private static final Map<String, String> REASONS = Map.of(
+            "local 256 MiB stdin", "each command's own session (setsid) puts it in a new scheduler autogroup, which on this"
+                    + " loaded host slows a pipe by itself (see the setsid row and What remains)",
+            "local 256 MiB stdout", "each command's own session (setsid) puts it in a new scheduler autogroup, which on this"
+                    + " loaded host slows a pipe by itself (see the setsid row and What remains)",
+            "local `exec true`", "thread hand-offs per exec in the core (flow, two pumps, the JDK's reaper) and the"
+                    + " setsid process and autogroup (see What remains)");
+
+    private Verdicts() {
+    }
+
+    static Row judge(Row r) {
+        if (!r.verdict().isEmpty()) {
+            return r;
+        }
+        if (r.airlock().failures() > 0 || r.reference().failures() > 0) {
+            return r.withVerdict("miss: " + (r.airlock().failures() > 0 ? "Airlock" : "the reference") + " failed");
+        }
+        if (Double.isNaN(r.limit())) {
+            return r.withVerdict(r.target().startsWith("(") ? "-" : "pass");
+        }
+        if (r.ratio() <= r.limit()) {
+            return r.withVerdict("met");
+        }
+        String why = REASONS.entrySet().stream().filter(e -> r.scenario().startsWith(e.getKey())).map(Map.Entry::getValue)
+                .findFirst().orElse("see What remains");
+        return r.withVerdict("miss: " + why);
+    }
+}
