@@ -50,7 +50,15 @@ public final class Shell {
         if (pgid <= 1) {
             throw new IllegalArgumentException("bad process group: " + pgid);
         }
-        return "if kill -0 -" + pgid + " 2>/dev/null; then s=\n"
+        // kill -0 also answers for a group of zombies (children nobody reaped yet, which no signal
+        // reaches): where /proc shows the members, a group without one live member counts as gone,
+        // so no needless SIGKILL follows the SIGTERM that ended it.
+        return "if kill -0 -" + pgid + " 2>/dev/null; then\n"
+                + "if [ -r /proc/self/stat ]; then live=\n"
+                + "for f in /proc/[0-9]*/stat; do read -r l <\"$f\" 2>/dev/null || continue; l=${l##*) }; set -- $l\n"
+                + "if [ \"$3\" = " + pgid + " ] && [ \"$1\" != Z ] && [ \"$1\" != X ]; then live=1; break; fi; done\n"
+                + "[ -n \"$live\" ] || { echo gone; exit 0; }; fi\n"
+                + "s=\n"
                 + "if [ -r /proc/" + pgid + "/stat ]; then read -r s </proc/" + pgid + "/stat; s=${s##*) }; set -- $s; s=${20}; fi\n"
                 + "echo \"alive $s\"\nelse echo gone\nfi\n";
     }

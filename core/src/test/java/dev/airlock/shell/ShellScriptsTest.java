@@ -19,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Quoting and the staging prefix, run by every real POSIX shell found on this machine. */
 class ShellScriptsTest {
@@ -182,5 +183,36 @@ class ShellScriptsTest {
         Result r = run(shell, StdinScripts.heredoc("a $HOME `x`\nb".getBytes(StandardCharsets.UTF_8), "cat"), new byte[0]);
         assertEquals(0, r.exit(), r.err());
         assertEquals("a $HOME `x`\nb\n", new String(r.out(), StandardCharsets.UTF_8));
+    }
+
+    /**
+     * A group whose only member is a zombie (exited, its parent never reaped it) answers kill -0,
+     * but no signal can reach it: the group-state script calls it gone, so the reaper sends no KILL
+     * after the TERM that ended it. A group with a live member stays alive.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("shells")
+    void aGroupOfZombiesIsGoneAndALiveGroupIsAlive(String shell) throws Exception {
+        // setsid without a fork: the background child leads its own group, exits at once and stays a
+        // zombie, because its parent has become `sleep`, which never waits.
+        Process parent = new ProcessBuilder("sh", "-c", "setsid sh -c 'exit 0' & echo $!; exec sleep 20").start();
+        try {
+            String line = new java.io.BufferedReader(new java.io.InputStreamReader(parent.getInputStream(),
+                    StandardCharsets.US_ASCII)).readLine();
+            long zombie = Long.parseLong(line.strip());
+            Path stat = Path.of("/proc", Long.toString(zombie), "stat");
+            for (int i = 0; i < 200 && !(Files.exists(stat) && Files.readString(stat).contains(") Z ")); i++) {
+                Thread.sleep(10);
+            }
+            org.junit.jupiter.api.Assumptions.assumeTrue(Files.readString(stat).contains(") Z "), "no zombie to look at");
+            assertEquals(0, run(shell, "kill -0 -" + zombie, new byte[0]).exit(), "kill -0 still answers for a zombie group");
+            assertEquals("gone", new String(run(shell, Shell.groupStateScript(zombie), new byte[0]).out(), StandardCharsets.UTF_8).strip());
+            long live = parent.pid(); // sleep leads no group of its own; its group is this JVM's test runner's
+            long group = Long.parseLong(Files.readString(Path.of("/proc", Long.toString(live), "stat")).replaceAll(".*\\) ", "").split(" ")[2]);
+            assertTrue(new String(run(shell, Shell.groupStateScript(group), new byte[0]).out(), StandardCharsets.UTF_8).startsWith("alive"));
+        } finally {
+            parent.destroyForcibly();
+            parent.waitFor();
+        }
     }
 }
