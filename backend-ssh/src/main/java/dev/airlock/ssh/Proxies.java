@@ -34,9 +34,7 @@ final class Proxies {
         private final List<SshSettings.Hop> hops;
         private final HopLogin login;
         private Session last;
-        private Channel channel;
-        private InputStream in;
-        private OutputStream out;
+        private Forward target;
 
         Jump(List<SshSettings.Hop> hops, HopLogin login) {
             this.hops = hops;
@@ -50,20 +48,20 @@ final class Proxies {
                 last = login.login(hop, through);
                 through = new Forward(last);
             }
-            channel = last.getStreamForwarder(host, port);
-            in = channel.getInputStream();
-            out = channel.getOutputStream();
-            channel.connect(timeout);
+            // The last hop to the target is one more forward step; closing it logs out of the last
+            // hop, whose own proxy closes the hops before it.
+            target = new Forward(last);
+            target.connect(factory, host, port, timeout);
         }
 
         @Override
         public InputStream getInputStream() {
-            return in;
+            return target.getInputStream();
         }
 
         @Override
         public OutputStream getOutputStream() {
-            return out;
+            return target.getOutputStream();
         }
 
         @Override
@@ -73,11 +71,10 @@ final class Proxies {
 
         @Override
         public void close() {
-            if (channel != null) {
-                channel.disconnect();
-            }
-            if (last != null) {
-                last.disconnect(); // its own proxy closes the hops before it
+            if (target != null) {
+                target.close();
+            } else if (last != null) {
+                last.disconnect(); // a login failed part way: its own proxy closes the hops before it
             }
         }
     }
