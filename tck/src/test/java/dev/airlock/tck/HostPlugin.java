@@ -50,7 +50,8 @@ final class HostPlugin extends AbstractEnvironment {
         if (setsid) {
             argv.add("setsid");
         }
-        argv.addAll(List.of(launch.shell(), "-c", launch.script()));
+        // Default signal dispositions whatever this JVM inherited (nohup): the plugin's only mistake is setsid.
+        argv.addAll(List.of("env", "--default-signal=HUP,INT,QUIT,PIPE,TERM", launch.shell(), "-c", launch.script()));
         ProcessBuilder pb = new ProcessBuilder(argv);
         Map<String, String> env = pb.environment();
         launch.unset().forEach(env::remove);

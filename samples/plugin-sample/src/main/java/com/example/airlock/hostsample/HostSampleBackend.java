@@ -53,6 +53,9 @@ final class HostSampleBackend implements Backend {
     public RemoteProcess launch(Launch launch, Deadline deadline) throws IOException {
         List<String> argv = new ArrayList<>();
         argv.add(setsid); // its own process group: the core's kill reaches the whole tree
+        // A JVM started under nohup (or by a CI runner that ignores signals) hands ignored signals on
+        // to its children; a command must start with the default ones (the kit checks SIGHUP ends it).
+        argv.addAll(List.of("env", "--default-signal=HUP,INT,QUIT,PIPE,TERM"));
         argv.addAll(launch.argv());
         ProcessBuilder pb = new ProcessBuilder(argv);
         Map<String, String> env = pb.environment();
