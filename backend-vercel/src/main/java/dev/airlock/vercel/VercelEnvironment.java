@@ -12,6 +12,7 @@ import dev.airlock.spi.AbstractEnvironment;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
+import dev.airlock.spi.ResourceLabels;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,8 +49,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class VercelEnvironment extends AbstractEnvironment {
     private static final Logger LOG = LoggerFactory.getLogger(VercelEnvironment.class);
     static final String TAG = "airlock";
-    static final String TAG_KEPT = "airlock-kept";
-    static final String TAG_CREATED = "airlock-created";
+    /** Vercel's spelling of core's labels: {@code airlock-owner}, {@code airlock-created}, ... */
+    static final String LABEL_PREFIX = "airlock-";
 
     /** A hang guard on the wait for the outputs, not a timing: a reader that stopped reading. */
     private static final Duration DRAIN_MAX = Duration.ofMinutes(10);
@@ -137,12 +138,13 @@ final class VercelEnvironment extends AbstractEnvironment {
         return new VercelEnvironment(context, s, api, info, attached);
     }
 
+    /**
+     * The sandbox's tags: {@link #TAG}{@code =1} (what gc lists by) and core's {@link ResourceLabels}
+     * behind {@link #LABEL_PREFIX}, so gc removes only this owner's orphans.
+     */
     static Map<String, String> tags(boolean kept) {
-        Map<String, String> t = new TreeMap<>();
+        Map<String, String> t = new TreeMap<>(ResourceLabels.now(kept).asMap(LABEL_PREFIX));
         t.put(TAG, "1");
-        t.put(TAG_KEPT, String.valueOf(kept));
-        t.put(TAG_CREATED, String.valueOf(System.currentTimeMillis()));
-        t.put("airlock-owner", System.getProperty("user.name", "unknown"));
         return t;
     }
 

@@ -8,6 +8,7 @@ import dev.airlock.settings.Settings;
 import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.ResourceLabels;
 import dev.airlock.spi.SandboxLifecycle;
 
 import java.time.Duration;
@@ -96,16 +97,18 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
         }
     }
 
+    /** Stops and deletes the sandboxes this owner tagged that are older than asked ({@code up} ones only when asked). */
     @Override
     public List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
         VercelSettings s = VercelSettings.from(settings, System.getenv());
         List<String> removed = new ArrayList<>();
-        long cutoff = System.currentTimeMillis() - olderThan.toMillis();
+        String owner = ResourceLabels.currentOwner();
+        java.time.Instant now = java.time.Instant.now();
         try (VercelApi api = new VercelApi(s, settings)) {
             for (VercelApi.SessionInfo info : api.list(VercelEnvironment.TAG, "1")) {
-                boolean kept = "true".equals(info.tags().get(VercelEnvironment.TAG_KEPT));
-                long created = parse(info.tags().get(VercelEnvironment.TAG_CREATED), info.createdAt());
-                if (created <= cutoff && (includeKept || !kept)) {
+                boolean collect = ResourceLabels.parse(info.tags(), VercelEnvironment.LABEL_PREFIX)
+                        .filter(l -> l.collectable(owner, now, olderThan, includeKept)).isPresent();
+                if (collect) {
                     api.stop(info.sessionId());
                     api.delete(info.sandboxName());
                     removed.add(info.sandboxName());
@@ -113,13 +116,5 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
             }
         }
         return removed;
-    }
-
-    private static long parse(String v, long fallback) {
-        try {
-            return v == null ? fallback : Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            return fallback;
-        }
     }
 }
