@@ -29,8 +29,8 @@ import java.util.Set;
  */
 public final class ModalEnvironment extends AbstractEnvironment {
     /**
-     * Re-runs itself under setsid when not a group leader (Modal, and the emulator under its
-     * isolation, start an exec inside someone else's group; setsid does not fork then, so the pid
+     * Re-runs itself under setsid when not a group leader (an exec may start inside someone
+     * else's group, as the emulator's do under its isolation; setsid does not fork then, so the pid
      * and the exit status stay the command's), unsets what the core asks, then execs the shell,
      * which keeps the pid: the launcher record's {@code $$} is the group the core's kill signals.
      */
