@@ -1,35 +1,43 @@
 package dev.airlock.modal;
 
 import dev.airlock.Capabilities;
+import dev.airlock.PayloadStrategy;
+import dev.airlock.StdinMode;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Deadline;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
+import dev.airlock.spi.StdinWriter;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
  * The glue to the core's exec flow, kept thin: each command is a {@code TaskExecStart} of a small
- * wrapper ({@code sh -c WRAPPER airlock WRAPPER SHELL SCRIPT UNSET}) that reports its process group and
- * then execs the core's script; the environment travels in the request's env map (never argv);
- * stdin is the core's pipe, which {@link ModalProcess} streams in 1 MiB chunks by offset with an
- * explicit EOF (so PAYLOAD stdin is streamed, never staged, with no size cap). Modal has no
- * per-exec kill, so the core's process-group kill applies; {@code airlock.cancel=sandbox}
+ * wrapper ({@code sh -c WRAPPER airlock WRAPPER SHELL SCRIPT UNSET}) that makes the shell lead its
+ * own process group and then execs the core's script, whose launcher record (the one protocol,
+ * parsed by the core) names that group; the environment travels in the request's env map (never
+ * argv). Stdin is PAYLOAD with {@link PayloadStrategy#STREAMED}: the core hands it to
+ * {@link #stdinWriter()} in 1 MiB chunks by offset, sent as {@code TaskExecStdinWrite} (a chunk
+ * resent at the acknowledged offset on retry), then an explicit EOF; never staged, no size cap.
+ * Modal has no per-exec kill, so the core's process-group kill applies; {@code airlock.cancel=sandbox}
  * terminates the sandbox through {@link #stopSandbox}.
  */
 public final class ModalEnvironment extends AbstractEnvironment {
     /**
-     * Re-runs itself under setsid when not a group leader, unsets what the core asks, prints
-     * {@code \001airlock-exec PID PGID} on stdout (stripped by the reader), then execs the command.
+     * Re-runs itself under setsid when not a group leader (an exec may start inside someone
+     * else's group, as the emulator's do under its isolation; setsid does not fork then, so the pid
+     * and the exit status stay the command's), unsets what the core asks, then execs the shell,
+     * which keeps the pid: the launcher record's {@code $$} is the group the core's kill signals.
      */
     static final String WRAPPER = String.join("\n",
             "g=; read -r _ _ _ _ g _ < /proc/$$/stat 2>/dev/null",
             "if [ \"$g\" != \"$$\" ] && command -v setsid >/dev/null 2>&1; then exec setsid sh -c \"$1\" \"$0\" \"$@\"; fi",
             "for v in $4; do unset \"$v\"; done",
-            "printf '\\001airlock-exec %s %s\\n' \"$$\" \"$g\"",
             "exec \"$2\" -c \"$3\"",
             "");
 
@@ -41,7 +49,8 @@ public final class ModalEnvironment extends AbstractEnvironment {
         super("modal", "modal-" + StdinScripts.randomToken().substring(0, 12), context);
         this.client = client;
         this.sandbox = sandbox;
-        this.capabilities = Capabilities.pipe().withNativeEnv(true).withAttachable(true).withDisposable(!sandbox.attached())
+        this.capabilities = Capabilities.builder().stdinMode(StdinMode.PAYLOAD).payloadStrategy(PayloadStrategy.STREAMED).build()
+                .withNativeEnv(true).withAttachable(true).withDisposable(!sandbox.attached())
                 .withArgvLimit(60 * 1024);
     }
 
@@ -87,6 +96,24 @@ public final class ModalEnvironment extends AbstractEnvironment {
                 String.join(" ", launch.unset()));
         return sandbox.exec(argv, launch.env());
     }
+
+    /** Sends each chunk the core hands over as a {@code TaskExecStdinWrite} at its offset, and the end as an empty {@code eof} one. */
+    @Override
+    protected Optional<StdinWriter> stdinWriter() {
+        return Optional.of(STDIN);
+    }
+
+    private static final StdinWriter STDIN = new StdinWriter() {
+        @Override
+        public void write(RemoteProcess process, long offset, byte[] data, int length, Deadline deadline) throws IOException {
+            ((ModalProcess) process).writeStdin(offset, data, length, false, deadline);
+        }
+
+        @Override
+        public void end(RemoteProcess process, long length, Deadline deadline) throws IOException {
+            ((ModalProcess) process).writeStdin(length, new byte[0], 0, true, deadline);
+        }
+    };
 
     /** The sandbox never sees the JVM's environment, so there is nothing of it to strip. */
     @Override

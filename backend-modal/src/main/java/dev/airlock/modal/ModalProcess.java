@@ -9,6 +9,7 @@ import dev.airlock.modal.proto.router.TaskExecStdioReadRequest;
 import dev.airlock.modal.proto.router.TaskExecStdioReadResponse;
 import dev.airlock.modal.proto.router.TaskExecWaitRequest;
 import dev.airlock.modal.proto.router.TaskExecWaitResponse;
+import dev.airlock.spi.Deadline;
 import dev.airlock.spi.RemoteProcess;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -18,24 +19,21 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
 import java.util.OptionalLong;
-import java.util.concurrent.CompletableFuture;
 
 /**
- * One exec on the router. Stdin goes in 1 MiB {@code TaskExecStdinWrite} chunks addressed by
- * offset, the last with {@code eof} (a chunk whose answer was lost is sent again at the same
- * offset: the router acknowledges what it already has). Stdout and stderr are read by offset on
- * their own threads and resumed at the received offset after a cut. The wrapper's first stdout
- * line (pid and process group, for the core's process-group kill) is stripped.
+ * One exec on the router. Stdin is written by the core's streamed-PAYLOAD hook through
+ * {@link #writeStdin} ({@code TaskExecStdinWrite} chunks addressed by offset, then an explicit
+ * {@code eof}; a chunk whose answer was lost is sent again at the same offset: the router
+ * acknowledges what it already has). Stdout and stderr are read by offset on their own threads and
+ * resumed at the received offset after a cut; they pass through unaltered (the core's launcher
+ * record on stdout names the process group its kill signals).
  */
 final class ModalProcess implements RemoteProcess {
     private static final Logger LOG = LoggerFactory.getLogger(ModalProcess.class);
-    static final int CHUNK = 1024 * 1024;
     private static final int PIPE = 256 * 1024;
     private static final int MAX_RESUMES = 50;
-    static final String HEADER = "\u0001airlock-exec ";
 
     private final ModalClient client;
     private final String taskId;
@@ -45,8 +43,6 @@ final class ModalProcess implements RemoteProcess {
     private final BlockingPipe err = new BlockingPipe(PIPE);
     private final InputStream outSource = out.source(() -> { });
     private final InputStream errSource = err.source(() -> { });
-    final CompletableFuture<Long> header = new CompletableFuture<>();
-    private final StdinStream stdin = new StdinStream();
 
     ModalProcess(ModalClient client, String taskId, String execId, String sandboxId) {
         this.client = client;
@@ -56,8 +52,8 @@ final class ModalProcess implements RemoteProcess {
     }
 
     void startReaders() {
-        Thread o = new Thread(() -> read(0, out, true), "airlock-modal-out-" + execId);
-        Thread e = new Thread(() -> read(1, err, false), "airlock-modal-err-" + execId);
+        Thread o = new Thread(() -> read(0, out), "airlock-modal-out-" + execId);
+        Thread e = new Thread(() -> read(1, err), "airlock-modal-err-" + execId);
         o.setDaemon(true);
         e.setDaemon(true);
         o.start();
@@ -65,11 +61,8 @@ final class ModalProcess implements RemoteProcess {
     }
 
     /** Reads one output by offset to its end, resuming at the received offset after a cut. */
-    private void read(int fd, BlockingPipe pipe, boolean stripHeader) {
+    private void read(int fd, BlockingPipe pipe) {
         long[] offset = {0};
-        byte[] headerBuf = stripHeader ? new byte[256] : null;
-        int[] headerLen = {0};
-        boolean[] headerDone = {!stripHeader};
         int resumes = 0;
         try {
             while (true) {
@@ -81,16 +74,10 @@ final class ModalProcess implements RemoteProcess {
                         while (it.hasNext()) {
                             byte[] d = it.next().getData().toByteArray();
                             offset[0] += d.length;
-                            int from = 0;
-                            if (!headerDone[0]) {
-                                from = header(d, headerBuf, headerLen, headerDone);
-                            }
-                            if (from < d.length) {
-                                try {
-                                    pipe.sink.write(d, from, d.length - from);
-                                } catch (IOException closed) {
-                                    throw Status.CANCELLED.withDescription("reader closed").asRuntimeException();
-                                }
+                            try {
+                                pipe.sink.write(d, 0, d.length);
+                            } catch (IOException closed) {
+                                throw Status.CANCELLED.withDescription("reader closed").asRuntimeException();
                             }
                         }
                         return null;
@@ -111,40 +98,11 @@ final class ModalProcess implements RemoteProcess {
                     sleep(Math.min(1000, 50L * (resumes + 1)));
                 }
             }
-            if (!headerDone[0]) {
-                header.complete(-1L);
-            }
             pipe.end();
         } catch (RuntimeException e) {
-            header.complete(-1L);
             pipe.fail(new IOException("the " + (fd == 0 ? "stdout" : "stderr") + " of the command on Modal could not be read to its end: "
                     + e.getMessage()));
         }
-    }
-
-    /** Collects the wrapper's first line; returns where the command's own output starts in {@code d}. */
-    private int header(byte[] d, byte[] buf, int[] len, boolean[] done) {
-        for (int i = 0; i < d.length; i++) {
-            if (d[i] == '\n' || len[0] == buf.length) {
-                done[0] = true;
-                String line = new String(buf, 0, len[0], StandardCharsets.UTF_8);
-                long pgid = -1;
-                if (line.startsWith(HEADER)) {
-                    String[] ids = line.substring(HEADER.length()).trim().split(" ");
-                    try {
-                        if (ids.length == 2 && ids[0].equals(ids[1])) {
-                            pgid = Long.parseLong(ids[1]);
-                        }
-                    } catch (NumberFormatException ignored) {
-                        // no group: the core cannot kill this exec by group
-                    }
-                }
-                header.complete(pgid);
-                return i + 1;
-            }
-            buf[len[0]++] = d[i];
-        }
-        return d.length;
     }
 
     private static void sleep(long ms) {
@@ -155,9 +113,10 @@ final class ModalProcess implements RemoteProcess {
         }
     }
 
+    /** Never written: stdin goes through {@link #writeStdin} (the core's streamed-PAYLOAD hook), not a pipe. */
     @Override
     public OutputStream stdin() {
-        return stdin;
+        return OutputStream.nullOutputStream();
     }
 
     @Override
@@ -206,74 +165,39 @@ final class ModalProcess implements RemoteProcess {
         }
     }
 
+    /** Empty: the core's launcher record names the group (the shell leads it, see {@link ModalEnvironment#WRAPPER}). */
     @Override
     public OptionalLong processGroup() {
-        Long g = header.getNow(-1L);
-        return g != null && g > 1 ? OptionalLong.of(g) : OptionalLong.empty();
+        return OptionalLong.empty();
     }
 
-    /** Stdin as 1 MiB offset-addressed chunks; close sends what is left with {@code eof}. */
-    private final class StdinStream extends OutputStream {
-        private final byte[] buf = new byte[CHUNK];
-        private int len;
-        private long offset;
-        private boolean closed;
-        private boolean broken;
-
-        @Override
-        public void write(int b) throws IOException {
-            write(new byte[] {(byte) b}, 0, 1);
+    /**
+     * Sends {@code length} bytes at {@code offset} of the command's stdin ({@code eof} ends it).
+     * Retried as an idempotent upload part: a resent chunk at the acknowledged offset is
+     * acknowledged again, never appended twice. A refusal because the command exited or closed
+     * its stdin is a broken pipe.
+     */
+    void writeStdin(long offset, byte[] data, int length, boolean eof, Deadline deadline) throws IOException {
+        if (deadline.passed()) {
+            throw new IOException("stdin of the command on Modal not delivered at offset " + offset + ": its deadline passed");
         }
-
-        @Override
-        public synchronized void write(byte[] b, int off, int n) throws IOException {
-            if (closed) {
-                throw new IOException("stdin is closed");
-            }
-            while (n > 0) {
-                int k = Math.min(n, buf.length - len);
-                System.arraycopy(b, off, buf, len, k);
-                len += k;
-                off += k;
-                n -= k;
-                if (len == buf.length) {
-                    send(false);
-                }
-            }
-        }
-
-        @Override
-        public synchronized void close() throws IOException {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            if (!broken) {
-                send(true);
-            }
-        }
-
-        private void send(boolean eof) throws IOException {
-            TaskExecStdinWriteRequest req = TaskExecStdinWriteRequest.newBuilder().setTaskId(taskId).setExecId(execId)
-                    .setOffset(offset).setData(ByteString.copyFrom(buf, 0, len)).setEof(eof).build();
-            try {
-                client.calls.call(CallKind.UPLOAD_PART, "TaskExecStdinWrite", resource, () -> {
-                    try {
-                        return client.routed(client.settings.apiTimeout().toMillis(), s -> s.taskExecStdinWrite(req));
-                    } catch (StatusRuntimeException e) {
-                        Status.Code c = e.getStatus().getCode();
-                        if (c == Status.Code.FAILED_PRECONDITION || c == Status.Code.ABORTED) {
-                            throw new StdinRefused(e.getStatus().getDescription());
-                        }
-                        throw ModalClient.wire(e);
+        TaskExecStdinWriteRequest req = TaskExecStdinWriteRequest.newBuilder().setTaskId(taskId).setExecId(execId)
+                .setOffset(offset).setData(ByteString.copyFrom(data, 0, length)).setEof(eof).build();
+        try {
+            client.calls.call(CallKind.UPLOAD_PART, "TaskExecStdinWrite", resource, () -> {
+                long timeout = Math.max(1, Math.min(client.settings.apiTimeout().toMillis(), deadline.remaining().toMillis()));
+                try {
+                    return client.routed(timeout, s -> s.taskExecStdinWrite(req));
+                } catch (StatusRuntimeException e) {
+                    Status.Code c = e.getStatus().getCode();
+                    if (c == Status.Code.FAILED_PRECONDITION || c == Status.Code.ABORTED) {
+                        throw new StdinRefused(e.getStatus().getDescription());
                     }
-                });
-            } catch (StdinRefused e) {
-                broken = true;
-                throw new IOException("Broken pipe: the command on Modal no longer reads its stdin (" + e.getMessage() + ")");
-            }
-            offset += len;
-            len = 0;
+                    throw ModalClient.wire(e);
+                }
+            });
+        } catch (StdinRefused e) {
+            throw new IOException("Broken pipe: the command on Modal no longer reads its stdin (" + e.getMessage() + ")");
         }
     }
 

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -181,15 +180,6 @@ final class ModalSandbox implements AutoCloseable {
         });
         ModalProcess p = new ModalProcess(client, task, execId, sandboxId);
         p.startReaders();
-        try {
-            p.header.get(client.settings.apiTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            // the command runs but has not reported its group yet: the core cannot kill it by group
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw new IOException(e.getCause());
-        }
         return p;
     }
 

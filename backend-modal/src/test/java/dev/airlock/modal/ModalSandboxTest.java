@@ -4,13 +4,14 @@ import dev.airlock.remote.RetryPolicy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.io.OutputStream;
+import dev.airlock.spi.Deadline;
+
+import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The client's sandbox and process layer against the emulator, below the core. */
 class ModalSandboxTest {
@@ -23,16 +24,20 @@ class ModalSandboxTest {
     }
 
     @Test
-    void execReportsItsGroupStreamsStdinAndExits() throws Exception {
+    void execLeadsItsGroupStreamsStdinByOffsetAndExits() throws Exception {
         for (String family : List.of("v2", "v1")) {
             try (ModalClient c = client(Map.of(ModalSettings.FAMILY, family)); ModalSandbox sb = ModalSandbox.create(c, false)) {
+                // The shell prints whether it leads its own group (pid == pgid), then its stdin.
                 ModalProcess p = sb.exec(List.of("sh", "-c", ModalEnvironment.WRAPPER, "airlock", ModalEnvironment.WRAPPER, "sh",
-                        "cat; echo err >&2; exit 3", ""), Map.of());
-                assertTrue(p.processGroup().isPresent(), "no process group reported (" + family + ")");
-                try (OutputStream in = p.stdin()) {
-                    in.write("hello".getBytes(StandardCharsets.UTF_8));
-                }
-                assertEquals("hello", new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8));
+                        "set -- $(cut -d' ' -f1,5 /proc/$$/stat); [ \"$1\" = \"$2\" ] && echo leader; cat; echo err >&2; exit 3", ""),
+                        Map.of());
+                Deadline d = Deadline.in(Duration.ofMinutes(1));
+                byte[] hello = "hello".getBytes(StandardCharsets.UTF_8);
+                p.writeStdin(0, hello, 3, false, d);
+                p.writeStdin(0, hello, 3, false, d); // a resent chunk at the acknowledged offset: acknowledged, not appended
+                p.writeStdin(3, "lo".getBytes(StandardCharsets.UTF_8), 2, false, d);
+                p.writeStdin(5, new byte[0], 0, true, d);
+                assertEquals("leader\nhello", new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8), family);
                 assertEquals("err\n", new String(p.stderr().readAllBytes(), StandardCharsets.UTF_8));
                 assertEquals(3, p.waitFor());
             }

@@ -12,6 +12,7 @@ import dev.airlock.Execution;
 import dev.airlock.FileStat;
 import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
+import dev.airlock.PayloadStrategy;
 import dev.airlock.RemoteFiles;
 import dev.airlock.StagingException;
 import dev.airlock.StdinMode;
@@ -846,7 +847,7 @@ public abstract class EnvironmentCompatibilityKit {
             Park park = new Park(from, to);
             try (Environment env = open(Map.of(), park)) {
                 String marker = env.target().scratchDir() + "/side-effect";
-                boolean stages = env.capabilities().stdinMode() == StdinMode.PAYLOAD || !env.capabilities().nativeEnv();
+                boolean stages = stagesStdin(env.capabilities()) || !env.capabilities().nativeEnv();
                 Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; cat").env("KIT_STAGED", "env")
                         .stdin(Payload.ofUtf8("staged input")).build());
                 park.awaitParked();
@@ -1257,20 +1258,26 @@ public abstract class EnvironmentCompatibilityKit {
      * on a PIPE backend over ssh): the staged files are private, short-lived, and never outlive
      * their exec.
      */
+    /** PAYLOAD stdin that is staged as a file (a STREAMED one goes in chunks by offset and stages nothing). */
+    static boolean stagesStdin(Capabilities caps) {
+        return caps.stdinMode() == StdinMode.PAYLOAD && caps.payloadStrategy() == PayloadStrategy.STAGED;
+    }
+
     @Nested
     class StagedStdin {
 
         private Environment payloadEnvironment(ExecListener... listeners) {
-            assumeCapability(environment().capabilities().stdinMode() == StdinMode.PAYLOAD,
-                    "stdin mode is " + environment().capabilities().stdinMode() + ", not PAYLOAD: nothing is staged");
+            assumeCapability(stagesStdin(environment().capabilities()),
+                    "stdin is " + environment().capabilities().stdinMode() + "/" + environment().capabilities().payloadStrategy()
+                            + ", not PAYLOAD/STAGED: stdin is not staged");
             return open(Map.of(), listeners);
         }
 
         /** PAYLOAD stdin or a staged env script: something is staged for each exec that sets a variable. */
         private Environment stagingEnvironment(ExecListener... listeners) {
             Capabilities caps = environment().capabilities();
-            assumeCapability(caps.stdinMode() == StdinMode.PAYLOAD || !caps.nativeEnv(),
-                    "stdin mode is " + caps.stdinMode() + " and the environment is native: nothing is staged");
+            assumeCapability(stagesStdin(caps) || !caps.nativeEnv(),
+                    "stdin is " + caps.stdinMode() + "/" + caps.payloadStrategy() + " and the environment is native: nothing is staged");
             return open(Map.of(), listeners);
         }
 
@@ -1282,7 +1289,7 @@ public abstract class EnvironmentCompatibilityKit {
         void stagedFileIs0600InA0700Dir() throws InterruptedException {
             Park park = new Park(ExecState.STAGING, ExecState.STAGED);
             try (Environment env = stagingEnvironment(park)) {
-                boolean payload = env.capabilities().stdinMode() == StdinMode.PAYLOAD;
+                boolean payload = stagesStdin(env.capabilities());
                 Sample s = Sample.generated("1000 bytes", 1000, 1000, 4);
                 Execution e = env.start(ExecRequest.builder("cat; printf %s \"$KIT_STAGED\" >&2").env("KIT_STAGED", "env value")
                         .stdin(s.payload()).build());
@@ -1357,8 +1364,9 @@ public abstract class EnvironmentCompatibilityKit {
 
         @Test
         void stdinOverTheStagingCapIsRefusedWithTheSettingsName() {
-            assumeCapability(environment().capabilities().stdinMode() == StdinMode.PAYLOAD,
-                    "stdin mode is " + environment().capabilities().stdinMode() + ", not PAYLOAD: nothing is staged");
+            assumeCapability(stagesStdin(environment().capabilities()),
+                    "stdin is " + environment().capabilities().stdinMode() + "/" + environment().capabilities().payloadStrategy()
+                            + ", not PAYLOAD/STAGED: stdin is not staged");
             try (Environment env = open(Map.of("airlock.stdin.max-staged-bytes", "1000"))) {
                 String marker = env.target().scratchDir() + "/ran";
                 for (Payload p : List.of(Payload.of(new byte[5000]), Payload.ofStream(new ByteArrayInputStream(new byte[5000])))) {
