@@ -197,7 +197,7 @@ final class ModalProcess implements RemoteProcess {
                 }
             });
         } catch (StdinRefused e) {
-            throw new IOException("Broken pipe: the command on Modal no longer reads its stdin (" + e.getMessage() + ")");
+            throw new dev.airlock.spi.StdinClosedException("the command on Modal no longer reads its stdin (" + e.getMessage() + ")");
         }
     }
 

@@ -75,6 +75,16 @@ class ModalLifecycleTest {
         assertThrows(dev.airlock.AirlockException.class, () -> p.open(OpenContext.of(attach)).close());
     }
 
+    /** A command that closes its stdin early runs on to its end, as with a pipe: the refused writes do not kill it. */
+    @Test
+    void aCommandThatClosesItsStdinEarlyRunsOnToItsEnd() {
+        try (Environment env = new ModalProvider().open(OpenContext.of(EMULATOR.settings()))) {
+            ExecResult r = env.exec(ExecRequest.builder("exec 0<&-; sleep 1; echo done").stdin(new byte[8 * 1024 * 1024]).build());
+            assertEquals(0, r.exitCode(), r.stderr().text());
+            assertEquals("done\n", new String(r.stdout().bytes(), StandardCharsets.UTF_8));
+        }
+    }
+
     @Test
     void aStdinWriteToAnExitedCommandIsReportedNotHung() {
         try (Environment env = new ModalProvider().open(OpenContext.of(EMULATOR.settings()))) {

@@ -132,6 +132,9 @@ final class StdinPump implements Runnable {
             // The caller's payload broke: the command must not take a short input for the whole.
             failure = (IOException) e.getCause();
             onSourceFailure.run();
+        } catch (dev.airlock.spi.StdinClosedException e) {
+            // The command closed its stdin or exited (a streamed backend's EPIPE): it runs on.
+            LOG.debug("the command stopped reading its stdin: {}", e.getMessage());
         } catch (IOException | RuntimeException e) {
             // The command exited without reading all of its input, like a pipeline's SIGPIPE (or
             // the transport failed: a streamed stdin is then killed, never left open or short).

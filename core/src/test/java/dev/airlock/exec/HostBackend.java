@@ -111,8 +111,13 @@ class HostBackend implements Backend, Stager, Killer {
                 }
                 received.put(p, offset + length);
                 chunks.add(new long[] {offset, length});
-                p.stdin().write(data, 0, length);
-                p.stdin().flush();
+                try {
+                    p.stdin().write(data, 0, length);
+                    p.stdin().flush();
+                } catch (IOException e) {
+                    // As a real transport reports it: the far side no longer reads (EPIPE).
+                    throw new dev.airlock.spi.StdinClosedException("the command closed its stdin: " + e.getMessage());
+                }
             }
 
             @Override

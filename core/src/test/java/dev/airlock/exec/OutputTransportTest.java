@@ -212,6 +212,17 @@ class OutputTransportTest {
         assertEquals(List.of(0L), b.stdinEnds);
     }
 
+    /** A command that stops reading its stdin runs on to its own end, as with a pipe's EPIPE: it is not killed. */
+    @Test
+    void aCommandThatClosesItsStreamedStdinRunsOnToItsEnd() throws Exception {
+        HostBackend b = streamed();
+        ExecResult r = within(b.start(ExecRequest.builder("exec 0<&-; sleep 0.5; echo done")
+                .stdin(Payload.of(new byte[8 << 20])).build()));
+        assertEquals(0, r.exitCode(), r.stderr().text());
+        assertEquals("done", r.stdout().text().strip());
+        assertFalse(r.cancelled() || r.timedOut());
+    }
+
     @Test
     void aBrokenStreamedSourceKillsTheCommandAndSaysSo() throws Exception {
         HostBackend b = streamed();
