@@ -218,8 +218,29 @@ public final class EmulatedSandbox implements AutoCloseable {
             }
             a.addAll(List.of("--chdir", c.cwd(), "--"));
         }
+        // A service's sandbox starts its commands with default signal dispositions, whatever this
+        // JVM inherited (under nohup SIGHUP is ignored, and children would inherit that).
+        a.addAll(DEFAULT_SIGNALS);
         a.addAll(c.argv());
         return a;
+    }
+
+    /** {@code env --default-signal=...} where this host's env has the option, else nothing. */
+    private static final List<String> DEFAULT_SIGNALS = defaultSignals();
+
+    private static List<String> defaultSignals() {
+        List<String> prefix = List.of("env", "--default-signal=HUP,INT,QUIT,PIPE,TERM");
+        try {
+            List<String> probe = new ArrayList<>(prefix);
+            probe.add("true");
+            Process p = new ProcessBuilder(probe).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0 ? prefix : List.of();
+        } catch (IOException e) {
+            return List.of();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return List.of();
+        }
     }
 
     private Path hostDir(String cwd) {
