@@ -4,11 +4,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static dev.airlock.cli.Airlock.raw;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -22,23 +18,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class DaytonaCliIT {
     private static final String KEY = "cli-daytona-key-0123456789";
-    private static Process emulator;
+    private static ServedEmulator emulator;
     private static String url;
 
     @BeforeAll
     static void startEmulator() throws Exception {
-        emulator = new ProcessBuilder(List.of(Airlock.SCRIPT.toString(), "emulator", "daytona", "--listen", "127.0.0.1:0"))
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        String first = new BufferedReader(new InputStreamReader(emulator.getInputStream(), StandardCharsets.UTF_8)).readLine();
-        assertTrue(first != null && first.matches("listening on http://127\\.0\\.0\\.1:\\d+/api"), String.valueOf(first));
-        url = first.substring("listening on ".length());
+        emulator = ServedEmulator.start("daytona", "http://127\\.0\\.0\\.1:\\d+/api");
+        url = emulator.url;
     }
 
     @AfterAll
-    static void stopEmulator() throws InterruptedException {
+    static void stopEmulator() {
         if (emulator != null) {
-            emulator.destroy();
-            assertTrue(emulator.waitFor(60, TimeUnit.SECONDS), "a hang guard, not a timing assertion");
+            emulator.close();
         }
     }
 

@@ -4,11 +4,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static dev.airlock.cli.Airlock.raw;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -23,23 +19,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ModalCliIT {
     private static final String TOKEN_ID = "ak-cli-modal-0123";
     private static final String TOKEN_SECRET = "as-cli-modal-secret-4567";
-    private static Process emulator;
+    private static ServedEmulator emulator;
     private static String url;
 
     @BeforeAll
     static void startEmulator() throws Exception {
-        emulator = new ProcessBuilder(List.of(Airlock.SCRIPT.toString(), "emulator", "modal", "--listen", "127.0.0.1:0"))
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        String first = new BufferedReader(new InputStreamReader(emulator.getInputStream(), StandardCharsets.UTF_8)).readLine();
-        assertTrue(first != null && first.matches("listening on http://127\\.0\\.0\\.1:\\d+"), String.valueOf(first));
-        url = first.substring("listening on ".length());
+        emulator = ServedEmulator.start("modal", "http://127\\.0\\.0\\.1:\\d+");
+        url = emulator.url;
     }
 
     @AfterAll
-    static void stopEmulator() throws InterruptedException {
+    static void stopEmulator() {
         if (emulator != null) {
-            emulator.destroy();
-            assertTrue(emulator.waitFor(60, TimeUnit.SECONDS), "a hang guard, not a timing assertion");
+            emulator.close();
         }
     }
 

@@ -4,11 +4,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static dev.airlock.cli.Airlock.raw;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -22,25 +17,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class VercelCliIT {
     private static final String TOKEN = "vercel-cli-test-token-5e1f";
-    private static Process emulator;
+    private static ServedEmulator emulator;
     private static String url;
 
     @BeforeAll
     static void startEmulator() throws Exception {
-        emulator = new ProcessBuilder(List.of(Airlock.SCRIPT.toString(), "emulator", "vercel", "--listen", "127.0.0.1:0"))
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        String first = new BufferedReader(new InputStreamReader(emulator.getInputStream(), StandardCharsets.UTF_8)).readLine();
-        assertTrue(first != null && first.matches("listening on http://127\\.0\\.0\\.1:\\d+"), String.valueOf(first));
-        url = first.substring("listening on ".length());
+        emulator = ServedEmulator.start("vercel", "http://127\\.0\\.0\\.1:\\d+");
+        url = emulator.url;
     }
 
     @AfterAll
-    static void stopEmulator() throws InterruptedException {
+    static void stopEmulator() {
         if (emulator != null) {
-            emulator.destroy();
-            if (!emulator.waitFor(60, TimeUnit.SECONDS)) {
-                emulator.destroyForcibly();
-            }
+            emulator.close();
         }
     }
 
