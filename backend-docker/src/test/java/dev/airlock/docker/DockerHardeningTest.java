@@ -47,10 +47,12 @@ class DockerHardeningTest {
     void ulimitsAndShmSizeApply() {
         try (Environment env = Environments.open(DockerFixture.settings(DockerHardening.ULIMITS, "nofile=512:1024,nproc=300",
                 DockerHardening.SHM_SIZE, "32m"))) {
-            assertTrue(sh(env, "grep 'Max open files' /proc/self/limits").matches("Max open files\\s+512\\s+1024\\s+files"),
-                    sh(env, "grep 'Max open files' /proc/self/limits"));
-            assertTrue(sh(env, "grep 'Max processes' /proc/self/limits").matches("Max processes\\s+300\\s+300\\s+processes"));
-            assertTrue(sh(env, "grep ' /dev/shm ' /proc/mounts").contains("size=32768k"), sh(env, "grep ' /dev/shm ' /proc/mounts"));
+            String files = sh(env, "grep 'Max open files' /proc/self/limits");
+            assertTrue(files.matches("Max open files\\s+512\\s+1024\\s+files"), "[" + files + "]");
+            String processes = sh(env, "grep 'Max processes' /proc/self/limits");
+            assertTrue(processes.matches("Max processes\\s+300\\s+300\\s+processes"), "[" + processes + "]");
+            String shm = sh(env, "grep ' /dev/shm ' /proc/mounts");
+            assertTrue(shm.contains("size=32768k"), "[" + shm + "]");
         }
     }
 
