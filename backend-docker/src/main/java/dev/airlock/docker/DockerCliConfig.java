@@ -33,18 +33,25 @@ final class DockerCliConfig {
         return d.isBlank() ? Path.of(System.getProperty("user.home"), ".docker") : Path.of(d);
     }
 
+    /**
+     * A context's daemon: its host, and the directory of its TLS material when the context has
+     * some ({@code contexts/tls/ID/docker}, as {@code docker context create --docker ca=...,cert=...,key=...} stores it).
+     */
+    record Endpoint(String host, Optional<Path> tlsDir, String origin) {
+    }
+
     /** The daemon of the context {@code DOCKER_CONTEXT} names; empty when unset or {@code default}. */
-    static Optional<String> namedContextHost(Map<String, String> environment) {
-        return contextHost(dir(environment), environment.getOrDefault(DOCKER_CONTEXT, "").trim(), DOCKER_CONTEXT);
+    static Optional<Endpoint> namedContext(Map<String, String> environment) {
+        return context(dir(environment), environment.getOrDefault(DOCKER_CONTEXT, "").trim(), DOCKER_CONTEXT);
     }
 
     /** The daemon of config.json's {@code currentContext}; empty when unset or {@code default}. */
-    static Optional<String> currentContextHost(Map<String, String> environment) {
+    static Optional<Endpoint> currentContext(Map<String, String> environment) {
         Path dir = dir(environment);
-        return contextHost(dir, currentContext(dir), "currentContext in " + dir.resolve("config.json"));
+        return context(dir, currentContextName(dir), "currentContext in " + dir.resolve("config.json"));
     }
 
-    private static Optional<String> contextHost(Path dir, String name, String origin) {
+    private static Optional<Endpoint> context(Path dir, String name, String origin) {
         if (name == null || name.isEmpty() || name.equals("default")) {
             return Optional.empty();
         }
@@ -53,21 +60,19 @@ final class DockerCliConfig {
             throw new ConfigurationException("Docker context '" + name + "' (" + origin + ") is not in " + dir.resolve("contexts")
                     + ": list them with docker context ls, or unset it");
         }
-        if (Files.isDirectory(dir.resolve("contexts").resolve("tls").resolve(id).resolve("docker"))) {
-            throw new ConfigurationException("Docker context '" + name + "' (" + origin + ") uses TLS, which the docker backend"
-                    + " does not speak: forward the daemon to a local socket (e.g. ssh -L) and set " + DockerSettings.HOST);
-        }
+        Path tls = dir.resolve("contexts").resolve("tls").resolve(id).resolve("docker");
         try {
             DefaultDockerClientConfig c = new DefaultDockerClientConfig.Builder().withDockerConfig(dir.toString())
                     .withDockerContext(name).build();
-            return Optional.of(c.getDockerHost().toString());
+            return Optional.of(new Endpoint(c.getDockerHost().toString(), Files.isDirectory(tls) ? Optional.of(tls) : Optional.empty(),
+                    "Docker context '" + name + "'"));
         } catch (RuntimeException e) {
             throw new ConfigurationException("cannot read Docker context '" + name + "' (" + origin + ") in "
                     + dir.resolve("contexts") + ": " + DockerDaemon.oneLine(String.valueOf(e.getMessage())));
         }
     }
 
-    private static String currentContext(Path dir) {
+    private static String currentContextName(Path dir) {
         if (!Files.isRegularFile(dir.resolve("config.json"))) {
             return null;
         }

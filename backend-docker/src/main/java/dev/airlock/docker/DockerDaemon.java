@@ -15,6 +15,7 @@ import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
+import com.github.dockerjava.transport.SSLConfig;
 import dev.airlock.spi.ResourceLabels;
 import dev.airlock.BackendException;
 import dev.airlock.BackendUnavailableException;
@@ -35,6 +36,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.net.ssl.SSLContext;
 
 /**
  * The Docker API calls the backend makes, through docker-java, with its errors turned into
@@ -78,6 +80,8 @@ final class DockerDaemon implements Closeable {
     private static final Pattern API_MESSAGE = Pattern.compile("\"message\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     private final URI host;
+    private final HijackedExec.Daemon address;
+    private final Optional<DockerTls> tls;
     private final Duration apiTimeout;
     private final DockerClient client;
 
@@ -88,15 +92,19 @@ final class DockerDaemon implements Closeable {
     DockerDaemon(DockerSettings s) {
         this.host = s.host();
         this.apiTimeout = s.apiTimeout();
+        this.tls = s.tls();
+        Optional<SSLContext> context = tls.map(DockerTls::context);
+        this.address = new HijackedExec.Daemon(host, context);
         DockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
                 .withDockerHost(host.toString())
                 .withDockerConfig(s.dockerConfig().toString()) // registry credentials of config.json's auths
-                .withDockerTlsVerify(false)
+                .withDockerTlsVerify(false) // TLS is decided by DockerSettings, not by docker-java reading the variables again
                 .build();
         // responseTimeout bounds every call on this client; no command's output streams through it
         // (execs use HijackedExec), so it never cuts a long command short.
         ApacheDockerHttpClient http = new ApacheDockerHttpClient.Builder()
                 .dockerHost(config.getDockerHost())
+                .sslConfig(context.<SSLConfig>map(c -> () -> c).orElse(null))
                 .maxConnections(32)
                 .connectionTimeout(Duration.ofSeconds(10))
                 .responseTimeout(apiTimeout)
@@ -106,6 +114,11 @@ final class DockerDaemon implements Closeable {
 
     URI host() {
         return host;
+    }
+
+    /** Where {@link HijackedExec} connects: the host and its TLS, if any. */
+    HijackedExec.Daemon address() {
+        return address;
     }
 
     Duration apiTimeout() {
@@ -198,7 +211,7 @@ final class DockerDaemon implements Closeable {
         try {
             if (leased) {
                 try {
-                    lease = HijackedExec.attachStdin(host, id, apiTimeout);
+                    lease = HijackedExec.attachStdin(address, id, apiTimeout);
                 } catch (IOException e) {
                     throw new BackendUnavailableException("cannot attach to the new container " + shortId(id)
                             + " at " + host + ": " + e.getMessage() + "; start dockerd or set " + DockerSettings.HOST);
@@ -400,8 +413,23 @@ final class DockerDaemon implements Closeable {
             throw new BackendException("the Docker daemon could not " + what + ": " + reason(e));
         } catch (RuntimeException e) {
             throw new BackendUnavailableException("cannot reach the Docker daemon at " + host + " to " + what + ": "
-                    + rootMessage(e) + "; start dockerd or set " + DockerSettings.HOST);
+                    + rootMessage(e) + "; " + advice(e));
         }
+    }
+
+    /** What to check when the daemon cannot be reached: TLS material, TLS itself, or the daemon and its address. */
+    private String advice(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof javax.net.ssl.SSLException && tls.isPresent()) {
+                return "check that " + tls.get().certPath() + " (" + tls.get().origin() + ") holds the CA that signed the"
+                        + " daemon's certificate and a client certificate the daemon trusts";
+            }
+        }
+        if ("tcp".equals(host.getScheme()) && tls.isEmpty()) {
+            return "start dockerd, set " + DockerSettings.HOST + ", or set " + DockerSettings.TLS_VERIFY
+                    + "=true (or DOCKER_TLS_VERIFY=1) if the daemon speaks TLS";
+        }
+        return "start dockerd or set " + DockerSettings.HOST;
     }
 
     /** The daemon's own message from an API error, without docker-java's status prefix. */

@@ -82,7 +82,7 @@ final class DockerProcess implements RemoteProcess {
             throws IOException {
         HijackedExec stream;
         try {
-            stream = HijackedExec.start(daemon.host(), execId, startTimeout);
+            stream = HijackedExec.start(daemon.address(), execId, startTimeout);
         } catch (HijackedExec.NoAnswer e) {
             throw new DispatchOutcomeUnknownException("the Docker daemon did not answer the start of the command within "
                     + startTimeout.toSeconds() + "s (" + DockerSettings.API_TIMEOUT + ") in container "

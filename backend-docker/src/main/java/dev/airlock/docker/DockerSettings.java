@@ -4,6 +4,7 @@ import dev.airlock.ConfigurationException;
 import dev.airlock.settings.Settings;
 
 import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -20,6 +21,8 @@ import java.util.regex.Pattern;
  *   <tr><th>key</th><th>type</th><th>default</th><th>meaning</th></tr>
  *   <tr><td>airlock.docker.image</td><td>string</td><td>(required unless container is set)</td><td>image of the container</td></tr>
  *   <tr><td>airlock.docker.host</td><td>unix:///PATH or tcp://HOST:PORT</td><td>DOCKER_HOST, else DOCKER_CONTEXT's, else the current context's, else unix:///var/run/docker.sock</td><td>the daemon</td></tr>
+ *   <tr><td>airlock.docker.tls-verify</td><td>boolean</td><td>true when DOCKER_TLS_VERIFY is non-empty or the context has TLS material</td><td>TLS to a tcp:// daemon, verified against ca.pem, with cert.pem and key.pem</td></tr>
+ *   <tr><td>airlock.docker.cert-path</td><td>directory</td><td>DOCKER_CERT_PATH, else the context's TLS material, else DOCKER_CONFIG or ~/.docker</td><td>where ca.pem, cert.pem and key.pem are</td></tr>
  *   <tr><td>airlock.docker.container</td><td>id or name</td><td>(none)</td><td>attach to this running container; never removed</td></tr>
  *   <tr><td>airlock.docker.cpus</td><td>decimal</td><td>(unlimited)</td><td>like {@code docker run --cpus}</td></tr>
  *   <tr><td>airlock.docker.memory</td><td>bytes (512m, 2g)</td><td>(unlimited)</td><td>memory limit, swap included</td></tr>
@@ -39,9 +42,11 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                              OptionalLong memory, long pidsLimit, String network, Optional<String> user,
                              Optional<String> workdir, Map<String, String> env, List<String> volumes,
                              Optional<String> runtime, boolean pullMissing, Duration apiTimeout, DockerHardening hardening,
-                             java.nio.file.Path dockerConfig, Map<String, String> labels) {
+                             Path dockerConfig, Map<String, String> labels, Optional<DockerTls> tls) {
     public static final String IMAGE = "airlock.docker.image";
     public static final String HOST = "airlock.docker.host";
+    public static final String TLS_VERIFY = "airlock.docker.tls-verify";
+    public static final String CERT_PATH = "airlock.docker.cert-path";
     public static final String CONTAINER = "airlock.docker.container";
     public static final String CPUS = "airlock.docker.cpus";
     public static final String MEMORY = "airlock.docker.memory";
@@ -73,12 +78,9 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
      * when the settings were built without it as a native variable.
      */
     public static DockerSettings from(Settings s, Map<String, String> environment) {
-        URI host = parseHost(host(s, environment));
-        String tls = environment.getOrDefault("DOCKER_TLS_VERIFY", "");
-        if ("tcp".equals(host.getScheme()) && !tls.isEmpty() && !tls.equals("0")) {
-            throw new ConfigurationException("DOCKER_TLS_VERIFY is set but the docker backend speaks plain TCP only:"
-                    + " forward the daemon to a local socket (e.g. ssh -L) and set " + HOST + "=unix:///PATH");
-        }
+        DockerCliConfig.Endpoint endpoint = endpoint(s, environment);
+        URI host = parseHost(endpoint.host());
+        Optional<DockerTls> tls = tls(s, environment, host, endpoint);
         Optional<String> container = nonBlank(s, CONTAINER);
         Optional<String> image = nonBlank(s, IMAGE).map(DockerSettings::withDefaultTag);
         Optional<Double> cpus = nonBlank(s, CPUS).map(v -> {
@@ -134,13 +136,13 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         }
         return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
                 nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, DockerHardening.from(s),
-                DockerCliConfig.dir(environment), labels);
+                DockerCliConfig.dir(environment), labels, tls);
     }
 
     /** These settings with another bound on API calls (e.g. a quick availability check). */
     public DockerSettings withApiTimeout(Duration timeout) {
         return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
-                runtime, pullMissing, timeout, hardening, dockerConfig, labels);
+                runtime, pullMissing, timeout, hardening, dockerConfig, labels, tls);
     }
 
     /** The image, or the error that names the setting. */
@@ -179,29 +181,64 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
     }
 
     /**
-     * {@code airlock.docker.host} from the settings, else {@code DOCKER_HOST}, else the local
-     * socket. {@code DOCKER_HOST} sits above the config file and defaults, as a native variable
-     * does in {@link Settings}; this keeps that order for settings built without the mapping.
+     * {@code airlock.docker.host} from the settings, else {@code DOCKER_HOST}, else the contexts,
+     * else the local socket. {@code DOCKER_HOST} sits above the config file and defaults, as a
+     * native variable does in {@link Settings}; this keeps that order for settings built without the mapping.
      */
     static String host(Settings s, Map<String, String> environment) {
+        return endpoint(s, environment).host();
+    }
+
+    private static DockerCliConfig.Endpoint endpoint(Settings s, Map<String, String> environment) {
         Optional<String> set = s.get(HOST).filter(v -> !v.isBlank());
         String origin = s.origin(HOST).orElse("default");
         String native_ = environment.getOrDefault(DOCKER_HOST, "");
         if (set.isPresent() && !origin.equals("config file") && !origin.equals("default")) {
-            return set.get().trim();
+            return new DockerCliConfig.Endpoint(set.get().trim(), Optional.empty(), HOST);
         }
         if (!native_.isBlank()) {
-            return native_.trim();
+            return new DockerCliConfig.Endpoint(native_.trim(), Optional.empty(), DOCKER_HOST);
         }
         // As the Docker CLI: DOCKER_CONTEXT, then config.json's currentContext (below Airlock's own config file).
-        Optional<String> named = DockerCliConfig.namedContextHost(environment);
+        Optional<DockerCliConfig.Endpoint> named = DockerCliConfig.namedContext(environment);
         if (named.isPresent()) {
             return named.get();
         }
         if (set.isPresent()) {
-            return set.get().trim();
+            return new DockerCliConfig.Endpoint(set.get().trim(), Optional.empty(), HOST);
         }
-        return DockerCliConfig.currentContextHost(environment).orElse(DEFAULT_HOST);
+        return DockerCliConfig.currentContext(environment)
+                .orElse(new DockerCliConfig.Endpoint(DEFAULT_HOST, Optional.empty(), "default"));
+    }
+
+    /**
+     * TLS for a {@code tcp://} daemon, decided as the Docker CLI decides it: {@code DOCKER_TLS_VERIFY}
+     * set to anything non-empty (the CLI's own test), or a context that carries TLS material;
+     * {@link #TLS_VERIFY} overrides both. A unix socket never uses TLS, as with the CLI.
+     */
+    private static Optional<DockerTls> tls(Settings s, Map<String, String> environment, URI host,
+                                           DockerCliConfig.Endpoint endpoint) {
+        if (!"tcp".equals(host.getScheme())) {
+            return Optional.empty();
+        }
+        boolean fromEnvironment = !environment.getOrDefault("DOCKER_TLS_VERIFY", "").isEmpty();
+        boolean verify = s.get(TLS_VERIFY).filter(v -> !v.isBlank()).isPresent()
+                ? s.getBoolean(TLS_VERIFY, false) : fromEnvironment || endpoint.tlsDir().isPresent();
+        if (!verify) {
+            return Optional.empty();
+        }
+        Optional<String> setPath = nonBlank(s, CERT_PATH);
+        if (setPath.isPresent()) {
+            return Optional.of(new DockerTls(Path.of(setPath.get()), CERT_PATH));
+        }
+        String envPath = environment.getOrDefault("DOCKER_CERT_PATH", "");
+        if (!envPath.isBlank()) {
+            return Optional.of(new DockerTls(Path.of(envPath), "DOCKER_CERT_PATH"));
+        }
+        if (endpoint.tlsDir().isPresent()) {
+            return Optional.of(new DockerTls(endpoint.tlsDir().get(), endpoint.origin()));
+        }
+        return Optional.of(new DockerTls(DockerCliConfig.dir(environment), "the Docker CLI's configuration directory"));
     }
 
     static URI parseHost(String raw) {
@@ -226,7 +263,8 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                 return uri;
             }
             default -> throw new ConfigurationException("setting " + HOST + " '" + raw + "' is not supported: use unix:///PATH"
-                    + " or tcp://HOST:PORT (plain TCP; forward a TLS or ssh:// daemon to a local socket, e.g. ssh -L)");
+                    + " or tcp://HOST:PORT (TLS with DOCKER_TLS_VERIFY or " + TLS_VERIFY + "; forward an ssh:// daemon to a local"
+                    + " socket, e.g. ssh -L)");
         }
     }
 

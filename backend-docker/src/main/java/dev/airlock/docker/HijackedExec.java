@@ -21,12 +21,15 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
 import jdk.net.ExtendedSocketOptions;
 
 /**
@@ -57,8 +60,9 @@ final class HijackedExec implements Closeable {
     });
 
     private final SocketChannel channel;
-    private final InputStream in;
-    private final OutputStream stdin;
+    /** Set once connected: straight from the channel, or through TLS layered on it. */
+    private InputStream in;
+    private OutputStream stdin;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean deadlinePassed;
     private final byte[] header = new byte[8];
@@ -67,8 +71,16 @@ final class HijackedExec implements Closeable {
 
     private HijackedExec(SocketChannel channel) {
         this.channel = channel;
-        this.in = new BufferedInputStream(new ChannelInput(channel), 64 * 1024);
-        this.stdin = new ChannelOutput(channel);
+    }
+
+    /**
+     * Where the daemon listens: a unix socket or {@code tcp://}, the latter with TLS when
+     * {@code tls} is present (see {@link DockerTls}).
+     */
+    record Daemon(URI uri, Optional<SSLContext> tls) {
+        static Daemon plain(URI uri) {
+            return new Daemon(uri, Optional.empty());
+        }
     }
 
     /** A Docker API error answer to the start call (404: no such exec or container, 409: not running). */
@@ -97,7 +109,7 @@ final class HijackedExec implements Closeable {
      * that accepts and never answers gets the connection closed under it ({@link NoAnswer}).
      * An interrupt closes the channel as well (it is interruptible), so a cancel never waits on it.
      */
-    static HijackedExec start(URI host, String execId, Duration deadline) throws IOException {
+    static HijackedExec start(Daemon host, String execId, Duration deadline) throws IOException {
         if (!EXEC_ID.matcher(execId).matches()) {
             throw new IOException("unexpected exec id from the daemon: " + execId);
         }
@@ -109,7 +121,7 @@ final class HijackedExec implements Closeable {
      * Attaches to a created container's stdin only ({@code StdinOnce}): the connection is the
      * container's lease, whose end (a close, or this JVM's death) closes the container's stdin.
      */
-    static HijackedExec attachStdin(URI host, String containerId, Duration deadline) throws IOException {
+    static HijackedExec attachStdin(Daemon host, String containerId, Duration deadline) throws IOException {
         if (!EXEC_ID.matcher(containerId).matches()) {
             throw new IOException("unexpected container id from the daemon: " + containerId);
         }
@@ -117,7 +129,8 @@ final class HijackedExec implements Closeable {
                 new byte[0], deadline);
     }
 
-    private static HijackedExec upgrade(URI host, String what, String path, byte[] body, Duration deadline) throws IOException {
+    private static HijackedExec upgrade(Daemon daemon, String what, String path, byte[] body, Duration deadline) throws IOException {
+        URI host = daemon.uri();
         SocketChannel ch = "unix".equals(host.getScheme()) ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
         HijackedExec h = new HijackedExec(ch);
         ScheduledFuture<?> guard = DEADLINES.schedule(() -> {
@@ -126,6 +139,14 @@ final class HijackedExec implements Closeable {
         }, deadline.toMillis(), TimeUnit.MILLISECONDS);
         try {
             connect(ch, host, deadline);
+            if (daemon.tls().isPresent()) {
+                SSLSocket tls = DockerTls.layer(daemon.tls().get(), ch.socket(), host.getHost(), host.getPort());
+                h.in = new BufferedInputStream(tls.getInputStream(), 64 * 1024);
+                h.stdin = new TlsOutput(tls);
+            } else {
+                h.in = new BufferedInputStream(new ChannelInput(ch), 64 * 1024);
+                h.stdin = new ChannelOutput(ch);
+            }
             String request = "POST " + path + " HTTP/1.1\r\n"
                     + "Host: docker\r\n"
                     + "User-Agent: airlock\r\n"
@@ -303,6 +324,38 @@ final class HijackedExec implements Closeable {
                 n = ch.read(ByteBuffer.wrap(b, off, len));
             } while (n == 0);
             return n;
+        }
+    }
+
+    /**
+     * Writes through TLS; {@code close()} half-closes as {@link ChannelOutput} does: TLS 1.3 sends
+     * its close_notify and keeps reading, so the daemon sees end-of-input and the output still comes.
+     */
+    private static final class TlsOutput extends OutputStream {
+        private final SSLSocket socket;
+        private final OutputStream out;
+        private final AtomicBoolean shut = new AtomicBoolean();
+
+        TlsOutput(SSLSocket socket) throws IOException {
+            this.socket = socket;
+            this.out = socket.getOutputStream();
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            out.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            out.write(b, off, len);
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (shut.compareAndSet(false, true) && !socket.isClosed()) {
+                socket.shutdownOutput();
+            }
         }
     }
 

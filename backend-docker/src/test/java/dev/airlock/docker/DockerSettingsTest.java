@@ -50,8 +50,10 @@ class DockerSettingsTest {
         assertNames(DockerSettings.ENV, Settings.of(DockerSettings.ENV + ".1BAD", "x"));
         assertNames(DockerSettings.LABELS, Settings.of(DockerSettings.LABELS + ".dev.airlock.keep", "true"));
         ConfigurationException tls = assertThrows(ConfigurationException.class, () -> DockerSettings.from(
-                Settings.of(DockerSettings.HOST, "tcp://127.0.0.1:2376"), Map.of("DOCKER_TLS_VERIFY", "1")));
-        assertTrue(tls.getMessage().contains("DOCKER_TLS_VERIFY"), tls.getMessage());
+                Settings.of(DockerSettings.HOST, "tcp://127.0.0.1:2376"),
+                Map.of("DOCKER_TLS_VERIFY", "1", "DOCKER_CERT_PATH", "/nonexistent/certs")));
+        assertTrue(tls.getMessage().contains("DOCKER_CERT_PATH") && tls.getMessage().contains("/nonexistent/certs")
+                && tls.getMessage().contains("ca.pem, cert.pem, key.pem are missing"), tls.getMessage());
     }
 
     @Test
@@ -130,9 +132,14 @@ class DockerSettingsTest {
         java.nio.file.Files.createDirectories(dir.resolve("contexts/tls").resolve(java.util.HexFormat.of().formatHex(
                 java.security.MessageDigest.getInstance("SHA-256").digest("tls".getBytes(java.nio.charset.StandardCharsets.UTF_8))))
                 .resolve("docker"));
+        // A context with TLS material uses it (here empty, so the one-line error names the context and the files).
         ConfigurationException tls = assertThrows(ConfigurationException.class, () -> DockerSettings.from(Settings.empty(),
                 Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "tls")));
-        assertTrue(tls.getMessage().contains("TLS") && tls.getMessage().contains(DockerSettings.HOST), tls.getMessage());
+        assertTrue(tls.getMessage().contains("Docker context 'tls'") && tls.getMessage().contains("ca.pem"), tls.getMessage());
+        assertTrue(DockerSettings.from(Settings.of(DockerSettings.TLS_VERIFY, "false"),
+                Map.of("DOCKER_CONFIG", cfg, "DOCKER_CONTEXT", "tls")).tls().isEmpty(), DockerSettings.TLS_VERIFY + "=false wins");
+        assertTrue(DockerSettings.from(Settings.empty(), Map.of("DOCKER_HOST", "unix:///x.sock", "DOCKER_TLS_VERIFY", "1"))
+                .tls().isEmpty(), "a unix socket never uses TLS, as in the CLI");
     }
 
     private static void assertNames(String key, Settings s) {

@@ -72,7 +72,7 @@ class HijackedExecTest {
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX).bind(UnixDomainSocketAddress.of(sock));
         try (FakeDaemon silent = new FakeDaemon(server, null)) {
             HijackedExec.NoAnswer e = assertThrows(HijackedExec.NoAnswer.class,
-                    () -> HijackedExec.start(URI.create("unix://" + sock), EXEC_ID, Duration.ofMillis(500)));
+                    () -> HijackedExec.start(HijackedExec.Daemon.plain(URI.create("unix://" + sock)), EXEC_ID, Duration.ofMillis(500)));
             assertTrue(e.getMessage().contains("did not answer"), e.getMessage());
             assertEquals(1, silent.accepted.size(), "the request reached the fake daemon");
         }
@@ -92,7 +92,7 @@ class HijackedExecTest {
             });
             interrupter.start();
             IOException e = assertThrows(IOException.class,
-                    () -> HijackedExec.start(URI.create("unix://" + sock), EXEC_ID, Duration.ofMinutes(10)));
+                    () -> HijackedExec.start(HijackedExec.Daemon.plain(URI.create("unix://" + sock)), EXEC_ID, Duration.ofMinutes(10)));
             assertTrue(!(e instanceof HijackedExec.NoAnswer), "an interrupt is not the deadline: " + e);
             assertTrue(Thread.interrupted(), "the interrupt stays visible to the caller");
             interrupter.join();
@@ -104,7 +104,7 @@ class HijackedExecTest {
         ServerSocketChannel server = ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
         try (FakeDaemon answering = new FakeDaemon(server, "HTTP/1.1 101 UPGRADED\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n");
-             HijackedExec h = HijackedExec.start(URI.create("tcp://127.0.0.1:" + port), EXEC_ID, Duration.ofSeconds(30))) {
+             HijackedExec h = HijackedExec.start(HijackedExec.Daemon.plain(URI.create("tcp://127.0.0.1:" + port)), EXEC_ID, Duration.ofSeconds(30))) {
             assertEquals(30, h.keepAliveIdleSeconds(), "keep-alive on, probing after 30 s of silence");
             assertEquals(1, answering.accepted.size());
         }
@@ -118,7 +118,7 @@ class HijackedExecTest {
         try (FakeDaemon answering = new FakeDaemon(server, "HTTP/1.1 404 Not Found\r\nContent-Length: " + body.length()
                 + "\r\n\r\n" + body)) {
             HijackedExec.ApiError e = assertThrows(HijackedExec.ApiError.class,
-                    () -> HijackedExec.start(URI.create("tcp://127.0.0.1:" + port), EXEC_ID, Duration.ofSeconds(30)));
+                    () -> HijackedExec.start(HijackedExec.Daemon.plain(URI.create("tcp://127.0.0.1:" + port)), EXEC_ID, Duration.ofSeconds(30)));
             assertEquals(404, e.status);
             assertEquals("No such exec instance: 0123", e.getMessage());
         }
