@@ -3,7 +3,7 @@ package dev.airlock.internal;
 import java.util.Collection;
 import java.util.Map;
 
-/** Just enough JSON writing for audit lines and {@code --json} reports; no parsing. */
+/** Just enough JSON writing for audit lines, {@code --json} reports and tool results; no parsing. Line and paragraph separators are escaped too, so a line of it is one line to any reader. */
 public final class Json {
     private Json() {
     }
@@ -60,7 +60,7 @@ public final class Json {
                 case '\r' -> sb.append("\\r");
                 case '\t' -> sb.append("\\t");
                 default -> {
-                    if (c < 0x20 || c == 0x7f || Character.isSurrogate(c) && !validSurrogate(s, i)) {
+                    if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029' || Character.isSurrogate(c) && !validSurrogate(s, i)) {
                         sb.append(String.format("\\u%04x", (int) c));
                     } else {
                         sb.append(c);

@@ -1,5 +1,7 @@
 package dev.airlock.tools;
 
+import dev.airlock.internal.Json;
+
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
