@@ -32,10 +32,11 @@ final class ConnectFailures {
                     + file + "; refusing to connect");
         }
         if (e instanceof JSchChangedHostKeyException) {
-            return new BackendException("the SSH host key of " + name + " does not match " + file
+            Path listing = keys.mismatchIn();
+            return new BackendException("the SSH host key of " + name + " does not match " + listing
                     + ": the server offered " + key + " (possible man-in-the-middle); if the host was re-keyed,"
                     + " confirm that fingerprint with its administrator, remove the old entry with `ssh-keygen -f "
-                    + Shell.quote(file.toString()) + " -R " + Shell.quote(name) + "` and connect once with "
+                    + Shell.quote(listing.toString()) + " -R " + Shell.quote(name) + "` and connect once with "
                     + SshSettings.STRICT + "=accept-new");
         }
         if (e instanceof JSchUnknownHostKeyException) {

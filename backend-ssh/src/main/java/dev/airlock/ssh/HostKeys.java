@@ -13,7 +13,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 import java.util.Set;
@@ -21,26 +27,48 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The known_hosts check. JSch runs with {@code StrictHostKeyChecking=yes} always; this wrapper
- * around its own known_hosts parser adds OpenSSH's {@code accept-new} (an unknown host's key is
- * appended to the file, a changed key is still refused) and remembers the key the server offered,
- * so a refusal can name its fingerprint. JSch's own add would rewrite the user's whole file, so
- * new keys are appended here instead, like OpenSSH does.
+ * around its own known_hosts parser checks the user's file and then the system's
+ * ({@code /etc/ssh/ssh_known_hosts}), as OpenSSH does: a key listed in either is accepted, a host
+ * listed with other keys only is refused. It adds OpenSSH's {@code accept-new} (an unknown host's
+ * key is appended to the user's file, a changed key is still refused), hashing the new entry when
+ * the user's file is hashed ({@code HashKnownHosts}), and remembers the key the server offered, so
+ * a refusal can name its fingerprint. JSch's own add would rewrite the user's whole file, so new
+ * keys are appended here instead, like OpenSSH does.
  */
 final class HostKeys implements HostKeyRepository {
+    private static final String HASH_MAGIC = "|1|";
+    private static final SecureRandom RANDOM = new SecureRandom();
     /** The key a server offered in the last check, for error messages. */
     record Offered(String host, String type, String fingerprint) {
     }
 
+    /** A known_hosts file and JSch's parse of it. */
+    record KnownHostsFile(Path path, HostKeyRepository keys) {
+    }
+
     private final HostKeyRepository delegate;
     private final Path file;
+    private final List<KnownHostsFile> global;
     private final boolean acceptNew;
     private final Set<String> accepted = ConcurrentHashMap.newKeySet();
     private volatile Offered lastOffered;
+    private volatile Path mismatchIn;
 
     HostKeys(HostKeyRepository delegate, Path file, boolean acceptNew) {
+        this(delegate, file, List.of(), acceptNew);
+    }
+
+    HostKeys(HostKeyRepository delegate, Path file, List<KnownHostsFile> global, boolean acceptNew) {
         this.delegate = delegate;
         this.file = file;
+        this.global = List.copyOf(global);
         this.acceptNew = acceptNew;
+    }
+
+    /** The file that listed the host with another key in the last refused check (the user's, or a system one). */
+    Path mismatchIn() {
+        Path p = mismatchIn;
+        return p == null ? file : p;
     }
 
     Offered lastOffered() {
@@ -59,13 +87,27 @@ final class HostKeys implements HostKeyRepository {
         if (r == OK) {
             return OK;
         }
+        Path changedIn = r == CHANGED ? file : null;
+        for (KnownHostsFile g : global) {
+            int gr = g.keys().check(host, key);
+            if (gr == OK) {
+                return OK;
+            }
+            if (gr == CHANGED && changedIn == null) {
+                changedIn = g.path();
+            }
+        }
+        if (changedIn != null) {
+            mismatchIn = changedIn;
+            r = CHANGED;
+        }
         String entry = host + " " + type + " " + Base64.getEncoder().encodeToString(key);
         if (accepted.contains(entry)) {
             return OK;
         }
         if (r == NOT_INCLUDED && acceptNew) {
             try {
-                append(entry);
+                append(hashed() ? hashedHost(host) + " " + type + " " + Base64.getEncoder().encodeToString(key) : entry);
             } catch (IOException e) {
                 // Refuse rather than trust a key we could not record: the next run would ask again.
                 return NOT_INCLUDED;
@@ -98,6 +140,30 @@ final class HostKeys implements HostKeyRepository {
         }
     }
 
+    /** Whether the user's file hashes its host names (OpenSSH's {@code HashKnownHosts}): any line in the hashed form. */
+    private boolean hashed() throws IOException {
+        if (!Files.isRegularFile(file)) {
+            return false;
+        }
+        try (var lines = Files.lines(file, StandardCharsets.ISO_8859_1)) {
+            return lines.anyMatch(l -> l.startsWith(HASH_MAGIC));
+        }
+    }
+
+    /** OpenSSH's hashed host: {@code |1|} base64(salt) {@code |} base64(HMAC-SHA1 of the name, keyed by the salt). */
+    static String hashedHost(String host) {
+        try {
+            byte[] salt = new byte[20];
+            RANDOM.nextBytes(salt);
+            Mac mac = Mac.getInstance("HmacSHA1");
+            mac.init(new SecretKeySpec(salt, "HmacSHA1"));
+            byte[] hash = mac.doFinal(host.getBytes(StandardCharsets.UTF_8));
+            return HASH_MAGIC + Base64.getEncoder().encodeToString(salt) + "|" + Base64.getEncoder().encodeToString(hash);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("the JVM has no HMAC-SHA1", e);
+        }
+    }
+
     @Override
     public void add(HostKey hostkey, UserInfo ui) {
         // Never reached with StrictHostKeyChecking=yes; new keys are appended by check().
@@ -118,14 +184,29 @@ final class HostKeys implements HostKeyRepository {
         return file.toString();
     }
 
+    /** The user's and the system's keys (JSch orders its host key algorithms by the keys it knows). */
     @Override
     public HostKey[] getHostKey() {
-        return delegate.getHostKey();
+        return all(delegate.getHostKey(), HostKeyRepository::getHostKey);
     }
 
     @Override
     public HostKey[] getHostKey(String host, String type) {
-        return delegate.getHostKey(host, type);
+        return all(delegate.getHostKey(host, type), r -> r.getHostKey(host, type));
+    }
+
+    private HostKey[] all(HostKey[] own, java.util.function.Function<HostKeyRepository, HostKey[]> of) {
+        List<HostKey> keys = new ArrayList<>();
+        if (own != null) {
+            keys.addAll(List.of(own));
+        }
+        for (KnownHostsFile g : global) {
+            HostKey[] more = of.apply(g.keys());
+            if (more != null) {
+                keys.addAll(List.of(more));
+            }
+        }
+        return keys.toArray(new HostKey[0]);
     }
 
     /** The algorithm name at the head of an SSH public key blob ({@code ssh-ed25519}...). */

@@ -4,6 +4,9 @@ import com.jcraft.jsch.JSch;
 import com.jcraft.jsch.JSchException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import dev.airlock.shell.Shell;
 import dev.airlock.spi.AbstractEnvironment;
 import dev.airlock.spi.Launch;
@@ -54,7 +57,18 @@ public final class SshEnvironment extends AbstractEnvironment {
             throw new ConfigurationException("cannot read " + s.knownHosts() + " (" + SshSettings.KNOWN_HOSTS + "): "
                     + ConnectFailures.oneLine(e.getMessage()));
         }
-        HostKeys hostKeys = new HostKeys(jsch.getHostKeyRepository(), s.knownHosts(), s.acceptNew());
+        List<HostKeys.KnownHostsFile> global = new ArrayList<>();
+        for (Path file : SshSettings.globalKnownHosts(context.settings())) {
+            JSch reader = new JSch();
+            try {
+                reader.setKnownHosts(file.toString());
+            } catch (JSchException e) {
+                throw new ConfigurationException("cannot read " + file + " (" + SshSettings.GLOBAL_KNOWN_HOSTS + "): "
+                        + ConnectFailures.oneLine(e.getMessage()));
+            }
+            global.add(new HostKeys.KnownHostsFile(file, reader.getHostKeyRepository()));
+        }
+        HostKeys hostKeys = new HostKeys(jsch.getHostKeyRepository(), s.knownHosts(), global, s.acceptNew());
         jsch.setHostKeyRepository(hostKeys);
         Identities.install(jsch, s);
         byte[] n = new byte[12];

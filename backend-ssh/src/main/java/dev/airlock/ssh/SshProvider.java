@@ -28,6 +28,8 @@ public final class SshProvider implements EnvironmentProvider {
                 SettingKey.secret(SshSettings.PASSPHRASE, "secret", "decrypts encrypted keys"),
                 SettingKey.of(SshSettings.AGENT, "auto | no | socket path", "auto", "the ssh-agent"),
                 SettingKey.of(SshSettings.KNOWN_HOSTS, "path", "~/.ssh/known_hosts", "host keys"),
+                SettingKey.of(SshSettings.GLOBAL_KNOWN_HOSTS, "list of paths | none", "/etc/ssh/ssh_known_hosts{,2} that exist",
+                        "the system's host keys, checked after known-hosts; never written"),
                 SettingKey.of(SshSettings.STRICT, "yes | accept-new", "yes", "unknown host keys"),
                 SettingKey.of(SshSettings.CONNECT_TIMEOUT, "duration", "15s", "bound on connecting"),
                 SettingKey.of(SshSettings.KEEPALIVE, "duration, 0 = off", "15s", "keepalive interval"),

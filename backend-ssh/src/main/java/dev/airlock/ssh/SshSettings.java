@@ -27,6 +27,7 @@ import java.util.Optional;
  *   <tr><td>airlock.ssh.passphrase</td><td>secret</td><td>none</td><td>yes</td></tr>
  *   <tr><td>airlock.ssh.agent</td><td>auto|no|socket path</td><td>auto ($SSH_AUTH_SOCK when set)</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.known-hosts</td><td>path</td><td>~/.ssh/known_hosts</td><td>no</td></tr>
+ *   <tr><td>airlock.ssh.global-known-hosts</td><td>list of paths | none</td><td>/etc/ssh/ssh_known_hosts, /etc/ssh/ssh_known_hosts2 that exist</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.strict-host-key-checking</td><td>yes|accept-new</td><td>yes</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.connect-timeout</td><td>duration</td><td>15s</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.keepalive</td><td>duration (0 = off)</td><td>15s</td><td>no</td></tr>
@@ -60,6 +61,9 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
     static final String PASSPHRASE = PREFIX + "passphrase";
     static final String AGENT = PREFIX + "agent";
     static final String KNOWN_HOSTS = PREFIX + "known-hosts";
+    /** The system's known_hosts files, checked after the user's (OpenSSH's {@code GlobalKnownHostsFile}); never written. */
+    static final String GLOBAL_KNOWN_HOSTS = PREFIX + "global-known-hosts";
+    static final List<String> DEFAULT_GLOBAL_KNOWN_HOSTS = List.of("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2");
     static final String STRICT = PREFIX + "strict-host-key-checking";
     static final String CONNECT_TIMEOUT = PREFIX + "connect-timeout";
     static final String KEEPALIVE = PREFIX + "keepalive";
@@ -228,5 +232,27 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
     /** {@code user@host:port}, for messages and the environment id. */
     String display() {
         return user + "@" + host + (port == 22 ? "" : ":" + port);
+    }
+
+    /**
+     * The system's known_hosts files that exist: the default two when unset (either may be
+     * missing), none for {@code none}; a file named explicitly must exist.
+     */
+    static List<Path> globalKnownHosts(Settings s) {
+        List<String> listed = s.getList(GLOBAL_KNOWN_HOSTS);
+        if (listed.size() == 1 && listed.get(0).trim().equals("none")) {
+            return List.of();
+        }
+        List<Path> out = new ArrayList<>();
+        for (String p : listed.isEmpty() ? DEFAULT_GLOBAL_KNOWN_HOSTS : listed) {
+            Path path = Path.of(p.trim());
+            if (java.nio.file.Files.isReadable(path)) {
+                out.add(path);
+            } else if (!listed.isEmpty()) {
+                throw new ConfigurationException("setting " + GLOBAL_KNOWN_HOSTS + " names " + path
+                        + ", which is missing or unreadable: fix the path, or set it to none");
+            }
+        }
+        return out;
     }
 }

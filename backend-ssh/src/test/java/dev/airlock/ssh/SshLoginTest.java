@@ -92,6 +92,70 @@ class SshLoginTest {
         assertEquals("[127.0.0.1]:" + server.port + " " + stranger + "\n", Files.readString(wrong));
     }
 
+    /** The system's file (OpenSSH's GlobalKnownHostsFile) vouches for a host the user's file does not list; it is never written. */
+    @Test
+    void theSystemKnownHostsFileIsConsultedAfterTheUsersAndNeverWritten() throws Exception {
+        Path empty = Files.createTempFile(server.dir, "known-empty", "");
+        Path system = server.dir.resolve("ssh_known_hosts_system");
+        Files.copy(server.knownHosts, system, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        String before = Files.readString(system);
+        assertEquals("ok\n", execEcho(server.settings(SshSettings.KNOWN_HOSTS, empty.toString(),
+                SshSettings.GLOBAL_KNOWN_HOSTS, system.toString())));
+        assertEquals(0, Files.size(empty), "a key the system file vouches for is not copied to the user's");
+        assertEquals(before, Files.readString(system));
+        ConfigurationException unknown = assertThrows(ConfigurationException.class, () -> Environments.open(server.settings(
+                SshSettings.KNOWN_HOSTS, empty.toString(), SshSettings.GLOBAL_KNOWN_HOSTS, "none")));
+        oneLine(unknown);
+    }
+
+    /** A host the system file lists with another key is refused, even under accept-new, naming that file. */
+    @Test
+    void aMismatchInTheSystemFileIsRefusedAndNamed() throws Exception {
+        Path empty = Files.createTempFile(server.dir, "known-empty", "");
+        Path system = server.dir.resolve("ssh_known_hosts_wrong");
+        String stranger = Files.readString(server.dir.resolve("id_stranger.pub")).trim();
+        Files.writeString(system, "[127.0.0.1]:" + server.port + " " + stranger + "\n");
+        BackendException e = assertThrows(BackendException.class, () -> Environments.open(server.settings(
+                SshSettings.KNOWN_HOSTS, empty.toString(), SshSettings.GLOBAL_KNOWN_HOSTS, system.toString(),
+                SshSettings.STRICT, "accept-new")));
+        oneLine(e);
+        assertTrue(e.getMessage().contains("does not match " + system), e.getMessage());
+        assertEquals(0, Files.size(empty), "a refused key must not be recorded");
+    }
+
+    @Test
+    void aMissingSystemFileNamedExplicitlyIsAConfigurationError() {
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> Environments.open(server.settings(
+                SshSettings.GLOBAL_KNOWN_HOSTS, server.dir.resolve("no-such-file").toString())));
+        oneLine(e);
+        assertTrue(e.getMessage().contains(SshSettings.GLOBAL_KNOWN_HOSTS), e.getMessage());
+    }
+
+    /**
+     * When the user's file is hashed, accept-new appends a hashed entry, in the form OpenSSH
+     * itself finds ({@code ssh-keygen -F}); the next strict login accepts it.
+     */
+    @Test
+    void aHashedFileGetsAHashedEntryThatOpenSshFinds() throws Exception {
+        Path file = server.dir.resolve("hashed/known_hosts");
+        Files.createDirectories(file.getParent());
+        String stranger = Files.readString(server.dir.resolve("id_stranger.pub")).trim();
+        String other = HostKeys.hashedHost("other.example") + " " + stranger;
+        Files.writeString(file, other + "\n");
+        assertEquals("ok\n", execEcho(server.settings(SshSettings.KNOWN_HOSTS, file.toString(), SshSettings.STRICT, "accept-new")));
+        List<String> lines = Files.readAllLines(file);
+        assertEquals(2, lines.size(), lines.toString());
+        assertTrue(lines.get(1).startsWith("|1|") && !lines.get(1).contains("127.0.0.1"), lines.get(1));
+        String name = "[127.0.0.1]:" + server.port;
+        Process p = new ProcessBuilder(SshdServer.find("ssh-keygen").toString(), "-F", name, "-f", file.toString())
+                .redirectErrorStream(true).start();
+        String found = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), found);
+        assertTrue(found.contains(lines.get(1)), found);
+        assertEquals("ok\n", execEcho(server.settings(SshSettings.KNOWN_HOSTS, file.toString())));
+        assertEquals(2, Files.readAllLines(file).size());
+    }
+
     @Test
     void acceptNewRecordsAnUnknownKeyThenStrictCheckingAcceptsIt() throws Exception {
         Path file = server.dir.resolve("fresh/.ssh/known_hosts"); // neither the file nor its dirs exist
