@@ -73,15 +73,17 @@ final class Identities implements IdentityRepository {
         }
         boolean encrypted = pair.isEncrypted();
         pair.dispose();
-        if (encrypted && s.passphrase().isEmpty() && !s.identitiesNamed()) {
+        Optional<dev.airlock.settings.Secret> secret = s.passphraseFor(key);
+        if (encrypted && secret.isEmpty() && !s.identitiesNamed()) {
             LOG.debug("skipping the encrypted default key {} (no {}); the ssh-agent may hold it", key, SshSettings.PASSPHRASE);
             return false;
         }
-        if (encrypted && s.passphrase().isEmpty()) {
+        if (encrypted && secret.isEmpty()) {
             throw new ConfigurationException("the SSH key " + key + " is encrypted: set " + SshSettings.PASSPHRASE
-                    + " (e.g. export AIRLOCK_SSH_PASSPHRASE, never --set) or load the key into ssh-agent");
+                    + " (e.g. export AIRLOCK_SSH_PASSPHRASE, never --set), or " + SshSettings.PASSPHRASE
+                    + ".NAME for the key " + SshSettings.IDENTITY + ".NAME, or load the key into ssh-agent");
         }
-        byte[] passphrase = encrypted ? s.passphrase().get().reveal().getBytes(StandardCharsets.UTF_8) : null;
+        byte[] passphrase = encrypted ? secret.get().reveal().getBytes(StandardCharsets.UTF_8) : null;
         try {
             Path cert = s.certificates().get(key);
             if (cert != null) {
@@ -91,7 +93,8 @@ final class Identities implements IdentityRepository {
             }
             return true;
         } catch (JSchException e) {
-            throw new ConfigurationException("the passphrase in " + SshSettings.PASSPHRASE + " does not decrypt the SSH key " + key);
+            throw new ConfigurationException("the passphrase in " + s.passphraseSettingFor(key)
+                    + " does not decrypt the SSH key " + key);
         } finally {
             if (passphrase != null) {
                 Arrays.fill(passphrase, (byte) 0);

@@ -26,6 +26,7 @@ public final class SshProvider implements EnvironmentProvider {
                 SettingKey.of(SshSettings.IDENTITY, "list of private key files", "~/.ssh/id_ed25519, id_ecdsa, id_rsa that exist",
                         "keys offered"),
                 SettingKey.secret(SshSettings.PASSPHRASE, "secret", "decrypts encrypted keys"),
+                SettingKey.secret(SshSettings.PASSPHRASE + SettingKey.NAME, "secret", "decrypts the key airlock.ssh.identity.NAME"),
                 SettingKey.of(SshSettings.AGENT, "auto | no | socket path", "auto", "the ssh-agent"),
                 SettingKey.of(SshSettings.KNOWN_HOSTS, "path", "~/.ssh/known_hosts", "host keys"),
                 SettingKey.of(SshSettings.GLOBAL_KNOWN_HOSTS, "list of paths | none", "/etc/ssh/ssh_known_hosts{,2} that exist",

@@ -25,6 +25,7 @@ import java.util.Optional;
  *   <tr><td>airlock.ssh.identity</td><td>list of private key files ({@code a,b} or {@code .N} keys)</td>
  *       <td>~/.ssh/id_ed25519, id_ecdsa, id_rsa that exist</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.passphrase</td><td>secret</td><td>none</td><td>yes</td></tr>
+ *   <tr><td>airlock.ssh.passphrase.NAME</td><td>secret, for the key airlock.ssh.identity.NAME</td><td>airlock.ssh.passphrase</td><td>yes</td></tr>
  *   <tr><td>airlock.ssh.agent</td><td>auto|no|socket path</td><td>auto ($SSH_AUTH_SOCK when set)</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.known-hosts</td><td>path</td><td>~/.ssh/known_hosts</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.global-known-hosts</td><td>list of paths | none</td><td>/etc/ssh/ssh_known_hosts, /etc/ssh/ssh_known_hosts2 that exist</td><td>no</td></tr>
@@ -40,7 +41,12 @@ import java.util.Optional;
 record SshSettings(String host, int port, String user, List<Path> identities, boolean identitiesNamed,
                    Optional<Secret> passphrase, Optional<Path> agentSocket, Path knownHosts, boolean acceptNew,
                    Duration connectTimeout, Duration keepalive, int keepaliveCount, int channelsPerConnection,
-                   long outputBuffer, List<Hop> jumps, Optional<String> proxyCommand, Map<Path, Path> certificates) {
+                   long outputBuffer, List<Hop> jumps, Optional<String> proxyCommand, Map<Path, Path> certificates,
+                   Map<Path, KeyPassphrase> keyPassphrases) {
+
+    /** A key's own passphrase and the setting it came from ({@code airlock.ssh.passphrase.NAME}). */
+    record KeyPassphrase(String setting, Secret secret) {
+    }
 
     /** A host logged in to on the way to the target ({@code ProxyJump}), resolved through the SSH config. */
     record Hop(String host, int port, String user) {
@@ -50,7 +56,21 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
     SshSettings forHop(Hop hop) {
         return new SshSettings(hop.host(), hop.port(), hop.user(), identities, identitiesNamed, passphrase, agentSocket,
                 knownHosts, acceptNew, connectTimeout, keepalive, keepaliveCount, channelsPerConnection, outputBuffer,
-                List.of(), Optional.empty(), certificates);
+                List.of(), Optional.empty(), certificates, keyPassphrases);
+    }
+
+    /**
+     * The passphrase for one key file: its own ({@code airlock.ssh.passphrase.NAME} for
+     * {@code airlock.ssh.identity.NAME}), else the common one.
+     */
+    Optional<Secret> passphraseFor(Path key) {
+        return Optional.ofNullable(keyPassphrases.get(key)).map(KeyPassphrase::secret).or(() -> passphrase);
+    }
+
+    /** The setting a key's passphrase comes from, for error messages (never the value). */
+    String passphraseSettingFor(Path key) {
+        KeyPassphrase own = keyPassphrases.get(key);
+        return own != null ? own.setting() : PASSPHRASE;
     }
 
     static final String PREFIX = "airlock.ssh.";
@@ -146,7 +166,24 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
         }
         return new SshSettings(host, port, user, List.copyOf(ids), !listed.isEmpty(), s.secret(PASSPHRASE).filter(p -> !p.isEmpty()),
                 agent, knownHosts, acceptNew, connect, keepalive.isNegative() ? Duration.ZERO : keepalive,
-                Math.max(1, count), channels, outputBuffer(s), List.copyOf(jumps), proxyCommand, Map.copyOf(certs));
+                Math.max(1, count), channels, outputBuffer(s), List.copyOf(jumps), proxyCommand, Map.copyOf(certs),
+                keyPassphrases(s, home));
+    }
+
+    /** {@code airlock.ssh.passphrase.NAME} for the key {@code airlock.ssh.identity.NAME}; a NAME with no such key is an error. */
+    private static Map<Path, KeyPassphrase> keyPassphrases(Settings s, Path home) {
+        Map<String, String> named = s.keys(IDENTITY);
+        Map<Path, KeyPassphrase> out = new LinkedHashMap<>();
+        for (String name : s.keys(PASSPHRASE).keySet()) {
+            String file = named.get(name);
+            if (file == null) {
+                throw new ConfigurationException("setting " + PASSPHRASE + "." + name + " is for the key " + IDENTITY + "." + name
+                        + ", which is not set: name the key file with that setting, or use " + PASSPHRASE + " for every key");
+            }
+            String key = PASSPHRASE + "." + name;
+            s.secret(key).filter(p -> !p.isEmpty()).ifPresent(p -> out.put(localPath(file.trim(), home), new KeyPassphrase(key, p)));
+        }
+        return Map.copyOf(out);
     }
 
     private static Optional<Path> configFile(Settings s, Path home) {

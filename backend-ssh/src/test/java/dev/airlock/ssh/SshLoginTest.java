@@ -196,6 +196,42 @@ class SshLoginTest {
                 SshSettings.PASSPHRASE, SshdServer.PASSPHRASE)));
     }
 
+    /** Each named key may have its own passphrase (airlock.ssh.passphrase.NAME for airlock.ssh.identity.NAME). */
+    @Test
+    void eachNamedKeyMayHaveItsOwnPassphrase() throws Exception {
+        // Another encrypted key with another passphrase, not authorized: both must decrypt for the open to succeed.
+        Path other = server.dir.resolve("id_other_encrypted");
+        Process keygen = new ProcessBuilder(SshdServer.find("ssh-keygen").toString(), "-q", "-t", "ed25519", "-N", "second secret",
+                "-f", other.toString()).redirectErrorStream(true).start();
+        keygen.getInputStream().readAllBytes();
+        assertEquals(0, keygen.waitFor());
+        String[] keys = {SshSettings.IDENTITY, "", SshSettings.IDENTITY + ".work", server.encryptedKey.toString(),
+                SshSettings.IDENTITY + ".other", other.toString()};
+        assertEquals("ok\n", execEcho(server.settings(concat(keys, SshSettings.PASSPHRASE + ".work", SshdServer.PASSPHRASE,
+                SshSettings.PASSPHRASE + ".other", "second secret"))));
+        // The common passphrase serves a key without its own.
+        assertEquals("ok\n", execEcho(server.settings(concat(keys, SshSettings.PASSPHRASE, SshdServer.PASSPHRASE,
+                SshSettings.PASSPHRASE + ".other", "second secret"))));
+
+        ConfigurationException wrong = assertThrows(ConfigurationException.class, () -> Environments.open(server.settings(
+                concat(keys, SshSettings.PASSPHRASE + ".work", SshdServer.PASSPHRASE, SshSettings.PASSPHRASE + ".other", "xyzzy-wrong"))));
+        oneLine(wrong);
+        assertTrue(wrong.getMessage().contains(SshSettings.PASSPHRASE + ".other") && wrong.getMessage().contains(other.toString())
+                && !wrong.getMessage().contains("xyzzy"), wrong.getMessage());
+
+        ConfigurationException orphan = assertThrows(ConfigurationException.class, () -> Environments.open(server.settings(
+                concat(keys, SshSettings.PASSPHRASE + ".typo", "x"))));
+        oneLine(orphan);
+        assertTrue(orphan.getMessage().contains(SshSettings.PASSPHRASE + ".typo")
+                && orphan.getMessage().contains(SshSettings.IDENTITY + ".typo"), orphan.getMessage());
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
     @Test
     void authenticationFailureSaysWhichKeysWereTried() {
         ConfigurationException e = assertThrows(ConfigurationException.class,
