@@ -7,7 +7,15 @@ import dev.airlock.ConfigurationException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import dev.airlock.Target;
+import dev.airlock.containment.Containment;
 import dev.airlock.shell.Shell;
+import dev.airlock.spi.RawResult;
+import dev.airlock.spi.ResourceLabels;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import dev.airlock.spi.AbstractEnvironment;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
@@ -28,12 +36,15 @@ import java.util.HexFormat;
  * checked {@code kill -TERM -PGID} in a second exec, which reaches grandchildren too.
  */
 public final class SshEnvironment extends AbstractEnvironment {
+    private static final Logger LOG = LoggerFactory.getLogger(SshEnvironment.class);
     /** A single argument on Linux holds at most 128 KiB (MAX_ARG_STRLEN); the command text is one. */
     private static final int MAX_COMMAND_BYTES = 120 * 1024;
 
     private final SshSettings ssh;
     private final Connections connections;
     private final Capabilities capabilities;
+    private volatile String privateDir;
+    private volatile ScheduledFuture<?> heartbeat;
 
     private SshEnvironment(OpenContext context, SshSettings ssh, Connections connections, String nonce) {
         super("ssh", "ssh-" + ssh.display() + "-" + nonce.substring(0, 8), context);
@@ -147,8 +158,50 @@ public final class SshEnvironment extends AbstractEnvironment {
         }
     }
 
+    /**
+     * Labels the private dir and starts its heartbeat, so {@code airlock gc} can tell this
+     * environment's leftovers from a live one's if this JVM dies before closing it (see {@link SshLeftovers}).
+     */
+    @Override
+    protected void onTargetReady(Target target, Containment containment) {
+        privateDir = target.privateDir();
+        try {
+            RawResult r = runRaw(SshLeftovers.markScript(privateDir, ResourceLabels.now(false), id()), null);
+            if (r.exit() != 0) {
+                LOG.warn("could not label the private dir {} on {} for gc: {}", privateDir, ssh.display(), r.stderrLine());
+            }
+        } catch (IOException e) {
+            LOG.warn("could not label the private dir {} on {} for gc: {}", privateDir, ssh.display(), e.getMessage());
+        }
+        long every = SshLeftovers.HEARTBEAT.toMillis();
+        heartbeat = SshLeftovers.BEATS.scheduleWithFixedDelay(this::beat, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    private void beat() {
+        try {
+            runRaw(SshLeftovers.beatScript(privateDir), null);
+        } catch (IOException | RuntimeException e) {
+            // A missed beat is harmless: gc waits for five; a lost connection is reported by the next exec.
+            LOG.debug("heartbeat of {} on {} failed: {}", privateDir, ssh.display(), e.getMessage());
+        }
+    }
+
+    /** The private dir on the host (set once the target is probed). */
+    String privateDir() {
+        return privateDir;
+    }
+
+    /** A raw {@code sh} script on the host, for gc. */
+    RawResult raw(String script) throws IOException {
+        return runRaw(script, null);
+    }
+
     @Override
     protected void stopSandbox() {
+        ScheduledFuture<?> beat = heartbeat;
+        if (beat != null) {
+            beat.cancel(false);
+        }
         // The host is not ours to stop: closing the environment logs out.
         connections.close();
     }

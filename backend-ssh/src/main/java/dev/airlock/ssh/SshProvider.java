@@ -6,10 +6,11 @@ import dev.airlock.settings.SettingKey;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
+import dev.airlock.spi.LeftoverCollector;
 import dev.airlock.spi.OpenContext;
 
 /** The {@code ssh} backend: commands on a remote host over SSH (JSch). */
-public final class SshProvider implements EnvironmentProvider {
+public final class SshProvider implements EnvironmentProvider, LeftoverCollector {
 
     @Override
     public String name() {
@@ -65,5 +66,11 @@ public final class SshProvider implements EnvironmentProvider {
     @Override
     public Environment open(OpenContext context) {
         return SshEnvironment.open(context);
+    }
+
+    /** Private dirs and process trees left on the host by JVMs that died before closing (see {@link SshLeftovers}). */
+    @Override
+    public java.util.List<String> gc(Settings settings, java.time.Duration olderThan, boolean includeKept) {
+        return SshLeftovers.gc(settings, olderThan, includeKept);
     }
 }

@@ -4,6 +4,7 @@ import dev.airlock.ConfigurationException;
 import dev.airlock.Environments;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.EnvironmentProvider;
+import dev.airlock.spi.LeftoverCollector;
 import dev.airlock.spi.SandboxLifecycle;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -34,6 +35,20 @@ final class SandboxCommands {
         List<String> with = Environments.providers(loader).values().stream()
                 .filter(SandboxLifecycle.class::isInstance).map(EnvironmentProvider::name).toList();
         throw new ConfigurationException("the " + name + " backend has no sandboxes that outlive a command; up, down and gc work with "
+                + (with.isEmpty() ? "no backend on the class path" : String.join(", ", with)) + " (--backend NAME)");
+    }
+
+    /** The configured backend's collector of leftovers, or a usage error naming the backends that have one. */
+    static LeftoverCollector collector(Settings settings) {
+        ClassLoader loader = AirlockCli.class.getClassLoader();
+        String name = settings.get(Environments.BACKEND_KEY, "local").trim();
+        EnvironmentProvider provider = Environments.provider(name, loader);
+        if (provider instanceof LeftoverCollector c) {
+            return c;
+        }
+        List<String> with = Environments.providers(loader).values().stream()
+                .filter(LeftoverCollector.class::isInstance).map(EnvironmentProvider::name).toList();
+        throw new ConfigurationException("the " + name + " backend leaves nothing behind to collect; gc works with "
                 + (with.isEmpty() ? "no backend on the class path" : String.join(", ", with)) + " (--backend NAME)");
     }
 
@@ -93,7 +108,7 @@ final class SandboxCommands {
             Settings settings = cli.settings();
             // The one duration parser, with the option's name in its error.
             Duration age = Settings.of("--older-than", olderThan).getDuration("--older-than", Duration.ZERO);
-            List<String> removed = lifecycle(settings).gc(settings, age, all);
+            List<String> removed = collector(settings).gc(settings, age, all);
             PrintStream out = System.out;
             removed.forEach(out::println);
             out.flush();
