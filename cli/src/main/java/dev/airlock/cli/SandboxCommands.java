@@ -26,29 +26,25 @@ final class SandboxCommands {
 
     /** The configured backend's lifecycle, or a usage error naming the backends that have one. */
     static SandboxLifecycle lifecycle(Settings settings) {
-        ClassLoader loader = AirlockCli.class.getClassLoader();
-        String name = settings.get(Environments.BACKEND_KEY, "local").trim();
-        EnvironmentProvider provider = Environments.provider(name, loader);
-        if (provider instanceof SandboxLifecycle l) {
-            return l;
-        }
-        List<String> with = Environments.providers(loader).values().stream()
-                .filter(SandboxLifecycle.class::isInstance).map(EnvironmentProvider::name).toList();
-        throw new ConfigurationException("the " + name + " backend has no sandboxes that outlive a command; up, down and gc work with "
-                + (with.isEmpty() ? "no backend on the class path" : String.join(", ", with)) + " (--backend NAME)");
+        return capability(settings, SandboxLifecycle.class, "has no sandboxes that outlive a command; up, down and gc work with");
     }
 
     /** The configured backend's collector of leftovers, or a usage error naming the backends that have one. */
     static LeftoverCollector collector(Settings settings) {
+        return capability(settings, LeftoverCollector.class, "leaves nothing behind to collect; gc works with");
+    }
+
+    /** The configured backend's provider as {@code type}, or a one-line error naming the backends that are one. */
+    private static <T> T capability(Settings settings, Class<T> type, String missing) {
         ClassLoader loader = AirlockCli.class.getClassLoader();
         String name = settings.get(Environments.BACKEND_KEY, "local").trim();
         EnvironmentProvider provider = Environments.provider(name, loader);
-        if (provider instanceof LeftoverCollector c) {
-            return c;
+        if (type.isInstance(provider)) {
+            return type.cast(provider);
         }
         List<String> with = Environments.providers(loader).values().stream()
-                .filter(LeftoverCollector.class::isInstance).map(EnvironmentProvider::name).toList();
-        throw new ConfigurationException("the " + name + " backend leaves nothing behind to collect; gc works with "
+                .filter(type::isInstance).map(EnvironmentProvider::name).toList();
+        throw new ConfigurationException("the " + name + " backend " + missing + " "
                 + (with.isEmpty() ? "no backend on the class path" : String.join(", ", with)) + " (--backend NAME)");
     }
 
