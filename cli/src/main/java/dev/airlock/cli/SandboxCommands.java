@@ -26,7 +26,7 @@ final class SandboxCommands {
 
     /** The configured backend's lifecycle, or a usage error naming the backends that have one. */
     static SandboxLifecycle lifecycle(Settings settings) {
-        return capability(settings, SandboxLifecycle.class, "has no sandboxes that outlive a command; up, down and gc work with");
+        return capability(settings, SandboxLifecycle.class, "has no sandboxes that outlive a command; up and down work with");
     }
 
     /** The configured backend's collector of leftovers, or a usage error naming the backends that have one. */

@@ -101,4 +101,21 @@ class SshBackendIT {
         assertEquals(0, r.stdout().length);
         assertEquals("", Files.readString(empty), "a refused key is never recorded");
     }
+
+    /** gc works for ssh (what dead JVMs left on the host); up has no meaning there and says so in one line. */
+    @Test
+    void gcRunsOnTheHostAndUpIsRefusedInOneLine() throws Exception {
+        Path base = Files.createDirectories(server.dir.resolve("cli-gc-base"));
+        Airlock.Result gc = ssh(Map.of("airlock.private-dir.base", base.toString()), "gc", "--older-than", "1h").run();
+        assertEquals(0, gc.exit(), gc::toString);
+        assertEquals(0, gc.stdout().length, "nothing left by a dead JVM here");
+        try (var left = Files.list(base)) {
+            assertEquals(0, left.count(), "gc's own environment removed its private dir");
+        }
+
+        Airlock.Result up = ssh("up").run();
+        assertEquals(2, up.exit(), up::toString); // a usage error: the command does not apply to this backend
+        assertOneLine(up, "airlock: ");
+        assertTrue(up.err().contains("no sandboxes that outlive a command; up and down work with"), up::err);
+    }
 }
