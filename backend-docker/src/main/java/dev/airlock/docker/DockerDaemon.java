@@ -7,6 +7,7 @@ import com.github.dockerjava.api.command.InspectExecResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.AuthConfig;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
@@ -82,6 +83,9 @@ final class DockerDaemon implements Closeable {
     private final URI host;
     private final HijackedExec.Daemon address;
     private final Optional<DockerTls> tls;
+    private final DockerSettings settings;
+    /** How long a credential helper may take (one may ask a keychain or a cloud's metadata service). */
+    private static final Duration HELPER_TIMEOUT = Duration.ofSeconds(30);
     private final Duration apiTimeout;
     private final DockerClient client;
 
@@ -93,6 +97,7 @@ final class DockerDaemon implements Closeable {
         this.host = s.host();
         this.apiTimeout = s.apiTimeout();
         this.tls = s.tls();
+        this.settings = s;
         Optional<SSLContext> context = tls.map(DockerTls::context);
         this.address = new HijackedExec.Daemon(host, context);
         DockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
@@ -252,7 +257,9 @@ final class DockerDaemon implements Closeable {
             }
         }
         LOG.info("pulling image {}", image);
-        String failure = ImagePull.pull(client, image, apiTimeout);
+        // The Docker CLI's credential helpers; docker-java itself reads config.json's plain auths.
+        Optional<AuthConfig> auth = CredentialHelpers.lookup(settings.dockerConfig(), settings.searchPath(), image, HELPER_TIMEOUT);
+        String failure = ImagePull.pull(client, image, apiTimeout, auth);
         if (failure != null) {
             throw new ConfigurationException("image " + image + " is not on the Docker host and pulling it failed: "
                     + oneLine(failure) + "; docker pull or build it, or fix " + DockerSettings.IMAGE);

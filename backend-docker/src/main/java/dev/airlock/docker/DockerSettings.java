@@ -42,7 +42,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                              OptionalLong memory, long pidsLimit, String network, Optional<String> user,
                              Optional<String> workdir, Map<String, String> env, List<String> volumes,
                              Optional<String> runtime, boolean pullMissing, Duration apiTimeout, DockerHardening hardening,
-                             Path dockerConfig, Map<String, String> labels, Optional<DockerTls> tls) {
+                             Path dockerConfig, Map<String, String> labels, Optional<DockerTls> tls, List<Path> searchPath) {
     public static final String IMAGE = "airlock.docker.image";
     public static final String HOST = "airlock.docker.host";
     public static final String TLS_VERIFY = "airlock.docker.tls-verify";
@@ -71,6 +71,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
     public DockerSettings {
         env = Map.copyOf(env);
         volumes = List.copyOf(volumes);
+        searchPath = List.copyOf(searchPath);
     }
 
     /**
@@ -136,13 +137,24 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         }
         return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
                 nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, DockerHardening.from(s),
-                DockerCliConfig.dir(environment), labels, tls);
+                DockerCliConfig.dir(environment), labels, tls, searchPath(environment));
+    }
+
+    /** {@code PATH}'s directories, where the Docker CLI's credential helpers are found. */
+    private static List<Path> searchPath(Map<String, String> environment) {
+        List<Path> out = new java.util.ArrayList<>();
+        for (String d : environment.getOrDefault("PATH", "").split(":")) {
+            if (!d.isBlank()) {
+                out.add(Path.of(d));
+            }
+        }
+        return out;
     }
 
     /** These settings with another bound on API calls (e.g. a quick availability check). */
     public DockerSettings withApiTimeout(Duration timeout) {
         return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
-                runtime, pullMissing, timeout, hardening, dockerConfig, labels, tls);
+                runtime, pullMissing, timeout, hardening, dockerConfig, labels, tls, searchPath);
     }
 
     /** The image, or the error that names the setting. */

@@ -2,13 +2,16 @@ package dev.airlock.docker;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.command.PullImageCmd;
 import com.github.dockerjava.api.exception.DockerException;
+import com.github.dockerjava.api.model.AuthConfig;
 import com.github.dockerjava.api.model.PullResponseItem;
 import dev.airlock.BackendException;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -23,12 +26,14 @@ final class ImagePull extends ResultCallback.Adapter<PullResponseItem> {
     private ImagePull() {
     }
 
-    /** Pulls {@code image} (which has a tag or digest); returns why it failed, or null when it came. */
-    static String pull(DockerClient client, String image, Duration apiTimeout) {
+    /** Pulls {@code image} (which has a tag or digest) with {@code auth} if given; returns why it failed, or null when it came. */
+    static String pull(DockerClient client, String image, Duration apiTimeout, Optional<AuthConfig> auth) {
         String[] ref = DockerSettings.splitReference(image);
         ImagePull pull = new ImagePull();
         try {
-            client.pullImageCmd(ref[0]).withTag(ref[1]).exec(pull);
+            PullImageCmd cmd = client.pullImageCmd(ref[0]).withTag(ref[1]);
+            auth.ifPresent(cmd::withAuthConfig); // else docker-java's own: config.json's auths for the registry
+            cmd.exec(pull);
             if (!pull.awaitCompletion(Math.max(10, apiTimeout.toMinutes()), TimeUnit.MINUTES)) {
                 closeQuietly(pull);
                 throw new BackendException("pulling image " + image + " did not finish in time; pull it by hand (docker pull "

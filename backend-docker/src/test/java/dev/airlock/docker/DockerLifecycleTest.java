@@ -469,6 +469,48 @@ class DockerLifecycleTest {
         }
     }
 
+    /** A credential helper (credHelpers, as docker-credential-gcloud or -ecr-login are set up) wins over auths, as in the CLI. */
+    @Test
+    void aCredentialHelperGivesThePullItsCredentials(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path bin = java.nio.file.Files.createDirectories(dir.resolve("bin"));
+        java.nio.file.Path helper = bin.resolve("docker-credential-airlocktest");
+        java.nio.file.Files.writeString(helper, "#!/bin/sh\n[ \"$1\" = get ] || exit 3\nread -r url\n"
+                + "printf '%s' \"$url\" > \"$0.asked\"\n"
+                + "printf '{\"ServerURL\":\"%s\",\"Username\":\"helper-user\",\"Secret\":\"h3lper-s3cret\"}' \"$url\"\n");
+        helper.toFile().setExecutable(true);
+        String other = java.util.Base64.getEncoder().encodeToString("file-user:file-pw".getBytes());
+        java.nio.file.Files.writeString(dir.resolve("config.json"), "{\"auths\":{\"registry.airlock.invalid:5000\":{\"auth\":\""
+                + other + "\"}},\"credHelpers\":{\"registry.airlock.invalid:5000\":\"airlocktest\"}}");
+        Map<String, String> environment = Map.of("DOCKER_CONFIG", dir.toString(), "PATH", bin + ":/usr/bin:/bin");
+        try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"))) {
+            Settings settings = DockerFixture.settings(DockerSettings.HOST, proxy.url(),
+                    DockerSettings.IMAGE, "registry.airlock.invalid:5000/team/tool:1", DockerSettings.PULL, "missing");
+            DockerSettings s = DockerSettings.from(settings, environment);
+            ConfigurationException e = assertThrows(ConfigurationException.class,
+                    () -> DockerEnvironment.open(dev.airlock.spi.OpenContext.of(settings), s));
+            assertFalse(e.getMessage().contains("h3lper-s3cret"), e.getMessage());
+            assertEquals("registry.airlock.invalid:5000", java.nio.file.Files.readString(bin.resolve("docker-credential-airlocktest.asked")));
+            String head = proxy.heads().stream().filter(h -> h.contains("/images/create?")).findFirst().orElseThrow();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)X-Registry-Auth: *(\\S+)").matcher(head);
+            assertTrue(m.find(), "the pull carries credentials");
+            String json = new String(java.util.Base64.getUrlDecoder().decode(m.group(1).replace('+', '-').replace('/', '_')));
+            assertTrue(json.contains("helper-user") && json.contains("h3lper-s3cret") && !json.contains("file-user"),
+                    "the helper's credentials, not the file's");
+        }
+        // A helper that fails is one line naming it and what it said; one missing from PATH is named too.
+        java.nio.file.Files.writeString(helper, "#!/bin/sh\necho 'keychain locked' >&2\nexit 1\n");
+        Settings settings = DockerFixture.settings(DockerSettings.IMAGE, "registry.airlock.invalid:5000/team/tool:1",
+                DockerSettings.PULL, "missing");
+        ConfigurationException failed = assertThrows(ConfigurationException.class, () -> DockerEnvironment.open(
+                dev.airlock.spi.OpenContext.of(settings), DockerSettings.from(settings, environment)));
+        assertTrue(failed.getMessage().contains("docker-credential-airlocktest failed") && failed.getMessage().contains("keychain locked")
+                && !failed.getMessage().contains("\n"), failed.getMessage());
+        ConfigurationException missing = assertThrows(ConfigurationException.class, () -> DockerEnvironment.open(
+                dev.airlock.spi.OpenContext.of(settings), DockerSettings.from(settings, Map.of("DOCKER_CONFIG", dir.toString(),
+                        "PATH", "/usr/bin:/bin"))));
+        assertTrue(missing.getMessage().contains("docker-credential-airlocktest is not on PATH"), missing.getMessage());
+    }
+
     @Test
     void aMissingImageIsAConfigurationError() {
         ConfigurationException e = assertThrows(ConfigurationException.class,
