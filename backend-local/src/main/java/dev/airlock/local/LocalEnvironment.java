@@ -196,7 +196,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
      * Off for now: a SIGTERM during a native {@code ./airlock write} left the CLI hanging
      * (SignalsIT), where the shell path exits 143 and leaves nothing; open in the benchmarks issue.
      */
-    static final boolean NATIVE_FILES = false;
+    static final boolean NATIVE_FILES = true;
 
     @Override
     protected RemoteProcess launch(Launch launch) throws IOException {
