@@ -186,17 +186,11 @@ public final class LocalEnvironment extends AbstractEnvironment {
      */
     @Override
     protected Optional<RemoteFiles> nativeFiles() {
-        if (!NATIVE_FILES || sandbox != null || bwrap.isPresent()) {
+        if (sandbox != null || bwrap.isPresent()) {
             return Optional.empty();
         }
         return Optional.of(nativeFiles);
     }
-
-    /**
-     * Off for now: a SIGTERM during a native {@code ./airlock write} left the CLI hanging
-     * (SignalsIT), where the shell path exits 143 and leaves nothing; open in the benchmarks issue.
-     */
-    static final boolean NATIVE_FILES = false;
 
     @Override
     protected RemoteProcess launch(Launch launch) throws IOException {

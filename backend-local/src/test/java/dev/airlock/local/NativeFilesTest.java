@@ -24,7 +24,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** files().write on the local backend runs no process, and keeps the shell implementation's rules. */
-@org.junit.jupiter.api.Disabled("native local files are off (LocalEnvironment.NATIVE_FILES): a SIGTERM during a native CLI write hung")
 class NativeFilesTest {
 
     private static Settings settings(Path airlockHome) {

@@ -50,19 +50,39 @@ class SignalsIT {
     @Test
     void sigtermDuringWriteExits143AndLeavesNeitherFileNorTempFile(@TempDir Path dir) throws Exception {
         Path target = dir.resolve("out.bin");
-        Airlock call = airlock("write", target.toString());
-        Process p = call.start();
-        p.getOutputStream().write(new byte[100_000]); // and then our stdin stays open: the write is in progress
-        p.getOutputStream().flush();
-        awaitTempFile(dir);
 
-        signal(p, "TERM");
+        Airlock.Result r = sigtermDuringWriteTo(target);
 
-        Airlock.Result r = finish(p);
         assertEquals(143, r.exit(), r::toString);
         try (Stream<Path> left = Files.list(dir)) {
             assertEquals(List.of(), left.toList(), "a cancelled write leaves nothing in the directory");
         }
+    }
+
+    @Test
+    void sigtermDuringWriteOverAFileKeepsItsOldBytesAndLeavesNoTempFile(@TempDir Path dir) throws Exception {
+        Path target = dir.resolve("kept.txt");
+        Files.writeString(target, "old\n");
+
+        Airlock.Result r = sigtermDuringWriteTo(target);
+
+        assertEquals(143, r.exit(), r::toString);
+        assertEquals("old\n", Files.readString(target), "a cancelled write leaves the old file whole");
+        try (Stream<Path> left = Files.list(dir)) {
+            assertEquals(List.of(target), left.toList(), "a cancelled write leaves no temp file");
+        }
+    }
+
+    /** {@code ./airlock write TARGET} given 100 kB with its stdin then left open, and a SIGTERM once the temp file is there. */
+    private static Airlock.Result sigtermDuringWriteTo(Path target) throws Exception {
+        Process p = airlock("write", target.toString()).start();
+        p.getOutputStream().write(new byte[100_000]); // and then our stdin stays open: the write is in progress
+        p.getOutputStream().flush();
+        awaitTempFile(target.getParent());
+
+        signal(p, "TERM");
+
+        return finish(p);
     }
 
     private static void awaitTempFile(Path dir) throws Exception {

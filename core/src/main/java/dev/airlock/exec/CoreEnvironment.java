@@ -64,6 +64,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     private final SecretVariables secrets;
     private final ContainmentSettings containmentSettings;
     private final RemoteFiles shellFiles;
+    private final NativeWrites nativeWrites;
     private final Object safetyLock = new Object();
     private volatile Safety safety;
     private volatile Target target;
@@ -84,6 +85,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.hooks = new Hooks(backend, rawRuns, config.stopBound(), workers);
         this.reaper = new Reaper(this, config.killGrace());
         this.shellFiles = new ShellFiles(this);
+        this.nativeWrites = new NativeWrites(workers);
         this.lifecycle = new Lifecycle(this, "airlock-shutdown-" + id);
     }
 
@@ -380,6 +382,10 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     Spills spills() {
         return spills;
+    }
+
+    NativeWrites nativeWrites() {
+        return nativeWrites;
     }
 
     CoreSettings config() {

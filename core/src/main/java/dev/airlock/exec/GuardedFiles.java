@@ -1,6 +1,7 @@
 package dev.airlock.exec;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.EnvironmentClosedException;
 import dev.airlock.FileStat;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
@@ -27,10 +28,18 @@ final class GuardedFiles implements RemoteFiles {
         env.beforeWrite(env.target().expand(path), operation);
     }
 
+    /** Through {@link NativeWrites}, so closing the environment ends the write as it kills a shell write. */
     @Override
     public void write(String path, Payload content, WriteOptions options) {
         check(path, "write");
-        delegate.write(path, content, options);
+        NativeWrites.Write w = env.nativeWrites().begin(content, "the write to " + path);
+        try {
+            delegate.write(path, w.payload(), options);
+        } catch (RuntimeException e) {
+            throw closedOr(w, "write to " + path, e);
+        } finally {
+            w.close();
+        }
     }
 
     @Override
@@ -63,7 +72,23 @@ final class GuardedFiles implements RemoteFiles {
     @Override
     public void copyIn(String dir, InputStream tar) {
         check(dir, "copyIn");
-        delegate.copyIn(dir, tar);
+        NativeWrites.Write w = env.nativeWrites().begin(tar, "the copy into " + dir);
+        try {
+            delegate.copyIn(dir, w.stream());
+        } catch (RuntimeException e) {
+            throw closedOr(w, "copy into " + dir, e);
+        } finally {
+            w.close();
+        }
+    }
+
+    /** A failure that the environment's close caused is reported as that, whatever the backend made of it. */
+    private RuntimeException closedOr(NativeWrites.Write w, String what, RuntimeException e) {
+        if (w.aborted() && !(e instanceof EnvironmentClosedException)) {
+            return new EnvironmentClosedException("the " + env.name() + " environment " + env.id()
+                    + " was closed during the " + what + ", which stopped it unfinished", e);
+        }
+        return e;
     }
 
     @Override

@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Closing an environment, exactly once however many threads race (close, a sandbox-wide cancel,
- * the JVM's shutdown hook): cancel the live execs in parallel, kill what lingers, remove the
- * private dir, stop the sandbox, free the threads. Every later closer waits for the first.
+ * the JVM's shutdown hook): end the native writes in flight, cancel the live execs in parallel,
+ * kill what lingers, remove the private dir, stop the sandbox, free the threads. Every later closer waits for the first.
  */
 final class Lifecycle {
     private static final Logger LOG = LoggerFactory.getLogger(Lifecycle.class);
@@ -72,6 +72,9 @@ final class Lifecycle {
     }
 
     private void stopNow() {
+        // Native writes first: one blocked on its caller's source would otherwise outlive the close
+        // with its temp file, where the shell path's write (a command) is killed below.
+        env.nativeWrites().abortAll(env.config().stopBound().toNanos());
         List<ExecRun> runs = env.live().stop();
         for (ExecRun r : runs) {
             // In parallel: each stop is bounded by the kill grace plus a second, and so is the sum.

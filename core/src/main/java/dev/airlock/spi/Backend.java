@@ -75,7 +75,9 @@ public interface Backend extends AutoCloseable {
     /**
      * A native file API, used behind the same write rules instead of the core's shell
      * implementation. Required with {@link dev.airlock.OutputTransport#FILES}: the core downloads
-     * the output files through its {@code read} and {@code stat}.
+     * the output files through its {@code read} and {@code stat}. Closing the environment ends a
+     * {@code write} or {@code copyIn} in flight by failing its next read of the content with an
+     * {@link java.io.IOException}: remove your temp file then and never rename it over the target.
      */
     default Optional<RemoteFiles> files() {
         return Optional.empty();
