@@ -32,7 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 
 /**
  * Daytona's REST API as this backend uses it: every call through {@link RemoteCalls} (idempotent
@@ -208,8 +207,13 @@ final class DaytonaApi implements AutoCloseable {
             }
         }
 
-        /** Streams a file to {@code sink}; a 404 is an empty answer. */
-        boolean download(String path, Consumer<InputStream> sink) {
+        /**
+         * Streams a file to {@code sink}; a 404 is an empty answer. An IOException out of the sink is
+         * the body breaking off (a cut connection: OkHttp's framing tells it from the end): that is a
+         * lost answer, so the download is made again under the retry rule, and the sink, called again
+         * with the whole file, resumes by skipping what it already has (the toolbox has no ranges).
+         */
+        boolean download(String path, BodySink sink) {
             try {
                 calls.call(CallKind.READ, "download", Resource.path(path),
                         () -> send(authed(url("/files/download").addQueryParameter("path", path).build()).get(), "", r -> {
@@ -249,6 +253,15 @@ final class DaytonaApi implements AutoCloseable {
             ignore404(() -> calls.call(CallKind.STATUS, "file delete", Resource.none(),
                     () -> send(authed(url("/files").addQueryParameter("path", path).build()).delete(), "", r -> null)));
         }
+    }
+
+    /**
+     * Takes a download's body. Throws IOException only when reading the body failed (then the
+     * download is retried); its own failures (a full local disk) go out unchecked, never retried.
+     */
+    @FunctionalInterface
+    interface BodySink {
+        void accept(InputStream body) throws IOException;
     }
 
     Toolbox toolbox(String sandboxId, String proxyUrl) {

@@ -102,8 +102,13 @@ final class DaytonaProcess implements RemoteProcess {
             throw e;
         }
         // Output also after a kill or timeout: what the command wrote before it ended is its output.
-        out.follow(true);
-        err.follow(true);
+        boolean whole = out.follow(true) & err.follow(true);
+        if (!whole && !killed) {
+            // The output could not be downloaded to its end, even resumed: the core drains our streams
+            // as best it can, so a short stream with the real exit code would pass for the whole
+            // output. Reporting the end as lost makes the exec fail with a typed error instead.
+            code = NO_STATUS;
+        }
         exit = code;
         return code;
     }
@@ -158,6 +163,18 @@ final class DaytonaProcess implements RemoteProcess {
         }
     }
 
+    private interface LocalIo<T> {
+        T run() throws IOException;
+    }
+
+    private static <T> T unchecked(LocalIo<T> io) {
+        try {
+            return io.run();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /**
      * One output file: downloaded (whole, as the toolbox has no ranges) into a 0600 local spill
      * file, appending only the bytes beyond those already there, so a reader can follow it while
@@ -174,65 +191,78 @@ final class DaytonaProcess implements RemoteProcess {
             this.remote = remote;
         }
 
-        void follow(boolean last) {
+        /**
+         * Downloads the file and appends what is new. A download cut short is made again (the
+         * retry rule, see {@link DaytonaApi.Toolbox#download}), skipping what arrived before the
+         * cut. Returns false when the last download still could not get the whole file.
+         */
+        boolean follow(boolean last) {
             synchronized (this) {
-                if (finished || (!last && delivered > LIVE_MAX)) {
-                    return;
+                if (finished) {
+                    return failure == null;
+                }
+                if (!last && delivered > LIVE_MAX) {
+                    return true;
                 }
             }
             IOException failed = null;
             try {
-                toolbox.download(remote, in -> {
-                    try (in) {
-                        append(in);
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                });
+                toolbox.download(remote, this::append);
             } catch (java.io.UncheckedIOException e) {
-                failed = e.getCause();
+                failed = e.getCause(); // the local spill file failed
             } catch (RuntimeException e) {
-                if (last) {
-                    failed = new IOException(e.getMessage(), e);
-                }
+                failed = new IOException(e.getMessage(), e); // the download failed, retries spent
             }
-            if (last) {
-                try {
-                    toolbox.deleteFile(remote);
-                } catch (RuntimeException ignored) {
-                    // removed with the io dir at close at the latest
-                }
-                finish(failed);
+            if (!last) {
+                return true; // progress only: the last follow downloads again
             }
+            try {
+                toolbox.deleteFile(remote);
+            } catch (RuntimeException ignored) {
+                // removed with the io dir at close at the latest
+            }
+            finish(failed);
+            return failed == null;
         }
 
+        /**
+         * Appends the body's bytes beyond those already delivered. An IOException out of here is
+         * the body breaking off, never the end of the file: OkHttp's framing tells a cut from the
+         * end, and signals a cut at a chunk boundary with an EOFException, so that exception is a
+         * cut too (an output file only grows, so it is never shorter than what we have). Failures
+         * of the local spill file go out unchecked, so they are not retried.
+         */
         private void append(InputStream in) throws IOException {
             long have;
             synchronized (this) {
                 have = delivered;
                 if (local == null) {
-                    local = Files.createTempFile("airlock-daytona-", ".out",
-                            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                    local = unchecked(() -> Files.createTempFile("airlock-daytona-", ".out",
+                            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))));
                 }
             }
+            in.skipNBytes(have);
+            OutputStream o = unchecked(() -> Files.newOutputStream(local, StandardOpenOption.APPEND));
             try {
-                in.skipNBytes(have);
-            } catch (java.io.EOFException e) {
-                return; // shorter than what we have: nothing new
-            }
-            try (OutputStream o = Files.newOutputStream(local, StandardOpenOption.APPEND)) {
                 byte[] buf = new byte[64 * 1024];
                 int n;
                 while ((n = in.read(buf)) >= 0) {
-                    o.write(buf, 0, n);
-                    o.flush();
+                    int len = n;
+                    unchecked(() -> {
+                        o.write(buf, 0, len);
+                        o.flush();
+                        return null;
+                    });
                     synchronized (this) {
                         delivered += n;
                         notifyAll();
                     }
                 }
-            } catch (java.io.EOFException e) {
-                // the file is shorter than what we have: nothing new
+            } finally {
+                unchecked(() -> {
+                    o.close();
+                    return null;
+                });
             }
         }
 

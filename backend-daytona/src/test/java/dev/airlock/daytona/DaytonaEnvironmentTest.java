@@ -147,6 +147,67 @@ class DaytonaEnvironmentTest {
         journal.assertNoDoubleDispatch();
     }
 
+    /**
+     * Downloads of the output files break off (the connection drops after some bytes) on about half
+     * the calls: each cut download is made again and resumed past what arrived, so every run's
+     * output is byte-exact, never short.
+     */
+    @Test
+    void aCutOutputDownloadIsResumedToTheExactBytes() throws IOException {
+        start(FaultPlan.builder(11).sometimes("files-download", 0.5, new dev.airlock.emulator.Fault.CutAfterBytes(70_000)).build());
+        byte[] payload = new byte[300_000];
+        new Random(5).nextBytes(payload);
+        try (DaytonaEnvironment env = open(settings("airlock.daytona.retry.max-attempts", "20"))) {
+            for (int i = 0; i < 4; i++) {
+                ExecResult r = env.exec(ExecRequest.builder("cat; printf 'err' >&2").stdin(payload).build());
+                assertEquals(0, r.exitCode(), "run " + i);
+                assertArrayEquals(payload, r.stdout().bytes(), "run " + i);
+                assertEquals("err", r.stderr().text(), "run " + i);
+            }
+            assertEquals(List.of(), leftoverOutputs(env));
+        }
+        assertTrue(faults.faults("files-download") >= 4, "the cut did not apply: " + faults.faultCounts());
+    }
+
+    /**
+     * Every download of more than 70 000 bytes breaks off there, so a 300 000-byte output can never
+     * be fetched whole: the exec fails with a typed error, never returns the first part with exit 0.
+     */
+    @Test
+    void anOutputThatCannotBeDownloadedWholeFailsTypedNeverShort() throws IOException {
+        start(FaultPlan.builder(12).always("files-download", new dev.airlock.emulator.Fault.CutAfterBytes(70_000)).build());
+        byte[] payload = new byte[300_000];
+        new Random(6).nextBytes(payload);
+        try (DaytonaEnvironment env = open(settings())) {
+            assertEquals("small output passes", env.exec(ExecRequest.of("printf 'small output passes'")).stdout().text());
+            BackendException e = assertThrows(BackendException.class,
+                    () -> env.exec(ExecRequest.builder("cat").stdin(payload).build()));
+            assertTrue(e.getMessage().contains("lost"), e.getMessage());
+            assertEquals(List.of(), leftoverOutputs(env));
+            assertEquals(List.of(), emulator.find(env.sandboxId(), "/tmp", ".airlock-stdin-"));
+        }
+    }
+
+    /**
+     * The answers to uploads are lost on about half the calls after the file was written: the
+     * upload is made again whole, so the staged stdin is never missing or short.
+     */
+    @Test
+    void aLostUploadAnswerLeavesTheStagedPayloadWhole() throws IOException {
+        start(FaultPlan.builder(13).sometimes("files-upload", 0.5, new dev.airlock.emulator.Fault.LoseResponse()).build());
+        byte[] payload = new byte[200_000];
+        new Random(7).nextBytes(payload);
+        try (DaytonaEnvironment env = open(settings("airlock.daytona.retry.max-attempts", "20"))) {
+            for (int i = 0; i < 4; i++) {
+                ExecResult r = env.exec(ExecRequest.builder("cat").stdin(payload).build());
+                assertEquals(0, r.exitCode(), "run " + i);
+                assertArrayEquals(payload, r.stdout().bytes(), "run " + i);
+            }
+            assertEquals(List.of(), emulator.find(env.sandboxId(), "/tmp", ".airlock-stdin-"));
+        }
+        assertTrue(faults.faults("files-upload") >= 2, "the loss did not apply: " + faults.faultCounts());
+    }
+
     @Test
     void closeFromManyThreadsStopsAndDeletesTheSandboxExactlyOnce() throws Exception {
         start(FaultPlan.none());

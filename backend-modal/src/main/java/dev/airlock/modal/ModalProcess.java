@@ -34,6 +34,12 @@ final class ModalProcess implements RemoteProcess {
     private static final Logger LOG = LoggerFactory.getLogger(ModalProcess.class);
     private static final int PIPE = 256 * 1024;
     private static final int MAX_RESUMES = 50;
+    /**
+     * After the exit, how long waitFor waits for an idle reader (no byte, no resume): a background
+     * job holding the output keeps its reader waiting, and the core's output grace deals with that.
+     * Above the longest pause between two resumes (1 s).
+     */
+    private static final long READERS_QUIET_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
 
     private final ModalClient client;
     private final String taskId;
@@ -43,6 +49,11 @@ final class ModalProcess implements RemoteProcess {
     private final BlockingPipe err = new BlockingPipe(PIPE);
     private final InputStream outSource = out.source(() -> { });
     private final InputStream errSource = err.source(() -> { });
+    private final java.util.concurrent.CountDownLatch readersDone = new java.util.concurrent.CountDownLatch(2);
+    private final java.util.concurrent.atomic.AtomicInteger writing = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile long lastActivity = System.nanoTime();
+    /** An output could not be read to its end (resumes spent, or a failure that is not retried). */
+    private volatile boolean cutShort;
 
     ModalProcess(ModalClient client, String taskId, String execId, String sandboxId) {
         this.client = client;
@@ -67,6 +78,7 @@ final class ModalProcess implements RemoteProcess {
         try {
             while (true) {
                 long before = offset[0];
+                lastActivity = System.nanoTime();
                 try {
                     client.routed(0, r -> {
                         Iterator<TaskExecStdioReadResponse> it = r.taskExecStdioRead(TaskExecStdioReadRequest.newBuilder()
@@ -74,10 +86,14 @@ final class ModalProcess implements RemoteProcess {
                         while (it.hasNext()) {
                             byte[] d = it.next().getData().toByteArray();
                             offset[0] += d.length;
+                            writing.incrementAndGet(); // a slow reader of the pipe is not an idle command
                             try {
                                 pipe.sink.write(d, 0, d.length);
                             } catch (IOException closed) {
                                 throw Status.CANCELLED.withDescription("reader closed").asRuntimeException();
+                            } finally {
+                                writing.decrementAndGet();
+                                lastActivity = System.nanoTime();
                             }
                         }
                         return null;
@@ -100,9 +116,31 @@ final class ModalProcess implements RemoteProcess {
             }
             pipe.end();
         } catch (RuntimeException e) {
+            cutShort = true;
             pipe.fail(new IOException("the " + (fd == 0 ? "stdout" : "stderr") + " of the command on Modal could not be read to its end: "
                     + e.getMessage()));
+        } finally {
+            readersDone.countDown();
         }
+    }
+
+    /**
+     * The exit status, unless an output could not be read to its end: the core drains our pipes
+     * as best it can and takes a failed pipe for the end of output, so short output would pass
+     * with the real exit code. Waits for the readers after the exit (while they make progress),
+     * then reports such an end as lost, which the core turns into a typed error.
+     */
+    private int unlessCutShort(int status) throws InterruptedException {
+        while (!readersDone.await(20, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            if (writing.get() == 0 && System.nanoTime() - lastActivity > READERS_QUIET_NANOS) {
+                break; // idle: a background job holds the output; the core's grace takes it from here
+            }
+        }
+        if (cutShort) {
+            LOG.debug("the output of exec {} could not be read to its end", execId);
+            return NO_STATUS;
+        }
+        return status;
     }
 
     private static void sleep(long ms) {
@@ -152,10 +190,10 @@ final class ModalProcess implements RemoteProcess {
                 }
                 TaskExecWaitResponse r = w.get();
                 if (r.hasSignal()) {
-                    return 128 + r.getSignal();
+                    return unlessCutShort(128 + r.getSignal());
                 }
                 if (r.hasCode()) {
-                    return r.getCode();
+                    return unlessCutShort(r.getCode());
                 }
                 return NO_STATUS; // the service must always say code or signal
             } catch (RuntimeException e) {

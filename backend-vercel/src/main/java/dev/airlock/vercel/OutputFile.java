@@ -41,6 +41,8 @@ final class OutputFile extends InputStream {
     private long delivered;
     private int retries;
     private boolean ended;
+    /** The final read failed for good: the bytes delivered are not the whole file. */
+    private volatile boolean cutShort;
 
     OutputFile(VercelApi api, String sessionId, String path, CompletableFuture<Integer> exit, Runnable onEnd) {
         this.api = api;
@@ -76,6 +78,7 @@ final class OutputFile extends InputStream {
                     n = rest.read(b, off, len);
                 } catch (IOException e) {
                     if (++retries > FINAL_READ_RETRIES) {
+                        cutShort = true;
                         end();
                         throw e;
                     }
@@ -104,6 +107,7 @@ final class OutputFile extends InputStream {
                     closeQuietly(rest);
                     rest = null;
                     if (++retries > FINAL_READ_RETRIES) {
+                        cutShort = true;
                         end();
                         throw e;
                     }
@@ -145,6 +149,15 @@ final class OutputFile extends InputStream {
             }
             throw new IOException("cannot read the command's output " + path + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Whether the output ended short of the file's end (its download failed, resumes spent). The
+     * core drains this stream as best it can and treats its failure as the end, so the process
+     * must say so in its end (see the environment's waitFor), or short output would pass for whole.
+     */
+    boolean cutShort() {
+        return cutShort;
     }
 
     private void end() {

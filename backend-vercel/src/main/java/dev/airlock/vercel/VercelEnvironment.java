@@ -402,6 +402,12 @@ final class VercelEnvironment extends AbstractEnvironment {
                 if (!drained.await(DRAIN_MAX.toMillis(), TimeUnit.MILLISECONDS)) {
                     LOG.warn("the output of command {} was not read within {}", cmdId, DRAIN_MAX);
                 }
+                if (stdout.cutShort() || stderr.cutShort()) {
+                    // Its output could not be read to the end: a lost end fails the exec with a typed
+                    // error, where the real code would pass the short output for the whole.
+                    LOG.debug("the output of command {} could not be read to its end", cmdId);
+                    return NO_STATUS;
+                }
                 return code;
             } catch (ExecutionException e) {
                 LOG.debug("lost the command {}: {}", cmdId, e.getCause().getMessage());

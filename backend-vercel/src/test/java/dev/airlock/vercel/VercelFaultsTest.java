@@ -75,6 +75,22 @@ class VercelFaultsTest {
         }
     }
 
+    /**
+     * Every output download breaks off after 70 000 bytes, so a 300 000-byte output can never be
+     * read whole: the exec fails with a typed error, never returns the first part with the exit code.
+     */
+    @Test
+    void anOutputThatCannotBeReadWholeFailsTypedNeverShort() {
+        fixture = new VercelEmulatorFixture(FaultPlan.parse("fs-read:cut-bytes=70000@always", 1));
+        try (Environment env = new VercelProvider().open(OpenContext.of(fixture.settings()))) {
+            assertEquals("small output passes", env.exec(ExecRequest.of("printf 'small output passes'")).stdout().text());
+            dev.airlock.BackendException e = assertThrows(dev.airlock.BackendException.class,
+                    () -> env.exec(ExecRequest.of("head -c 300000 /dev/zero | tr '\\0' z; exit 3")));
+            assertTrue(e.getMessage().contains("lost"), e.getMessage());
+        }
+        fixture.journal.assertNoDoubleDispatch();
+    }
+
     @Test
     void aLostCommandDispatchIsNeverSentAgain() {
         fixture = new VercelEmulatorFixture(FaultPlan.parse("cmd:lose@nth=1", 1));

@@ -30,16 +30,14 @@ public final class FaultPlan {
             "\\s*([A-Za-z0-9_.*/-]+):([a-z-]+)(?:=([^@,]+))?(?:@([a-z]+)(?:=([0-9.]+))?)?\\s*");
 
     private record Rule(String call, Fault fault, String when, double arg) {
-        boolean applies(long n, long seed) {
+        /** {@code index}: the rule's place in the plan, so two {@code p=} rules on one call draw independently. */
+        boolean applies(long n, long seed, int index) {
             return switch (when) {
                 case "first" -> n <= (long) arg;
                 case "nth" -> n == (long) arg;
                 case "always" -> true;
-                // Known limit: two p= rules on one call share this draw, so the second fires only
-                // together with the first (which wins). Independent draws (the rule's index in the
-                // seed) made Daytona's campaign find empty stdout with exit 0 under cut downloads and
-                // lost uploads: kept shared until that is fixed, see the stop notes.
-                case "p" -> new SplittableRandom(seed * 1_000_003L + call.hashCode() * 7919L + n).nextDouble() < arg;
+                case "p" -> new SplittableRandom(seed * 1_000_003L + call.hashCode() * 7919L + index * 104_729L + n)
+                        .nextDouble() < arg;
                 default -> throw new IllegalStateException(when);
             };
         }
@@ -95,8 +93,9 @@ public final class FaultPlan {
      */
     public synchronized Optional<Fault> next(String call) {
         long n = calls.merge(call, 1L, Long::sum);
-        for (Rule r : rules) {
-            if ((r.call.equals(call) || r.call.equals("*")) && r.applies(n, seed)) {
+        for (int i = 0; i < rules.size(); i++) {
+            Rule r = rules.get(i);
+            if ((r.call.equals(call) || r.call.equals("*")) && r.applies(n, seed, i)) {
                 faults.merge(call, 1L, Long::sum);
                 return Optional.of(r.fault);
             }

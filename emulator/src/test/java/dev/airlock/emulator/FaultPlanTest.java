@@ -37,6 +37,27 @@ class FaultPlanTest {
         assertTrue(hits > 30 && hits < 90, "about 30% of 200: " + hits);
     }
 
+    /** Two chance rules on one call draw independently: the second fires on calls where the first did not (it never did when they shared the draw). */
+    @Test
+    void twoChanceRulesOnOneCallDrawIndependently() {
+        FaultPlan p = FaultPlan.parse("exec:unavailable@p=0.3,exec:lose@p=0.3", 42);
+        int unavailable = 0;
+        int lost = 0;
+        for (int i = 0; i < 400; i++) {
+            var f = p.next("exec");
+            if (f.isPresent()) {
+                if (f.get() instanceof Fault.Status) {
+                    unavailable++;
+                } else {
+                    lost++;
+                }
+            }
+        }
+        // first rule: ~30% of 400; second: ~30% of the remaining 70%, ~84
+        assertTrue(unavailable > 80 && unavailable < 160, "unavailable " + unavailable);
+        assertTrue(lost > 40 && lost < 130, "lost " + lost);
+    }
+
     @Test
     void firstNthAlwaysAndCounts() {
         FaultPlan p = FaultPlan.builder(1).nth("exec", 2, Fault.loseResponse()).first("get", 2, Fault.status(503))
