@@ -193,18 +193,19 @@ class ShellScriptsTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("shells")
     void aGroupOfZombiesIsGoneAndALiveGroupIsAlive(String shell) throws Exception {
-        // setsid without a fork: the background child leads its own group, exits at once and stays a
-        // zombie, because its parent has become `sleep`, which never waits.
-        Process parent = new ProcessBuilder("sh", "-c", "setsid sh -c 'exit 0' & echo $!; exec sleep 20").start();
+        // setsid without a fork: the background child leads its own group, exits shortly after and stays
+        // a zombie, because its parent has become `sleep` by then, which never waits (exiting at once, it
+        // could be reaped by the shell before the exec).
+        Process parent = new ProcessBuilder("sh", "-c", "setsid sh -c 'sleep 0.3; exit 0' & echo $!; exec sleep 20").start();
         try {
             String line = new java.io.BufferedReader(new java.io.InputStreamReader(parent.getInputStream(),
                     StandardCharsets.US_ASCII)).readLine();
             long zombie = Long.parseLong(line.strip());
             Path stat = Path.of("/proc", Long.toString(zombie), "stat");
-            for (int i = 0; i < 200 && !(Files.exists(stat) && Files.readString(stat).contains(") Z ")); i++) {
+            for (int i = 0; i < 300 && !readOrEmpty(stat).contains(") Z "); i++) {
                 Thread.sleep(10);
             }
-            org.junit.jupiter.api.Assumptions.assumeTrue(Files.readString(stat).contains(") Z "), "no zombie to look at");
+            org.junit.jupiter.api.Assumptions.assumeTrue(readOrEmpty(stat).contains(") Z "), "no zombie to look at");
             assertEquals(0, run(shell, "kill -0 -" + zombie, new byte[0]).exit(), "kill -0 still answers for a zombie group");
             assertEquals("gone", new String(run(shell, Shell.groupStateScript(zombie), new byte[0]).out(), StandardCharsets.UTF_8).strip());
             long live = parent.pid(); // sleep leads no group of its own; its group is this JVM's test runner's
@@ -213,6 +214,15 @@ class ShellScriptsTest {
         } finally {
             parent.destroyForcibly();
             parent.waitFor();
+        }
+    }
+
+    /** A /proc file's text, or "" once the process is gone (it may be reaped between two reads). */
+    private static String readOrEmpty(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (java.io.IOException e) {
+            return "";
         }
     }
 }
