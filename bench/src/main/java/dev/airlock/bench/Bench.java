@@ -20,10 +20,10 @@ import java.util.Set;
 /**
  * Runs every scenario, Airlock and its reference alternately, and prints the Markdown table;
  * with {@code --results DIR} also writes DIR/RESULTS.md and the growth charts next to it.
- * Usage: {@code bench/run [--quick] [--only jmh,local,docker,ssh,cli] [--results bench]}.
+ * Usage: {@code bench/run [--quick] [--only jmh,local,docker,ssh,modal,daytona,vercel,cli] [--results bench]}.
  */
 public final class Bench {
-    private static final List<String> GROUPS = List.of("jmh", "local", "docker", "ssh", "cli");
+    private static final List<String> GROUPS = List.of("jmh", "local", "docker", "ssh", "modal", "daytona", "vercel", "cli");
 
     private Bench() {
     }
@@ -67,12 +67,18 @@ public final class Bench {
             if (only.contains("cli")) {
                 cli(s, plan);
             }
-            s.rows.add(Row.notMeasured("6", "modal 64 MiB write and stdin vs the official SDK on the emulator", "<= 1.0",
-                    "not built this session (the emulator and the SDK's npm harness exist; the bench has no Modal scenario yet)"));
-            s.rows.add(Row.notMeasured("6", "daytona 64 MiB write vs the official SDK", "<= 1.0",
-                    "the backend is parked outside the reactor while it is reintegrated"));
-            s.rows.add(Row.notMeasured("6", "vercel 64 MiB write vs the official SDK", "<= 1.0",
-                    "the backend is parked outside the reactor while it is reintegrated"));
+            if (only.contains("modal") || only.contains("daytona") || only.contains("vercel")) {
+                Cloud cloud = new Cloud(s);
+                if (only.contains("modal")) {
+                    cloud.modal();
+                }
+                if (only.contains("daytona")) {
+                    cloud.daytona();
+                }
+                if (only.contains("vercel")) {
+                    cloud.vercel();
+                }
+            }
         } finally {
             Services.deleteTree(work);
         }

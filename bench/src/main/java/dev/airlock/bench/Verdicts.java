@@ -15,7 +15,15 @@ final class Verdicts {
             "local 256 MiB stdout", "each command's own session (setsid) puts it in a new scheduler autogroup, which on this"
                     + " loaded host slows a pipe by itself (see the setsid row and What remains)",
             "local `exec true`", "thread hand-offs per exec in the core (flow, two pumps, the JDK's reaper) and the"
-                    + " setsid process and autogroup (see What remains)");
+                    + " setsid process and autogroup (see What remains)",
+            // The cloud reasons below are read from the backends' code, not yet profiled.
+            "modal `files().write`", "likely the stdin path the write goes through: the core hands stdin over in 1 MiB chunks, one"
+                    + " TaskExecStdinWrite call each (64 calls), where the SDK's writeBytes sends the buffer at once (not profiled yet)",
+            "modal 64 MiB stdin", "likely 1 MiB per TaskExecStdinWrite call (64 calls) against the SDK's four 16 MiB writes"
+                    + " (not profiled yet)",
+            "vercel `files().write`", "by design for a bounded heap: eight 8 MiB uploads joined by a command on the sandbox (a"
+                    + " second 64 MiB copy there), then a check-and-rename script, against the SDK's one upload of the whole"
+                    + " buffer (read from the code, not profiled yet)");
 
     private Verdicts() {
     }

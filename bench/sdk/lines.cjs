@@ -1,0 +1,48 @@
+// The line protocol shared by the three SDK scripts the bench drives: after "ready", one request a
+// line on stdin ("write PATH BYTES" or "stdin BYTES"), one answer a line on stdout ("ms N" with
+// the milliseconds measured around the SDK call only, or "fail REASON"); "quit" or end-of-input
+// closes the sandbox. Node's start-up and the sandbox's creation are outside every timing.
+'use strict';
+const readline = require('node:readline');
+const path = require('node:path');
+const { createRequire } = require('node:module');
+
+/** require() from the backend's SDK harness (argv[2]): its node_modules, installed by npm ci there. */
+exports.sdk = (name) => createRequire(path.join(path.resolve(process.argv[2] || '.'), 'package.json'))(name);
+
+const payloads = new Map();
+/** The same bytes for every request of a size (a repeating 0..255 pattern), made outside the timing. */
+exports.payload = (n) => {
+  if (!payloads.has(n)) {
+    const b = Buffer.allocUnsafe(n);
+    for (let i = 0; i < n; i++) b[i] = i & 255;
+    payloads.set(n, b);
+  }
+  return payloads.get(n);
+};
+
+/** Serves requests with handlers {write(path, bytes), stdin(bytes)} returning the measured ms. */
+exports.serve = async (handlers, close) => {
+  console.log('ready');
+  const rl = readline.createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    const [op, ...args] = line.trim().split(/\s+/);
+    if (op === 'quit') break;
+    try {
+      if (!handlers[op]) throw new Error('unknown request ' + op);
+      const ms = await handlers[op](...args);
+      console.log('ms ' + ms.toFixed(3));
+    } catch (e) {
+      console.log('fail ' + String((e && e.message) || e).split('\n')[0]);
+    }
+  }
+  await close();
+  process.exit(0);
+};
+
+/** Times fn only (performance.now, the process's monotonic clock). */
+exports.time = async (fn) => {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+};

@@ -1,0 +1,25 @@
+// Vercel's official SDK (npm `@vercel/sandbox`, from backend-vercel/src/test/sdk) for the bench: one
+// sandbox, then timed writeFiles calls (see lines.cjs for the protocol). Its base URL is fixed, so a
+// custom fetch (the SDK's own option) sends https://vercel.com/api to the emulator at argv[3]. The
+// SDK has no command stdin with end-of-input, so there is no stdin request.
+'use strict';
+const lines = require('./lines.cjs');
+const { Sandbox } = lines.sdk('@vercel/sandbox');
+
+const base = process.argv[3];
+const fetchToEmulator = (url, init) => fetch(String(url).replace('https://vercel.com/api', base), init);
+const creds = { token: 'opaque-bench-token', teamId: 'team_airlock', projectId: 'prj_airlock', fetch: fetchToEmulator };
+
+(async () => {
+  const sandbox = await Sandbox.create({ ...creds, timeout: 600000, tags: { owner: 'airlock-bench' } });
+  await lines.serve({
+    write: async (file, n) => {
+      const data = lines.payload(Number(n));
+      const ms = await lines.time(() => sandbox.writeFiles([{ path: file, content: data }]));
+      const run = await sandbox.runCommand('sh', ['-c', `wc -c < '${file}'`]);
+      const seen = (await run.stdout()).trim();
+      if (seen !== String(data.length)) throw new Error(`wrote ${data.length} bytes, the sandbox has ${seen}`);
+      return ms;
+    },
+  }, () => sandbox.stop());
+})().catch((e) => { console.log('fail ' + String((e && e.message) || e).split('\n')[0]); process.exit(1); });

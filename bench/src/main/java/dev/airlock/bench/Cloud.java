@@ -1,0 +1,169 @@
+package dev.airlock.bench;
+
+import dev.airlock.Environment;
+import dev.airlock.Environments;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.FileStat;
+import dev.airlock.Payload;
+import dev.airlock.emulator.Emulators;
+import dev.airlock.settings.Settings;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The cloud backends (target 6): each on the project's own emulator, started in this JVM, Airlock
+ * against the vendor's official SDK (npm) doing the same against the same emulator. Both sides
+ * have their sandbox up before timing, and each times only the transfer itself: Airlock around its
+ * call here, the SDK inside its own long-lived node process (bench/sdk/*.cjs), so node's start-up
+ * is outside the timing just as the environment's open is.
+ */
+final class Cloud {
+    static final int MIB_64 = 64;
+    private static final long BYTES = MIB_64 * (1L << 20);
+    private static final String AIRLOCK_FILE = "/tmp/airlock-bench-airlock.bin";
+    private static final String SDK_FILE = "/tmp/airlock-bench-sdk.bin";
+    /** Where the SDK harnesses' node_modules are looked for: this checkout, unless the variable names another one. */
+    private static final String SDK_ROOT = "AIRLOCK_BENCH_SDK_ROOT";
+
+    /** One backend: its emulator, the SDK harness it borrows node_modules from, and its SDK's calls (for the table). */
+    private record Spec(String backend, String harness, String npm, String script, String writeCall, String stdinCall) {
+    }
+
+    private static final Spec MODAL = new Spec("modal", "backend-modal/src/test/sdk", "modal", "modal.cjs",
+            "`sandbox.filesystem.writeBytes(buffer, path)`", "`sandbox.exec(['sh','-c','cat > /dev/null'])`, `stdin.writeBytes` per 16 MiB slice (the emulator's limit per write), `stdin.close`, `wait`");
+    private static final Spec DAYTONA = new Spec("daytona", "backend-daytona/src/test/sdk", "@daytona/sdk", "daytona.cjs",
+            "`sandbox.fs.uploadFile(buffer, path)`", null);
+    private static final Spec VERCEL = new Spec("vercel", "backend-vercel/src/test/sdk", "@vercel/sandbox", "vercel.cjs",
+            "`sandbox.writeFiles([{path, content: buffer}])`", null);
+
+    private final Scenarios s;
+    private final byte[] payload;
+
+    Cloud(Scenarios s) {
+        this.s = s;
+        payload = new byte[(int) BYTES];
+        for (int i = 0; i < payload.length; i++) {
+            payload[i] = (byte) i; // the same repeating 0..255 pattern the SDK scripts send
+        }
+    }
+
+    void modal() throws Exception {
+        String token = "ak-bench";
+        String secret = "as-bench";
+        run(MODAL, Settings.of(Map.of("airlock.modal.emulator.token-id", token, "airlock.modal.emulator.token-secret", secret)),
+                url -> Map.of("airlock.backend", "modal", "airlock.modal.server-url", url,
+                        "airlock.modal.token-id", token, "airlock.modal.token-secret", secret),
+                url -> Map.of("MODAL_SERVER_URL", url, "MODAL_TOKEN_ID", token, "MODAL_TOKEN_SECRET", secret), false);
+    }
+
+    void daytona() throws Exception {
+        run(DAYTONA, Settings.empty(),
+                url -> Map.of("airlock.backend", "daytona", "airlock.daytona.api-url", url, "airlock.daytona.api-key", "bench-key"),
+                url -> Map.of("DAYTONA_API_URL", url, "DAYTONA_API_KEY", "bench-key"), false);
+    }
+
+    void vercel() throws Exception {
+        run(VERCEL, Settings.empty(),
+                url -> Map.of("airlock.backend", "vercel", "airlock.vercel.api-url", url, "airlock.vercel.token", "opaque-bench-token",
+                        "airlock.vercel.project-id", "prj_airlock", "airlock.vercel.team-id", "team_airlock"),
+                url -> Map.of(), true);
+    }
+
+    private interface ByUrl {
+        Map<String, String> apply(String url);
+    }
+
+    private void run(Spec spec, Settings emulatorSettings, ByUrl airlock, ByUrl nodeEnv, boolean urlArg) throws Exception {
+        Path harness = harness(spec);
+        String why = whyNot(spec, harness);
+        if (why != null) {
+            s.rows.add(Row.notMeasured("6", spec.backend() + " 64 MiB write vs the official SDK", "<= 1.0", why));
+            return;
+        }
+        String sdkName = "official SDK (npm `" + spec.npm() + "` " + version(harness, spec.npm()) + ")";
+        Progress.say(spec.backend() + ": emulator in this JVM, Airlock against the " + sdkName);
+        try (Emulators.Served served = Emulators.start(spec.backend(), "127.0.0.1:0", emulatorSettings, getClass().getClassLoader())) {
+            String url = served.emulator().url().toString();
+            List<String> args = urlArg ? List.of(harness.toString(), url) : List.of(harness.toString());
+            try (Environment env = Environments.open(Settings.of(airlock.apply(url)));
+                 SdkProcess sdk = SdkProcess.start(Path.of("bench/sdk", spec.script()), args, nodeEnv.apply(url), s.work)) {
+                Sample a = new Sample();
+                Sample r = new Sample();
+                Progress.say(spec.backend() + " files().write 64 MiB");
+                Meter.alternate(() -> airlockWrite(env), a, () -> sdk.request("write " + SDK_FILE + " " + BYTES), r,
+                        s.plan.warmup(), s.plan.reps());
+                s.rows.add(new Row("6", spec.backend() + " `files().write` 64 MiB (emulator in-process)",
+                        "`files().write(path, Payload.of(bytes))`, timed around the call (environment open; RSS includes the emulator)",
+                        sdkName + " " + spec.writeCall() + ", timed inside node around the call (sandbox created)",
+                        a, r, "<= 1.0", 1.0, ""));
+                if (spec.stdinCall() != null) {
+                    Sample sa = new Sample();
+                    Sample sr = new Sample();
+                    Progress.say(spec.backend() + " stdin 64 MiB");
+                    Meter.alternate(() -> airlockStdin(env), sa, () -> sdk.request("stdin " + BYTES), sr, s.plan.warmup(), s.plan.reps());
+                    s.rows.add(new Row("6", spec.backend() + " 64 MiB stdin (`cat > /dev/null`, emulator in-process)",
+                            "`exec` with `Payload.of(bytes)` as stdin, to exit, timed around the call",
+                            sdkName + " " + spec.stdinCall() + ", timed inside node", sa, sr, "<= 1.0", 1.0, ""));
+                } else {
+                    s.rows.add(Row.notMeasured("6", spec.backend() + " 64 MiB stdin vs the official SDK", "<= 1.0",
+                            "the " + spec.npm() + " SDK has no command stdin that reaches end-of-input; nothing to compare"));
+                }
+            }
+        }
+    }
+
+    /** The write alone is timed; the size check after it (a stat) is not, as on the SDK side. */
+    private void airlockWrite(Environment env) throws IOException {
+        long t0 = System.nanoTime();
+        env.files().write(AIRLOCK_FILE, Payload.of(payload));
+        long t1 = System.nanoTime();
+        long seen = env.files().stat(AIRLOCK_FILE).map(FileStat::size).orElse(-1L);
+        Streams.expect(BYTES, seen, "written");
+        Meter.reported((t1 - t0) / 1e9);
+    }
+
+    private void airlockStdin(Environment env) throws IOException {
+        long t0 = System.nanoTime();
+        try (ExecResult r = env.exec(ExecRequest.builder("cat > /dev/null").stdin(Payload.of(payload)).build())) {
+            long t1 = System.nanoTime();
+            Transfers.check(r);
+            Meter.reported((t1 - t0) / 1e9);
+        }
+    }
+
+    private static Path harness(Spec spec) {
+        String root = System.getenv(SDK_ROOT);
+        return Path.of(root == null || root.isBlank() ? "." : root).resolve(spec.harness()).toAbsolutePath().normalize();
+    }
+
+    private static String whyNot(Spec spec, Path harness) {
+        if (SdkProcess.node() == null) {
+            return "node is not on PATH";
+        }
+        if (!Files.isRegularFile(Path.of("bench/sdk", spec.script()))) {
+            return "run the bench from the repository root (bench/sdk/" + spec.script() + " not found)";
+        }
+        if (!Files.isDirectory(harness.resolve("node_modules").resolve(spec.npm()))) {
+            return "the SDK is not installed: run `npm ci` in " + spec.harness() + " (or set " + SDK_ROOT + " to a checkout where it ran)";
+        }
+        return null;
+    }
+
+    /** The installed SDK's version, from its package.json (the table names what was measured). */
+    private static String version(Path harness, String npm) {
+        try {
+            String json = Files.readString(harness.resolve("node_modules").resolve(npm).resolve("package.json"));
+            Matcher m = Pattern.compile("\"version\"\\s*:\\s*\"([^\"]+)\"").matcher(json);
+            return m.find() ? m.group(1) : "?";
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+}
