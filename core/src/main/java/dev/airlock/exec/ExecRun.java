@@ -69,7 +69,7 @@ final class ExecRun extends ExecHandle {
         this.request = request;
         this.internal = internal;
         this.sm = new ExecStateMachine(new Object(), this::observe);
-        this.kill = new TreeKill(env);
+        this.kill = new TreeKill(env, nonce);
     }
 
     private void observe(ExecState from, ExecState to) {
@@ -177,17 +177,19 @@ final class ExecRun extends ExecHandle {
         try {
             end = p.awaitEnd();
         } catch (InterruptedException e) {
+            kill.exited();
             kill.request();
             throw e;
-        } finally {
-            kill.exited();
         }
         boolean lost = end instanceof ProcessEnd.Lost;
         if (!lost) {
+            kill.exited();
             sm.toDone(); // the end is decided here: a cancel from now on finds nothing to stop
         } else {
-            // The transport died, not the command: kill its known group over a fresh connection
-            // (the reaper checks the group is still the launched one), so nothing runs on unwatched.
+            // The transport died, not the command, which still runs: kill its group over a fresh
+            // connection (the reaper checks the group is still the launched one, and retries,
+            // bounded, while the target cannot be reached), so nothing runs on unwatched.
+            kill.lost();
             kill.request();
         }
         kill.await();

@@ -118,6 +118,12 @@ final class Hooks {
         bounded(killBound, d -> raw.run(Shell.signalGroupScript(force ? "KILL" : "TERM", pgid), null));
     }
 
+    /** What {@link Shell#leadersByNonceScript} printed: the group leaders whose command line holds {@code nonce}. */
+    String leadersByNonce(String nonce) throws IOException {
+        RawResult r = bounded(killBound, d -> raw.run(Shell.leadersByNonceScript(nonce), null));
+        return new String(r.stdout(), StandardCharsets.UTF_8);
+    }
+
     GroupState groupState(long pgid) throws IOException {
         if (killer.isPresent()) {
             return bounded(killBound, d -> killer.get().groupState(pgid, d));

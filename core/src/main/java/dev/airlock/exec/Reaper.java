@@ -1,12 +1,18 @@
 package dev.airlock.exec;
 
+import dev.airlock.shell.Shell;
 import dev.airlock.spi.GroupState;
 import dev.airlock.spi.RemoteProcess;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.function.BooleanSupplier;
 
@@ -31,15 +37,46 @@ final class Reaper {
         this.grace = grace;
     }
 
+    /**
+     * After a lost connection the target is reached over fresh logins, which can fail or hit their
+     * deadline while the network recovers: each read-and-signal is tried again, with backoff, until
+     * this much time has passed (each try is bounded by the hook deadline or the connect timeout, so
+     * the whole kill is too, and ends within {@link TreeKill#await}'s wait).
+     */
+    static final Duration LOST_REACH = Duration.ofSeconds(15);
+
     /** SIGTERM, then after the grace (or the shell's end) SIGKILL for whatever of the group is left. */
     void terminate(RemoteProcess p, Identity id, BooleanSupplier exited) throws InterruptedException {
-        long until = System.nanoTime() + grace.toNanos();
+        terminate(p, id, exited, Duration.ZERO);
+    }
+
+    /**
+     * As {@link #terminate(RemoteProcess, Identity, BooleanSupplier)}; a read or signal that fails
+     * (the target was not reached, as opposed to a group found gone) is tried again until
+     * {@code reach} has passed.
+     */
+    void terminate(RemoteProcess p, Identity id, BooleanSupplier exited, Duration reach) throws InterruptedException {
+        long began = System.nanoTime();
+        long until = began + grace.toNanos();
+        long reachUntil = began + reach.toNanos();
         // A group not there yet while the shell runs: setsid had not made it when launch returned.
-        while (!signal(p, id, false)) {
-            if (exited.getAsBoolean() || System.nanoTime() >= until) {
+        boolean failed = false;
+        long backoff = 10;
+        while (true) {
+            Boolean s = trySignal(p, id, false);
+            if (Boolean.TRUE.equals(s)) {
+                break;
+            }
+            failed |= s == null;
+            long limit = s == null ? Math.max(until, reachUntil) : until;
+            if ((s != null && exited.getAsBoolean()) || System.nanoTime() >= limit) {
                 return;
             }
-            Thread.sleep(10);
+            Thread.sleep(backoff);
+            backoff = s == null ? Math.min(1000, backoff * 2) : 10;
+        }
+        if (failed) {
+            until = System.nanoTime() + grace.toNanos(); // the SIGTERM came late: its grace starts now
         }
         while (!exited.getAsBoolean() && System.nanoTime() < until) {
             Thread.sleep(10);
@@ -47,14 +84,81 @@ final class Reaper {
         // Grandchildren that ignored SIGTERM are in the group too; a group that is gone gets nothing.
         // (SIGKILL follows at once once the shell ended: waiting out the grace for the rest costs
         // remote round trips the caller's stop bound cannot afford.)
-        signal(p, id, true);
+        backoff = 10;
+        while (trySignal(p, id, true) == null && System.nanoTime() < reachUntil) {
+            Thread.sleep(backoff);
+            backoff = Math.min(1000, backoff * 2);
+        }
     }
 
     /**
-     * Signals the group after re-reading it; returns false when it was not signalled (gone, or no
-     * longer the launched one). Without a group id the backend's own kill is the only means.
+     * The process group of an exec whose launcher record never came, found on the target by the
+     * exec's nonce (see {@link Shell#leadersByNonceScript}); null when none is found in {@code reach}.
+     * The command's shell is the leader whose parent is another match (the backend's wrapper shell,
+     * when it ran the command under setsid), or the only match.
+     */
+    Identity find(String nonce, Duration reach) throws InterruptedException {
+        long until = System.nanoTime() + reach.toNanos();
+        long backoff = 10;
+        while (true) {
+            try {
+                Identity id = pick(env.hooks().leadersByNonce(nonce));
+                if (id == null) {
+                    LOG.warn("the process group of a command on {} whose start was never confirmed was not found; not killed",
+                            env.name());
+                }
+                return id;
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("looking up a command's process group on {} failed: {}", env.name(), e.getMessage());
+                clearDeadlineInterrupt(e);
+            }
+            if (System.nanoTime() >= until) {
+                return null;
+            }
+            Thread.sleep(backoff);
+            backoff = Math.min(1000, backoff * 2);
+        }
+    }
+
+    /** From {@code PID PPID START} lines: the one leader as {@link #find} describes, or null. */
+    static Identity pick(String out) {
+        Map<Long, long[]> leaders = new LinkedHashMap<>();
+        for (String line : out.split("\n")) {
+            String[] f = line.strip().split(" +");
+            try {
+                long start = f.length > 2 ? Long.parseLong(f[2]) : -1;
+                leaders.put(Long.parseLong(f[0]), new long[] {Long.parseLong(f[1]), start});
+            } catch (NumberFormatException | ArrayIndexOutOfBoundsException e) {
+                // not a line the script prints
+            }
+        }
+        List<Long> chosen = new ArrayList<>();
+        for (Map.Entry<Long, long[]> e : leaders.entrySet()) {
+            if (leaders.containsKey(e.getValue()[0])) {
+                chosen.add(e.getKey());
+            }
+        }
+        if (chosen.isEmpty() && leaders.size() == 1) {
+            chosen.addAll(leaders.keySet());
+        }
+        if (chosen.size() != 1) {
+            return null;
+        }
+        long start = leaders.get(chosen.get(0))[1];
+        return new Identity(chosen.get(0), start < 0 ? OptionalLong.empty() : OptionalLong.of(start));
+    }
+
+    /**
+     * Signals the group after re-reading it; returns false when it was not signalled (gone, no
+     * longer the launched one, or not reached). Without a group id the backend's own kill is the
+     * only means.
      */
     boolean signal(RemoteProcess p, Identity id, boolean force) {
+        return Boolean.TRUE.equals(trySignal(p, id, force));
+    }
+
+    /** As {@link #signal}: true signalled, false not (gone or not the launched one), null when the target was not reached. */
+    private Boolean trySignal(RemoteProcess p, Identity id, boolean force) {
         try {
             if (id == null) {
                 env.hooks().kill(p, OptionalLong.empty(), force);
@@ -74,7 +178,18 @@ final class Reaper {
             return true;
         } catch (IOException | RuntimeException e) {
             LOG.warn("killing a command on {} failed: {}", env.name(), e.getMessage());
-            return false;
+            clearDeadlineInterrupt(e);
+            return null;
+        }
+    }
+
+    /**
+     * A hook that ran into its deadline was interrupted (and says so with an
+     * {@link InterruptedIOException}); the flag it leaves must not end the next, bounded, try.
+     */
+    private static void clearDeadlineInterrupt(Exception e) {
+        if (e instanceof InterruptedIOException) {
+            Thread.interrupted();
         }
     }
 }

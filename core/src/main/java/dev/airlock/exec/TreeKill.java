@@ -25,10 +25,14 @@ final class TreeKill {
     private volatile Reaper.Identity identity;
     private volatile boolean requested;
     private volatile boolean exited;
+    private volatile boolean lost;
+    private final String nonce;
     private CompletableFuture<Void> kill;
 
-    TreeKill(CoreEnvironment env) {
+    /** {@code nonce}: the exec's launcher nonce, which finds its group when the record never came. */
+    TreeKill(CoreEnvironment env, String nonce) {
         this.env = env;
+        this.nonce = nonce;
     }
 
     /** The command runs: a kill requested while launch ran is carried out now. */
@@ -57,14 +61,22 @@ final class TreeKill {
         env.workers().runAsync(() -> {
             try {
                 Reaper.Identity id = identity;
+                long began = System.nanoTime();
                 if (id == null) {
                     // The record names the group when the backend cannot; it comes before the command runs.
                     Capture c = capture;
                     Duration wait = p.processGroup().isPresent() ? Duration.ZERO : env.config().stopBound();
                     id = identityOf(c == null ? null : c.awaitRecord(wait));
+                    if (id == null && lost) {
+                        // The connection died before the record reached us (the command had just
+                        // started): look the group up by the nonce, over a fresh connection.
+                        id = env.reaper().find(nonce, Reaper.LOST_REACH);
+                    }
                     identity = id;
                 }
-                env.reaper().terminate(p, id, () -> exited);
+                // One budget for the lookup and the signals together: the kill's wait stays bounded.
+                Duration left = Reaper.LOST_REACH.minusNanos(System.nanoTime() - began);
+                env.reaper().terminate(p, id, () -> exited, lost && !left.isNegative() ? left : Duration.ZERO);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } finally {
@@ -91,6 +103,15 @@ final class TreeKill {
 
     void exited() {
         exited = true;
+    }
+
+    /**
+     * The transport died, not the command: it still runs, so the kill must not take the end for
+     * the shell's exit, and it keeps trying to reach the target (bounded) instead of once.
+     * Call before {@link #request}.
+     */
+    void lost() {
+        lost = true;
     }
 
     /** The launcher record arrived (or did not: null); remembers who was launched. */

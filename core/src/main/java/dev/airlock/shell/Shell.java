@@ -63,6 +63,26 @@ public final class Shell {
                 + "echo \"alive $s\"\nelse echo gone\nfi\n";
     }
 
+    /**
+     * Finds an exec's process group by its launcher nonce, for when the launcher record never
+     * arrived (the connection was lost right after the command started): prints {@code PID PPID
+     * START} for each process group leader whose command line holds the nonce (the command's shell
+     * runs {@code SHELL -c SCRIPT}, and the script holds the record line). The nonce is split in
+     * the script's own text, so this script's shell never matches; {@code grep}, which holds it
+     * whole, leads no group. Prints nothing where there is no {@code /proc}.
+     */
+    public static String leadersByNonceScript(String nonce) {
+        if (!nonce.matches("[0-9a-f]{8,64}")) {
+            throw new IllegalArgumentException("a launcher nonce is lowercase hex");
+        }
+        int half = nonce.length() / 2;
+        return "n='" + nonce.substring(0, half) + "''" + nonce.substring(half) + "'\n"
+                + "[ -r /proc/self/stat ] || exit 0\n"
+                + "for f in $(grep -lsF -- \"$n\" /proc/[0-9]*/cmdline 2>/dev/null); do p=${f#/proc/}; p=${p%/cmdline}\n"
+                + "read -r l 2>/dev/null </proc/$p/stat || continue; l=${l##*) }; set -- $l\n"
+                + "[ \"$3\" = \"$p\" ] && echo \"$p $2 ${20}\"; done\nexit 0\n";
+    }
+
     /** Stages stdin into a 0600 file at {@code path}: the shell implementation of a stager's upload. */
     public static String stageScript(String path) {
         return "umask 077\ncat > " + quotePath(path) + "\n";

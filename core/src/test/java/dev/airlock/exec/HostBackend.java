@@ -62,6 +62,12 @@ class HostBackend implements Backend, Stager, Killer {
     volatile String noise = "";
     /** Seconds the shell sleeps before the core's prefix runs, like a slow login. */
     volatile int slowStart;
+    /**
+     * When set, the user's command runs with its group unknown to the core and its record never
+     * delivered, and its transport is lost as soon as this file exists: a connection cut right after
+     * the command started, before the record reached the client.
+     */
+    volatile Path lostBeforeRecordWhen;
     /** Report a wrong leader start time, as if the group id had been recycled by another process. */
     volatile boolean recycledIdentity;
     final CountDownLatch release = new CountDownLatch(1);
@@ -255,7 +261,40 @@ class HostBackend implements Backend, Stager, Killer {
             return start(l, false); // the core's own scripts: probe, files, staging, kill
         }
         fault(launch, "launch");
-        return start(l, launch == Fault.LOSE);
+        Path lostWhen = lostBeforeRecordWhen;
+        return lostWhen != null ? lostBeforeRecord(start(l, false), lostWhen) : start(l, launch == Fault.LOSE);
+    }
+
+    private static RemoteProcess lostBeforeRecord(RemoteProcess p, Path lostWhen) {
+        return new RemoteProcess() {
+            @Override
+            public OutputStream stdin() {
+                return p.stdin();
+            }
+
+            @Override
+            public InputStream stdout() {
+                return InputStream.nullInputStream(); // the record went down with the connection
+            }
+
+            @Override
+            public InputStream stderr() {
+                return InputStream.nullInputStream();
+            }
+
+            @Override
+            public int waitFor() throws InterruptedException {
+                while (!Files.exists(lostWhen)) {
+                    Thread.sleep(10);
+                }
+                return NO_STATUS;
+            }
+
+            @Override
+            public OptionalLong processGroup() {
+                return OptionalLong.empty();
+            }
+        };
     }
 
     private RemoteProcess start(Launch l, boolean lose) throws IOException {

@@ -130,4 +130,46 @@ class ReaperTest {
         assertEquals(List.of("TERM -1"), b.signals);
         assertTrue(group.isAlive());
     }
+
+    /** After a lost connection the target may not answer at first: the kill keeps trying within its reach. */
+    @Test
+    void aKillThatCannotReachTheTargetYetIsTriedAgainWithinItsReach() throws Exception {
+        open();
+        Reaper.Identity id = start("sleep 30 & wait");
+        b.kill = HostBackend.Fault.FAIL;
+        Thread heal = new Thread(() -> {
+            try {
+                Thread.sleep(1_000); // well past the 300 ms grace: one try (or tries within the grace) would give up
+            } catch (InterruptedException e) {
+                return;
+            }
+            b.kill = HostBackend.Fault.NONE;
+        });
+        heal.start();
+        b.reaper().terminate(handle(id.pgid()), id, () -> false, java.time.Duration.ofSeconds(20));
+        heal.join();
+        assertTrue(group.waitFor(10, TimeUnit.SECONDS), "the group survived a kill that was not retried");
+        assertTrue(b.signals.size() > 2, "one try only: " + b.signals);
+        assertEquals("TERM " + id.pgid(), b.signals.get(0));
+    }
+
+    /** An exec whose launcher record never came (the connection died first) is found by its nonce. */
+    @Test
+    void aGroupWhoseRecordNeverCameIsFoundByTheNonceInItsCommandLine() throws Exception {
+        open();
+        String nonce = dev.airlock.shell.Launcher.nonce();
+        Reaper.Identity id = start(": " + nonce + "; sleep 30 & wait");
+        assertEquals(id, b.reaper().find(nonce, java.time.Duration.ofSeconds(5)));
+        assertEquals(null, b.reaper().find(dev.airlock.shell.Launcher.nonce(), java.time.Duration.ofSeconds(5)));
+    }
+
+    /** The backend's wrapper shell (a session leader of its own) holds the nonce too: its child is the command's group. */
+    @Test
+    void theCommandsShellIsTheMatchWhoseParentAlsoMatched() {
+        assertEquals(new Reaper.Identity(200, OptionalLong.of(7)), Reaper.pick("100 1 5\n200 100 7\n"));
+        assertEquals(new Reaper.Identity(100, OptionalLong.of(5)), Reaper.pick("100 1 5\n"));
+        assertEquals(new Reaper.Identity(100, OptionalLong.empty()), Reaper.pick("100 1 \n"));
+        assertEquals(null, Reaper.pick("100 1 5\n300 1 9\n"), "two unrelated matches: ambiguous, nothing is killed");
+        assertEquals(null, Reaper.pick(""));
+    }
 }
