@@ -1,5 +1,7 @@
 package dev.airlock.exec;
 
+import dev.airlock.spi.BulkInputStream;
+
 import dev.airlock.EnvironmentClosedException;
 import dev.airlock.Payload;
 
@@ -140,7 +142,7 @@ final class NativeWrites {
      * read by a worker (two buffers, one being filled while the writer takes the other), because
      * its read may block beyond any close; a repeatable payload (bytes, a file) is read inline.
      */
-    private static final class Source extends InputStream {
+    private static final class Source extends BulkInputStream {
         private final Opener opener;
         private final Workers workers;
         private final boolean pumped;
@@ -174,13 +176,6 @@ final class NativeWrites {
                 aborted = true;
                 lock.notifyAll();
             }
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override
