@@ -63,6 +63,38 @@ class SshConfigTest {
         return server.log().split("Accepted publickey", -1).length - 1;
     }
 
+    /**
+     * CertificateFile: a key the server does not list logs in by its certificate, signed by a user
+     * CA the server trusts (TrustedUserCAKeys); the same key without it is refused.
+     */
+    @Test
+    void aCertificateFileLogsInAKeyTheServerOnlyKnowsByItsCa() throws Exception {
+        Path key = target.dir.resolve("id_certified");
+        String withCert = String.join("\n",
+                "Host certified",
+                "    HostName 127.0.0.1",
+                "    Port " + target.port,
+                "    User " + user,
+                "    IdentityFile " + key,
+                "    CertificateFile " + target.dir.resolve("id_certified-cert.pub"),
+                "");
+        try (Environment env = open("certified", withCert)) {
+            ExecResult r = env.exec(ExecRequest.of("echo by-certificate"));
+            assertEquals("by-certificate\n", r.stdout().text());
+        }
+        assertTrue(target.log().contains("Accepted publickey") && target.log().contains("CA ED25519"), "sshd saw a certificate login");
+        String withoutCert = String.join("\n",
+                "Host uncertified",
+                "    HostName 127.0.0.1",
+                "    Port " + target.port,
+                "    User " + user,
+                "    IdentityFile " + key,
+                "");
+        dev.airlock.AirlockException refused = org.junit.jupiter.api.Assertions.assertThrows(dev.airlock.AirlockException.class,
+                () -> open("uncertified", withoutCert).close());
+        assertTrue(!refused.getMessage().contains("\n"), refused.getMessage());
+    }
+
     @Test
     void aHostAliasReachedThroughProxyJump() throws Exception {
         String config = String.join("\n",

@@ -77,6 +77,10 @@ public final class SshdServer implements AutoCloseable {
         keygen(keygen, dir.resolve("id_rsa"), "rsa", "");
         keygen(keygen, dir.resolve("id_encrypted"), "ed25519", PASSPHRASE);
         keygen(keygen, dir.resolve("id_stranger"), "ed25519", "");
+        // A user CA the server trusts, and a key it signed: that key logs in by its certificate only.
+        keygen(keygen, dir.resolve("user_ca"), "ed25519", "");
+        keygen(keygen, dir.resolve("id_certified"), "ed25519", "");
+        sign(keygen, dir.resolve("user_ca"), dir.resolve("id_certified.pub"), System.getProperty("user.name"));
         StringBuilder auth = new StringBuilder();
         for (String k : List.of("id_ed25519", "id_ecdsa", "id_rsa", "id_encrypted")) {
             auth.append(Files.readString(dir.resolve(k + ".pub")));
@@ -92,6 +96,7 @@ public final class SshdServer implements AutoCloseable {
                     "HostKey " + dir.resolve("ssh_host_ed25519_key"),
                     "PidFile " + dir.resolve("sshd.pid"),
                     "AuthorizedKeysFile " + dir.resolve("authorized_keys"),
+                    "TrustedUserCAKeys " + dir.resolve("user_ca.pub"),
                     "PubkeyAuthentication yes",
                     "PasswordAuthentication no",
                     "KbdInteractiveAuthentication no",
@@ -157,6 +162,16 @@ public final class SshdServer implements AutoCloseable {
             Thread.sleep(20);
         }
         throw new IOException("sshd did not report listening within 20s: " + Files.readString(log).strip());
+    }
+
+    /** {@code ssh-keygen -s CA}: a user certificate for {@code principal}, valid from five minutes ago for a day. */
+    private static void sign(Path keygen, Path ca, Path publicKey, String principal) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(keygen.toString(), "-q", "-s", ca.toString(), "-I", "airlock-test", "-n", principal,
+                "-V", "-5m:+1d", publicKey.toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) {
+            throw new IOException("ssh-keygen -s failed: " + out);
+        }
     }
 
     private static void keygen(Path keygen, Path file, String type, String passphrase) throws IOException, InterruptedException {
