@@ -45,7 +45,15 @@ final class NativeWrites {
                 return new Write(w.source, content, false);
             }
         }
-        Source source = new Source(() -> content.open(), workers, !content.isRepeatable());
+        if (content.isRepeatable()) {
+            // Bytes and files stay as they are: the backend may read them more than once (an upload
+            // retried after a lost answer sends them again), and none of their reads blocks beyond a
+            // close. Tracked only, so close still waits (bounded) for the write to return.
+            Write w = new Write(null, content, true);
+            live.add(w);
+            return w;
+        }
+        Source source = new Source(() -> content.open(), workers);
         Payload tracked = content.length().isPresent()
                 ? Payload.ofStream(source, content.length().getAsLong()) : Payload.ofStream(source);
         Write w = new Write(source, tracked, true);
@@ -64,7 +72,7 @@ final class NativeWrites {
             public void close() {
             }
         };
-        Write w = new Write(new Source(() -> unclosed, workers, true), null, true);
+        Write w = new Write(new Source(() -> unclosed, workers), null, true);
         live.add(w);
         return w;
     }
@@ -74,7 +82,11 @@ final class NativeWrites {
         synchronized (this) {
             closed = true;
         }
-        live.forEach(w -> w.source.abort(true));
+        live.forEach(w -> {
+            if (w.source != null) {
+                w.source.abort(true);
+            }
+        });
         long deadline = System.nanoTime() + nanos;
         synchronized (live) {
             while (!live.isEmpty()) {
@@ -92,7 +104,7 @@ final class NativeWrites {
         }
     }
 
-    /** One native write: its payload (reading through the source) and its end. */
+    /** One native write: its payload (reading through the source, for a stream) and its end. */
     final class Write implements AutoCloseable {
         private final Source source;
         private final Payload payload;
@@ -116,7 +128,7 @@ final class NativeWrites {
 
         /** Whether close made this write fail. */
         boolean aborted() {
-            return source.aborted();
+            return source != null && source.aborted();
         }
 
         @Override
@@ -124,7 +136,9 @@ final class NativeWrites {
             if (!owner) {
                 return;
             }
-            source.abort(false); // the write is over: a pump still reading stops after its read
+            if (source != null) {
+                source.abort(false); // the write is over: a pump still reading stops after its read
+            }
             live.remove(this);
             synchronized (live) {
                 live.notifyAll();
@@ -138,16 +152,14 @@ final class NativeWrites {
     }
 
     /**
-     * The bytes of a write's source, failing with an {@link IOException} once aborted. A stream is
-     * read by a worker (two buffers, one being filled while the writer takes the other), because
-     * its read may block beyond any close; a repeatable payload (bytes, a file) is read inline.
+     * The bytes of a stream a write reads, failing with an {@link IOException} once aborted. A
+     * worker reads the stream (two buffers, one being filled while the writer takes the other),
+     * because its read may block beyond any close.
      */
     private static final class Source extends BulkInputStream {
         private final Opener opener;
         private final Workers workers;
-        private final boolean pumped;
         private final Object lock = new Object();
-        private InputStream inline;
         private boolean started;
         private byte[] chunk;
         private int pos;
@@ -157,10 +169,9 @@ final class NativeWrites {
         private boolean aborted;
         private boolean closing;
 
-        Source(Opener opener, Workers workers, boolean pumped) {
+        Source(Opener opener, Workers workers) {
             this.opener = opener;
             this.workers = workers;
-            this.pumped = pumped;
         }
 
         /** Whether the environment's close made the write stop (not its own end, nor an interrupt). */
@@ -182,9 +193,6 @@ final class NativeWrites {
         public int read(byte[] b, int off, int n) throws IOException {
             if (n == 0) {
                 return 0;
-            }
-            if (!pumped) {
-                return readInline(b, off, n);
             }
             synchronized (lock) {
                 if (!started && !aborted) {
@@ -219,18 +227,6 @@ final class NativeWrites {
                 }
                 return k;
             }
-        }
-
-        private int readInline(byte[] b, int off, int n) throws IOException {
-            synchronized (lock) {
-                if (aborted) {
-                    throw closedWhileWriting();
-                }
-            }
-            if (inline == null) {
-                inline = opener.open();
-            }
-            return inline.read(b, off, n);
         }
 
         private static IOException closedWhileWriting() {
@@ -293,12 +289,6 @@ final class NativeWrites {
 
         @Override
         public void close() throws IOException {
-            if (!pumped) {
-                if (inline != null) {
-                    inline.close();
-                }
-                return;
-            }
             abort(false); // a pump still reading stops after its read and closes the source itself
         }
     }
