@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * byte-exact or a typed error, no command is ever dispatched twice, and nothing is left running.
  */
 class VercelFaultCampaignTest {
-    static final int RUNS = 120;
+    static final int RUNS = 200;
 
     @Test
     void everyRunIsExactOrATypedErrorAndNoCommandRunsTwice() {
