@@ -5,6 +5,8 @@ import dev.airlock.Environments;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.tck.Services;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -45,6 +47,36 @@ class SshLoginShellTest {
                     .timeout(Duration.ofSeconds(2)).build());
             assertEquals(124, t.exitCode());
             assertTrue(SshExecTest.gone(SshExecTest.awaitPid(pidFile)), "the timed-out command's child survived");
+        }
+    }
+
+    /**
+     * A login shell whose startup prints (a ~/.bashrc without an interactive guard): the probe,
+     * files, output and a timeout's KILL of a command ignoring TERM all work as on a quiet host.
+     */
+    @Test
+    void aLoginShellThatPrintsAtStartupChangesNothing(@TempDir Path dir) throws Exception {
+        Path shell = dir.resolve("noisy-login");
+        Files.writeString(shell, "#!/bin/sh\nprintf 'Welcome to this host! (a startup file that prints)\\n'\n"
+                + "printf 'no newline at the end' >&2\nexec /bin/sh \"$@\"\n");
+        Files.setPosixFilePermissions(shell, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (SshdServer server = SshdServer.start(shell); Environment env = Environments.open(server.settings())) {
+            ExecResult r = env.exec(ExecRequest.builder("cat; exit 5").stdin(new byte[] {0, 1, 2}).build());
+            assertEquals(5, r.exitCode(), r.stderr().text());
+            assertArrayEquals(new byte[] {0, 1, 2}, r.stdout().bytes());
+
+            byte[] data = {9, 0, 'x', '\n'};
+            String path = server.dir.resolve("written on a noisy host").toString();
+            env.files().write(path, data);
+            try (java.io.InputStream in = env.files().read(path)) {
+                assertArrayEquals(data, in.readAllBytes());
+            }
+
+            Path pidFile = server.dir.resolve("ignorer.pid");
+            ExecResult t = env.exec(ExecRequest.builder("trap '' TERM; sleep 300 & echo $! > " + pidFile + "; wait")
+                    .timeout(Duration.ofSeconds(2)).build());
+            assertEquals(124, t.exitCode());
+            assertTrue(SshExecTest.gone(SshExecTest.awaitPid(pidFile)), "the command that ignored TERM survived its timeout");
         }
     }
 }

@@ -21,9 +21,18 @@ import java.util.concurrent.TimeoutException;
 /**
  * Airlock's own small scripts (the probe, staging, removal, group reads and kills), run straight
  * through the backend's launch without the state machine.
+ *
+ * <p>Each script first prints a start line of its own; what came before it on stdout is dropped.
+ * A remote login shell runs the user's startup files before our {@code sh}, and a {@code ~/.bashrc}
+ * that prints without an interactive guard would otherwise lead every script's output: the probe
+ * would find no facts, and a group check reading {@code Welcome\nalive 4242} would call a live
+ * group gone and skip its KILL. (A command's own output has the launcher record for that.)
  */
 final class RawRuns {
     private static final int NO_STATUS = RemoteProcess.NO_STATUS;
+    private static final String START = "@airlock-raw:";
+
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
     private final CoreEnvironment env;
 
@@ -37,7 +46,9 @@ final class RawRuns {
      */
     RawResult run(String script, Payload stdin) throws IOException {
         boolean nativeEnv = env.capabilities().nativeEnv();
-        RemoteProcess p = env.hooks().launch(new Launch("sh", script, Map.of(), nativeEnv ? env.childUnset() : Set.of(), stdin != null, true));
+        String mark = START + Long.toHexString(RANDOM.nextLong() | 1L << 62);
+        String marked = "printf '%s\\n' '" + mark + "'\n" + script;
+        RemoteProcess p = env.hooks().launch(new Launch("sh", marked, Map.of(), nativeEnv ? env.childUnset() : Set.of(), stdin != null, true));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         CompletableFuture<Void> e = CompletableFuture.runAsync(() -> copyCapped(p.stderr(), err), env.workers().executor());
@@ -86,7 +97,26 @@ final class RawRuns {
         if (writeFailure != null && exit == 0) {
             throw new IOException("delivering input failed: " + writeFailure.getMessage(), writeFailure);
         }
-        return new RawResult(exit, out.toByteArray(), err.toByteArray());
+        return new RawResult(exit, afterStartLine(out.toByteArray(), mark), err.toByteArray());
+    }
+
+    /**
+     * The script's own output: what follows its start line (found anywhere: noise may lack a final
+     * newline, and the line holds a random token). Without the line (the shell never ran the
+     * script), everything, so the caller still sees what there is.
+     */
+    static byte[] afterStartLine(byte[] out, String mark) {
+        byte[] line = (mark + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        outer:
+        for (int i = 0; i <= out.length - line.length; i++) {
+            for (int j = 0; j < line.length; j++) {
+                if (out[i + j] != line[j]) {
+                    continue outer;
+                }
+            }
+            return java.util.Arrays.copyOfRange(out, i + line.length, out.length);
+        }
+        return out;
     }
 
     private static void awaitEndUninterruptibly(RemoteProcess p, Duration max) {

@@ -408,6 +408,25 @@ class ExecCoreTest {
         assertEquals("in", r.stdout().text());
     }
 
+    /**
+     * The same noise before Airlock's own scripts: the group check after a timeout's TERM must not
+     * read "Welcome...alive" as gone, or a command ignoring TERM is never sent its KILL.
+     */
+    @Test
+    void startupNoiseBeforeAirlocksOwnScriptsStillLetsATimeoutKillACommandIgnoringTerm() throws Exception {
+        HostBackend b = open();
+        b.noise = "Welcome to the host!\\n";
+        Path pid = dir.resolve("ignorer.pid");
+        ExecResult r = b.exec(ExecRequest.builder("trap '' TERM; sleep 300 & echo $! > '" + pid + "'; wait")
+                .timeout(Duration.ofSeconds(1)).build());
+        assertEquals(124, r.exitCode());
+        long child = Long.parseLong(Files.readString(pid).strip());
+        for (int i = 0; i < 500 && HostBackend.alive(child); i++) {
+            Thread.sleep(20);
+        }
+        assertFalse(HostBackend.alive(child), "the command that ignored TERM was never killed");
+    }
+
     @Test
     void aForgedRecordAfterTheRealOneIsOutput() throws Exception {
         HostBackend b = open(StdinMode.PIPE, true);
