@@ -197,10 +197,6 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
      * else the local socket. {@code DOCKER_HOST} sits above the config file and defaults, as a
      * native variable does in {@link Settings}; this keeps that order for settings built without the mapping.
      */
-    static String host(Settings s, Map<String, String> environment) {
-        return endpoint(s, environment).host();
-    }
-
     private static DockerCliConfig.Endpoint endpoint(Settings s, Map<String, String> environment) {
         Optional<String> set = s.get(HOST).filter(v -> !v.isBlank());
         String origin = s.origin(HOST).orElse("default");
