@@ -61,9 +61,10 @@ class SshLoginShellTest {
                 + "printf 'no newline at the end' >&2\nexec /bin/sh \"$@\"\n");
         Files.setPosixFilePermissions(shell, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         try (SshdServer server = SshdServer.start(shell); Environment env = Environments.open(server.settings())) {
-            ExecResult r = env.exec(ExecRequest.builder("cat; exit 5").stdin(new byte[] {0, 1, 2}).build());
+            ExecResult r = env.exec(ExecRequest.builder("cat; printf 'e\\000' >&2; exit 5").stdin(new byte[] {0, 1, 2}).build());
             assertEquals(5, r.exitCode(), r.stderr().text());
             assertArrayEquals(new byte[] {0, 1, 2}, r.stdout().bytes());
+            assertArrayEquals(new byte[] {'e', 0}, r.stderr().bytes(), "the login shell's stderr was taken for the command's");
 
             byte[] data = {9, 0, 'x', '\n'};
             String path = server.dir.resolve("written on a noisy host").toString();

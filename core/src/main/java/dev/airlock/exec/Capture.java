@@ -1,5 +1,6 @@
 package dev.airlock.exec;
 
+import dev.airlock.spi.RawResult;
 import dev.airlock.spi.RemoteProcess;
 import dev.airlock.BackendException;
 import dev.airlock.CapturedOutput;
@@ -11,7 +12,6 @@ import dev.airlock.spi.StdinWriter;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
 /**
@@ -51,7 +51,7 @@ final class Capture {
         if (files == null) {
             this.transportErr = null;
             this.outPump = new OutputPump(records, outTarget());
-            this.errPump = new OutputPump(process.stderr(), errTarget());
+            this.errPump = new OutputPump(LaunchRecordStream.onStderr(process.stderr(), nonce), errTarget());
         } else {
             // The live logs are progress only: the output is downloaded from the files.
             this.transportErr = new OutputCapture(TRANSPORT_ERR, TRANSPORT_ERR, () -> {
@@ -163,7 +163,10 @@ final class Capture {
         return c.result();
     }
 
-    /** The first line of stderr (FILES: of the transport's), for a staging error's message. */
+    /**
+     * The last line of stderr (FILES: of the transport's), for a staging error's message: the shell
+     * says why last, after whatever a login shell's startup files printed.
+     */
     String stderrLine() {
         OutputCapture c = transportErr != null ? transportErr : errCap;
         if (c == null) {
@@ -171,13 +174,11 @@ final class Capture {
         }
         byte[] b;
         try (InputStream in = c.result().open()) {
-            b = in.readNBytes(512);
+            b = in.readNBytes(TRANSPORT_ERR);
         } catch (IOException | RuntimeException e) {
             return "";
         }
-        String s = new String(b, StandardCharsets.UTF_8).strip();
-        int nl = s.indexOf('\n');
-        return nl < 0 ? s : s.substring(0, nl);
+        return RawResult.lastLine(b);
     }
 
     private static void flushQuietly(Optional<OutputStream> sink) {

@@ -78,7 +78,7 @@ final class ExecScript {
         }
         // After the staging lines, so a bad cwd cannot leave a staged file behind.
         request.cwd().ifPresent(cwd -> script.append("cd -- ").append(Shell.quotePath(t.expand(cwd))).append(" || exit 126\n"));
-        script.append(files != null ? OutputFiles.recordOnTransport(Launcher.recordLine(nonce)) : Launcher.recordLine(nonce));
+        script.append(files != null ? OutputFiles.recordOnTransport(Launcher.recordLine(nonce)) : Launcher.recordLines(nonce));
         script.append(stagedScript ? StdinScripts.execStagedScript(shell) : command);
         return new Launch(shell, script.toString(), caps.nativeEnv() ? set : Map.of(), caps.nativeEnv() ? unset : Set.of(),
                 pipe, internal);

@@ -9,10 +9,13 @@ import java.util.OptionalLong;
 
 /**
  * The one parser of the launcher record (see {@link dev.airlock.shell.Launcher}): the line the
- * core's prefix prints on stdout after every staging line succeeded and right before the command
- * runs, {@code @airlock:NONCE:PID:START:ok}. Bytes before it (a remote user's startup files that
- * print) are dropped; it is looked for only in the first {@link #WINDOW} bytes and only once, so
- * nothing the command prints afterwards can forge it. Everything after it passes through unaltered.
+ * core's prefix prints after every staging line succeeded and right before the command runs,
+ * {@code @airlock:NONCE:PID:START:ok}. Bytes before it (a remote user's startup files that print)
+ * are dropped; it is looked for only in the first {@link #WINDOW} bytes and only once, so nothing
+ * the command prints afterwards can forge it. Everything after it passes through unaltered.
+ *
+ * <p>On stdout a missing record means the command never ran, and what came is dropped too. On
+ * stderr ({@link #onStderr}) it is kept: that is where a failed staging line says why.
  */
 public final class LaunchRecordStream extends FilterInputStream {
     /** How far into stdout the record is looked for. */
@@ -20,6 +23,7 @@ public final class LaunchRecordStream extends FilterInputStream {
     private static final int MAX_LINE = 128;
 
     private final byte[] tag;
+    private final boolean keepWithoutRecord;
     private byte[] held = new byte[0];
     private int heldPos;
     private boolean scanning = true;
@@ -30,9 +34,20 @@ public final class LaunchRecordStream extends FilterInputStream {
     public record Record(long pid, OptionalLong startTime) {
     }
 
+    /** The parser of stdout: without a record, nothing that came is the command's. */
     public LaunchRecordStream(InputStream in, String nonce) {
+        this(in, nonce, false);
+    }
+
+    private LaunchRecordStream(InputStream in, String nonce, boolean keepWithoutRecord) {
         super(in);
         this.tag = ("@airlock:" + nonce + ":").getBytes(StandardCharsets.US_ASCII);
+        this.keepWithoutRecord = keepWithoutRecord;
+    }
+
+    /** The parser of stderr: noise before the record is dropped, but without one everything is kept. */
+    public static LaunchRecordStream onStderr(InputStream in, String nonce) {
+        return new LaunchRecordStream(in, nonce, true);
     }
 
     /** Whether the record came, i.e. every staging line succeeded and the command itself started. */
@@ -119,7 +134,7 @@ public final class LaunchRecordStream extends FilterInputStream {
             System.arraycopy(buf, 0, window, length, n);
             length += n;
         }
-        if (record == null) {
+        if (record == null && !keepWithoutRecord) {
             // Before the record there is nothing of the command's: startup-file noise, or nothing.
             held = new byte[0];
         }

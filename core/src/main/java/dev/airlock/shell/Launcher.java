@@ -2,11 +2,13 @@ package dev.airlock.shell;
 
 /**
  * The launcher protocol's script side, the one every shell backend runs: after the staging lines
- * succeeded and right before the command, the shell prints one record on stdout,
+ * succeeded and right before the command, the shell prints one record,
  * {@code \n@airlock:NONCE:PID:START:ok\n}, with a per-exec nonce, its pid (the process group it
  * leads under {@code setsid}) and that pid's start time from {@code /proc} (empty where there is
- * none). The core's one parser is {@link dev.airlock.exec.LaunchRecordStream}; the exit status
- * always comes from the transport, never from text.
+ * none), on stdout and (on a stream transport) on stderr too, so that what a login shell printed
+ * before it on either stream is not taken for the command's output. The core's one parser is
+ * {@link dev.airlock.exec.LaunchRecordStream}; the exit status always comes from the transport,
+ * never from text.
  */
 public final class Launcher {
     private Launcher() {
@@ -33,16 +35,33 @@ public final class Launcher {
     }
 
     /**
-     * The record line. Builtins only ({@code read}, {@code set}, {@code printf}), so a request's
-     * {@code PATH} cannot break it; the positional parameters it borrows are empty again after.
+     * The record line, on stdout only: for a backend whose stderr is a file of its own (the FILES
+     * output transport), where nothing but the command writes. Builtins only ({@code read},
+     * {@code set}, {@code printf}), so a request's {@code PATH} cannot break it; the positional
+     * parameters it borrows are empty again after.
      */
     public static String recordLine(String nonce) {
+        return record(nonce, false);
+    }
+
+    /**
+     * The record on stdout, then the same record on stderr: a stream transport carries whatever a
+     * remote user's startup files print on either stream before the script runs (a {@code ~/.bashrc}
+     * that sshd makes bash read; {@code pyenv rehash} racing its siblings prints to stderr), and the
+     * core drops what came before the record on each.
+     */
+    public static String recordLines(String nonce) {
+        return record(nonce, true);
+    }
+
+    private static String record(String nonce, boolean onStderrToo) {
         if (!nonce.matches("[0-9a-f]{8,64}")) {
             throw new IllegalArgumentException("a launcher nonce is lowercase hex");
         }
+        String print = "printf '\\n@airlock:%s:%s:%s:ok\\n' " + nonce + " \"$$\" \"$airlock_s\"";
         return "airlock_s=\n"
                 + "if [ -r /proc/$$/stat ]; then read -r airlock_s </proc/$$/stat; airlock_s=${airlock_s##*) };"
                 + " set -- $airlock_s; airlock_s=${20}; set --; fi\n"
-                + "printf '\\n@airlock:%s:%s:%s:ok\\n' " + nonce + " \"$$\" \"$airlock_s\"; unset airlock_s\n";
+                + print + (onStderrToo ? "; " + print + " >&2" : "") + "; unset airlock_s\n";
     }
 }

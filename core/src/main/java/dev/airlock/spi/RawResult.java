@@ -11,10 +11,18 @@ import java.nio.charset.StandardCharsets;
  */
 public record RawResult(int exit, byte[] stdout, byte[] stderr) {
 
-    /** The first line of stderr, for a one-line error message. */
+    /** The last line of stderr, for a one-line error message (see {@link #lastLine}). */
     public String stderrLine() {
+        return lastLine(stderr);
+    }
+
+    /**
+     * The last non-blank line of a script's stderr, at most 512 characters: a shell says why it
+     * failed last, after whatever a login shell's startup files printed first.
+     */
+    public static String lastLine(byte[] stderr) {
         String s = new String(stderr, StandardCharsets.UTF_8).strip();
-        int nl = s.indexOf('\n');
-        return nl < 0 ? s : s.substring(0, nl);
+        String last = s.substring(s.lastIndexOf('\n') + 1);
+        return last.length() <= 512 ? last : last.substring(0, 512);
     }
 }

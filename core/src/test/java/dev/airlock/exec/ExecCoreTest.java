@@ -403,9 +403,22 @@ class ExecCoreTest {
     void startupNoiseIsDroppedAndTheCommandsOwnExit201IsItsOwn() throws Exception {
         HostBackend b = open();
         b.noise = "Welcome to the host!\\n";
-        ExecResult r = b.exec(ExecRequest.builder("cat; exit 201").stdin(Payload.ofUtf8("in")).build());
+        ExecResult r = b.exec(ExecRequest.builder("cat; printf 'e\\000' >&2; exit 201").stdin(Payload.ofUtf8("in")).build());
         assertEquals(201, r.exitCode());
         assertEquals("in", r.stdout().text());
+        assertArrayEquals(new byte[] {'e', 0}, r.stderr().bytes(), "startup noise on stderr was taken for the command's");
+    }
+
+    /** A staging line that fails still says why, after the login shell's noise on the same stream. */
+    @Test
+    void aStagingFailureSaysWhyDespiteStartupNoise() throws Exception {
+        HostBackend b = open();
+        b.noise = "Welcome to the host!\nsecond banner line\n";
+        ExecRequest bad = ExecRequest.builder("true").cwd(dir.resolve("no-such-dir").toString()).build();
+        ExecResult r = b.exec(bad);
+        assertEquals(126, r.exitCode());
+        String err = r.stderr().text();
+        assertTrue(err.endsWith("no-such-dir: No such file or directory\n") || err.contains("can't cd"), err);
     }
 
     /**

@@ -183,6 +183,7 @@ class ExecEndsTest {
     @Test
     void aVanishedStagedInputIsAStagingErrorWithTheShellsReason() throws Exception {
         HostBackend b = open(StdinMode.PAYLOAD, true);
+        b.noise = "Welcome to the host!\n"; // a login shell's, on stderr before the shell's reason
         // The staged stdin is taken away between staging and the prefix that opens it.
         b.slowStart = 1;
         Execution e = b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).build());
@@ -201,6 +202,7 @@ class ExecEndsTest {
                 + " did not run: "), x.getMessage());
         assertTrue(x.getMessage().length() > "the staged input could not be opened on the host target, so the command did not run: ".length(),
                 "the shell's own reason is kept: " + x.getMessage());
+        assertFalse(x.getMessage().contains("Welcome"), "the startup noise was given as the reason: " + x.getMessage());
     }
 
     @Test

@@ -298,8 +298,10 @@ class HostBackend implements Backend, Stager, Killer {
     }
 
     private RemoteProcess start(Launch l, boolean lose) throws IOException {
-        // The noise comes first for every launch, Airlock's own scripts too, as a login shell's startup files print it.
-        String script = (l.internal() || slowStart <= 0 ? "" : "sleep " + slowStart + "\n") + "printf %s '" + noise + "'\n" + l.script();
+        // The noise comes first for every launch, Airlock's own scripts too, on both streams, as a login shell's
+        // startup files print it (sshd makes bash read ~/.bashrc; pyenv's rehash race prints on stderr).
+        String script = (l.internal() || slowStart <= 0 ? "" : "sleep " + slowStart + "\n")
+                + "printf %s '" + noise + "'; printf %s '" + noise + "' >&2\n" + l.script();
         ProcessBuilder pb = new ProcessBuilder("setsid", l.shell(), "-c", script);
         Map<String, String> env = pb.environment();
         l.unset().forEach(env::remove);

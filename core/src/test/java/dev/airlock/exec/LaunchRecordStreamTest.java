@@ -57,6 +57,17 @@ class LaunchRecordStreamTest {
     }
 
     @Test
+    void onStderrNoiseBeforeTheRecordIsDroppedButWithoutARecordEverythingIsKept() throws IOException {
+        LaunchRecordStream started = LaunchRecordStream.onStderr(
+                new ByteArrayInputStream(("rm: cannot remove 'x'\n" + RECORD + "err\0").getBytes()), NONCE);
+        assertEquals("err\0", readAll(started));
+        String why = "banner\nsh: 3: cannot open /p/s: No such file\n";
+        LaunchRecordStream failed = LaunchRecordStream.onStderr(new ByteArrayInputStream(why.getBytes()), NONCE);
+        assertEquals(why, readAll(failed), "a staging line's reason was dropped with the noise");
+        assertFalse(failed.seen());
+    }
+
+    @Test
     void aRecordSplitAcrossReadsIsJoined() throws IOException {
         byte[] all = ("noise" + RECORD + "tail").getBytes();
         InputStream oneByteAtATime = new InputStream() {
