@@ -1,9 +1,12 @@
 package dev.airlock.local;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.LongPredicate;
@@ -20,6 +23,8 @@ import java.util.stream.Stream;
  */
 final class Procfs {
     private static final Path PROC = Path.of("/proc");
+    /** Enough for /proc/PID/stat, loadavg and a sysctl in one read. */
+    private static final int READ_BUFFER = 2048;
     private static final long PID_MAX = readPidMax();
 
     private Procfs() {
@@ -32,7 +37,7 @@ final class Procfs {
             return Optional.empty();
         }
         try {
-            String stat = Files.readString(proc.resolve("stat"));
+            String stat = read(proc.resolve("stat"));
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             return f.length > index && !f[0].equals("Z") ? Optional.of(f[index]) : Optional.empty();
         } catch (IOException | RuntimeException e) {
@@ -99,7 +104,7 @@ final class Procfs {
     /** {last pid, live tasks} from /proc/loadavg ("0.52 3.54 3.60 2/157 18887"), or null. */
     private static long[] loadavg() {
         try {
-            String[] f = Files.readString(PROC.resolve("loadavg")).strip().split(" ");
+            String[] f = read(PROC.resolve("loadavg")).strip().split(" ");
             return new long[] {Long.parseLong(f[4]), Long.parseLong(f[3].substring(f[3].indexOf('/') + 1))};
         } catch (IOException | RuntimeException e) {
             return null;
@@ -119,9 +124,30 @@ final class Procfs {
         return name.isEmpty() ? -1 : pid;
     }
 
+    /**
+     * A small /proc file in one read. Not {@code Files.readString}: a /proc file says its size is 0,
+     * so that reads one byte first and then the rest from offset 1, where a sysctl file
+     * ({@code /proc/sys/...}) answers end-of-file: {@code pid_max} read as "3", and every survivor
+     * check became a read of every process's stat.
+     */
+    static String read(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] buf = new byte[READ_BUFFER];
+            int len = 0;
+            int n;
+            while ((n = in.read(buf, len, buf.length - len)) > 0) {
+                len += n;
+                if (len == buf.length) {
+                    buf = Arrays.copyOf(buf, buf.length * 2);
+                }
+            }
+            return new String(buf, 0, len, StandardCharsets.ISO_8859_1);
+        }
+    }
+
     private static long readPidMax() {
         try {
-            return Long.parseLong(Files.readString(PROC.resolve("sys/kernel/pid_max")).strip());
+            return Long.parseLong(read(PROC.resolve("sys/kernel/pid_max")).strip());
         } catch (IOException | RuntimeException e) {
             return -1;
         }
