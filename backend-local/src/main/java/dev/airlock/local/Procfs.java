@@ -26,6 +26,8 @@ final class Procfs {
     /** Enough for /proc/PID/stat, loadavg and a sysctl in one read. */
     private static final int READ_BUFFER = 2048;
     private static final long PID_MAX = readPidMax();
+    /** Up to this many candidate pids are opened one by one; more, and /proc is listed (about 300-1000 entries here). */
+    private static final int DIRECT_MAX = 256;
 
     private Procfs() {
     }
@@ -71,34 +73,57 @@ final class Procfs {
      * at the leader's launch) shows that this is enough; pass -1 to look at every process.
      */
     static boolean anyWith(int field, long value, long firstPid, long forksAtLaunch) {
-        LongPredicate candidate = candidates(firstPid, forksAtLaunch);
         String want = Long.toString(value);
+        long[] range = candidates(firstPid, forksAtLaunch);
+        if (range != null && span(range) <= DIRECT_MAX) {
+            // Fewer pids than /proc lists: open each (an unused pid fails at once; a thread's stat
+            // names its process's session, a survivor's thread is one too).
+            long pid = range[0];
+            for (long left = span(range); left > 0; left--, pid = pid + 1 >= PID_MAX ? 1 : pid + 1) {
+                if (has(PROC.resolve(Long.toString(pid)), field, want)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        LongPredicate candidate = range == null ? pid -> true
+                : range[1] >= range[0] ? pid -> pid >= range[0] && pid <= range[1] : pid -> pid >= range[0] || pid <= range[1];
         try (Stream<Path> procs = Files.list(PROC)) {
             return procs.anyMatch(p -> {
                 long pid = pidOf(p);
-                return pid > 0 && candidate.test(pid) && statField(p, field).map(want::equals).orElse(false);
+                return pid > 0 && candidate.test(pid) && has(p, field, want);
             });
         } catch (IOException | UncheckedIOException e) {
             return true; // cannot tell: assume there is one (the callers then signal, which finds out)
         }
     }
 
-    private static LongPredicate candidates(long firstPid, long forksAtLaunch) {
+    private static boolean has(Path proc, int field, String want) {
+        return statField(proc, field).map(want::equals).orElse(false);
+    }
+
+    /** How many pids {@code [first, last]} holds, going round at pid_max. */
+    private static long span(long[] range) {
+        return range[1] >= range[0] ? range[1] - range[0] + 1 : PID_MAX - range[0] + range[1];
+    }
+
+    /** {first, last}: the pids handed out since the launch (last may have gone round below first); null: any pid. */
+    private static long[] candidates(long firstPid, long forksAtLaunch) {
         if (firstPid <= 0 || forksAtLaunch < 0 || PID_MAX <= 0) {
-            return pid -> true;
+            return null;
         }
         long[] load = loadavg();
         long forksNow = forks();
         if (load == null || forksNow < 0) {
-            return pid -> true;
+            return null;
         }
         long last = load[0];
         long tasks = load[1];
         // Each fork moves the counter at least one pid, and skipping a pid in use moves it once more.
         if (forksNow - forksAtLaunch + tasks >= PID_MAX) {
-            return pid -> true;
+            return null;
         }
-        return last >= firstPid ? pid -> pid >= firstPid && pid <= last : pid -> pid >= firstPid || pid <= last;
+        return new long[] {firstPid, last};
     }
 
     /** {last pid, live tasks} from /proc/loadavg ("0.52 3.54 3.60 2/157 18887"), or null. */

@@ -29,4 +29,18 @@ class ProcfsTest {
         assertFalse(Procfs.anyWith(3, sid, child.pid(), forks), "the search from pid " + child.pid()
                 + " found a process of session " + sid + " (this JVM is " + SELF + "), so it read older processes");
     }
+
+    @Test
+    void aSurvivorSearchFindsAProcessForkedSinceTheLaunch() throws Exception {
+        long forks = Procfs.forks();
+        // A session leader that stays, and in its session a child that outlives it.
+        Process leader = new ProcessBuilder("setsid", "sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!").start();
+        long child = Long.parseLong(new String(leader.getInputStream().readAllBytes()).strip());
+        leader.waitFor();
+        try {
+            assertTrue(Procfs.anyWith(3, leader.pid(), leader.pid(), forks), "the survivor " + child + " was not found");
+        } finally {
+            ProcessHandle.of(child).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
 }
