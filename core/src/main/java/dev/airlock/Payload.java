@@ -2,6 +2,7 @@ package dev.airlock;
 
 import dev.airlock.spi.BulkInputStream;
 import java.io.ByteArrayInputStream;
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -90,7 +91,9 @@ public final class Payload {
             return new ByteArrayInputStream(bytes);
         }
         if (file != null) {
-            return Files.newInputStream(file);
+            // A FileInputStream, so a backend on this host can copy it kernel-side (getChannel().transferTo).
+            Files.newByteChannel(file).close(); // the same NoSuchFileException or AccessDeniedException as before
+            return new FileInputStream(file.toFile());
         }
         if (opened) {
             throw new IllegalStateException("a stream payload can be delivered only once");

@@ -40,8 +40,11 @@ public final class LocalEnvironment extends AbstractEnvironment {
     private final LocalSettings local;
     private final Capabilities capabilities;
     private final String setsid;
-    /** {@code env --default-signal=...} before the shell, where this host's env supports it. */
-    private final List<String> defaultSignals;
+    /**
+     * {@code env --default-signal=...} before the shell, where this host's env supports it; found
+     * out at the first launch that needs it (a JVM ignoring none of the signals never runs env).
+     */
+    private volatile List<String> defaultSignals;
     private final Optional<Path> bwrap;
     /** HUP, INT, QUIT, PIPE, TERM: what {@link Launcher#defaultSignalsArgv} resets. */
     private static final int[] DEFAULT_SIGNALS = {1, 2, 3, 13, 15};
@@ -59,8 +62,6 @@ public final class LocalEnvironment extends AbstractEnvironment {
         this.bwrap = bwrap;
         this.noIsolation = noIsolation;
         this.setsid = findOnPath("setsid").map(Path::toString).orElse("setsid");
-        this.defaultSignals = findOnPath("env").map(Path::toString).map(Launcher::defaultSignalsArgv)
-                .filter(LocalEnvironment::works).orElse(List.of());
         this.capabilities = Capabilities.pipe()
                 .withStdinMode(local.stdinMode())
                 .withNativeEnv(local.nativeEnv())
@@ -200,7 +201,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
         // A JVM under nohup must not hand the command an ignored SIGHUP; one that ignores none of
         // them (the usual case) saves the env process (a millisecond per command).
         if (Procfs.ignoresAny(DEFAULT_SIGNALS)) {
-            argv.addAll(defaultSignals);
+            argv.addAll(defaultSignals());
         }
         argv.addAll(b != null ? b.argv(launch.shell(), launch.script()) : List.of(launch.shell(), "-c", launch.script()));
         ProcessBuilder pb = new ProcessBuilder(argv);
@@ -222,6 +223,16 @@ public final class LocalEnvironment extends AbstractEnvironment {
         if (isClosed()) {
             throw new dev.airlock.EnvironmentClosedException("the local environment " + id() + " is closed; open a new one");
         }
+    }
+
+    private List<String> defaultSignals() {
+        List<String> d = defaultSignals;
+        if (d == null) {
+            d = findOnPath("env").map(Path::toString).map(Launcher::defaultSignalsArgv)
+                    .filter(LocalEnvironment::works).orElse(List.of());
+            defaultSignals = d;
+        }
+        return d;
     }
 
     /** Whether {@code prefix true} runs (an env without --default-signal refuses the option). */

@@ -6,9 +6,11 @@ import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.WriteOptions;
 
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -41,6 +43,8 @@ final class LocalWrite {
     private static final int NAME_MAX = 255;
     private static final int MAX_LINKS = 40;
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** One transferTo call's most (the JDK copies up to 2 GiB per call anyway). */
+    private static final long TRANSFER_STEP = 1L << 30;
     private static final LinkOption[] NOFOLLOW = {LinkOption.NOFOLLOW_LINKS};
 
     private LocalWrite() {
@@ -180,6 +184,9 @@ final class LocalWrite {
     private static long copy(Payload content, SeekableByteChannel ch) throws IOException {
         long n = 0;
         try (InputStream in = content.open()) {
+            if (in instanceof FileInputStream file && ch instanceof FileChannel to) {
+                return transfer(file.getChannel(), to);
+            }
             byte[] buf = new byte[256 * 1024];
             ByteBuffer bb = ByteBuffer.wrap(buf);
             for (int r; (r = in.read(buf)) >= 0; ) {
@@ -189,6 +196,15 @@ final class LocalWrite {
                 }
                 n += r;
             }
+        }
+        return n;
+    }
+
+    /** A file payload, copied by the kernel (no pass through this JVM's buffers), to its end as a stream read would. */
+    private static long transfer(FileChannel from, FileChannel to) throws IOException {
+        long n = 0;
+        for (long t; (t = from.transferTo(n, TRANSFER_STEP, to)) > 0; ) {
+            n += t;
         }
         return n;
     }

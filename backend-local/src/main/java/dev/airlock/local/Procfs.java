@@ -1,9 +1,12 @@
 package dev.airlock.local;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.LongPredicate;
@@ -20,7 +23,11 @@ import java.util.stream.Stream;
  */
 final class Procfs {
     private static final Path PROC = Path.of("/proc");
+    /** Enough for /proc/PID/stat, loadavg and a sysctl in one read. */
+    private static final int READ_BUFFER = 2048;
     private static final long PID_MAX = readPidMax();
+    /** Up to this many candidate pids are opened one by one; more, and /proc is listed (about 300-1000 entries here). */
+    private static final int DIRECT_MAX = 256;
 
     private Procfs() {
     }
@@ -32,7 +39,7 @@ final class Procfs {
             return Optional.empty();
         }
         try {
-            String stat = Files.readString(proc.resolve("stat"));
+            String stat = read(proc.resolve("stat"));
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
             return f.length > index && !f[0].equals("Z") ? Optional.of(f[index]) : Optional.empty();
         } catch (IOException | RuntimeException e) {
@@ -66,40 +73,63 @@ final class Procfs {
      * at the leader's launch) shows that this is enough; pass -1 to look at every process.
      */
     static boolean anyWith(int field, long value, long firstPid, long forksAtLaunch) {
-        LongPredicate candidate = candidates(firstPid, forksAtLaunch);
         String want = Long.toString(value);
+        long[] range = candidates(firstPid, forksAtLaunch);
+        if (range != null && span(range) <= DIRECT_MAX) {
+            // Fewer pids than /proc lists: open each (an unused pid fails at once; a thread's stat
+            // names its process's session, a survivor's thread is one too).
+            long pid = range[0];
+            for (long left = span(range); left > 0; left--, pid = pid + 1 >= PID_MAX ? 1 : pid + 1) {
+                if (has(PROC.resolve(Long.toString(pid)), field, want)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        LongPredicate candidate = range == null ? pid -> true
+                : range[1] >= range[0] ? pid -> pid >= range[0] && pid <= range[1] : pid -> pid >= range[0] || pid <= range[1];
         try (Stream<Path> procs = Files.list(PROC)) {
             return procs.anyMatch(p -> {
                 long pid = pidOf(p);
-                return pid > 0 && candidate.test(pid) && statField(p, field).map(want::equals).orElse(false);
+                return pid > 0 && candidate.test(pid) && has(p, field, want);
             });
         } catch (IOException | UncheckedIOException e) {
             return true; // cannot tell: assume there is one (the callers then signal, which finds out)
         }
     }
 
-    private static LongPredicate candidates(long firstPid, long forksAtLaunch) {
+    private static boolean has(Path proc, int field, String want) {
+        return statField(proc, field).map(want::equals).orElse(false);
+    }
+
+    /** How many pids {@code [first, last]} holds, going round at pid_max. */
+    private static long span(long[] range) {
+        return range[1] >= range[0] ? range[1] - range[0] + 1 : PID_MAX - range[0] + range[1];
+    }
+
+    /** {first, last}: the pids handed out since the launch (last may have gone round below first); null: any pid. */
+    private static long[] candidates(long firstPid, long forksAtLaunch) {
         if (firstPid <= 0 || forksAtLaunch < 0 || PID_MAX <= 0) {
-            return pid -> true;
+            return null;
         }
         long[] load = loadavg();
         long forksNow = forks();
         if (load == null || forksNow < 0) {
-            return pid -> true;
+            return null;
         }
         long last = load[0];
         long tasks = load[1];
         // Each fork moves the counter at least one pid, and skipping a pid in use moves it once more.
         if (forksNow - forksAtLaunch + tasks >= PID_MAX) {
-            return pid -> true;
+            return null;
         }
-        return last >= firstPid ? pid -> pid >= firstPid && pid <= last : pid -> pid >= firstPid || pid <= last;
+        return new long[] {firstPid, last};
     }
 
     /** {last pid, live tasks} from /proc/loadavg ("0.52 3.54 3.60 2/157 18887"), or null. */
     private static long[] loadavg() {
         try {
-            String[] f = Files.readString(PROC.resolve("loadavg")).strip().split(" ");
+            String[] f = read(PROC.resolve("loadavg")).strip().split(" ");
             return new long[] {Long.parseLong(f[4]), Long.parseLong(f[3].substring(f[3].indexOf('/') + 1))};
         } catch (IOException | RuntimeException e) {
             return null;
@@ -119,9 +149,30 @@ final class Procfs {
         return name.isEmpty() ? -1 : pid;
     }
 
+    /**
+     * A small /proc file in one read. Not {@code Files.readString}: a /proc file says its size is 0,
+     * so that reads one byte first and then the rest from offset 1, where a sysctl file
+     * ({@code /proc/sys/...}) answers end-of-file: {@code pid_max} read as "3", and every survivor
+     * check became a read of every process's stat.
+     */
+    static String read(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] buf = new byte[READ_BUFFER];
+            int len = 0;
+            int n;
+            while ((n = in.read(buf, len, buf.length - len)) > 0) {
+                len += n;
+                if (len == buf.length) {
+                    buf = Arrays.copyOf(buf, buf.length * 2);
+                }
+            }
+            return new String(buf, 0, len, StandardCharsets.ISO_8859_1);
+        }
+    }
+
     private static long readPidMax() {
         try {
-            return Long.parseLong(Files.readString(PROC.resolve("sys/kernel/pid_max")).strip());
+            return Long.parseLong(read(PROC.resolve("sys/kernel/pid_max")).strip());
         } catch (IOException | RuntimeException e) {
             return -1;
         }

@@ -50,6 +50,28 @@ class NativeFilesTest {
     }
 
     @Test
+    void aFilePayloadArrivesByteExactAndAFileThatGrewFailsTheWrite(@TempDir Path airlockHome, @TempDir Path dir) throws Exception {
+        byte[] data = new byte[3 * 1024 * 1024 + 17]; // several of the stream copy's buffers, and an odd tail
+        new java.util.Random(42).nextBytes(data);
+        for (int i = 0; i < 256; i++) {
+            data[i] = (byte) i;
+        }
+        Path src = Files.write(dir.resolve("src.bin"), data);
+        Path dst = dir.resolve("dst.bin");
+        Path grown = dir.resolve("grown.bin");
+        try (Environment env = Environments.open(settings(airlockHome))) {
+            env.files().write(dst.toString(), dev.airlock.Payload.ofFile(src));
+            assertArrayEquals(data, Files.readAllBytes(dst));
+            dev.airlock.Payload payload = dev.airlock.Payload.ofFile(src); // its length is taken now
+            Files.write(src, new byte[] {1, 2, 3}, java.nio.file.StandardOpenOption.APPEND);
+            dev.airlock.BackendException e = assertThrows(dev.airlock.BackendException.class,
+                    () -> env.files().write(grown.toString(), payload));
+            assertTrue(e.getMessage().contains("wrote " + (data.length + 3) + " of " + data.length + " bytes"), e.getMessage());
+        }
+        assertFalse(Files.exists(grown), "a failed write leaves no file");
+    }
+
+    @Test
     void aWriteThroughASymlinkLandsInItsTargetAndTheLinkStays(@TempDir Path airlockHome, @TempDir Path dir) throws Exception {
         Path target = Files.createDirectories(dir.resolve("real")).resolve("target.txt");
         Files.writeString(target, "old\n");
