@@ -87,6 +87,69 @@ class WriteRaceTest {
     }
 
     /**
+     * A directory further up the judged path swapped for a symlink to HOME between the judgement
+     * and the write ({@code mv a a.real; mv a.lnk a} in a loop, as a background command can): the
+     * judged path {@code work/a/.ssh/authorized_keys} is no protected file, its physical place
+     * {@code ~/.ssh/authorized_keys} is; the write must never land there.
+     */
+    @Test
+    void aDirectorySwappedForASymlinkHigherUpNeverLandsAWriteInSsh() throws Exception {
+        Path home;
+        int written = 0;
+        int refused = 0;
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread swapper = null;
+        java.util.concurrent.atomic.AtomicInteger swaps = new java.util.concurrent.atomic.AtomicInteger();
+        try (Environment env = fx.open(null)) {
+            home = Path.of(env.target().home());
+            Path ssh = Files.createDirectories(home.resolve(".ssh"));
+            Path a = work.resolve("a");
+            Path real = work.resolve("a.real");
+            Path lnk = Files.createSymbolicLink(work.resolve("a.lnk"), home);
+            Files.createDirectories(a.resolve(".ssh"));
+            Files.createDirectories(a.resolve("d"));
+            Files.createDirectories(home.resolve("d"));
+            // d/.. hundreds of times: realpath walks them after it passed a, which widens the window
+            String path = a + "/d/..".repeat(600) + "/.ssh/authorized_keys";
+            swapper = new Thread(() -> {
+                while (!stop.get()) {
+                    try {
+                        Files.move(a, real, StandardCopyOption.ATOMIC_MOVE);
+                        Files.move(lnk, a, StandardCopyOption.ATOMIC_MOVE);
+                        Files.move(a, lnk, StandardCopyOption.ATOMIC_MOVE);
+                        Files.move(real, a, StandardCopyOption.ATOMIC_MOVE);
+                        swaps.incrementAndGet();
+                    } catch (IOException e) {
+                        // a write in between: the next round tries again
+                    }
+                }
+            });
+            swapper.start();
+            for (int i = 0; i < 400; i++) {
+                try {
+                    env.files().write(path, dev.airlock.Payload.of(("key " + i + "\n")
+                            .getBytes(StandardCharsets.UTF_8)), dev.airlock.WriteOptions.defaults().withCreateParents(false));
+                    written++;
+                } catch (AirlockException e) {
+                    refused++;
+                }
+                assertFalse(Files.exists(ssh.resolve("authorized_keys"), LinkOption.NOFOLLOW_LINKS),
+                        "a write replaced ~/.ssh/authorized_keys (try " + i + ")");
+            }
+            stop.set(true);
+            swapper.join();
+            assertEquals(List.of(), tempFiles(ssh), "temp files left in ~/.ssh");
+        } finally {
+            stop.set(true);
+            if (swapper != null) {
+                swapper.join();
+            }
+        }
+        System.out.println("deep swap race: " + written + " written to the judged place, " + refused + " refused, 0 in ~/.ssh, " + swaps + " swaps");
+        assertEquals(400, written + refused);
+    }
+
+    /**
      * A directory made at the name while the content streams (a concurrent command): the write
      * fails, and neither reports success with the bytes moved into that directory nor leaves its
      * temp file there.
