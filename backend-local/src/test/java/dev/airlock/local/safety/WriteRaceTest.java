@@ -150,6 +150,53 @@ class WriteRaceTest {
     }
 
     /**
+     * A delete of a tree while a command swaps a directory in it for a symlink to ~/.ssh: the
+     * delete removes the link, never what it points to ({@code rm -rf} holds the same rule). The
+     * tree sits behind a long {@code d/..} prefix, which widens the window between the check
+     * of an entry and its opening.
+     */
+    @Test
+    void aDirectorySwappedForASymlinkDuringADeleteNeverEmptiesSsh() throws Exception {
+        try (Environment env = fx.open(null)) {
+            Path ssh = Files.createDirectories(Path.of(env.target().home()).resolve(".ssh"));
+            Path key = Files.writeString(ssh.resolve("authorized_keys"), "operator key\n");
+            Files.createDirectories(work.resolve("d"));
+            String prefix = work + "/d/..".repeat(600);
+            for (int i = 0; i < 500; i++) {
+                Path victim = Files.createDirectories(work.resolve("victim" + i));
+                Path sub = Files.createDirectories(victim.resolve("sub"));
+                Files.writeString(sub.resolve("f"), "x");
+                Path spare = Files.createDirectories(work.resolve("spare" + i));
+                Path real = spare.resolve("real");
+                Path lnk = Files.createSymbolicLink(spare.resolve("lnk"), ssh);
+                AtomicBoolean stop = new AtomicBoolean();
+                Thread swapper = new Thread(() -> {
+                    while (!stop.get()) {
+                        try {
+                            Files.move(sub, real, StandardCopyOption.ATOMIC_MOVE);
+                            Files.move(lnk, sub, StandardCopyOption.ATOMIC_MOVE);
+                            Files.move(sub, lnk, StandardCopyOption.ATOMIC_MOVE);
+                            Files.move(real, sub, StandardCopyOption.ATOMIC_MOVE);
+                        } catch (IOException e) {
+                            // the delete took it: the next round tries again
+                        }
+                    }
+                });
+                swapper.start();
+                try {
+                    env.files().delete(prefix + "/victim" + i);
+                } catch (AirlockException e) {
+                    // refused or failed midway: either is fine, an emptied ~/.ssh is not
+                } finally {
+                    stop.set(true);
+                    swapper.join();
+                }
+                assertTrue(Files.exists(key), "the delete removed ~/.ssh/authorized_keys through the swapped link (try " + i + ")");
+            }
+        }
+    }
+
+    /**
      * A directory made at the name while the content streams (a concurrent command): the write
      * fails, and neither reports success with the bytes moved into that directory nor leaves its
      * temp file there.
