@@ -17,12 +17,12 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
@@ -209,28 +209,59 @@ final class LocalFiles implements RemoteFiles {
         if (!Files.exists(p, NOFOLLOW)) {
             return false;
         }
-        try {
-            // rm -rf: links are removed, never followed; what cannot be removed fails the call.
-            Files.walkFileTree(p, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(f);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                    if (e != null) {
-                        throw e;
-                    }
-                    Files.deleteIfExists(d);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
+        String last = p.getFileName() == null ? "" : p.getFileName().toString();
+        if (last.equals(".") || last.equals("..")) {
+            throw new BackendException("delete " + t + " failed on local: refusing to remove '.' or '..'; name the directory itself");
+        }
+        Path parent = p.getParent() == null ? Path.of("/") : p.getParent();
+        try (DirectoryStream<Path> opened = Files.newDirectoryStream(parent)) {
+            if (!(opened instanceof SecureDirectoryStream<Path> dir)) {
+                throw new IOException("this filesystem gives no directory handle to delete through");
+            }
+            removeTree(dir, p.getFileName());
         } catch (IOException | UncheckedIOException e) {
             throw new BackendException("delete " + t + " failed on local: " + e.getMessage());
         }
         return true;
+    }
+
+    /**
+     * rm -rf of {@code name} in {@code dir}, through directory handles (openat with O_NOFOLLOW,
+     * unlinkat): links are removed, never followed, even one swapped in for a directory while the
+     * tree is removed (that directory then fails to open and the call fails); what cannot be
+     * removed fails the call.
+     */
+    private static void removeTree(SecureDirectoryStream<Path> dir, Path name) throws IOException {
+        BasicFileAttributes a;
+        try {
+            a = dir.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW).readAttributes();
+        } catch (NoSuchFileException gone) {
+            return;
+        }
+        if (!a.isDirectory()) {
+            deleteQuietly(dir, name, false);
+            return;
+        }
+        try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+            List<Path> children = new ArrayList<>();
+            sub.forEach(c -> children.add(c.getFileName()));
+            for (Path c : children) {
+                removeTree(sub, c);
+            }
+        }
+        deleteQuietly(dir, name, true);
+    }
+
+    private static void deleteQuietly(SecureDirectoryStream<Path> dir, Path name, boolean directory) throws IOException {
+        try {
+            if (directory) {
+                dir.deleteDirectory(name);
+            } else {
+                dir.deleteFile(name);
+            }
+        } catch (NoSuchFileException gone) {
+            // removed meanwhile, as rm -f takes it
+        }
     }
 
     @Override

@@ -34,8 +34,9 @@ import java.util.Set;
  * {@code files().write} on this host's own filesystem, with the shell implementation's rules:
  * the target's symlink is followed and the physical place judged by the guard again; the temp
  * file (0600 while written) is made, sized, given its mode and renamed over the name inside the
- * judged directory held open (openat/renameat through a {@link SecureDirectoryStream}), so a
- * parent symlink flipped meanwhile cannot move the write and a link planted at the name is
+ * judged directory held open (reached from {@code /} by openat with O_NOFOLLOW, then renameat,
+ * through a {@link SecureDirectoryStream}), so a symlink swapped in anywhere on the way meanwhile
+ * cannot move the write and a link planted at the name is
  * replaced, never followed. Directories the write made are removed again when it fails.
  */
 final class LocalWrite {
@@ -123,17 +124,7 @@ final class LocalWrite {
 
     /** Writes {@code content} into the place, as described on the class. */
     static void writeIn(Place place, String t, Payload content, WriteOptions options) throws IOException {
-        DirectoryStream<Path> opened = Files.newDirectoryStream(place.dir());
-        if (!(opened instanceof SecureDirectoryStream<Path> dir)) {
-            opened.close();
-            throw new IOException("this filesystem gives no directory handle to write through");
-        }
-        try (dir) {
-            Object held = dir.getFileAttributeView(BasicFileAttributeView.class).readAttributes().fileKey();
-            Object judged = Files.readAttributes(place.dir(), java.nio.file.attribute.BasicFileAttributes.class, NOFOLLOW).fileKey();
-            if (held == null || !held.equals(judged)) {
-                throw new BackendException("write to " + t + ": the directory changed while writing; nothing was written");
-            }
+        try (SecureDirectoryStream<Path> dir = openPhysical(place.dir(), t)) {
             Path name = Path.of(place.name());
             Optional<Integer> existingMode = modeOf(dir, name, place.path());
             if (existingMode.isEmpty() && isDirectory(dir, name)) {
@@ -172,6 +163,34 @@ final class LocalWrite {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * The judged directory held open, reached from {@code /} one name at a time without following
+     * a link (openat with O_NOFOLLOW): a directory anywhere on the way swapped for a symlink since
+     * it was judged fails the write instead of moving it. {@code dir} is a real path, so a link on
+     * the way means it changed.
+     */
+    private static SecureDirectoryStream<Path> openPhysical(Path dir, String t) throws IOException {
+        DirectoryStream<Path> opened = Files.newDirectoryStream(dir.getRoot());
+        if (!(opened instanceof SecureDirectoryStream<Path> at)) {
+            opened.close();
+            throw new IOException("this filesystem gives no directory handle to write through");
+        }
+        try {
+            for (Path name : dir) {
+                SecureDirectoryStream<Path> next = at.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS);
+                at.close();
+                at = next;
+            }
+            return at;
+        } catch (java.nio.file.AccessDeniedException e) {
+            at.close();
+            throw e;
+        } catch (IOException e) {
+            at.close();
+            throw new BackendException("write to " + t + ": the directory changed while writing; nothing was written");
         }
     }
 

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
@@ -39,6 +40,8 @@ final class SshLeftovers {
     /** A heartbeat this old means the environment's JVM is gone (five missed beats). */
     static final Duration DEAD_AFTER = Duration.ofMinutes(5);
     private static final String LABEL_PREFIX = "airlock.";
+    /** A private dir's name in its base, as {@code mktemp -d airlock-XXXXXXXXXX} makes it. */
+    private static final Pattern PRIVATE_DIR = Pattern.compile("airlock-[A-Za-z0-9]{10}");
 
     /** Touches the heartbeats of every open ssh environment; one daemon thread for all. */
     static final ScheduledExecutorService BEATS = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -136,6 +139,24 @@ final class SshLeftovers {
                 .map(l -> l.collectable(owner, now, olderThan, includeKept)).orElse(false);
     }
 
+    /**
+     * The dirs of {@code listing} (the output of {@link #listScript}) that gc removes: each one a
+     * private dir's own name right in {@code base} ({@code airlock-} and ten letters or digits, as
+     * mktemp makes it), never {@code own}, and {@link #collectable}. A name holding a newline or a
+     * tab (which the glob matches) would otherwise start a line of its own naming any path.
+     */
+    static List<Found> toCollect(byte[] listing, String base, String own, String owner, Instant now, Duration olderThan,
+                                 boolean includeKept) {
+        List<Found> out = new ArrayList<>();
+        for (Found f : parse(listing)) {
+            if (f.dir().startsWith(base + "/") && PRIVATE_DIR.matcher(f.dir().substring(base.length() + 1)).matches()
+                    && !f.dir().equals(own) && collectable(f, owner, now, olderThan, includeKept)) {
+                out.add(f);
+            }
+        }
+        return out;
+    }
+
     /** The CLI's gc: logs in with {@code settings}, removes what dead environments of this owner left next to its own private dir. */
     static List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
         try (Environment env = Environments.open(settings)) {
@@ -147,10 +168,7 @@ final class SshLeftovers {
             List<String> removed = new ArrayList<>();
             Instant now = Instant.now();
             String owner = ResourceLabels.currentOwner();
-            for (Found f : parse(ssh.raw(listScript(base)).stdout())) {
-                if (f.dir().equals(own) || !collectable(f, owner, now, olderThan, includeKept)) {
-                    continue;
-                }
+            for (Found f : toCollect(ssh.raw(listScript(base)).stdout(), base, own, owner, now, olderThan, includeKept)) {
                 RawResult r = ssh.raw(removeScript(f.dir()));
                 if (r.exit() != 0) {
                     throw new BackendException("gc could not remove " + f.dir() + " on " + ssh.destination() + ": " + r.stderrLine());

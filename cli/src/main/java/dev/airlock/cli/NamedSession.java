@@ -3,6 +3,7 @@ package dev.airlock.cli;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
 import dev.airlock.Environments;
+import dev.airlock.containment.ContainedEnvironment;
 import dev.airlock.settings.AirlockHome;
 import dev.airlock.settings.Settings;
 import dev.airlock.session.Session;
@@ -16,7 +17,8 @@ import java.util.regex.Pattern;
 
 /**
  * {@code --set airlock.session=NAME}: {@code exec} runs in NAME's shell session, whose state is
- * kept between invocations under the operator's {@code $AIRLOCK_HOME/sessions/BACKEND/TARGET/},
+ * kept between invocations under the operator's {@code $AIRLOCK_HOME/sessions/BACKEND/TARGET/}
+ * ({@code local-isolated} for local commands under bubblewrap),
  * not in the environment's private dir (which close removes). Only where the target outlives the
  * invocation: the local backend, or a sandbox made by {@code airlock up} and attached to.
  */
@@ -37,7 +39,7 @@ final class NamedSession implements AutoCloseable {
         /** Opens NAME's session on {@code env}: its state is loaded now and saved on close. */
         NamedSession open(Environment env) {
             String target = sandbox.orElseGet(() -> env.target().user() + "@" + env.target().hostname());
-            Path dir = AirlockHome.resolve().resolve("sessions").resolve(backend).resolve(safe(target));
+            Path dir = AirlockHome.resolve().resolve("sessions").resolve(kind(env)).resolve(safe(target));
             FileSessionStore store = FileSessionStore.open(dir, name, waitWhenBusy);
             try {
                 return new NamedSession(store, env.session(store));
@@ -45,6 +47,16 @@ final class NamedSession implements AutoCloseable {
                 store.close();
                 throw e;
             }
+        }
+
+        /**
+         * The backend's segment of the state's path, apart for local commands under a sandbox: the
+         * state is shell code the next command sources, so what a sandboxed command left must never
+         * be sourced by an unsandboxed one on the same user and host.
+         */
+        private String kind(Environment env) {
+            boolean isolated = env instanceof ContainedEnvironment c && !c.isolation().startsWith("none");
+            return isolated && backend.equals("local") ? "local-isolated" : backend;
         }
     }
 

@@ -47,6 +47,21 @@ class SessionIT {
         assertEquals("unset\n", plain.out(), "a plain exec saw the session's variable");
     }
 
+    /**
+     * A session's state is shell code its next command sources: what a command under bubblewrap
+     * left there must never be sourced by a command without it (the same target, user and host).
+     */
+    @Test
+    void stateLeftUnderBubblewrapIsNotSourcedWithoutIt() throws IOException {
+        String work = "airlock.local.workdir=" + Files.createDirectories(tmp.resolve("project"));
+        Airlock.Result sandboxed = airlock("--set", "airlock.local.isolation=bwrap", "--set", work, "--set", "airlock.session=dev", "exec", "-n",
+                "--", "export FROM_SANDBOX=yes; f() { echo ran; }").env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
+        assertEquals(0, sandboxed.exit(), sandboxed::toString);
+        Airlock.Result plain = airlock("--set", "airlock.local.isolation=none", "--set", work, "--set", "airlock.session=dev", "exec", "-n",
+                "--", "echo \"${FROM_SANDBOX-unset}\"; command -v f || echo nof").env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
+        assertEquals("unset\nnof\n", plain.out(), plain::toString);
+    }
+
     @Test
     void theStateIsKeptPrivateUnderAirlockHome() throws IOException {
         assertEquals(0, exec("keep.me_1", "--", "export OWN_TOKEN=mine").run().exit());

@@ -169,6 +169,31 @@ class OneRulePerFileTest {
         assertEquals(0, ch.asked.get());
     }
 
+    /**
+     * A directory a command made a link into ~/.ssh: delete, copyIn and mkdirs through it are
+     * judged where they land, as a write through it is, and leave ~/.ssh as it was.
+     */
+    @Test
+    void deleteCopyInAndMkdirsThroughALinkedDirectoryAreJudgedWhereTheyLand() throws Exception {
+        SafetyFixture.ScriptedChannel ch = new SafetyFixture.ScriptedChannel(Decision.ALWAYS);
+        Path ssh = Files.createDirectories(airlockHome.resolve("home/.ssh"));
+        Files.writeString(ssh.resolve("authorized_keys"), "operator key\n");
+        Path src = Files.createDirectories(project.resolve("src"));
+        Files.writeString(src.resolve("authorized_keys"), "attacker key\n");
+        Process p = new ProcessBuilder("tar", "-cf", project.resolve("keys.tar").toString(), "-C", src.toString(), "authorized_keys").start();
+        assertEquals(0, p.waitFor());
+        try (Environment env = fx.open(ch)) {
+            Files.createSymbolicLink(project.resolve("sshdir"), ssh);
+            assertThrows(DeniedException.class, () -> env.files().delete(project.resolve("sshdir/authorized_keys").toString()));
+            assertThrows(DeniedException.class, () -> env.files().copyIn(project.resolve("sshdir").toString(),
+                    Files.newInputStream(project.resolve("keys.tar"))));
+            assertThrows(DeniedException.class, () -> env.files().mkdirs(project.resolve("sshdir/new/deeper").toString()));
+        }
+        assertEquals("operator key\n", Files.readString(ssh.resolve("authorized_keys")));
+        assertFalse(Files.exists(ssh.resolve("new")));
+        assertEquals(0, ch.asked.get());
+    }
+
     @Test
     void withHomePinnedToTheProfileTheRealHomeIsStillGuarded() throws Exception {
         SafetyFixture.ScriptedChannel ch = new SafetyFixture.ScriptedChannel(Decision.DENY);
