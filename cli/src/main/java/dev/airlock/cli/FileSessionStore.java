@@ -5,6 +5,7 @@ import dev.airlock.session.SessionBusyException;
 import dev.airlock.session.SessionStore;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -57,8 +58,13 @@ final class FileSessionStore implements SessionStore, AutoCloseable {
 
     @Override
     public Optional<byte[]> load() {
-        try {
-            return Optional.of(Files.readAllBytes(snapshot));
+        try (InputStream in = Files.newInputStream(snapshot)) {
+            byte[] state = in.readNBytes(MAX_SNAPSHOT_BYTES + 1);
+            if (state.length > MAX_SNAPSHOT_BYTES) {
+                throw new BackendException("session " + name + ": " + snapshot + " is over "
+                        + (MAX_SNAPSHOT_BYTES >> 20) + " MiB; remove it to start the session afresh");
+            }
+            return Optional.of(state);
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {

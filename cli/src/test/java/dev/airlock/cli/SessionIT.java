@@ -62,6 +62,33 @@ class SessionIT {
         assertEquals("unset\nnof\n", plain.out(), plain::toString);
     }
 
+    /**
+     * The snapshot is a file the session's own commands can write: one that grew past the cap is
+     * never read whole (bounded memory). The command's result stands, the state saved before is
+     * kept, and a stored snapshot over the cap is a one-line error naming the file to remove.
+     */
+    @Test
+    void anOversizedSnapshotIsRefusedAndTheEarlierStateKept() throws IOException {
+        assertEquals(0, exec("big", "--", "export KEPT=yes").run().exit());
+        Airlock.Result grown = exec("big", "--", "trap - EXIT; head -c 17000000 /dev/zero > \"$__airlock_sd/snapshot\"; exit 4").run();
+        assertEquals(4, grown.exit(), grown::toString);
+        assertTrue(grown.err().contains("over 16 MiB"), grown::toString);
+        Airlock.Result after = exec("big", "--", "echo \"${KEPT-unset}\"").run();
+        assertEquals("yes\n", after.out(), after::toString);
+
+        Path stored;
+        try (Stream<Path> s = Files.walk(tmp.resolve("home/sessions"))) {
+            stored = s.filter(p -> p.getFileName().toString().equals("big.snapshot")).findFirst().orElseThrow();
+        }
+        try (var out = Files.newOutputStream(stored)) {
+            out.write(new byte[17_000_000]);
+        }
+        Airlock.Result refused = exec("big", "--", "echo ran").run();
+        assertEquals(125, refused.exit(), refused::toString);
+        assertEquals("", refused.out(), "the command must not run on a state that could not be read");
+        assertTrue(refused.err().matches("airlock: .*big\\.snapshot is over 16 MiB; remove it to start the session afresh\n"), refused::toString);
+    }
+
     @Test
     void theStateIsKeptPrivateUnderAirlockHome() throws IOException {
         assertEquals(0, exec("keep.me_1", "--", "export OWN_TOKEN=mine").run().exit());

@@ -9,6 +9,13 @@ import java.util.Optional;
  */
 public interface SessionStore {
 
+    /**
+     * The largest snapshot a session keeps, 16 MiB: the snapshot is a file on the target that the
+     * session's own commands can write, so it is read under this cap (memory stays bounded) and a
+     * larger one is refused with a one-line error, never loaded whole.
+     */
+    int MAX_SNAPSHOT_BYTES = 16 << 20;
+
     /** The state saved last time, or empty for a new session. */
     Optional<byte[]> load();
 

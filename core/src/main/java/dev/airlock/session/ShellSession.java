@@ -145,6 +145,9 @@ public final class ShellSession implements Session {
         } catch (dev.airlock.EnvironmentClosedException e) {
             // Closed under it (a signal closed the environment): the stored state stays as it was.
             LOG.debug("session {} was not saved: {}", id, e.getMessage());
+        } catch (BackendException e) {
+            // The command's result stands; only its state is not kept (the stored state stays as it was).
+            LOG.warn(e.getMessage());
         } finally {
             try {
                 env.files().delete(dir);
@@ -155,10 +158,20 @@ public final class ShellSession implements Session {
         }
     }
 
-    /** The current snapshot's bytes, or empty when no exec saved one yet. */
+    /**
+     * The current snapshot's bytes, or empty when no exec saved one yet. Read under
+     * {@link SessionStore#MAX_SNAPSHOT_BYTES}: a command can write the file, so a larger one is an
+     * error, not a load of whatever it wrote.
+     */
     Optional<byte[]> snapshot() {
         try (InputStream in = env.files().read(SessionScript.snapshotPath(dir))) {
-            return Optional.of(in.readAllBytes());
+            byte[] state = in.readNBytes(SessionStore.MAX_SNAPSHOT_BYTES + 1);
+            if (state.length > SessionStore.MAX_SNAPSHOT_BYTES) {
+                throw new BackendException("session " + id + ": its state is over "
+                        + (SessionStore.MAX_SNAPSHOT_BYTES >> 20) + " MiB (a command wrote to the session's"
+                        + " snapshot file?); it was not saved, the state saved before is kept");
+            }
+            return Optional.of(state);
         } catch (NoSuchPathException e) {
             return Optional.empty();
         } catch (IOException e) {
