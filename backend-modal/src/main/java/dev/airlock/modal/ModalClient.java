@@ -68,6 +68,7 @@ final class ModalClient implements AutoCloseable {
     private volatile String routerJwt;
     private volatile long routerExp;
     private volatile String sandboxId;
+    private volatile boolean v2;
     private volatile String taskId;
 
     ModalClient(ModalSettings settings, RetryPolicy policy) {
@@ -145,9 +146,13 @@ final class ModalClient implements AutoCloseable {
 
     // ---------------------------------------------------------------- router
 
-    /** Points the router calls at this sandbox's task, with access already at hand (SandboxCreateV2 gives it). */
-    synchronized void routeTo(String sandboxId, String taskId, String jwt, String url) {
+    /**
+     * Points the router calls at this sandbox's task, with access already at hand (SandboxCreateV2
+     * gives it); {@code v2} is the sandbox's family, whose RPC fetches the access again.
+     */
+    synchronized void routeTo(String sandboxId, boolean v2, String taskId, String jwt, String url) {
         this.sandboxId = sandboxId;
+        this.v2 = v2;
         this.taskId = taskId;
         if (jwt != null && !jwt.isBlank()) {
             useAccess(jwt, url);
@@ -161,7 +166,7 @@ final class ModalClient implements AutoCloseable {
     private synchronized void refreshAccess() {
         String jwt;
         String url;
-        if (settings.v2()) {
+        if (v2) {
             var r = control("SandboxGetCommandRouterAccess", Resource.sandbox(sandboxId),
                     s -> s.sandboxGetCommandRouterAccess(SandboxGetCommandRouterAccessRequest.newBuilder()
                             .setSandboxId(sandboxId).setTaskId(taskId).build()));

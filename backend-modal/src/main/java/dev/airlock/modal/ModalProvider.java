@@ -14,13 +14,9 @@ import dev.airlock.spi.SandboxLifecycle;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /** The {@code modal} backend: Modal sandboxes over Modal's gRPC protocol; {@code up}/{@code down} keep one across invocations. */
 public final class ModalProvider implements EnvironmentProvider, SandboxLifecycle {
-    /** The SDKs' rule: {@code sb-} and 22 alphanumerics is a V1 sandbox, anything else V2. */
-    private static final Pattern V1_ID = Pattern.compile("sb-[A-Za-z0-9]{22}");
-
     @Override
     public String name() {
         return "modal";
@@ -94,7 +90,7 @@ public final class ModalProvider implements EnvironmentProvider, SandboxLifecycl
         }
         try (ModalClient c = client(settings)) {
             c.authenticate();
-            ModalSandbox.terminate(c, id.trim(), !V1_ID.matcher(id.trim()).matches());
+            ModalSandbox.terminate(c, id.trim(), ModalSandbox.isV2(id.trim()));
         }
     }
 

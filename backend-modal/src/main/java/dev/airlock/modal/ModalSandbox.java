@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 
 /**
  * One Modal sandbox through its life: created (app, image from a registry tag, sandbox, task,
@@ -21,15 +22,25 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * once unless attached.
  */
 final class ModalSandbox implements AutoCloseable {
+    /** The SDKs' rule: {@code sb-} and 22 alphanumerics is a V1 sandbox, anything else V2. */
+    private static final Pattern V1_ID = Pattern.compile("sb-[A-Za-z0-9]{22}");
+
     private final ModalClient client;
     private final String sandboxId;
     private final boolean attached;
+    private final boolean v2;
     private final AtomicBoolean terminated = new AtomicBoolean();
 
-    private ModalSandbox(ModalClient client, String sandboxId, boolean attached) {
+    private ModalSandbox(ModalClient client, String sandboxId, boolean attached, boolean v2) {
         this.client = client;
         this.sandboxId = sandboxId;
         this.attached = attached;
+        this.v2 = v2;
+    }
+
+    /** Whether {@code sandboxId} names a V2 sandbox, by its shape (as the official SDKs tell). */
+    static boolean isV2(String sandboxId) {
+        return !V1_ID.matcher(sandboxId).matches();
     }
 
     String id() {
@@ -69,14 +80,14 @@ final class ModalSandbox implements AutoCloseable {
                     SandboxCreateV2Request.newBuilder().setAppId(app).setDefinition(def).addAllTags(tags).build()));
             id = r.getSandboxId();
             if (r.hasTaskId() && r.hasCommandRouterAccess()) {
-                client.routeTo(id, r.getTaskId(), r.getCommandRouterAccess().getJwt(), r.getCommandRouterAccess().getUrl());
-                return new ModalSandbox(client, id, false);
+                client.routeTo(id, true, r.getTaskId(), r.getCommandRouterAccess().getJwt(), r.getCommandRouterAccess().getUrl());
+                return new ModalSandbox(client, id, false, true);
             }
         } else {
             id = client.control("SandboxCreate", Resource.none(), st -> st.sandboxCreate(SandboxCreateRequest.newBuilder()
                     .setAppId(app).setDefinition(def).setEnvironmentName(s.environment()).addAllTags(tags).build())).getSandboxId();
         }
-        ModalSandbox sb = new ModalSandbox(client, id, false);
+        ModalSandbox sb = new ModalSandbox(client, id, false, s.v2());
         try {
             sb.awaitTask();
         } catch (RuntimeException e) {
@@ -86,10 +97,13 @@ final class ModalSandbox implements AutoCloseable {
         return sb;
     }
 
-    /** Attaches to a running sandbox by id; it is never terminated by this process. */
+    /**
+     * Attaches to a running sandbox by id, in the family its id's shape names (so a sandbox made
+     * with {@code sandbox-family=v1} is found without that setting); never terminated by this process.
+     */
     static ModalSandbox attach(ModalClient client, String sandboxId) {
         client.authenticate();
-        ModalSandbox sb = new ModalSandbox(client, sandboxId, true);
+        ModalSandbox sb = new ModalSandbox(client, sandboxId, true, isV2(sandboxId));
         sb.awaitTask();
         return sb;
     }
@@ -129,7 +143,6 @@ final class ModalSandbox implements AutoCloseable {
 
     /** Polls for the task every 500 ms, as the SDKs do, then fetches the router access. */
     private void awaitTask() {
-        boolean v2 = client.settings.v2();
         long deadline = System.nanoTime() + client.settings.apiTimeout().toNanos() * 5;
         while (true) {
             SandboxGetTaskIdResponse r = client.control(v2 ? "SandboxGetTaskIdV2" : "SandboxGetTaskId", Resource.sandbox(sandboxId),
@@ -142,7 +155,7 @@ final class ModalSandbox implements AutoCloseable {
                         + r.getTaskResult().getException() + ")");
             }
             if (r.hasTaskId() && !r.getTaskId().isBlank()) {
-                client.routeTo(sandboxId, r.getTaskId(), null, null);
+                client.routeTo(sandboxId, v2, r.getTaskId(), null, null);
                 return;
             }
             if (System.nanoTime() > deadline) {
@@ -189,7 +202,7 @@ final class ModalSandbox implements AutoCloseable {
         if (attached || !terminated.compareAndSet(false, true)) {
             return;
         }
-        terminate(client, sandboxId, client.settings.v2());
+        terminate(client, sandboxId, v2);
     }
 
     static void terminate(ModalClient client, String sandboxId, boolean v2) {

@@ -6,6 +6,7 @@ import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.modal.proto.AppGetOrCreateRequest;
 import dev.airlock.modal.proto.ModalClientGrpc;
+import dev.airlock.modal.proto.router.TaskCommandRouterGrpc;
 import dev.airlock.modal.proto.router.TaskExecStartRequest;
 import dev.airlock.modal.proto.router.TaskExecStdinStatusRequest;
 import dev.airlock.modal.proto.router.TaskExecStdinWriteRequest;
@@ -46,6 +47,10 @@ class ModalEmulatorTest {
             StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> ModalClientGrpc.newBlockingStub(ch)
                     .appGetOrCreate(AppGetOrCreateRequest.newBuilder().setAppName("x").build()));
             assertEquals(Status.Code.UNAUTHENTICATED, e.getStatus().getCode());
+            // The router, on the same port, needs a bearer JWT from the control plane.
+            StatusRuntimeException router = assertThrows(StatusRuntimeException.class, () -> TaskCommandRouterGrpc.newBlockingStub(ch)
+                    .taskExecWait(TaskExecWaitRequest.newBuilder().setTaskId("ta-x").setExecId("x").build()));
+            assertEquals(Status.Code.UNAUTHENTICATED, router.getStatus().getCode());
         } finally {
             ch.shutdownNow();
         }
@@ -72,6 +77,11 @@ class ModalEmulatorTest {
             StatusRuntimeException gap = assertThrows(StatusRuntimeException.class, () -> c.routed(10_000, r -> r.taskExecStdinWrite(
                     TaskExecStdinWriteRequest.newBuilder().setTaskId(task).setExecId(exec).setOffset(5).setData(abc).build())));
             assertEquals(Status.Code.OUT_OF_RANGE, gap.getStatus().getCode());
+            // A chunk over the router's 16 MiB message limit is refused, and nothing of it written.
+            var huge = ByteString.copyFrom(new byte[dev.airlock.modal.emulator.ModalEmulator.MAX_STDIN_CHUNK + 1]);
+            StatusRuntimeException tooBig = assertThrows(StatusRuntimeException.class, () -> c.routed(30_000, r -> r.taskExecStdinWrite(
+                    TaskExecStdinWriteRequest.newBuilder().setTaskId(task).setExecId(exec).setOffset(3).setData(huge).build())));
+            assertEquals(Status.Code.RESOURCE_EXHAUSTED, tooBig.getStatus().getCode());
             assertEquals(3, c.routed(10_000, r -> r.taskExecStdinStatus(TaskExecStdinStatusRequest.newBuilder().setTaskId(task)
                     .setExecId(exec).build())).getNumBytesWritten());
             c.routed(10_000, r -> r.taskExecStdinWrite(TaskExecStdinWriteRequest.newBuilder().setTaskId(task).setExecId(exec)

@@ -54,9 +54,11 @@ class ModalFaultCampaignTest {
         Random random = new Random(16);
         Map<String, Integer> outcomes = new TreeMap<>();
         Environment env = null;
+        int stagedChecks = 0;
         try {
             for (int run = 0; run < RUNS; run++) {
                 if (env != null && run % 25 == 0) {
+                    stagedChecks += assertNothingStaged(env);
                     env.close(); // a fresh sandbox now and then: creates and terminates meet faults too
                     env = null;
                 }
@@ -91,11 +93,15 @@ class ModalFaultCampaignTest {
                     }
                 }
             }
+            if (env != null) {
+                stagedChecks += assertNothingStaged(env);
+            }
         } finally {
             if (env != null) {
                 env.close();
             }
         }
+        assertTrue(stagedChecks > 0, "the staging dir was never read back");
         CallJournal journal = EMULATOR.served.journal();
         System.out.println("[modal-campaign] " + RUNS + " runs of 5 MiB: " + outcomes);
         System.out.println("[modal-campaign] calls and faults:\n" + EMULATOR.served.faults().report());
@@ -106,5 +112,24 @@ class ModalFaultCampaignTest {
                 "TaskExecStdioRead", "TaskExecWait")), "faults did not reach every exec call: " + EMULATOR.served.faults().faultCounts());
         assertEquals(0, ((dev.airlock.modal.emulator.ModalEmulator) EMULATOR.served.emulator()).liveSandboxes(),
                 "a sandbox was left running");
+    }
+
+    /**
+     * No staged file in the sandbox's staging dir: stdin is streamed, never staged, whatever the
+     * faults did. Returns 1 once the dir was read (a fault on the listing itself is tried again), 0 if it never could be.
+     */
+    private static int assertNothingStaged(Environment env) {
+        for (int attempt = 0; attempt < 5; attempt++) {
+            List<String> left;
+            try {
+                left = env.files().list(env.target().stagingDir()).stream().map(dev.airlock.FileStat::name)
+                        .filter(n -> n.startsWith(".airlock-")).toList();
+            } catch (AirlockException e) {
+                continue; // a fault hit the listing, not the runs
+            }
+            assertEquals(List.of(), left, "staged files left in " + env.target().stagingDir());
+            return 1;
+        }
+        return 0;
     }
 }

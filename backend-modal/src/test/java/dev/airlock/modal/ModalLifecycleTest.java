@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** Terminate exactly once under racing close and cancel; up/down keep a sandbox across clients. */
@@ -73,6 +74,26 @@ class ModalLifecycleTest {
         }
         p.down(EMULATOR.settings(), id);
         assertThrows(dev.airlock.AirlockException.class, () -> p.open(OpenContext.of(attach)).close());
+    }
+
+    /**
+     * A sandbox {@code up} made in the V1 family is attached and ended by its id alone: the id's
+     * shape picks the family (as the official SDKs tell), not the attaching process's settings.
+     */
+    @Test
+    void aV1SandboxIsAttachedByItsIdAlone() {
+        ModalProvider p = new ModalProvider();
+        int v1Terminates = EMULATOR.served.journal().entries("SandboxTerminate").size();
+        String id = p.up(EMULATOR.settings().with(ModalSettings.FAMILY, "v1"));
+        try {
+            assertFalse(ModalSandbox.isV2(id), "not a V1 sandbox id: " + id);
+            try (Environment e = p.open(OpenContext.of(EMULATOR.settings().with(ModalSettings.SANDBOX_ID, id)))) {
+                assertEquals("attached", e.exec(ExecRequest.of("printf attached")).stdout().text());
+            }
+        } finally {
+            p.down(EMULATOR.settings(), id);
+        }
+        assertEquals(v1Terminates + 1, EMULATOR.served.journal().entries("SandboxTerminate").size(), "down ends a V1 sandbox with the V1 RPC");
     }
 
     /** A command that closes its stdin early runs on to its end, as with a pipe: the refused writes do not kill it. */

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.airlock.spi.Deadline;
+import dev.airlock.spi.StdinClosedException;
 
 import java.time.Duration;
 import java.nio.charset.StandardCharsets;
@@ -12,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The client's sandbox and process layer against the emulator, below the core. */
 class ModalSandboxTest {
@@ -21,6 +24,21 @@ class ModalSandboxTest {
     private static ModalClient client(Map<String, String> extra) {
         var s = EMULATOR.settings().with(extra);
         return new ModalClient(ModalSettings.from(s, Map.of()), RetryPolicy.from(s, ModalSettings.PREFIX));
+    }
+
+    /** A stdin write to a command that has exited is refused at once as a closed stdin: not retried, not hung. */
+    @Test
+    void aStdinWriteToAnExitedCommandIsReportedAsClosedStdin() throws Exception {
+        try (ModalClient c = client(Map.of()); ModalSandbox sb = ModalSandbox.create(c, false)) {
+            ModalProcess p = sb.exec(List.of("sh", "-c", "exit 4"), Map.of());
+            assertEquals(4, p.waitFor());
+            long start = System.nanoTime();
+            StdinClosedException e = assertThrows(StdinClosedException.class,
+                    () -> p.writeStdin(0, new byte[4096], 4096, false, Deadline.in(Duration.ofMinutes(5))));
+            assertTrue(e.getMessage().contains("no longer reads its stdin"), e.getMessage());
+            assertTrue(System.nanoTime() - start < java.util.concurrent.TimeUnit.SECONDS.toNanos(20),
+                    "the refused write took " + (System.nanoTime() - start) / 1_000_000 + " ms");
+        }
     }
 
     @Test

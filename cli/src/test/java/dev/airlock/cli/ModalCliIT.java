@@ -3,7 +3,9 @@ package dev.airlock.cli;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Path;
 import java.util.List;
 
 import static dev.airlock.cli.Airlock.raw;
@@ -73,5 +75,33 @@ class ModalCliIT {
         Airlock.Result gone = modal("--set", "airlock.modal.sandbox-id=" + id, "exec", "true").run();
         assertTrue(gone.exit() != 0, "down ended the sandbox: " + gone);
         assertEquals(1, gone.errLines().size(), gone::toString);
+    }
+
+    /**
+     * issue 20: a named session on a sandbox {@code up} made keeps its directory and variables
+     * across invocations (state under AIRLOCK_HOME, not in the private dir each close removes).
+     */
+    @Test
+    void aNamedSessionOnAnUpSandboxCarriesOverAcrossInvocations(@TempDir Path home) {
+        Airlock.Result up = modal("up").run();
+        assertEquals(0, up.exit(), up::toString);
+        String id = up.out().strip();
+        try {
+            String attach = "airlock.modal.sandbox-id=" + id;
+            Airlock.Result first = modal("--set", attach, "--set", "airlock.session=dev", "exec", "-n", "--",
+                    "mkdir -p /tmp/work && cd /tmp/work && export GREETING='hi there'; exit 3")
+                    .env("AIRLOCK_HOME", home.toString()).run();
+            assertEquals(3, first.exit(), first::toString);
+            Airlock.Result second = modal("--set", attach, "--set", "airlock.session=dev", "exec", "-n", "--",
+                    "pwd; printf '%s' \"$GREETING\"").env("AIRLOCK_HOME", home.toString()).run();
+            assertEquals(0, second.exit(), second::toString);
+            assertEquals("/tmp/work\nhi there", second.out(), "the session's directory and variable did not carry over");
+            Airlock.Result plain = modal("--set", attach, "exec", "-n", "--", "pwd; echo \"${GREETING-unset}\"")
+                    .env("AIRLOCK_HOME", home.toString()).run();
+            assertFalse(plain.out().contains("hi there"), "a plain exec saw the session's variable: " + plain);
+        } finally {
+            Airlock.Result down = modal("down", id).run();
+            assertEquals(0, down.exit(), down::toString);
+        }
     }
 }

@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 
 import static dev.airlock.cli.Airlock.airlock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code ./airlock --set airlock.session=NAME exec ...} on the local backend: NAME's state across invocations. */
@@ -89,9 +90,15 @@ class SessionIT {
         assertTrue(refused.err().matches("airlock: .*big\\.snapshot is over 16 MiB; remove it to start the session afresh\n"), refused::toString);
     }
 
+    /**
+     * The snapshot is private, keeps what the session exported itself (a secret-looking name too),
+     * and leaves out what was injected: a provider token and the operator's own variables.
+     */
     @Test
     void theStateIsKeptPrivateUnderAirlockHome() throws IOException {
-        assertEquals(0, exec("keep.me_1", "--", "export OWN_TOKEN=mine").run().exit());
+        Airlock.Result r = exec("keep.me_1", "--", "export OWN_TOKEN=mine; printf '%s' \"${OPERATOR_VALUE-}\"")
+                .env("MODAL_TOKEN_SECRET", "injected-provider-secret").env("OPERATOR_VALUE", "injected-operator-value").run();
+        assertEquals(0, r.exit(), r::toString);
         Path sessions = tmp.resolve("home/sessions/local");
         List<Path> files;
         try (Stream<Path> s = Files.walk(sessions)) {
@@ -101,7 +108,11 @@ class SessionIT {
         Path snapshot = files.get(0);
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(snapshot)));
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(snapshot.getParent())));
-        assertTrue(Files.readString(snapshot).contains("OWN_TOKEN='mine'"), "the session's own variable was not kept");
+        String text = Files.readString(snapshot);
+        assertTrue(text.contains("OWN_TOKEN='mine'"), "the session's own variable was not kept");
+        assertFalse(text.contains("injected-provider-secret"), "a provider token was written to the snapshot");
+        assertEquals("injected-operator-value", r.out(), "the local backend passes the operator's variables on");
+        assertFalse(text.contains("injected-operator-value"), "an inherited variable the session left alone was written to the snapshot");
     }
 
     @ParameterizedTest

@@ -204,6 +204,27 @@ abstract class SessionCases {
     }
 
     @Test
+    void twoSessionsRunAtTheSameTime() throws Exception {
+        Environment env = kit.environment();
+        String go = kit.newDir(env, "session-together") + "/go";
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (Session one = env.session(); Session two = env.session()) {
+            Execution waiting = one.start(ExecRequest.of("while [ ! -e " + q(go) + " ]; do sleep 0.1; done; echo one"));
+            // The second session's exec is the one that lets the first end: it must not queue behind it.
+            CompletableFuture<ExecResult> other = CompletableFuture.supplyAsync(() -> two.exec(ExecRequest.of("touch " + q(go))), pool);
+            try {
+                assertSucceeded(other.get(1, TimeUnit.MINUTES), "the second session's exec"); // within the kit's deadline
+            } catch (java.util.concurrent.TimeoutException e) {
+                sh(env, "touch " + q(go)); // let the first end, so the sessions can close
+                fail("an exec of a second session waited for the first session's exec");
+            }
+            assertEquals("one\n", waiting.await().stdout().text());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void aBusySessionFailsFastWhenItMustNotWait() throws Exception {
         try (Environment env = kit.open(Map.of("airlock.session.wait", "false"))) {
             String go = env.target().scratchDir() + "/session-go-" + StdinScripts.randomToken();
