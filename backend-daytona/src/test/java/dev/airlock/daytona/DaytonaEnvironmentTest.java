@@ -234,6 +234,40 @@ class DaytonaEnvironmentTest {
         assertEquals(0, emulator.liveProcesses());
     }
 
+    /**
+     * Deletes answered 409 (a state change still pending, as Daytona answers while a sandbox stops):
+     * close waits and deletes again until it is done.
+     */
+    @Test
+    void aDeleteAnswered409WaitsAndIsSentAgainUntilTheSandboxIsGone() throws IOException {
+        start(FaultPlan.builder(1).first("sandbox-delete", 2, new dev.airlock.emulator.Fault.Status(409, "", java.util.Optional.empty())).build());
+        DaytonaEnvironment env = open(settings());
+        String id = env.sandboxId();
+        env.close();
+        assertEquals(2, faults.faults("sandbox-delete"), faults.report());
+        assertEquals(3, journal.entries("sandbox-delete").size(), "two conflicts, then the delete");
+        assertEquals(1, journal.entries("sandbox-stop").size());
+        assertFalse(emulator.sandboxIds().contains(id), "the sandbox is left");
+    }
+
+    /**
+     * A create answered 429 with {@code Retry-After-sandbox-create: 1} (Daytona's per-bucket header,
+     * the only one sent): the client waits the second it was asked for, far above its own 10 ms
+     * backoff, then creates once.
+     */
+    @Test
+    void aRateLimitedCreateWaitsForItsBucketsRetryAfter() throws IOException {
+        start(FaultPlan.parse("sandbox-create:status=429+1s@first=1", 1));
+        long t0 = System.nanoTime();
+        try (DaytonaEnvironment env = open(settings())) {
+            long waited = Duration.ofNanos(System.nanoTime() - t0).toMillis();
+            assertTrue(waited >= 1000, "opened after " + waited + " ms, before the Retry-After second");
+            assertEquals("ok", env.exec(ExecRequest.of("printf ok")).stdout().text());
+        }
+        assertEquals(1, faults.faults("sandbox-create"));
+        assertEquals(2, journal.entries("sandbox-create").size(), "the 429, then one create");
+    }
+
     @Test
     void anAttachedSandboxIsNeverStoppedAndADeleteThatFindsNothingIsFine() throws IOException {
         start(FaultPlan.none());
@@ -289,6 +323,17 @@ class DaytonaEnvironmentTest {
         assertTrue(emulator.sandboxIds().isEmpty());
     }
 
+    /** The create answers {@code creating}; the poll then finds {@code error}: its reason is reported, the sandbox removed. */
+    @Test
+    void aSandboxThatEndsInErrorWhileStartingIsReportedWithItsReasonAndRemoved() throws IOException {
+        start(FaultPlan.none());
+        BackendException e = assertThrows(BackendException.class,
+                () -> open(settings(DaytonaSettings.SNAPSHOT, DaytonaEmulator.ERROR_SNAPSHOT)));
+        assertTrue(e.getMessage().contains("ended in error") && e.getMessage().contains("emulated start failure"), e.getMessage());
+        assertTrue(journal.entries("sandbox-get").size() >= 1, "the error was not found by polling");
+        assertTrue(emulator.sandboxIds().isEmpty(), "the failed sandbox is left");
+    }
+
     @Test
     void aMissingKeyNamesTheVariable() throws IOException {
         start(FaultPlan.none());
@@ -302,8 +347,9 @@ class DaytonaEnvironmentTest {
     }
 
     /**
-     * Faults on every kind of call, exec and uploads included: each run is byte-exact or a typed
-     * error, no command runs twice, no staged or output file is left.
+     * Faults on every kind of call, exec and uploads included (errors, 429s with Retry-After, lost
+     * answers, cut downloads, slow answers): each run is byte-exact or a typed error, no command
+     * runs twice, no staged or output file is left; the faults per call are printed.
      */
     @Test
     void faultCampaign() throws IOException {
@@ -321,6 +367,10 @@ class DaytonaEnvironmentTest {
                 .sometimes("files-permissions", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
                 .sometimes("session-create", 0.05, new dev.airlock.emulator.Fault.LoseResponse())
                 .sometimes("files-delete", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
+                // slow answers: each call still ends, and the run is still exact
+                .sometimes("files-folder", 0.05, new dev.airlock.emulator.Fault.Delay(Duration.ofMillis(200)))
+                .sometimes("command-get", 0.05, new dev.airlock.emulator.Fault.Delay(Duration.ofMillis(200)))
+                .sometimes("session-delete", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
                 .build();
         start(plan);
         int exact = 0;

@@ -49,6 +49,24 @@ class VercelFaultsTest {
         }
     }
 
+    /** The edge cuts long streams by time: a log stream cut 300 ms in, three times, still yields every line once. */
+    @Test
+    void aLogStreamCutByTimeThreeTimesStillYieldsEveryLineOnce() {
+        fixture = new VercelEmulatorFixture(FaultPlan.parse("cmd-logs:cut-after=300ms@first=3", 1));
+        VercelSettings s = VercelSettings.from(fixture.settings(), Map.of());
+        try (VercelApi api = new VercelApi(s, fixture.settings())) {
+            VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(false));
+            String cmd = api.run(info.sessionId(), List.of("sh", "-c",
+                    "i=0; while [ $i -lt 25 ]; do i=$((i+1)); echo line$i; sleep 0.1; done; exit 2"), null);
+            AtomicLong lines = new AtomicLong();
+            int reconnects = api.followLogs(info.sessionId(), cmd, n -> lines.incrementAndGet());
+            assertEquals(3, fixture.faults.faults("cmd-logs"), fixture.faults.report());
+            assertEquals(3, reconnects, "three cuts, three reconnects");
+            assertEquals(25, lines.get(), "every line once, none twice");
+            assertEquals(2, api.await(info.sessionId(), cmd));
+        }
+    }
+
     @Test
     void outputIsCompleteAndTheExitRightWhenEveryWaitIsCutThreeTimes() {
         fixture = new VercelEmulatorFixture(FaultPlan.parse("cmd-get:lose@first=3", 1));
