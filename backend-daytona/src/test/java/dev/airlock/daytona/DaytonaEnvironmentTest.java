@@ -13,6 +13,7 @@ import dev.airlock.emulator.FaultPlan;
 import dev.airlock.emulator.SandboxIsolation;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.tck.Races;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,10 +28,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -213,21 +210,10 @@ class DaytonaEnvironmentTest {
         start(FaultPlan.none());
         DaytonaEnvironment env = open(settings());
         String id = env.sandboxId();
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        CountDownLatch go = new CountDownLatch(1);
-        List<Future<?>> done = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            done.add(pool.submit(() -> {
-                go.await();
-                env.close();
-                return null;
-            }));
-        }
-        go.countDown();
-        for (Future<?> f : done) {
-            f.get();
-        }
-        pool.shutdown();
+        Races.atOnce(8, () -> {
+            env.close();
+            return null;
+        });
         assertEquals(1, journal.entries("sandbox-stop").size());
         assertEquals(1, journal.entries("sandbox-delete").size());
         assertFalse(emulator.sandboxIds().contains(id));
@@ -251,21 +237,23 @@ class DaytonaEnvironmentTest {
     }
 
     /**
-     * A create answered 429 with {@code Retry-After-sandbox-create: 1} (Daytona's per-bucket header,
-     * the only one sent): the client waits the second it was asked for, far above its own 10 ms
-     * backoff, then creates once.
+     * A delete answered 429 with {@code Retry-After-sandbox-lifecycle: 1} (Daytona's per-bucket
+     * header, the only one sent): close waits the second it was asked for, far above the client's
+     * own 10 ms backoff, then deletes once more. (A create is a dispatch: sent once, a 429 on it
+     * fails typed, naming the wait.)
      */
     @Test
-    void aRateLimitedCreateWaitsForItsBucketsRetryAfter() throws IOException {
-        start(FaultPlan.parse("sandbox-create:status=429+1s@first=1", 1));
+    void aRateLimitedDeleteWaitsForItsBucketsRetryAfter() throws IOException {
+        start(FaultPlan.parse("sandbox-delete:status=429+1s@first=1", 1));
+        DaytonaEnvironment env = open(settings());
+        String id = env.sandboxId();
         long t0 = System.nanoTime();
-        try (DaytonaEnvironment env = open(settings())) {
-            long waited = Duration.ofNanos(System.nanoTime() - t0).toMillis();
-            assertTrue(waited >= 1000, "opened after " + waited + " ms, before the Retry-After second");
-            assertEquals("ok", env.exec(ExecRequest.of("printf ok")).stdout().text());
-        }
-        assertEquals(1, faults.faults("sandbox-create"));
-        assertEquals(2, journal.entries("sandbox-create").size(), "the 429, then one create");
+        env.close();
+        long waited = Duration.ofNanos(System.nanoTime() - t0).toMillis();
+        assertTrue(waited >= 1000, "closed after " + waited + " ms, before the Retry-After second");
+        assertEquals(1, faults.faults("sandbox-delete"));
+        assertEquals(2, journal.entries("sandbox-delete").size(), "the 429, then one delete");
+        assertFalse(emulator.sandboxIds().contains(id), "the sandbox is left");
     }
 
     @Test
@@ -328,7 +316,7 @@ class DaytonaEnvironmentTest {
     void aSandboxThatEndsInErrorWhileStartingIsReportedWithItsReasonAndRemoved() throws IOException {
         start(FaultPlan.none());
         BackendException e = assertThrows(BackendException.class,
-                () -> open(settings(DaytonaSettings.SNAPSHOT, DaytonaEmulator.ERROR_SNAPSHOT)));
+                () -> open(settings(DaytonaSettings.SNAPSHOT, DaytonaEmulator.ERROR_SNAPSHOT, DaytonaSettings.START_TIMEOUT, "20s")));
         assertTrue(e.getMessage().contains("ended in error") && e.getMessage().contains("emulated start failure"), e.getMessage());
         assertTrue(journal.entries("sandbox-get").size() >= 1, "the error was not found by polling");
         assertTrue(emulator.sandboxIds().isEmpty(), "the failed sandbox is left");

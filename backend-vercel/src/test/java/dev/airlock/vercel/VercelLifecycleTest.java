@@ -1,6 +1,6 @@
 package dev.airlock.vercel;
 
-import dev.airlock.AirlockException;
+import dev.airlock.EnvironmentClosedException;
 import dev.airlock.Environment;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
@@ -9,19 +9,15 @@ import dev.airlock.emulator.Fault;
 import dev.airlock.emulator.FaultPlan;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.tck.Races;
 import dev.airlock.vercel.emulator.VercelEmulator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -71,8 +67,10 @@ class VercelLifecycleTest {
         try (VercelApi outside = new VercelApi(VercelSettings.from(fixture.settings(), Map.of()), fixture.settings())) {
             outside.stop(outside.sandbox(env.id()).orElseThrow().sessionId());
         }
-        AirlockException e = assertThrows(AirlockException.class, () -> env.exec(ExecRequest.of("echo ran")));
-        assertTrue(e.getMessage().contains("no longer exists") && e.getMessage().contains("sandbox_stopped"), e.getMessage());
+        // Its script is staged by fs/write first: a 410 there is the stopped session, not a missing file.
+        EnvironmentClosedException e = assertThrows(EnvironmentClosedException.class, () -> env.exec(ExecRequest.of("echo ran")));
+        assertTrue(e.getMessage().contains("stopped") && e.getMessage().contains("open a new environment"), e.getMessage());
+        assertThrows(EnvironmentClosedException.class, () -> env.files().read("/etc/hostname"));
         env.close();
         assertTrue(fixture.emulator.sandboxNames().isEmpty(), "the stopped sandbox was not deleted");
         assertEquals(0, fixture.emulator.runningSessions());
@@ -96,21 +94,10 @@ class VercelLifecycleTest {
         fixture = new VercelEmulatorFixture(FaultPlan.none());
         Environment env = open(fixture.settings());
         assertEquals("hi", env.exec(ExecRequest.of("printf hi")).stdout().text());
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        CountDownLatch go = new CountDownLatch(1);
-        List<Future<?>> done = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            done.add(pool.submit(() -> {
-                go.await();
-                env.close();
-                return null;
-            }));
-        }
-        go.countDown();
-        for (Future<?> f : done) {
-            f.get();
-        }
-        pool.shutdown();
+        Races.atOnce(8, () -> {
+            env.close();
+            return null;
+        });
         assertEquals(1, fixture.journal.entries("session-stop").size());
         assertEquals(1, fixture.journal.entries("sandbox-delete").size());
         assertTrue(fixture.emulator.sandboxNames().isEmpty());
@@ -126,8 +113,9 @@ class VercelLifecycleTest {
     void aStagedPayloadWhoseRemovalCannotRunIsOverwrittenWithAnEmptyFile() throws IOException {
         int opening;
         try (VercelEmulatorFixture counting = new VercelEmulatorFixture(FaultPlan.none())) {
-            open(counting.settings()).close();
-            opening = counting.journal.entries("cmd").size() - 1; // the last one is close's
+            Environment probe = open(counting.settings());
+            opening = counting.journal.entries("cmd").size();
+            probe.close();
         }
         // The first command after opening is the removal: refused, it never runs.
         fixture = new VercelEmulatorFixture(FaultPlan.builder(1)
