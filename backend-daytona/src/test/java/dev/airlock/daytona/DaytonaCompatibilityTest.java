@@ -1,6 +1,8 @@
 package dev.airlock.daytona;
 
 import dev.airlock.Environment;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
 import dev.airlock.daytona.emulator.DaytonaEmulator;
 import dev.airlock.emulator.CallJournal;
 import dev.airlock.emulator.EmulatorContext;
@@ -19,6 +21,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The compatibility kit against the Daytona emulator, over the real REST client. */
@@ -65,6 +69,23 @@ class DaytonaCompatibilityTest extends EnvironmentCompatibilityKit {
     protected Optional<Environment> attach(Environment to) {
         String id = ((DaytonaEnvironment) to).sandboxId();
         return Optional.of(openEnvironment(OpenContext.of(settings().with(DaytonaSettings.SANDBOX_ID, id))));
+    }
+
+    /** The payload and an env value reach the sandbox as staged files, never inside a command. */
+    @org.junit.jupiter.api.Test
+    void noPayloadOrEnvValueTravelsInAnyCommand() {
+        byte[] payload = "stdin-payload-\u00e9\u0000-d4c1".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        String envValue = "env-value-5e0b93";
+        try (Environment env = openEnvironment(OpenContext.of(settings()))) {
+            ExecResult r = env.exec(ExecRequest.builder("printf %s \"$SECRET_ENV\"; cat").env(java.util.Map.of("SECRET_ENV", envValue))
+                    .stdin(payload).build());
+            assertEquals(0, r.exitCode(), r.stderr().text());
+            assertEquals(envValue + new String(payload, java.nio.charset.StandardCharsets.UTF_8), r.stdout().text());
+        }
+        assertFalse(journal.entries("session-exec").isEmpty());
+        journal.assertNoneCarries(envValue);
+        journal.assertNoneCarries(payload);
+        journal.assertNoneCarries("kit-key-0123456789");
     }
 
     @Override

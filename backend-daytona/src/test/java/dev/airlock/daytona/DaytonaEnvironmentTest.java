@@ -13,6 +13,7 @@ import dev.airlock.emulator.FaultPlan;
 import dev.airlock.emulator.SandboxIsolation;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.tck.Races;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,10 +28,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -213,25 +210,56 @@ class DaytonaEnvironmentTest {
         start(FaultPlan.none());
         DaytonaEnvironment env = open(settings());
         String id = env.sandboxId();
-        ExecutorService pool = Executors.newFixedThreadPool(8);
-        CountDownLatch go = new CountDownLatch(1);
-        List<Future<?>> done = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            done.add(pool.submit(() -> {
-                go.await();
-                env.close();
-                return null;
-            }));
-        }
-        go.countDown();
-        for (Future<?> f : done) {
-            f.get();
-        }
-        pool.shutdown();
+        Races.atOnce(8, () -> {
+            env.close();
+            return null;
+        });
         assertEquals(1, journal.entries("sandbox-stop").size());
         assertEquals(1, journal.entries("sandbox-delete").size());
         assertFalse(emulator.sandboxIds().contains(id));
         assertEquals(0, emulator.liveProcesses());
+    }
+
+    /**
+     * Deletes answered 409 (a state change still pending, as Daytona answers while a sandbox stops):
+     * close waits and deletes again until it is done.
+     */
+    @Test
+    void aDeleteAnswered409WaitsAndIsSentAgainUntilTheSandboxIsGone() throws IOException {
+        start(FaultPlan.builder(1).first("sandbox-delete", 2, new dev.airlock.emulator.Fault.Status(409, "", java.util.Optional.empty())).build());
+        DaytonaEnvironment env = open(settings());
+        String id = env.sandboxId();
+        env.close();
+        assertEquals(2, faults.faults("sandbox-delete"), faults.report());
+        assertEquals(3, journal.entries("sandbox-delete").size(), "two conflicts, then the delete");
+        assertEquals(1, journal.entries("sandbox-stop").size());
+        assertFalse(emulator.sandboxIds().contains(id), "the sandbox is left");
+    }
+
+    /**
+     * A delete answered 429 with {@code Retry-After-sandbox-lifecycle: 3} (Daytona's per-bucket
+     * header, the only one sent): close waits the seconds it was asked for, far above the client's
+     * own 10 ms backoff, then deletes once more. Measured against a close without the 429 on the
+     * same emulator, so a slow machine does not pass for the wait. (A create is a dispatch: sent
+     * once, a 429 on it fails typed, naming the wait.)
+     */
+    @Test
+    void aRateLimitedDeleteWaitsForItsBucketsRetryAfter() throws IOException {
+        start(FaultPlan.parse("sandbox-delete:status=429+3s@nth=2", 1));
+        long plain = closing(open(settings()));
+        DaytonaEnvironment env = open(settings());
+        String id = env.sandboxId();
+        long limited = closing(env);
+        assertTrue(limited - plain >= 2500, "a rate-limited close took " + limited + " ms, a plain one " + plain + " ms");
+        assertEquals(1, faults.faults("sandbox-delete"));
+        assertEquals(3, journal.entries("sandbox-delete").size(), "one plain delete, then the 429 and one delete");
+        assertFalse(emulator.sandboxIds().contains(id), "the sandbox is left");
+    }
+
+    private static long closing(DaytonaEnvironment env) {
+        long t0 = System.nanoTime();
+        env.close();
+        return Duration.ofNanos(System.nanoTime() - t0).toMillis();
     }
 
     @Test
@@ -289,6 +317,17 @@ class DaytonaEnvironmentTest {
         assertTrue(emulator.sandboxIds().isEmpty());
     }
 
+    /** The create answers {@code creating}; the poll then finds {@code error}: its reason is reported, the sandbox removed. */
+    @Test
+    void aSandboxThatEndsInErrorWhileStartingIsReportedWithItsReasonAndRemoved() throws IOException {
+        start(FaultPlan.none());
+        BackendException e = assertThrows(BackendException.class,
+                () -> open(settings(DaytonaSettings.SNAPSHOT, DaytonaEmulator.ERROR_SNAPSHOT, DaytonaSettings.START_TIMEOUT, "20s")));
+        assertTrue(e.getMessage().contains("ended in error") && e.getMessage().contains("emulated start failure"), e.getMessage());
+        assertTrue(journal.entries("sandbox-get").size() >= 1, "the error was not found by polling");
+        assertTrue(emulator.sandboxIds().isEmpty(), "the failed sandbox is left");
+    }
+
     @Test
     void aMissingKeyNamesTheVariable() throws IOException {
         start(FaultPlan.none());
@@ -302,8 +341,9 @@ class DaytonaEnvironmentTest {
     }
 
     /**
-     * Faults on every kind of call, exec and uploads included: each run is byte-exact or a typed
-     * error, no command runs twice, no staged or output file is left.
+     * Faults on every kind of call, exec and uploads included (errors, 429s with Retry-After, lost
+     * answers, cut downloads, slow answers): each run is byte-exact or a typed error, no command
+     * runs twice, no staged or output file is left; the faults per call are printed.
      */
     @Test
     void faultCampaign() throws IOException {
@@ -321,6 +361,10 @@ class DaytonaEnvironmentTest {
                 .sometimes("files-permissions", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
                 .sometimes("session-create", 0.05, new dev.airlock.emulator.Fault.LoseResponse())
                 .sometimes("files-delete", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
+                // slow answers: each call still ends, and the run is still exact
+                .sometimes("files-folder", 0.05, new dev.airlock.emulator.Fault.Delay(Duration.ofMillis(200)))
+                .sometimes("command-get", 0.05, new dev.airlock.emulator.Fault.Delay(Duration.ofMillis(200)))
+                .sometimes("session-delete", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
                 .build();
         start(plan);
         int exact = 0;

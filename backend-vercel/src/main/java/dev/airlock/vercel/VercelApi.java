@@ -287,15 +287,15 @@ final class VercelApi implements AutoCloseable {
                 gz.flush();
             }
         };
-        calls.call(CallKind.UPLOAD_PART, "write " + path, Resource.path(path),
+        inSession(sessionId, () -> calls.call(CallKind.UPLOAD_PART, "write " + path, Resource.path(path),
                 () -> json(http, new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/fs/write"))
-                        .header("x-cwd", "/").post(body), ""));
+                        .header("x-cwd", "/").post(body), "")));
     }
 
     /** A file's bytes, streamed; the caller closes the stream (which ends the download). */
     InputStream read(String sessionId, String path) {
         ObjectNode body = JSON.createObjectNode().put("path", path).put("cwd", "/");
-        Response resp = calls.call(CallKind.READ, "read " + path, Resource.path(path), () -> {
+        Response resp = inSession(sessionId, () -> calls.call(CallKind.READ, "read " + path, Resource.path(path), () -> {
             Request r = token.apply(new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/fs/read"))
                     .post(RequestBody.create(body.toString(), JSON_TYPE))).build();
             Response response;
@@ -316,7 +316,7 @@ final class VercelApi implements AutoCloseable {
                 }
             }
             return response;
-        });
+        }));
         return new FilterInputStream(resp.body().byteStream()) {
             @Override
             public void close() throws IOException {
@@ -373,6 +373,26 @@ final class VercelApi implements AutoCloseable {
         Map<String, String> tags = new java.util.TreeMap<>();
         sb.path("tags").properties().forEach(e -> tags.put(e.getKey(), e.getValue().asText()));
         return new SessionInfo(sb.path("name").asText(), sessionId, status, sb.path("createdAt").asLong(), tags);
+    }
+
+    /**
+     * A call on a path whose answer is 410 {@code sandbox_stopped}: the session stopped (its timeout
+     * passed, or a stop came from elsewhere), not a missing file, which is what the path's mapping
+     * would make of it. The cause is the service's answer, so {@link #status} reads 410.
+     */
+    private static <T> T inSession(String sessionId, java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (AirlockException e) {
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof WireFailure w && w.stage() == WireFailure.Stage.ANSWERED && w.httpStatus() == 410) {
+                    throw new dev.airlock.EnvironmentClosedException("the Vercel sandbox session " + sessionId
+                            + " has stopped (410 sandbox_stopped: its timeout passed or it was stopped elsewhere);"
+                            + " open a new environment", w);
+                }
+            }
+            throw e;
+        }
     }
 
     /** The HTTP status behind a mapped failure, or -1. */

@@ -32,4 +32,15 @@ class VercelApiTest {
             }
         }
     }
+
+    /** A runtime is created through v2 ({@code POST /v2/sandboxes}), an image through v3: both run commands. */
+    @Test
+    void aRuntimeSandboxIsCreatedThroughV2AndRuns() {
+        dev.airlock.settings.Settings raw = fixture.settings().with(VercelSettings.RUNTIME, "node22");
+        try (VercelApi api = new VercelApi(VercelSettings.from(raw, Map.of()), raw)) {
+            VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(false));
+            assertEquals(0, api.await(info.sessionId(), api.run(info.sessionId(), List.of("true"), null)));
+        }
+        assertEquals(1, fixture.journal.entries("sandbox-create").size());
+    }
 }

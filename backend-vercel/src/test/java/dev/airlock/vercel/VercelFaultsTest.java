@@ -31,22 +31,42 @@ class VercelFaultsTest {
         }
     }
 
-    @Test
-    void aLogStreamCutThreeTimesStillYieldsEveryLineAndTheWaitItsExitCode() {
-        fixture = new VercelEmulatorFixture(FaultPlan.parse("cmd-logs:cut-lines=2@first=3,cmd-get:lose@first=3", 1));
-        VercelSettings s = VercelSettings.from(fixture.settings(), Map.of());
-        try (VercelApi api = new VercelApi(s, fixture.settings())) {
+    /** What following a command's logs saw: reconnects, lines (each once) and the wait's exit code. */
+    record Followed(int reconnects, long lines, int exit) {
+    }
+
+    /** Starts {@code script} on an emulator with {@code faults}, follows its logs to the end, then waits for it. */
+    private Followed followUnder(String faults, String script) {
+        fixture = new VercelEmulatorFixture(FaultPlan.parse(faults, 1));
+        try (VercelApi api = new VercelApi(VercelSettings.from(fixture.settings(), Map.of()), fixture.settings())) {
             VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(false));
-            String cmd = api.run(info.sessionId(), List.of("sh", "-c",
-                    "for i in 1 2 3 4 5 6 7 8; do echo line$i; sleep 0.05; done; exit 3"), null);
+            String cmd = api.run(info.sessionId(), List.of("sh", "-c", script), null);
             AtomicLong lines = new AtomicLong();
             int reconnects = api.followLogs(info.sessionId(), cmd, n -> lines.incrementAndGet());
-            assertEquals(3, reconnects, "three cuts, three reconnects");
-            assertEquals(8, lines.get(), "every line once, none twice");
-            assertEquals(3, api.await(info.sessionId(), cmd), "the wait lost three answers and still has the exit code");
-            assertEquals(3, fixture.faults.faults("cmd-get"));
-            fixture.journal.assertNoDoubleDispatch();
+            return new Followed(reconnects, lines.get(), api.await(info.sessionId(), cmd));
         }
+    }
+
+    @Test
+    void aLogStreamCutThreeTimesStillYieldsEveryLineAndTheWaitItsExitCode() {
+        Followed f = followUnder("cmd-logs:cut-lines=2@first=3,cmd-get:lose@first=3",
+                "for i in 1 2 3 4 5 6 7 8; do echo line$i; sleep 0.05; done; exit 3");
+        assertEquals(3, f.reconnects(), "three cuts, three reconnects");
+        assertEquals(8, f.lines(), "every line once, none twice");
+        assertEquals(3, f.exit(), "the wait lost three answers and still has the exit code");
+        assertEquals(3, fixture.faults.faults("cmd-get"));
+        fixture.journal.assertNoDoubleDispatch();
+    }
+
+    /** The edge cuts long streams by time: a log stream cut 300 ms in, three times, still yields every line once. */
+    @Test
+    void aLogStreamCutByTimeThreeTimesStillYieldsEveryLineOnce() {
+        Followed f = followUnder("cmd-logs:cut-after=300ms@first=3",
+                "i=0; while [ $i -lt 25 ]; do i=$((i+1)); echo line$i; sleep 0.1; done; exit 2");
+        assertEquals(3, fixture.faults.faults("cmd-logs"), fixture.faults.report());
+        assertEquals(3, f.reconnects(), "three cuts, three reconnects");
+        assertEquals(25, f.lines(), "every line once, none twice");
+        assertEquals(2, f.exit());
     }
 
     @Test

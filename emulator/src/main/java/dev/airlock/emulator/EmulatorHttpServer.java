@@ -35,8 +35,8 @@ import java.util.regex.Pattern;
  * <p>Faults: a {@link Fault.Status} answers at once (the work is not done) with the service's
  * error shape and its Retry-After header; a {@link Fault.Delay} waits first; a
  * {@link Fault.LoseResponse} lets the handler do the work, then drops the connection before any
- * byte of the answer; {@link Fault.CutAfterBytes} and {@link Fault.CutAfterLines} send that much
- * of the answer and drop the connection.
+ * byte of the answer; {@link Fault.CutAfterBytes}, {@link Fault.CutAfterLines} and
+ * {@link Fault.CutAfterTime} send that much of the answer and drop the connection.
  */
 public final class EmulatorHttpServer implements AutoCloseable {
 
@@ -341,11 +341,12 @@ public final class EmulatorHttpServer implements AutoCloseable {
             long lines = fault.filter(f -> f instanceof Fault.CutAfterLines).map(f -> ((Fault.CutAfterLines) f).lines())
                     .orElse(Long.MAX_VALUE);
             out = new CuttingOutputStream(ex.getResponseBody(), bytes, lines);
+            fault.filter(f -> f instanceof Fault.CutAfterTime).ifPresent(f -> out.cutAt(((Fault.CutAfterTime) f).after()));
             return out;
         }
     }
 
-    /** Passes bytes until a byte or line budget is spent, then flushes and drops the connection. */
+    /** Passes bytes until a byte, line or time budget is spent, then flushes and drops the connection. */
     static final class CuttingOutputStream extends OutputStream {
         private final OutputStream out;
         private final long maxBytes;
@@ -353,11 +354,20 @@ public final class EmulatorHttpServer implements AutoCloseable {
         long count;
         private long lines;
         private boolean dropped;
+        /** {@link System#nanoTime()} past which the next write cuts; none by default. */
+        private long cutAtNanos;
+        private boolean timed;
 
         CuttingOutputStream(OutputStream out, long maxBytes, long maxLines) {
             this.out = out;
             this.maxBytes = maxBytes;
             this.maxLines = maxLines;
+        }
+
+        /** Cuts at the first write once {@code after} has passed from now. */
+        void cutAt(java.time.Duration after) {
+            timed = true;
+            cutAtNanos = System.nanoTime() + after.toNanos();
         }
 
         @Override
@@ -367,6 +377,9 @@ public final class EmulatorHttpServer implements AutoCloseable {
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
+            if (timed && len > 0 && System.nanoTime() - cutAtNanos >= 0) {
+                throw drop();
+            }
             for (int i = 0; i < len; i++) {
                 if (count >= maxBytes || lines >= maxLines) {
                     throw drop();

@@ -33,6 +33,16 @@ public sealed interface Fault {
     record CutAfterLines(long lines) implements Fault {
     }
 
+    /**
+     * Do the work, stream the answer, and cut the connection at the first write once {@code after}
+     * has passed since the answer began: a long stream cut by time, as an edge proxy does.
+     */
+    record CutAfterTime(Duration after) implements Fault {
+        public CutAfterTime {
+            Objects.requireNonNull(after, "after");
+        }
+    }
+
     /** Do the work, then drop the connection without answering: the client cannot know it ran. */
     record LoseResponse() implements Fault {
     }

@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  * <p>Text form, for {@code airlock emulator NAME --faults SPEC} (rules separated by commas):
  * {@code CALL:FAULT[@WHEN]} with FAULT one of {@code status=503}, {@code status=429+2s} (429 with
  * {@code Retry-After: 2}), {@code unavailable}, {@code delay=250ms}, {@code cut-bytes=100},
- * {@code cut-lines=2}, {@code lose}; and WHEN one of {@code first=N} (the first N calls, the
+ * {@code cut-lines=2}, {@code cut-after=2s}, {@code lose}; and WHEN one of {@code first=N} (the first N calls, the
  * default being 1), {@code nth=K} (only the K-th), {@code always}, {@code p=0.25} (each call with
  * that probability, from the seed). CALL {@code *} matches every call.
  */
@@ -146,8 +146,9 @@ public final class FaultPlan {
                 case "delay" -> Fault.delay(duration(part, need(part, arg)));
                 case "cut-bytes" -> Fault.cutAfterBytes(Long.parseLong(need(part, arg).trim()));
                 case "cut-lines" -> Fault.cutAfterLines(Long.parseLong(need(part, arg).trim()));
+                case "cut-after" -> new Fault.CutAfterTime(duration(part, need(part, arg)));
                 case "lose" -> Fault.loseResponse();
-                default -> throw bad(part, "FAULT must be status=CODE[+WAIT], unavailable, delay=D, cut-bytes=N, cut-lines=N or lose");
+                default -> throw bad(part, "FAULT must be status=CODE[+WAIT], unavailable, delay=D, cut-bytes=N, cut-lines=N, cut-after=D or lose");
             };
         } catch (NumberFormatException e) {
             throw bad(part, "a number is malformed");

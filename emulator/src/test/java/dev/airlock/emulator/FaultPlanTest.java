@@ -74,7 +74,7 @@ class FaultPlanTest {
     @Test
     void theTextFormReadsEveryFault() {
         FaultPlan p = FaultPlan.parse("a:status=429+2s, b:status=500@nth=1, c:unavailable@always, d:delay=250ms,"
-                + " e:cut-bytes=100, f:cut-lines=2, g:lose, *:status=503@first=1", 1);
+                + " e:cut-bytes=100, f:cut-lines=2, g:lose, h:cut-after=2s, *:status=503@first=1", 1);
         assertEquals(new Fault.Status(429, "RESOURCE_EXHAUSTED", Optional.of(Duration.ofSeconds(2))), p.next("a").orElseThrow());
         assertEquals(new Fault.Status(500, "INTERNAL", Optional.empty()), p.next("b").orElseThrow());
         assertEquals(new Fault.Status(503, "UNAVAILABLE", Optional.empty()), p.next("c").orElseThrow());
@@ -82,6 +82,7 @@ class FaultPlanTest {
         assertEquals(new Fault.CutAfterBytes(100), p.next("e").orElseThrow());
         assertEquals(new Fault.CutAfterLines(2), p.next("f").orElseThrow());
         assertEquals(new Fault.LoseResponse(), p.next("g").orElseThrow());
+        assertEquals(new Fault.CutAfterTime(Duration.ofSeconds(2)), p.next("h").orElseThrow());
         assertEquals(new Fault.Status(503, "UNAVAILABLE", Optional.empty()), p.next("zzz").orElseThrow());
     }
 

@@ -56,6 +56,8 @@ import java.util.concurrent.TimeUnit;
 public final class DaytonaEmulator implements Emulator {
     /** Snapshot name that makes a create end in {@code build_failed}, for tests of that path. */
     public static final String FAILING_SNAPSHOT = "airlock-emulator/build-fails";
+    /** Snapshot name whose sandbox is {@code creating} in the create's answer, then {@code error} when polled. */
+    public static final String ERROR_SNAPSHOT = "airlock-emulator/start-errors";
     private static final String HOME = "/home/daytona";
     private static final int JSON_MAX = 1 << 20;
 
@@ -255,7 +257,10 @@ public final class DaytonaEmulator implements Emulator {
         }
         boxes.put(id, box);
         String first = describe(box); // the create answer shows the real first state; the next poll sees it started
-        if (!fails) {
+        if (ERROR_SNAPSHOT.equals(image)) {
+            r.put("errorReason", "emulated start failure of " + image);
+            box.state = "error";
+        } else if (!fails) {
             box.state = "started";
         }
         resp.json(200, first);

@@ -1,0 +1,136 @@
+package dev.airlock.vercel;
+
+import dev.airlock.EnvironmentClosedException;
+import dev.airlock.Environment;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Payload;
+import dev.airlock.emulator.Fault;
+import dev.airlock.emulator.FaultPlan;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.tck.Races;
+import dev.airlock.vercel.emulator.VercelEmulator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The sandbox's lifetime as a user meets it: kept alive while in use, a stopped session (410) and
+ * a stopping one (422) read as the service documents them, stop and delete once under racing
+ * closes, and a staged payload whose removal failed emptied all the same.
+ */
+class VercelLifecycleTest {
+    VercelEmulatorFixture fixture;
+
+    @AfterEach
+    void close() {
+        if (fixture != null) {
+            fixture.close();
+        }
+    }
+
+    private VercelEnvironment open(Settings s) {
+        return (VercelEnvironment) new VercelProvider().open(OpenContext.of(s));
+    }
+
+    /** A 10 s sandbox runs a 14 s command: the environment extends the timeout while it is open. */
+    @Test
+    void aCommandLongerThanTheSandboxTimeoutRunsToItsEndBecauseTheTimeoutIsExtended() {
+        fixture = new VercelEmulatorFixture(FaultPlan.none());
+        try (Environment env = open(fixture.settings().with(VercelSettings.TIMEOUT, "10s"))) {
+            ExecResult r = env.exec(ExecRequest.of("sleep 14; echo still running"));
+            assertEquals(0, r.exitCode(), r.stderr().text());
+            assertEquals("still running\n", r.stdout().text());
+        }
+        assertTrue(fixture.journal.entries("extend-timeout").size() >= 2,
+                "extended " + fixture.journal.entries("extend-timeout").size() + " times");
+    }
+
+    /**
+     * The session stops under the environment (its timeout, the dashboard): the service answers
+     * 410 {@code sandbox_stopped}, the next exec fails typed and names the sandbox, and close still
+     * deletes it.
+     */
+    @Test
+    void aSessionStoppedUnderTheEnvironmentFailsTheNextExecTypedAndCloseStillDeletesTheSandbox() {
+        fixture = new VercelEmulatorFixture(FaultPlan.none());
+        VercelEnvironment env = open(fixture.settings());
+        try (VercelApi outside = new VercelApi(VercelSettings.from(fixture.settings(), Map.of()), fixture.settings())) {
+            outside.stop(outside.sandbox(env.id()).orElseThrow().sessionId());
+        }
+        // Its script is staged by fs/write first: a 410 there is the stopped session, not a missing file.
+        EnvironmentClosedException e = assertThrows(EnvironmentClosedException.class, () -> env.exec(ExecRequest.of("echo ran")));
+        assertTrue(e.getMessage().contains("stopped") && e.getMessage().contains("open a new environment"), e.getMessage());
+        assertThrows(EnvironmentClosedException.class, () -> env.files().read("/etc/hostname"));
+        env.close();
+        assertTrue(fixture.emulator.sandboxNames().isEmpty(), "the stopped sandbox was not deleted");
+        assertEquals(0, fixture.emulator.runningSessions());
+    }
+
+    /** A stop answered 422 {@code sandbox_stopping} (one already under way) is a stop: close goes on to delete. */
+    @Test
+    void aStopAnsweredSandboxStoppingIsDoneAndTheSandboxIsDeleted() {
+        fixture = new VercelEmulatorFixture(FaultPlan.builder(1)
+                .first("session-stop", 1, new Fault.Status(422, "", Optional.empty())).build());
+        Environment env = open(fixture.settings());
+        env.close();
+        assertEquals(1, fixture.faults.faults("session-stop"), "the 422 was not answered");
+        assertEquals(1, fixture.journal.entries("session-stop").size(), "a 422 stop is not sent again");
+        assertEquals(1, fixture.journal.entries("sandbox-delete").size());
+        assertTrue(fixture.emulator.sandboxNames().isEmpty(), "the sandbox is deleted");
+    }
+
+    @Test
+    void closeFromManyThreadsStopsAndDeletesTheSandboxExactlyOnce() throws Exception {
+        fixture = new VercelEmulatorFixture(FaultPlan.none());
+        Environment env = open(fixture.settings());
+        assertEquals("hi", env.exec(ExecRequest.of("printf hi")).stdout().text());
+        Races.atOnce(8, () -> {
+            env.close();
+            return null;
+        });
+        assertEquals(1, fixture.journal.entries("session-stop").size());
+        assertEquals(1, fixture.journal.entries("sandbox-delete").size());
+        assertTrue(fixture.emulator.sandboxNames().isEmpty());
+        assertEquals(0, fixture.emulator.runningSessions());
+    }
+
+    /**
+     * There is no delete endpoint: a staged payload is removed by a command, and when that command
+     * cannot run (here its dispatch is refused) the file is overwritten with an empty one, so its
+     * bytes are gone either way.
+     */
+    @Test
+    void aStagedPayloadWhoseRemovalCannotRunIsOverwrittenWithAnEmptyFile() throws IOException {
+        int opening;
+        try (VercelEmulatorFixture counting = new VercelEmulatorFixture(FaultPlan.none())) {
+            Environment probe = open(counting.settings());
+            opening = counting.journal.entries("cmd").size();
+            probe.close();
+        }
+        // The first command after opening is the removal: refused, it never runs.
+        fixture = new VercelEmulatorFixture(FaultPlan.builder(1)
+                .nth("cmd", opening + 1, new Fault.Status(400, "", Optional.empty())).build());
+        String path = "/tmp/.airlock-stage-test/.airlock-stdin-cancelled";
+        try (VercelEnvironment env = open(fixture.settings())) {
+            assertEquals(opening, fixture.journal.entries("cmd").size(), "opening ran a different number of commands");
+            env.stage(path, Payload.ofUtf8("secret staged payload"));
+            env.removeStaged(path);
+            assertEquals(1, fixture.faults.faults("cmd"), "the removal was not refused: " + fixture.faults.report());
+            ExecResult r = env.exec(ExecRequest.of("wc -c < " + path));
+            assertEquals("0", r.stdout().text().strip(), "the staged bytes are still there");
+        }
+        List<VercelEmulator.StagedWrite> writes = fixture.emulator.writes().stream().filter(w -> w.path().equals(path)).toList();
+        assertEquals(List.of(21L, 0L), writes.stream().map(VercelEmulator.StagedWrite::size).toList());
+        assertTrue(writes.stream().allMatch(w -> w.headerMode() == 0600), writes.toString());
+    }
+}
