@@ -57,12 +57,15 @@ class ExecCoreTest {
 
     private final List<ExecTransition> seen = new CopyOnWriteArrayList<>();
     private final List<HostBackend> opened = new ArrayList<>();
+    /** Runs on the thread that made each user exec's transition: a test parks one here to force an ordering. */
+    private volatile java.util.function.Consumer<ExecTransition> onTransition = t -> { };
 
     private final ExecListener listener = new ExecListener() {
         @Override
         public void onTransition(ExecTransition t) {
             if (!t.internal()) {
                 seen.add(t);
+                onTransition.accept(t);
             }
         }
 
@@ -231,6 +234,49 @@ class ExecCoreTest {
         e.cancel();
         assertTrue(within(e).cancelled());
         assertEquals(List.of(), staged(b), "staged files outlived a kill before the command started");
+    }
+
+    /**
+     * A cancel that lands after staging finished but before the commit point: the flow re-checks and
+     * never dispatches (the flow is parked at its STAGED transition until the cancel was decided).
+     */
+    @Test
+    void aCancelBetweenStagingAndDispatchNeverRunsTheCommand() throws Exception {
+        HostBackend b = open();
+        CountDownLatch parked = new CountDownLatch(1);
+        CountDownLatch cancelled = new CountDownLatch(1);
+        onTransition = t -> {
+            if (t.to() == ExecState.STAGED) {
+                parked.countDown();
+                awaitUninterruptibly(cancelled);
+            } else if (t.to() == ExecState.CANCELLED) {
+                cancelled.countDown();
+            }
+        };
+        Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
+        HostBackend.await(parked);
+        e.cancel();
+        assertTrue(within(e).cancelled());
+        assertEquals(List.of(ExecState.CANCELLED), ends());
+        assertFalse(seen.stream().anyMatch(t -> t.to() == ExecState.DISPATCHED), "dispatched after a cancel: " + seen);
+        b.env.close();
+        assertEquals(List.of(), b.launched, "the command was launched after its cancel");
+        assertEquals(List.of(), staged(b), "what was staged for it is gone");
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch l) {
+        boolean interrupted = false;
+        long until = System.nanoTime() + HANG.toNanos();
+        while (l.getCount() > 0 && System.nanoTime() < until) {
+            try {
+                l.await(10, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException x) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test
