@@ -34,7 +34,6 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -101,14 +100,8 @@ class ExecCoreTest {
         return seen.stream().map(ExecTransition::to).filter(ExecState::isTerminal).toList();
     }
 
-    private List<Path> staged(HostBackend b) throws IOException {
-        Path staging = Path.of(b.target().stagingDir());
-        if (!Files.isDirectory(staging)) {
-            return List.of();
-        }
-        try (Stream<Path> s = Files.list(staging)) {
-            return s.filter(p -> p.getFileName().toString().startsWith(".airlock-")).toList();
-        }
+    private static List<Path> staged(HostBackend b) throws IOException {
+        return b.stagedLeft();
     }
 
     private static ExecResult within(Execution e) throws InterruptedException {

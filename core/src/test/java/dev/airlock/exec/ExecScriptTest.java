@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,7 +23,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -55,14 +54,8 @@ class ExecScriptTest {
         opened.forEach(b -> b.env.close());
     }
 
-    private List<Path> staged(HostBackend b) throws Exception {
-        Path staging = Path.of(b.target().stagingDir());
-        if (!Files.isDirectory(staging)) {
-            return List.of();
-        }
-        try (Stream<Path> s = Files.list(staging)) {
-            return s.filter(p -> p.getFileName().toString().startsWith(".airlock-")).toList();
-        }
+    private static List<Path> staged(HostBackend b) throws IOException {
+        return b.stagedLeft();
     }
 
     private static ExecRequest cat(Payload in) {

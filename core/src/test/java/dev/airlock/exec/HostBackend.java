@@ -348,6 +348,17 @@ class HostBackend implements Backend, Stager, Killer {
         };
     }
 
+    /** The staged files (env, stdin, scripts) still in the target's staging dir. */
+    List<Path> stagedLeft() throws IOException {
+        Path staging = Path.of(target().stagingDir());
+        if (!Files.isDirectory(staging)) {
+            return List.of();
+        }
+        try (java.util.stream.Stream<Path> s = Files.list(staging)) {
+            return s.filter(p -> p.getFileName().toString().startsWith(".airlock-")).toList();
+        }
+    }
+
     static OptionalLong startTime(long pid) {
         try {
             String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
