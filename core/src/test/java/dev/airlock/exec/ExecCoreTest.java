@@ -191,6 +191,19 @@ class ExecCoreTest {
         assertEquals(List.of(), staged(b));
     }
 
+    /** The env script went up, the stdin did not: the exec fails and the env script is removed too. */
+    @Test
+    void aStagingErrorAfterAFileWasStagedRemovesThatFile() throws Exception {
+        HostBackend b = open();
+        b.stagesBeforeFault = 1;
+        b.stage = Fault.FAIL;
+        Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
+        assertThrows(StagingException.class, e::await);
+        assertEquals(1, b.stagedPaths.size(), "the first file was staged: " + b.stagedPaths);
+        assertEquals(List.of(ExecState.FAILED), ends());
+        assertEquals(List.of(), staged(b), "a failed exec left what it had staged");
+    }
+
     @Test
     void aLostResponseEndsFailedAndIsNeverRunAgain() throws Exception {
         HostBackend b = open(StdinMode.PIPE, true);

@@ -70,6 +70,8 @@ class HostBackend implements Backend, Stager, Killer {
     volatile Path lostBeforeRecordWhen;
     /** Report a wrong leader start time, as if the group id had been recycled by another process. */
     volatile boolean recycledIdentity;
+    /** Stages that pass before the stage fault applies (a later file of the same exec fails, say). */
+    volatile int stagesBeforeFault;
     final CountDownLatch release = new CountDownLatch(1);
     final CountDownLatch stalled = new CountDownLatch(1);
     final AtomicInteger stops = new AtomicInteger();
@@ -220,7 +222,9 @@ class HostBackend implements Backend, Stager, Killer {
 
     @Override
     public void stage(String path, Payload data, Deadline deadline) throws IOException {
-        fault(stage, "stage");
+        if (stagedPaths.size() >= stagesBeforeFault) {
+            fault(stage, "stage");
+        }
         stagedPaths.add(path);
         RawResult r = env.runRaw(Shell.stageScript(path), data);
         if (r.exit() != 0) {
