@@ -19,7 +19,6 @@ import dev.airlock.containment.ContainmentSettings;
 import dev.airlock.containment.SecretVariables;
 import dev.airlock.event.ExecTransition;
 import dev.airlock.safety.GuardMode;
-import dev.airlock.safety.Safety;
 import dev.airlock.session.Session;
 import dev.airlock.session.SessionHook;
 import dev.airlock.session.SessionStore;
@@ -49,7 +48,6 @@ public final class CoreEnvironment implements ContainedEnvironment {
     private final Backend backend;
     private final String name;
     private final String id;
-    private final OpenContext context;
     private final Settings settings;
     private final CoreSettings config;
     private final Listeners listeners;
@@ -65,8 +63,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     private final ContainmentSettings containmentSettings;
     private final RemoteFiles shellFiles;
     private final NativeWrites nativeWrites;
-    private final Object safetyLock = new Object();
-    private volatile Safety safety;
+    private final SafetyGate safety;
     private volatile Target target;
     private volatile Containment containment;
 
@@ -74,7 +71,6 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.backend = backend;
         this.name = backend.name();
         this.id = backend.id();
-        this.context = context;
         this.settings = context.settings();
         this.config = CoreSettings.from(settings);
         this.secrets = SecretVariables.from(settings);
@@ -87,6 +83,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.shellFiles = new ShellFiles(this);
         this.nativeWrites = new NativeWrites(workers);
         this.lifecycle = new Lifecycle(this, "airlock-shutdown-" + id);
+        this.safety = new SafetyGate(this, settings, context.approvalChannel());
     }
 
     /**
@@ -277,36 +274,9 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     // ---------------------------------------------------------------- safety
 
-    /** The command guard's entry: every user command (never Airlock's own scripts) before anything is staged. */
-    void beforeCommand(ExecRequest request) {
-        Target t = target();
-        safety().checkCommand(request.command(), request.cwd().map(t::expand), request.env());
-    }
-
-    /** The write tiers' entry: the file operations that change {@code path}, before they run. */
-    void beforeWrite(String path, String operation) {
-        ensureOpen(); // before the rules load through the backend: a closed one may have no client left
-        safety().checkWrite(path, operation);
-    }
-
-    private Safety safety() {
-        Safety s = safety;
-        if (s != null) {
-            return s;
-        }
-        synchronized (safetyLock) {
-            if (safety == null) {
-                safety = new Safety(name, target(), containment(), settings, capabilities(), context.approvalChannel(),
-                        script -> {
-                            RawResult r = runRaw(script, null);
-                            if (r.exit() != 0) {
-                                throw new IOException("exit " + r.exit() + ": " + r.stderrLine());
-                            }
-                            return r.stdout();
-                        }, this::emit);
-            }
-            return safety;
-        }
+    /** The command guard and the write tiers, in front of every user command and file change. */
+    SafetyGate safety() {
+        return safety;
     }
 
     @Override

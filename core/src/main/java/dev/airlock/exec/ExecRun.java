@@ -117,7 +117,7 @@ final class ExecRun extends ExecHandle {
 
     private ExecResult runFlow() throws IOException, InterruptedException {
         if (!internal) {
-            env.beforeCommand(request);
+            env.safety().checkCommand(request);
         }
         // The timeout covers staging too: a stuck upload ends as a timeout, never a hang.
         request.timeout().ifPresent(d -> timeoutTask = env.workers().schedule(() -> stop(Cause.TIMEOUT), d));

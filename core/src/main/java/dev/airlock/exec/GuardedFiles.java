@@ -25,7 +25,7 @@ final class GuardedFiles implements RemoteFiles {
         if (path == null || path.isEmpty() || path.indexOf('\0') >= 0) {
             throw new ConfigurationException("a path must be non-empty and hold no NUL byte");
         }
-        env.beforeWrite(env.target().expand(path), operation);
+        env.safety().checkWrite(env.target().expand(path), operation);
     }
 
     /** Through {@link NativeWrites}, so closing the environment ends the write as it kills a shell write. */

@@ -53,11 +53,11 @@ final class ShellFiles implements RemoteFiles {
     public void write(String path, Payload content, WriteOptions options) {
         String t = resolve(path);
         checkLength(t);
-        env.beforeWrite(t, "write");
+        env.safety().checkWrite(t, "write");
         Place place = enter(t, options.createParents());
         try {
             if (!(place.dir.equals("/") ? "/" + place.name : place.dir + "/" + place.name).equals(t)) {
-                env.beforeWrite((place.dir.equals("/") ? "" : place.dir) + "/" + place.name, "write");
+                env.safety().checkWrite((place.dir.equals("/") ? "" : place.dir) + "/" + place.name, "write");
             }
             writeIn(place, t, content, options);
         } catch (RuntimeException e) {
@@ -255,7 +255,7 @@ final class ShellFiles implements RemoteFiles {
         if (t.equals("/") || t.isBlank()) {
             throw new dev.airlock.DeniedException("refusing to delete '/'");
         }
-        env.beforeWrite(t, "delete");
+        env.safety().checkWrite(t, "delete");
         String script = "p=" + Shell.quotePath(t) + "\n"
                 + "[ -e \"$p\" ] || [ -L \"$p\" ] || exit 2\n"
                 + "exec rm -rf -- \"$p\"\n";
@@ -272,7 +272,7 @@ final class ShellFiles implements RemoteFiles {
     @Override
     public void mkdirs(String dir) {
         String t = resolve(dir);
-        env.beforeWrite(t, "mkdirs");
+        env.safety().checkWrite(t, "mkdirs");
         ShellFileRuns.Outcome o = runs.run("exec mkdir -p -- " + Shell.quotePath(t) + "\n", null);
         if (o.exit() != 0) {
             throw runs.failure("mkdirs", t, o);
@@ -282,7 +282,7 @@ final class ShellFiles implements RemoteFiles {
     @Override
     public void copyIn(String dir, InputStream tar) {
         String t = resolve(dir);
-        env.beforeWrite(t, "copyIn");
+        env.safety().checkWrite(t, "copyIn");
         String script = "mkdir -p -- " + Shell.quotePath(t) + " && cd -- " + Shell.quotePath(t) + " || exit 4\n"
                 + "if tar --version 2>/dev/null | grep -q GNU; then exec tar -xpf - --no-same-owner; else exec tar -xf -; fi\n";
         ShellFileRuns.Outcome o = runs.run(script, Payload.ofStream(tar));

@@ -48,7 +48,7 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
     protected AbstractEnvironment(String backend, String id, OpenContext context) {
         this.context = context;
         this.settings = context.settings();
-        this.core = CoreEnvironment.create(new Hooks(backend, id), context);
+        this.core = CoreEnvironment.create(new SubclassBackend(this, backend, id), context);
     }
 
     // ---------------------------------------------------------------- hooks
@@ -241,101 +241,5 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
     @Override
     public final Set<String> strippedSecretVariables() {
         return core.strippedSecretVariables();
-    }
-
-    /** This subclass's hooks as a {@link Backend}. */
-    private final class Hooks implements Backend, Stager, Killer {
-        private final String name;
-        private final String id;
-
-        Hooks(String name, String id) {
-            this.name = name;
-            this.id = id;
-        }
-
-        @Override
-        public String name() {
-            return name;
-        }
-
-        @Override
-        public String id() {
-            return id;
-        }
-
-        @Override
-        public Capabilities capabilities() {
-            return AbstractEnvironment.this.capabilities();
-        }
-
-        @Override
-        public RemoteProcess launch(Launch launch, Deadline deadline) throws IOException {
-            return AbstractEnvironment.this.launch(launch);
-        }
-
-        @Override
-        public void stopSandbox(Deadline deadline) {
-            AbstractEnvironment.this.stopSandbox();
-        }
-
-        @Override
-        public Optional<Stager> stager() {
-            return Optional.of(this);
-        }
-
-        @Override
-        public Optional<Killer> killer() {
-            return Optional.of(this);
-        }
-
-        @Override
-        public Optional<RemoteFiles> files() {
-            return nativeFiles();
-        }
-
-        @Override
-        public Optional<StdinWriter> stdinWriter() {
-            return AbstractEnvironment.this.stdinWriter();
-        }
-
-        @Override
-        public Optional<String> privateDirBase() {
-            return Optional.of(AbstractEnvironment.this.privateDirBase());
-        }
-
-        @Override
-        public void onTargetReady(Target target, Containment containment) {
-            AbstractEnvironment.this.onTargetReady(target, containment);
-        }
-
-        @Override
-        public String isolation() {
-            return AbstractEnvironment.this.isolation();
-        }
-
-        @Override
-        public Set<String> childUnset(Set<String> proposed) {
-            return AbstractEnvironment.this.childUnset();
-        }
-
-        @Override
-        public void stage(String path, Payload data, Deadline deadline) throws IOException {
-            AbstractEnvironment.this.stage(path, data);
-        }
-
-        @Override
-        public void remove(String path, Deadline deadline) throws IOException {
-            removeStaged(path);
-        }
-
-        @Override
-        public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
-            AbstractEnvironment.this.kill(process, group, force);
-        }
-
-        @Override
-        public GroupState groupState(long pgid, Deadline deadline) throws IOException {
-            return AbstractEnvironment.this.groupState(pgid);
-        }
     }
 }

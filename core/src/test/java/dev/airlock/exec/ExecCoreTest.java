@@ -34,7 +34,6 @@ import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -57,12 +56,15 @@ class ExecCoreTest {
 
     private final List<ExecTransition> seen = new CopyOnWriteArrayList<>();
     private final List<HostBackend> opened = new ArrayList<>();
+    /** Runs on the thread that made each user exec's transition: a test parks one here to force an ordering. */
+    private volatile java.util.function.Consumer<ExecTransition> onTransition = t -> { };
 
     private final ExecListener listener = new ExecListener() {
         @Override
         public void onTransition(ExecTransition t) {
             if (!t.internal()) {
                 seen.add(t);
+                onTransition.accept(t);
             }
         }
 
@@ -98,14 +100,8 @@ class ExecCoreTest {
         return seen.stream().map(ExecTransition::to).filter(ExecState::isTerminal).toList();
     }
 
-    private List<Path> staged(HostBackend b) throws IOException {
-        Path staging = Path.of(b.target().stagingDir());
-        if (!Files.isDirectory(staging)) {
-            return List.of();
-        }
-        try (Stream<Path> s = Files.list(staging)) {
-            return s.filter(p -> p.getFileName().toString().startsWith(".airlock-")).toList();
-        }
+    private static List<Path> staged(HostBackend b) throws IOException {
+        return b.stagedLeft();
     }
 
     private static ExecResult within(Execution e) throws InterruptedException {
@@ -195,6 +191,19 @@ class ExecCoreTest {
         assertEquals(List.of(), staged(b));
     }
 
+    /** The env script went up, the stdin did not: the exec fails and the env script is removed too. */
+    @Test
+    void aStagingErrorAfterAFileWasStagedRemovesThatFile() throws Exception {
+        HostBackend b = open();
+        b.stagesBeforeFault = 1;
+        b.stage = Fault.FAIL;
+        Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
+        assertThrows(StagingException.class, e::await);
+        assertEquals(1, b.stagedPaths.size(), "the first file was staged: " + b.stagedPaths);
+        assertEquals(List.of(ExecState.FAILED), ends());
+        assertEquals(List.of(), staged(b), "a failed exec left what it had staged");
+    }
+
     @Test
     void aLostResponseEndsFailedAndIsNeverRunAgain() throws Exception {
         HostBackend b = open(StdinMode.PIPE, true);
@@ -231,6 +240,49 @@ class ExecCoreTest {
         e.cancel();
         assertTrue(within(e).cancelled());
         assertEquals(List.of(), staged(b), "staged files outlived a kill before the command started");
+    }
+
+    /**
+     * A cancel that lands after staging finished but before the commit point: the flow re-checks and
+     * never dispatches (the flow is parked at its STAGED transition until the cancel was decided).
+     */
+    @Test
+    void aCancelBetweenStagingAndDispatchNeverRunsTheCommand() throws Exception {
+        HostBackend b = open();
+        CountDownLatch parked = new CountDownLatch(1);
+        CountDownLatch cancelled = new CountDownLatch(1);
+        onTransition = t -> {
+            if (t.to() == ExecState.STAGED) {
+                parked.countDown();
+                awaitUninterruptibly(cancelled);
+            } else if (t.to() == ExecState.CANCELLED) {
+                cancelled.countDown();
+            }
+        };
+        Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
+        HostBackend.await(parked);
+        e.cancel();
+        assertTrue(within(e).cancelled());
+        assertEquals(List.of(ExecState.CANCELLED), ends());
+        assertFalse(seen.stream().anyMatch(t -> t.to() == ExecState.DISPATCHED), "dispatched after a cancel: " + seen);
+        b.env.close();
+        assertEquals(List.of(), b.launched, "the command was launched after its cancel");
+        assertEquals(List.of(), staged(b), "what was staged for it is gone");
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch l) {
+        boolean interrupted = false;
+        long until = System.nanoTime() + HANG.toNanos();
+        while (l.getCount() > 0 && System.nanoTime() < until) {
+            try {
+                l.await(10, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException x) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test

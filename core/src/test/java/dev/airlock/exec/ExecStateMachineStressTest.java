@@ -142,4 +142,44 @@ class ExecStateMachineStressTest {
         c.toDone();
         assertEquals(ExecState.DONE, c.state());
     }
+
+    /** The cause is decided with the state, each move is observed once, and an ended exec moves no more. */
+    @Test
+    void eachEndRecordsItsCauseAndTheObserverSeesEveryMoveOnce() {
+        java.util.List<String> moves = new java.util.ArrayList<>();
+        ExecStateMachine t = new ExecStateMachine(new Object(), (x, y) -> moves.add(x + ">" + y));
+        assertEquals(ExecStateMachine.Cause.EXIT, t.cause());
+        assertTrue(t.toStaging() && t.toStaged() && t.toDispatched());
+        assertFalse(t.toStaging(), "a dispatched exec stages again");
+        assertEquals(ExecStateMachine.CancelOutcome.KILL, t.cancel(ExecStateMachine.Cause.TIMEOUT));
+        assertEquals(ExecStateMachine.Cause.TIMEOUT, t.cause());
+        assertEquals(null, t.cancelledFrom(), "a kill is not a cancel before dispatch");
+        assertTrue(t.toDone());
+        assertFalse(t.toDone(), "ended twice");
+        assertFalse(t.fail(), "a finished exec failed");
+        assertEquals(ExecStateMachine.Cause.TIMEOUT, t.cause(), "a late failure rewrote the cause");
+        assertEquals(java.util.List.of("NEW>STAGING", "STAGING>STAGED", "STAGED>DISPATCHED", "DISPATCHED>KILLING", "KILLING>DONE"),
+                moves);
+
+        ExecStateMachine f = new ExecStateMachine(new Object(), (x, y) -> { });
+        assertTrue(f.toStaging());
+        assertTrue(f.fail());
+        assertEquals(ExecState.FAILED, f.state());
+        assertEquals(ExecStateMachine.Cause.FAILURE, f.cause());
+        assertFalse(f.toStaged(), "a failed exec went on");
+        assertEquals(ExecStateMachine.CancelOutcome.NOTHING, f.cancel());
+        assertEquals(ExecStateMachine.Cause.FAILURE, f.cause(), "a cancel after the failure rewrote its cause");
+
+        ExecStateMachine n = new ExecStateMachine(new Object(), (x, y) -> { });
+        assertEquals(ExecStateMachine.CancelOutcome.NEVER_DISPATCHED, n.cancel(ExecStateMachine.Cause.TIMEOUT));
+        assertEquals(ExecState.NEW, n.cancelledFrom());
+        assertEquals(ExecState.CANCELLED, n.state());
+        assertEquals(ExecStateMachine.Cause.TIMEOUT, n.cause());
+        assertFalse(n.toDone(), "a cancelled exec was ended again");
+        assertEquals(ExecState.CANCELLED, n.state());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> new ExecStateMachine(new Object(), (x, y) -> { }).cancel(ExecStateMachine.Cause.FAILURE));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> new ExecStateMachine(new Object(), (x, y) -> { }).cancel(ExecStateMachine.Cause.EXIT));
+    }
 }

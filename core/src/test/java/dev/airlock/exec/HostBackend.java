@@ -70,6 +70,8 @@ class HostBackend implements Backend, Stager, Killer {
     volatile Path lostBeforeRecordWhen;
     /** Report a wrong leader start time, as if the group id had been recycled by another process. */
     volatile boolean recycledIdentity;
+    /** Stages that pass before the stage fault applies (a later file of the same exec fails, say). */
+    volatile int stagesBeforeFault;
     final CountDownLatch release = new CountDownLatch(1);
     final CountDownLatch stalled = new CountDownLatch(1);
     final AtomicInteger stops = new AtomicInteger();
@@ -220,7 +222,9 @@ class HostBackend implements Backend, Stager, Killer {
 
     @Override
     public void stage(String path, Payload data, Deadline deadline) throws IOException {
-        fault(stage, "stage");
+        if (stagedPaths.size() >= stagesBeforeFault) {
+            fault(stage, "stage");
+        }
         stagedPaths.add(path);
         RawResult r = env.runRaw(Shell.stageScript(path), data);
         if (r.exit() != 0) {
@@ -346,6 +350,17 @@ class HostBackend implements Backend, Stager, Killer {
                 return recycledIdentity && start.isPresent() ? OptionalLong.of(start.getAsLong() + 1) : start;
             }
         };
+    }
+
+    /** The staged files (env, stdin, scripts) still in the target's staging dir. */
+    List<Path> stagedLeft() throws IOException {
+        Path staging = Path.of(target().stagingDir());
+        if (!Files.isDirectory(staging)) {
+            return List.of();
+        }
+        try (java.util.stream.Stream<Path> s = Files.list(staging)) {
+            return s.filter(p -> p.getFileName().toString().startsWith(".airlock-")).toList();
+        }
     }
 
     static OptionalLong startTime(long pid) {

@@ -115,4 +115,33 @@ class LaunchRecordStreamTest {
         assertEquals(10, s.readAllBytes().length, "the window's bytes are dropped, what follows it passes");
         assertFalse(s.seen());
     }
+
+    /** Read a byte at a time (as a reader on top may): bytes above 0x7f are bytes, not end of stream. */
+    @Test
+    void singleByteReadsGiveEveryByteAndThenTheEnd() throws IOException {
+        byte[] out = {(byte) 0xff, 0, 'x'};
+        byte[] in = new byte[RECORD.length() + out.length];
+        System.arraycopy(RECORD.getBytes(StandardCharsets.US_ASCII), 0, in, 0, RECORD.length());
+        System.arraycopy(out, 0, in, RECORD.length(), out.length);
+        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream(in), NONCE);
+        assertEquals(0xff, s.read());
+        assertEquals(0, s.read());
+        assertEquals('x', s.read());
+        assertEquals(-1, s.read());
+        assertTrue(s.seen());
+    }
+
+    /** Until the record was looked for nothing is available; after it, what is held and what follows is. */
+    @Test
+    void availableCountsHeldBytesOnlyOnceTheRecordWasFound() throws IOException {
+        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream((RECORD + "abcd").getBytes()), NONCE);
+        assertEquals(0, s.available(), "bytes before the record are not the command's");
+        byte[] two = new byte[2];
+        assertEquals(0, s.read(two, 0, 0), "a read of nothing reads nothing");
+        assertEquals(2, s.read(two, 0, 2));
+        assertEquals("ab", new String(two, StandardCharsets.US_ASCII));
+        assertEquals(2, s.available());
+        assertEquals("cd", readAll(s));
+        assertEquals(0, s.available());
+    }
 }

@@ -12,6 +12,7 @@ import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 class OutputCaptureTest {
     @TempDir
@@ -45,5 +46,24 @@ class OutputCaptureTest {
         c.close();
         assertArrayEquals(new byte[] {0, (byte) 0xff, 10}, c.result().bytes());
         assertEquals(0, c.result().dropped());
+    }
+
+    /** What is left to keep shrinks with each byte, single bytes included, and output never downloaded counts as dropped. */
+    @Test
+    void roomShrinksWithWhatIsKeptAndDropsAreCounted() throws Exception {
+        OutputCapture c = new OutputCapture(10, 4, () -> OutputCapture.newSpillFile(dir));
+        assertEquals(10, c.room());
+        c.write('a');
+        c.write(new byte[] {'b', 'c', 'd', 'e', 'f'}, 0, 5);
+        assertEquals(4, c.room());
+        assertNotNull(c.spillPath(), "past the heap part the bytes go to a spill file");
+        c.write(new byte[8], 0, 8);
+        assertEquals(0, c.room());
+        c.drop(100);
+        c.close();
+        CapturedOutput out = c.result();
+        assertEquals(10, out.size());
+        assertEquals(4 + 100, out.dropped());
+        assertArrayEquals(new byte[] {'a', 'b', 'c', 'd', 'e', 'f', 0, 0, 0, 0}, out.bytes());
     }
 }

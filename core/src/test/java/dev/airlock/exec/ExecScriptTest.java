@@ -1,0 +1,121 @@
+package dev.airlock.exec;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Payload;
+import dev.airlock.StagingException;
+import dev.airlock.StdinMode;
+import dev.airlock.settings.Settings;
+import dev.airlock.shell.StdinScripts;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What the prefix does with a request, run through the real core on host processes: the staged
+ * stdin's cap (exactly at it passes, one byte over is refused, known length or not), the heredoc
+ * path's bound, a command too long for argv run from a staged script, the staged env's unsets.
+ */
+class ExecScriptTest {
+    @TempDir
+    Path dir;
+
+    private final List<HostBackend> opened = new ArrayList<>();
+
+    private HostBackend open(StdinMode mode, boolean nativeEnv, String... more) {
+        List<String> kv = new ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
+                "airlock.kill.grace", "300ms"));
+        kv.addAll(List.of(more));
+        HostBackend b = new HostBackend(Settings.of(kv.toArray(String[]::new)), mode, nativeEnv, List.of());
+        opened.add(b);
+        return b;
+    }
+
+    @AfterEach
+    void cleanUp() {
+        opened.forEach(b -> b.env.close());
+    }
+
+    private static List<Path> staged(HostBackend b) throws IOException {
+        return b.stagedLeft();
+    }
+
+    private static ExecRequest cat(Payload in) {
+        return ExecRequest.builder("cat").stdin(in).build();
+    }
+
+    @Test
+    void stagedStdinUpToTheCapPassesAndOneByteMoreIsRefused() throws Exception {
+        HostBackend b = open(StdinMode.PAYLOAD, false, "airlock.stdin.max-staged-bytes", "100");
+        byte[] exact = new byte[100];
+        Arrays.fill(exact, (byte) 'a');
+        assertArrayEquals(exact, b.exec(cat(Payload.of(exact))).stdout().bytes());
+        assertArrayEquals(exact, b.exec(cat(Payload.ofStream(new ByteArrayInputStream(exact)))).stdout().bytes(),
+                "a stream of exactly the cap was refused");
+
+        ConfigurationException known = assertThrows(ConfigurationException.class, () -> b.exec(cat(Payload.of(new byte[101]))));
+        assertTrue(known.getMessage().contains("airlock.stdin.max-staged-bytes"), known.getMessage());
+        StagingException streamed = assertThrows(StagingException.class,
+                () -> b.exec(cat(Payload.ofStream(new ByteArrayInputStream(new byte[101])))));
+        assertTrue(streamed.getMessage().contains("airlock.stdin.max-staged-bytes"), streamed.getMessage());
+        assertEquals(List.of(), staged(b), "a refused stdin left a staged file");
+    }
+
+    @Test
+    void aHeredocBackendCarriesStdinUpToItsBoundAndRefusesMore() throws Exception {
+        HostBackend b = open(StdinMode.HEREDOC, true);
+        byte[] exact = new byte[StdinScripts.HEREDOC_MAX_BYTES];
+        Arrays.fill(exact, (byte) 'x');
+        exact[exact.length - 1] = '\n'; // a heredoc ends its text with a newline: one there already is kept as is
+        ExecResult r = b.exec(ExecRequest.builder("wc -c").stdin(Payload.of(exact)).build());
+        assertEquals(Integer.toString(exact.length), r.stdout().text().strip());
+        assertThrows(ConfigurationException.class,
+                () -> b.exec(ExecRequest.builder("wc -c").stdin(Payload.of(new byte[exact.length + 1])).build()));
+        assertEquals("in\n", b.exec(ExecRequest.builder("cat").stdin(Payload.ofUtf8("in\n")).build()).stdout().text());
+    }
+
+    @Test
+    void aCommandTooLongForArgvRunsFromAStagedScriptThatIsRemoved() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        String filler = "x".repeat(50_000); // three times this is over the backend's 100 KiB argv limit
+        ExecResult r = b.exec(ExecRequest.of(": " + filler + "; echo ran"));
+        assertEquals(0, r.exitCode(), r.stderr().text());
+        assertEquals("ran\n", r.stdout().text());
+        assertEquals(1, b.stagedPaths.size(), "the long command was not staged: " + b.stagedPaths);
+        assertEquals(List.of(), staged(b));
+        assertEquals("short\n", b.exec(ExecRequest.of("echo short")).stdout().text());
+        assertEquals(1, b.stagedPaths.size(), "a short command was staged");
+    }
+
+    @Test
+    void theStagedEnvUnsetsValidNamesOnlyAndQuotesValues() throws Exception {
+        Set<String> unset = new LinkedHashSet<>(List.of("GONE_1", "not-a-name", "9LIVES"));
+        Map<String, String> set = new LinkedHashMap<>();
+        set.put("A", "it's $HOME");
+        String script = new String(ExecScript.envScript(unset, set), StandardCharsets.UTF_8);
+        assertEquals("unset GONE_1\nexport A='it'\\''s $HOME'\n", script);
+        ProcessBuilder pb = new ProcessBuilder("sh", "-c", script + "printf '%s|%s' \"$A\" \"${GONE_1-unset}\"");
+        pb.environment().put("GONE_1", "secret");
+        Process p = pb.start();
+        assertEquals("it's $HOME|unset", new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+        assertEquals(0, p.waitFor());
+    }
+}
