@@ -61,25 +61,37 @@ final class Reaper {
         long reachUntil = began + reach.toNanos();
         // A group not there yet while the shell runs: setsid had not made it when launch returned.
         boolean failed = false;
+        boolean termed = false;
         long backoff = 10;
         while (true) {
             Boolean s = trySignal(p, id, false);
             if (Boolean.TRUE.equals(s)) {
+                termed = true;
                 break;
             }
             failed |= s == null;
             long limit = s == null ? Math.max(until, reachUntil) : until;
-            if ((s != null && exited.getAsBoolean()) || System.nanoTime() >= limit) {
+            if (s != null && exited.getAsBoolean()) {
                 return;
+            }
+            if (System.nanoTime() >= limit) {
+                if (!failed) {
+                    return; // the group was never there, or is gone: nothing to signal
+                }
+                // The target did not take the SIGTERM in time (a slow or failing read or signal):
+                // its grace is spent, so SIGKILL now rather than give up with the tree running.
+                break;
             }
             Thread.sleep(backoff);
             backoff = s == null ? Math.min(1000, backoff * 2) : 10;
         }
-        if (failed) {
-            until = System.nanoTime() + grace.toNanos(); // the SIGTERM came late: its grace starts now
-        }
-        while (!exited.getAsBoolean() && System.nanoTime() < until) {
-            Thread.sleep(10);
+        if (termed) {
+            if (failed) {
+                until = System.nanoTime() + grace.toNanos(); // the SIGTERM came late: its grace starts now
+            }
+            while (!exited.getAsBoolean() && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
         }
         // Grandchildren that ignored SIGTERM are in the group too; a group that is gone gets nothing.
         // (SIGKILL follows at once once the shell ended: waiting out the grace for the rest costs

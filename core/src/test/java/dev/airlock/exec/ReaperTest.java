@@ -131,6 +131,20 @@ class ReaperTest {
         assertTrue(group.isAlive());
     }
 
+    /**
+     * A target that never took the SIGTERM within the grace (each try failed or ran past its
+     * deadline, as a slow podman exec does) still gets the SIGKILL: the tree never outlives the kill.
+     */
+    @Test
+    void aTermThatNeverGetsThroughIsFollowedByKill() throws Exception {
+        open();
+        Reaper.Identity id = start("trap '' TERM; sleep 30 & wait");
+        b.term = HostBackend.Fault.FAIL;
+        b.reaper().terminate(handle(id.pgid()), id, () -> false);
+        assertEquals("KILL " + id.pgid(), b.signals.get(b.signals.size() - 1), "no SIGKILL after the failed TERMs: " + b.signals);
+        assertTrue(group.waitFor(10, TimeUnit.SECONDS), "the group survived a kill whose TERM never got through");
+    }
+
     /** After a lost connection the target may not answer at first: the kill keeps trying within its reach. */
     @Test
     void aKillThatCannotReachTheTargetYetIsTriedAgainWithinItsReach() throws Exception {
