@@ -152,19 +152,7 @@ public final class SshdServer implements AutoCloseable {
 
     /** A copy of /etc/passwd where this user's login shell is {@code shell}. */
     private static Path withLoginShell(Path dir, Path shell) throws IOException {
-        StringBuilder passwd = new StringBuilder();
-        for (String line : Files.readAllLines(Path.of("/etc/passwd"))) {
-            String[] f = line.split(":", -1);
-            if (f.length == 7 && f[0].equals(System.getProperty("user.name"))) {
-                f[6] = shell.toString();
-                line = String.join(":", f);
-            }
-            passwd.append(line).append('\n');
-        }
-        Path copy = dir.resolve("passwd");
-        Files.writeString(copy, passwd);
-        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rw-r--r--"));
-        return copy;
+        return copyWithOwnField(Path.of("/etc/passwd"), dir.resolve("passwd"), 6, shell.toString(), "rw-r--r--");
     }
 
     /** A copy of /etc/shadow where this user's password is {@code password} (SHA-512 crypt, from openssl). */
@@ -180,18 +168,22 @@ public final class SshdServer implements AutoCloseable {
         if (p.waitFor() != 0 || !hash.startsWith("$6$")) {
             throw new IOException("openssl passwd -6 failed");
         }
-        StringBuilder shadow = new StringBuilder();
-        for (String line : Files.readAllLines(Path.of("/etc/shadow"))) {
+        return copyWithOwnField(Path.of("/etc/shadow"), dir.resolve("shadow"), 1, hash, "rw-------");
+    }
+
+    /** A copy of a colon-separated user database where this user's field {@code index} is {@code value}. */
+    private static Path copyWithOwnField(Path source, Path copy, int index, String value, String mode) throws IOException {
+        StringBuilder out = new StringBuilder();
+        for (String line : Files.readAllLines(source)) {
             String[] f = line.split(":", -1);
-            if (f.length > 1 && f[0].equals(System.getProperty("user.name"))) {
-                f[1] = hash;
+            if (f.length > index && f[0].equals(System.getProperty("user.name"))) {
+                f[index] = value;
                 line = String.join(":", f);
             }
-            shadow.append(line).append('\n');
+            out.append(line).append('\n');
         }
-        Path copy = dir.resolve("shadow");
-        Files.writeString(copy, shadow);
-        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rw-------"));
+        Files.writeString(copy, out);
+        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString(mode));
         return copy;
     }
 
