@@ -153,6 +153,24 @@ class DockerEnvironmentTest {
         assertEquals("0", ps.stdout().text().strip(), "grandchildren survived the timeout");
     }
 
+    /**
+     * The kill goes through a control shell in the container, which a command can kill: the next
+     * timeout still kills the whole tree, a TERM-ignoring grandchild included (by an exec per step).
+     */
+    @Test
+    void aTimeoutKillsTheTreeAfterACommandKilledTheControlShell() {
+        try (Environment env = Environments.open(DockerFixture.settings())) {
+            String killControl = "for p in /proc/[0-9]*; do grep -q 'airlock-r''un' $p/cmdline 2>/dev/null"
+                    + " && kill -9 ${p#/proc/} && echo killed; done; true";
+            assertTrue(env.exec(ExecRequest.of(killControl)).stdout().text().contains("killed"), "no control shell found");
+            ExecResult r = env.exec(ExecRequest.builder("sh -c 'trap \"\" TERM; sleep 303' & sleep 304")
+                    .timeout(Duration.ofSeconds(1)).build());
+            assertTrue(r.timedOut());
+            ExecResult ps = env.exec(ExecRequest.builder("ps -o args | grep -c '^sleep 30[34]' || true").build());
+            assertEquals("0", ps.stdout().text().strip(), "the tree survived the timeout");
+        }
+    }
+
     @Test
     void environmentVariablesArriveExactly() {
         String v = "a b\n'\"$HOME`x`\\\u00e9";
