@@ -3,10 +3,14 @@ package dev.airlock.docker;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One {@code sh} kept running in the container for the core's group reads and signals, so that a
@@ -25,6 +29,10 @@ final class ControlShell implements AutoCloseable {
     static final String END = "@airlock-run";
     private static final String DONE = "@airlock-control:";
     private static final int MAX_ANSWER = 64 * 1024;
+    /** Builtins and a /proc scan answer in milliseconds; past this the shell is taken for gone. */
+    static final long ANSWER_MILLIS = 500;
+    /** What the reader offers when the shell's output ended. */
+    private static final String GONE = new String("gone for good");
 
     /** Reads scripts up to {@link #END}, runs each in a subshell, answers; ends at end of input. */
     static final String LOOP = "while :; do s=; l=\n"
@@ -37,6 +45,7 @@ final class ControlShell implements AutoCloseable {
     private final DockerProcess process;
     private final OutputStream in;
     private final InputStream out;
+    private final BlockingQueue<String> answers = new LinkedBlockingQueue<>();
     private volatile boolean dead;
 
     private ControlShell(DockerProcess process) {
@@ -45,10 +54,14 @@ final class ControlShell implements AutoCloseable {
         this.out = process.stdout();
     }
 
-    /** Starts the shell in container {@code cid}. */
+    /** Starts the shell in container {@code cid}, and the thread that reads its answers. */
     static ControlShell start(DockerDaemon daemon, String cid, Duration apiTimeout) throws IOException {
         String execId = daemon.createExec(cid, DockerProcess.argv("sh", LOOP), Map.of(), true);
-        return new ControlShell(DockerProcess.start(daemon, cid, execId, apiTimeout));
+        ControlShell c = new ControlShell(DockerProcess.start(daemon, cid, execId, apiTimeout));
+        Thread reader = new Thread(c::readAnswers, "airlock-docker-control-" + execId.substring(0, 12));
+        reader.setDaemon(true);
+        reader.start();
+        return c;
     }
 
     boolean dead() {
@@ -56,8 +69,9 @@ final class ControlShell implements AutoCloseable {
     }
 
     /**
-     * Runs {@code script} and returns its stdout. An interrupt (the hook's deadline), a broken
-     * stream or an ended shell makes it dead for good: a half-read answer cannot be resynchronised.
+     * Runs {@code script} and returns its stdout. No answer within {@link #ANSWER_MILLIS} (the
+     * shell was killed, and its exec's stream may stay open), an interrupt (the hook's deadline) or
+     * a broken stream makes it dead for good: a late answer cannot be told from the next one.
      */
     synchronized String run(String script) throws IOException {
         if (dead) {
@@ -66,36 +80,51 @@ final class ControlShell implements AutoCloseable {
         try {
             in.write((script + (script.endsWith("\n") ? "" : "\n") + END + "\n").getBytes(StandardCharsets.UTF_8));
             in.flush();
-            return readAnswer();
+            String answer = answers.poll(ANSWER_MILLIS, TimeUnit.MILLISECONDS);
+            if (answer == null || answer == GONE) {
+                throw new IOException("the control shell did not answer within " + ANSWER_MILLIS + " ms");
+            }
+            return answer;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close();
+            throw new InterruptedIOException("interrupted while waiting for the control shell");
         } catch (IOException | RuntimeException e) {
             close();
             throw e instanceof IOException io ? io : new IOException(e);
         }
     }
 
-    /** The output up to the next {@code \n@airlock-control:N\n}, without that line. */
-    private String readAnswer() throws IOException {
+    /** The reader thread: each output up to {@code \n@airlock-control:N\n}, without that line, is one answer. */
+    private void readAnswers() {
         ByteArrayOutputStream line = new ByteArrayOutputStream();
         StringBuilder answer = new StringBuilder();
-        int b;
-        while ((b = out.read()) >= 0) {
-            if (b != '\n') {
-                line.write(b);
-                if (line.size() + answer.length() > MAX_ANSWER) {
-                    throw new IOException("the control shell's answer is too long");
+        try {
+            int b;
+            while ((b = out.read()) >= 0) {
+                if (b != '\n') {
+                    line.write(b);
+                    if (line.size() + answer.length() > MAX_ANSWER) {
+                        break;
+                    }
+                    continue;
                 }
-                continue;
-            }
-            String l = line.toString(StandardCharsets.UTF_8);
-            line.reset();
-            if (l.startsWith(DONE)) {
+                String l = line.toString(StandardCharsets.UTF_8);
+                line.reset();
+                if (!l.startsWith(DONE)) {
+                    answer.append(l).append('\n');
+                    continue;
+                }
                 // printf put a newline before the status line: it is not the script's.
                 int n = answer.length();
-                return n > 0 && answer.charAt(n - 1) == '\n' ? answer.substring(0, n - 1) : answer.toString();
+                answers.offer(n > 0 && answer.charAt(n - 1) == '\n' ? answer.substring(0, n - 1) : answer.toString());
+                answer.setLength(0);
             }
-            answer.append(l).append('\n');
+        } catch (IOException e) {
+            // ended below
         }
-        throw new IOException("the control shell ended");
+        dead = true;
+        answers.offer(GONE);
     }
 
     /** Ends the shell (end of input) and its exec's connection. */

@@ -162,8 +162,10 @@ class DockerEnvironmentTest {
         try (Environment env = Environments.open(DockerFixture.settings())) {
             String killControl = "for p in /proc/[0-9]*; do grep -q 'airlock-r''un' $p/cmdline 2>/dev/null"
                     + " && kill -9 ${p#/proc/} && echo killed; done; true";
-            assertTrue(env.exec(ExecRequest.of(killControl)).stdout().text().contains("killed"), "no control shell found");
-            ExecResult r = env.exec(ExecRequest.builder("sh -c 'trap \"\" TERM; sleep 303' & sleep 304")
+            ExecResult killed = env.exec(ExecRequest.of(killControl));
+            assertTrue(killed.stdout().text().contains("killed"), "no control shell found: " + killed.stdout().text()
+                    + killed.stderr().text());
+            ExecResult r = env.exec(ExecRequest.builder("sh -c 'trap \"\" TERM; sleep 303' >/dev/null 2>&1 & sleep 304")
                     .timeout(Duration.ofSeconds(1)).build());
             assertTrue(r.timedOut());
             ExecResult ps = env.exec(ExecRequest.builder("ps -o args | grep -c '^sleep 30[34]' || true").build());
