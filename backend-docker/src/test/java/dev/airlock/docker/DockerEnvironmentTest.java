@@ -173,6 +173,25 @@ class DockerEnvironmentTest {
         }
     }
 
+    /** An environment attached to a container leaves no control shell behind in it when it closes. */
+    @Test
+    void closingAnAttachedEnvironmentEndsItsControlShell() throws InterruptedException {
+        String count = "n=0; for p in /proc/[0-9]*; do grep -q 'airlock-r''un' $p/cmdline 2>/dev/null && n=$((n+1)); done; echo $n";
+        Environment own = env();
+        String before = own.exec(ExecRequest.of(count)).stdout().text().strip();
+        String id = ((DockerEnvironment) own).containerId();
+        try (Environment attached = Environments.open(DockerFixture.settings(DockerSettings.CONTAINER, id))) {
+            assertTrue(Integer.parseInt(attached.exec(ExecRequest.of(count)).stdout().text().strip()) > Integer.parseInt(before),
+                    "the attached environment started no control shell");
+        }
+        String after = "";
+        for (int i = 0; i < 50 && !after.equals(before); i++) {
+            Thread.sleep(100);
+            after = own.exec(ExecRequest.of(count)).stdout().text().strip();
+        }
+        assertEquals(before, after, "the attached environment's control shell outlived its close");
+    }
+
     @Test
     void environmentVariablesArriveExactly() {
         String v = "a b\n'\"$HOME`x`\\\u00e9";
