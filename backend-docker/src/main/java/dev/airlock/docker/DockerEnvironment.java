@@ -1,8 +1,10 @@
 package dev.airlock.docker;
 
 import dev.airlock.Capabilities;
+import dev.airlock.shell.Shell;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
@@ -10,6 +12,8 @@ import dev.airlock.spi.RemoteProcess;
 import java.io.IOException;
 import java.util.List;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Commands in one long-lived Docker container: created hardened on open (or attached with
@@ -22,12 +26,14 @@ import java.util.Set;
  * implementation would bypass them).
  */
 public final class DockerEnvironment extends AbstractEnvironment {
+    private static final Logger LOG = LoggerFactory.getLogger(DockerEnvironment.class);
     private final DockerSettings docker;
     private final DockerDaemon daemon;
     private final boolean attached;
     private final Capabilities capabilities;
     private volatile String containerId;
     private volatile HijackedExec lease;
+    private volatile ControlShell control;
 
     private DockerEnvironment(OpenContext context, DockerSettings docker, DockerDaemon daemon) {
         super("docker", "docker-" + StdinScripts.randomToken().substring(0, 12), context);
@@ -60,6 +66,7 @@ public final class DockerEnvironment extends AbstractEnvironment {
                 env.lease = started.lease();
             }
             env.initialize();
+            env.control = env.startControl();
         } catch (RuntimeException e) {
             env.close();
             throw e;
@@ -100,13 +107,51 @@ public final class DockerEnvironment extends AbstractEnvironment {
         }
     }
 
-    /** Docker has no exec kill: the core's process-group kill, noted so the signal exit is not blamed on the container. */
+    /**
+     * Docker has no exec kill: the core's process-group kill, noted so the signal exit is not
+     * blamed on the container, sent through the {@link ControlShell} while it lives, else in an exec.
+     */
     @Override
     protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
         if (process instanceof DockerProcess p) {
             p.markKilled();
         }
+        if (group.isPresent() && inControl(Shell.signalGroupScript(force ? "KILL" : "TERM", group.getAsLong())) != null) {
+            return;
+        }
         super.kill(process, group, force);
+    }
+
+    /** The group read before each signal, through the {@link ControlShell} while it lives, else in an exec. */
+    @Override
+    protected GroupState groupState(long pgid) throws IOException {
+        String out = inControl(Shell.groupStateScript(pgid));
+        return out != null ? GroupState.parse(out) : super.groupState(pgid);
+    }
+
+    /** {@code script}'s output from the control shell; null when there is none (then an exec runs it). */
+    private String inControl(String script) {
+        ControlShell c = control;
+        if (c == null || c.dead()) {
+            return null;
+        }
+        try {
+            return c.run(script);
+        } catch (IOException e) {
+            LOG.debug("the control shell in container {} failed ({}); scripts run in execs", DockerDaemon.shortId(containerId),
+                    e.getMessage());
+            return null;
+        }
+    }
+
+    /** The control shell, or null (then every group read and signal is an exec of its own). */
+    private ControlShell startControl() {
+        try {
+            return ControlShell.start(daemon, containerId, docker.apiTimeout());
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("no control shell in container {}: {}", DockerDaemon.shortId(containerId), e.getMessage());
+            return null;
+        }
     }
 
     /** The container never sees the JVM's environment, so there is nothing of it to strip. */
@@ -122,6 +167,10 @@ public final class DockerEnvironment extends AbstractEnvironment {
     @Override
     protected void stopSandbox() {
         try {
+            ControlShell c = control;
+            if (c != null) {
+                c.close();
+            }
             String cid = containerId;
             if (cid != null && !attached) {
                 daemon.remove(cid);

@@ -153,6 +153,45 @@ class DockerEnvironmentTest {
         assertEquals("0", ps.stdout().text().strip(), "grandchildren survived the timeout");
     }
 
+    /**
+     * The kill goes through a control shell in the container, which a command can kill: the next
+     * timeout still kills the whole tree, a TERM-ignoring grandchild included (by an exec per step).
+     */
+    @Test
+    void aTimeoutKillsTheTreeAfterACommandKilledTheControlShell() {
+        try (Environment env = Environments.open(DockerFixture.settings())) {
+            String killControl = "for p in /proc/[0-9]*; do grep -q 'airlock-r''un' $p/cmdline 2>/dev/null"
+                    + " && kill -9 ${p#/proc/} && echo killed; done; true";
+            ExecResult killed = env.exec(ExecRequest.of(killControl));
+            assertTrue(killed.stdout().text().contains("killed"), "no control shell found: " + killed.stdout().text()
+                    + killed.stderr().text());
+            ExecResult r = env.exec(ExecRequest.builder("sh -c 'trap \"\" TERM; sleep 303' >/dev/null 2>&1 & sleep 304")
+                    .timeout(Duration.ofSeconds(1)).build());
+            assertTrue(r.timedOut());
+            ExecResult ps = env.exec(ExecRequest.builder("ps -o args | grep -c '^sleep 30[34]' || true").build());
+            assertEquals("0", ps.stdout().text().strip(), "the tree survived the timeout");
+        }
+    }
+
+    /** An environment attached to a container leaves no control shell behind in it when it closes. */
+    @Test
+    void closingAnAttachedEnvironmentEndsItsControlShell() throws InterruptedException {
+        String count = "n=0; for p in /proc/[0-9]*; do grep -q 'airlock-r''un' $p/cmdline 2>/dev/null && n=$((n+1)); done; echo $n";
+        Environment own = env();
+        String before = own.exec(ExecRequest.of(count)).stdout().text().strip();
+        String id = ((DockerEnvironment) own).containerId();
+        try (Environment attached = Environments.open(DockerFixture.settings(DockerSettings.CONTAINER, id))) {
+            assertTrue(Integer.parseInt(attached.exec(ExecRequest.of(count)).stdout().text().strip()) > Integer.parseInt(before),
+                    "the attached environment started no control shell");
+        }
+        String after = "";
+        for (int i = 0; i < 50 && !after.equals(before); i++) {
+            Thread.sleep(100);
+            after = own.exec(ExecRequest.of(count)).stdout().text().strip();
+        }
+        assertEquals(before, after, "the attached environment's control shell outlived its close");
+    }
+
     @Test
     void environmentVariablesArriveExactly() {
         String v = "a b\n'\"$HOME`x`\\\u00e9";

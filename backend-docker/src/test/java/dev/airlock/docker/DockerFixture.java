@@ -36,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * Skips when no daemon answers, and fails instead under {@code AIRLOCK_REQUIRE_SERVICES=1}.
  * After each test class, no Airlock-labelled container may remain that was not there before.
  */
-public final class DockerFixture implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback {
+public class DockerFixture implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback {
     /** Bump the tag whenever the rootfs below changes: a daemon keeps an image of the old tag. */
     public static final String IMAGE = "airlock-test/busybox:2";
     private static final Path BUSYBOX = Path.of("/bin/busybox");
@@ -67,8 +67,27 @@ public final class DockerFixture implements BeforeAllCallback, BeforeEachCallbac
         return context.getRequiredTestClass().getEnclosingClass() == null;
     }
 
-    private static ExtensionContext.Store store(ExtensionContext context) {
-        return context.getStore(ExtensionContext.Namespace.create(DockerFixture.class));
+    private ExtensionContext.Store store(ExtensionContext context) {
+        return context.getStore(ExtensionContext.Namespace.create(getClass()));
+    }
+
+    /** The CLI that imports the image and checks for leftovers from outside: {@code docker} here. */
+    protected String cli() {
+        return "docker";
+    }
+
+    /** Readies the daemon and its image: why the tests cannot run here, or null when they can. */
+    protected String prepare() throws Exception {
+        String why = whyNoDaemon();
+        if (why != null) {
+            return why + "; start dockerd to run the docker tests (see .ci/run)";
+        }
+        ensureImage(cli());
+        return null;
+    }
+
+    /** After the leak check of the outermost class: nothing to stop for dockerd. */
+    protected void finish() throws Exception {
     }
 
     /**
@@ -80,14 +99,13 @@ public final class DockerFixture implements BeforeAllCallback, BeforeEachCallbac
         if (!outermost(context)) {
             return;
         }
-        String why = whyNoDaemon();
+        String why = prepare();
         if (why != null) {
             // Checked again before each test, so each is reported as skipped (or failed in CI) with the reason.
-            store(context).put("skip", why + "; start dockerd to run the docker tests (see .ci/run)");
+            store(context).put("skip", why);
             return;
         }
-        ensureImage();
-        store(context).put("before", managedContainers());
+        store(context).put("before", managedContainers(cli()));
     }
 
     @Override
@@ -103,16 +121,20 @@ public final class DockerFixture implements BeforeAllCallback, BeforeEachCallbac
         }
         @SuppressWarnings("unchecked")
         Set<String> before = (Set<String>) store(context).get("before");
-        if (before == null) {
-            return; // skipped
-        }
-        Set<String> left = managedContainers();
-        left.removeAll(before);
-        if (!left.isEmpty()) {
-            for (String id : left) {
-                docker(null, 60, "rm", "-f", id);
+        try {
+            if (before == null) {
+                return; // skipped
             }
-            fail("containers left behind by " + context.getDisplayName() + ": " + left);
+            Set<String> left = managedContainers(cli());
+            left.removeAll(before);
+            if (!left.isEmpty()) {
+                for (String id : left) {
+                    run(List.of(cli(), "rm", "-f", id), null, 60);
+                }
+                fail("containers left behind by " + context.getDisplayName() + ": " + left);
+            }
+        } finally {
+            finish();
         }
     }
 
@@ -129,9 +151,12 @@ public final class DockerFixture implements BeforeAllCallback, BeforeEachCallbac
         }
     }
 
-    /** Imports the busybox image unless the daemon has it. */
-    static synchronized void ensureImage() throws Exception {
-        if (docker(null, 30, "image", "inspect", IMAGE).exit == 0) {
+    /**
+     * Imports the busybox image with {@code cli} ({@code docker} or {@code podman}, whose
+     * {@code import} and {@code image inspect} take the same arguments) unless its store has it.
+     */
+    static synchronized void ensureImage(String cli) throws Exception {
+        if (run(List.of(cli, "image", "inspect", IMAGE), null, 30).exit == 0) {
             return;
         }
         Path root = Files.createTempDirectory("airlock-rootfs-");
@@ -160,10 +185,10 @@ public final class DockerFixture implements BeforeAllCallback, BeforeEachCallbac
             Files.writeString(root.resolve("etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n"
                     + "nobody:x:65534:65534:nobody:/home:/bin/sh\n");
             Files.writeString(root.resolve("etc/group"), "root:x:0:\nnogroup:x:65534:\n");
-            Result tar = run(List.of("sh", "-c", "tar -C \"$1\" --numeric-owner --owner=0 --group=0 -cf - . | docker import"
-                    + " --change 'ENV PATH=/bin' - \"$2\"", "sh", root.toString(), IMAGE), null, 300);
+            Result tar = run(List.of("sh", "-c", "tar -C \"$1\" --numeric-owner --owner=0 --group=0 -cf - . | \"$3\" import"
+                    + " --change 'ENV PATH=/bin' - \"$2\"", "sh", root.toString(), IMAGE, cli), null, 300);
             if (tar.exit != 0) {
-                fail("could not import the test image: " + tar.err.strip());
+                fail("could not import the test image with " + cli + ": " + tar.err.strip());
             }
         } finally {
             try (Stream<Path> s = Files.walk(root)) {
@@ -173,9 +198,9 @@ public final class DockerFixture implements BeforeAllCallback, BeforeEachCallbac
         Files.deleteIfExists(root);
     }
 
-    /** Ids of the containers this test JVM made (its run label). */
-    static Set<String> managedContainers() throws Exception {
-        Result r = docker(null, 60, "ps", "-a", "-q", "--no-trunc", "--filter", LABEL_FILTER);
+    /** Ids of the containers this test JVM made (its run label), as {@code cli} lists them. */
+    static Set<String> managedContainers(String cli) throws Exception {
+        Result r = run(List.of(cli, "ps", "-a", "-q", "--no-trunc", "--filter", LABEL_FILTER), null, 60);
         assertEquals(0, r.exit, r.err);
         return new TreeSet<>(Arrays.stream(r.out.split("\n")).map(String::strip).filter(s -> !s.isEmpty()).toList());
     }

@@ -51,8 +51,11 @@ final class ConnectFailures {
         }
         String m = String.valueOf(e.getMessage());
         if (m.startsWith("Auth fail") || m.startsWith("Auth cancel")) {
+            String password = s.password().isPresent()
+                    ? " and the password in " + SshSettings.PASSWORD
+                    : "; a server that asks for a password takes it from " + SshSettings.PASSWORD;
             return new ConfigurationException("SSH authentication as " + s.display() + " failed (" + offeredKeys(s)
-                    + "): check " + SshSettings.USER + " and " + SshSettings.IDENTITY
+                    + password + "): check " + SshSettings.USER + " and " + SshSettings.IDENTITY
                     + ", and that the public key is in the server's authorized_keys");
         }
         Throwable unreachable = unreachableCause(e);

@@ -335,7 +335,9 @@ final class Connections implements AutoCloseable {
             throw ConnectFailures.map(e, s, hostKeys);
         }
         session.setConfig("StrictHostKeyChecking", "yes");
-        session.setConfig("PreferredAuthentications", "publickey");
+        // With a password set, keyboard-interactive and password follow the keys, in OpenSSH's order.
+        session.setConfig("PreferredAuthentications", s.password().isPresent() ? "publickey,keyboard-interactive,password" : "publickey");
+        s.password().map(PasswordPrompts::new).ifPresent(session::setUserInfo);
         session.setDaemonThread(true);
         if (proxy != null) {
             session.setProxy(proxy);

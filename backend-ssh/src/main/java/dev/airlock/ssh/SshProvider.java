@@ -27,6 +27,8 @@ public final class SshProvider implements EnvironmentProvider, LeftoverCollector
                 SettingKey.of(SshSettings.IDENTITY, "list of private key files", "~/.ssh/id_ed25519, id_ecdsa, id_rsa that exist",
                         "keys offered"),
                 SettingKey.secret(SshSettings.PASSPHRASE, "secret", "decrypts encrypted keys"),
+                SettingKey.secret(SshSettings.PASSWORD, "secret",
+                        "the login password, answered to keyboard-interactive prompts that do not echo and to the password method"),
                 SettingKey.secret(SshSettings.PASSPHRASE + SettingKey.NAME, "secret", "decrypts the key airlock.ssh.identity.NAME"),
                 SettingKey.of(SshSettings.AGENT, "auto | no | socket path", "auto", "the ssh-agent"),
                 SettingKey.of(SshSettings.KNOWN_HOSTS, "path", "~/.ssh/known_hosts", "host keys"),
@@ -46,7 +48,7 @@ public final class SshProvider implements EnvironmentProvider, LeftoverCollector
     /** The key passphrase's variable ({@code airlock.ssh.passphrase}); no command needs it. */
     @Override
     public java.util.Set<String> secretVariables() {
-        return java.util.Set.of(Settings.envName(SshSettings.PASSPHRASE));
+        return java.util.Set.of(Settings.envName(SshSettings.PASSPHRASE), Settings.envName(SshSettings.PASSWORD));
     }
 
     @Override

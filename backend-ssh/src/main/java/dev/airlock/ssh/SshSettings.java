@@ -25,6 +25,7 @@ import java.util.Optional;
  *   <tr><td>airlock.ssh.identity</td><td>list of private key files ({@code a,b} or {@code .N} keys)</td>
  *       <td>~/.ssh/id_ed25519, id_ecdsa, id_rsa that exist</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.passphrase</td><td>secret</td><td>none</td><td>yes</td></tr>
+ *   <tr><td>airlock.ssh.password</td><td>secret: answers keyboard-interactive prompts that do not echo, and the password method</td><td>none</td><td>yes</td></tr>
  *   <tr><td>airlock.ssh.passphrase.NAME</td><td>secret, for the key airlock.ssh.identity.NAME</td><td>airlock.ssh.passphrase</td><td>yes</td></tr>
  *   <tr><td>airlock.ssh.agent</td><td>auto|no|socket path</td><td>auto ($SSH_AUTH_SOCK when set)</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.known-hosts</td><td>path</td><td>~/.ssh/known_hosts</td><td>no</td></tr>
@@ -42,7 +43,7 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
                    Optional<Secret> passphrase, Optional<Path> agentSocket, Path knownHosts, boolean acceptNew,
                    Duration connectTimeout, Duration keepalive, int keepaliveCount, int channelsPerConnection,
                    long outputBuffer, List<Hop> jumps, Optional<String> proxyCommand, Map<Path, Path> certificates,
-                   Map<Path, KeyPassphrase> keyPassphrases) {
+                   Map<Path, KeyPassphrase> keyPassphrases, Optional<Secret> password) {
 
     /** A key's own passphrase and the setting it came from ({@code airlock.ssh.passphrase.NAME}). */
     record KeyPassphrase(String setting, Secret secret) {
@@ -56,7 +57,7 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
     SshSettings forHop(Hop hop) {
         return new SshSettings(hop.host(), hop.port(), hop.user(), identities, identitiesNamed, passphrase, agentSocket,
                 knownHosts, acceptNew, connectTimeout, keepalive, keepaliveCount, channelsPerConnection, outputBuffer,
-                List.of(), Optional.empty(), certificates, keyPassphrases);
+                List.of(), Optional.empty(), certificates, keyPassphrases, password);
     }
 
     /**
@@ -79,6 +80,8 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
     static final String USER = PREFIX + "user";
     static final String IDENTITY = PREFIX + "identity";
     static final String PASSPHRASE = PREFIX + "passphrase";
+    /** The login password, given to keyboard-interactive prompts that do not echo and to the password method. */
+    static final String PASSWORD = PREFIX + "password";
     static final String AGENT = PREFIX + "agent";
     static final String KNOWN_HOSTS = PREFIX + "known-hosts";
     /** The system's known_hosts files, checked after the user's (OpenSSH's {@code GlobalKnownHostsFile}); never written. */
@@ -167,7 +170,7 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
         return new SshSettings(host, port, user, List.copyOf(ids), !listed.isEmpty(), s.secret(PASSPHRASE).filter(p -> !p.isEmpty()),
                 agent, knownHosts, acceptNew, connect, keepalive.isNegative() ? Duration.ZERO : keepalive,
                 Math.max(1, count), channels, outputBuffer(s), List.copyOf(jumps), proxyCommand, Map.copyOf(certs),
-                keyPassphrases(s, home));
+                keyPassphrases(s, home), s.secret(PASSWORD).filter(p -> !p.isEmpty()));
     }
 
     /** {@code airlock.ssh.passphrase.NAME} for the key {@code airlock.ssh.identity.NAME}; a NAME with no such key is an error. */

@@ -62,6 +62,20 @@ public final class SshdServer implements AutoCloseable {
      * the real one (needs root and util-linux's unshare; the real file is never touched).
      */
     public static SshdServer start(Path loginShell) throws Exception {
+        return start(loginShell, null);
+    }
+
+    /**
+     * With {@code password} as this user's password, in sshd's eyes only, and keyboard-interactive
+     * login through PAM on (password login off, keys still on): sshd runs in a private mount
+     * namespace where a copy of {@code /etc/shadow} holding that password's hash is mounted over the
+     * real one (needs root, unshare and openssl; the real file is never touched).
+     */
+    public static SshdServer startWithPassword(String password) throws Exception {
+        return start(null, password);
+    }
+
+    private static SshdServer start(Path loginShell, String password) throws Exception {
         Path sshd = find("sshd");
         Path keygen = find("ssh-keygen");
         Services.require(sshd != null && keygen != null, "OpenSSH's sshd and ssh-keygen are needed (apt-get install openssh-server)");
@@ -99,18 +113,25 @@ public final class SshdServer implements AutoCloseable {
                     "TrustedUserCAKeys " + dir.resolve("user_ca.pub"),
                     "PubkeyAuthentication yes",
                     "PasswordAuthentication no",
-                    "KbdInteractiveAuthentication no",
-                    "PermitRootLogin prohibit-password",
+                    "KbdInteractiveAuthentication " + (password == null ? "no" : "yes"),
+                    "PermitRootLogin " + (password == null ? "prohibit-password" : "yes"),
                     // The keys live in a temp dir under /tmp (world-writable parent): StrictModes would refuse them.
                     "StrictModes no",
-                    "UsePAM no",
+                    "UsePAM " + (password == null ? "no" : "yes"),
                     "PrintMotd no",
                     "LogLevel VERBOSE",
                     ""));
             Path log = dir.resolve("sshd-" + port + ".log");
             List<String> argv = new ArrayList<>(List.of(sshd.toString(), "-D", "-e", "-f", config.toString()));
+            Map<String, Path> mounts = new LinkedHashMap<>();
             if (loginShell != null) {
-                argv.addAll(0, withLoginShell(dir, loginShell));
+                mounts.put("/etc/passwd", withLoginShell(dir, loginShell));
+            }
+            if (password != null) {
+                mounts.put("/etc/shadow", withPassword(dir, password));
+            }
+            if (!mounts.isEmpty()) {
+                argv.addAll(0, privateMounts(mounts));
             }
             Process p = new ProcessBuilder(argv)
                     .redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -129,24 +150,58 @@ public final class SshdServer implements AutoCloseable {
         throw new IllegalStateException("sshd did not start: " + last.getMessage(), last);
     }
 
-    private static List<String> withLoginShell(Path dir, Path shell) throws IOException {
-        Path unshare = find("unshare");
-        String user = System.getProperty("user.name");
-        Services.require(unshare != null && "root".equals(user),
-                "a login shell of the test's choosing needs root and unshare (util-linux): sshd reads it from a private /etc/passwd");
-        StringBuilder passwd = new StringBuilder();
-        for (String line : Files.readAllLines(Path.of("/etc/passwd"))) {
+    /** A copy of /etc/passwd where this user's login shell is {@code shell}. */
+    private static Path withLoginShell(Path dir, Path shell) throws IOException {
+        return copyWithOwnField(Path.of("/etc/passwd"), dir.resolve("passwd"), 6, shell.toString(), "rw-r--r--");
+    }
+
+    /** A copy of /etc/shadow where this user's password is {@code password} (SHA-512 crypt, from openssl). */
+    private static Path withPassword(Path dir, String password) throws IOException, InterruptedException {
+        Path openssl = find("openssl");
+        Services.require(openssl != null && Files.isReadable(Path.of("/etc/shadow")),
+                "a test password needs openssl and a readable /etc/shadow (root)");
+        Process p = new ProcessBuilder(openssl.toString(), "passwd", "-6", "-stdin").start();
+        try (var in = p.getOutputStream()) {
+            in.write(password.getBytes(StandardCharsets.UTF_8));
+        }
+        String hash = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        if (p.waitFor() != 0 || !hash.startsWith("$6$")) {
+            throw new IOException("openssl passwd -6 failed");
+        }
+        return copyWithOwnField(Path.of("/etc/shadow"), dir.resolve("shadow"), 1, hash, "rw-------");
+    }
+
+    /** A copy of a colon-separated user database where this user's field {@code index} is {@code value}. */
+    private static Path copyWithOwnField(Path source, Path copy, int index, String value, String mode) throws IOException {
+        StringBuilder out = new StringBuilder();
+        for (String line : Files.readAllLines(source)) {
             String[] f = line.split(":", -1);
-            if (f.length == 7 && f[0].equals(user)) {
-                f[6] = shell.toString();
+            if (f.length > index && f[0].equals(System.getProperty("user.name"))) {
+                f[index] = value;
                 line = String.join(":", f);
             }
-            passwd.append(line).append('\n');
+            out.append(line).append('\n');
         }
-        Path copy = dir.resolve("passwd");
-        Files.writeString(copy, passwd);
-        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString("rw-r--r--"));
-        return List.of(unshare.toString(), "--mount", "sh", "-c", "mount --bind \"$0\" /etc/passwd && exec \"$@\"", copy.toString());
+        Files.writeString(copy, out);
+        Files.setPosixFilePermissions(copy, PosixFilePermissions.fromString(mode));
+        return copy;
+    }
+
+    /** A prefix that runs sshd in a private mount namespace with each copy mounted over its target. */
+    private static List<String> privateMounts(Map<String, Path> mounts) {
+        Path unshare = find("unshare");
+        Services.require(unshare != null && "root".equals(System.getProperty("user.name")),
+                "a login shell or password of the test's choosing needs root and unshare (util-linux): sshd reads them from private copies");
+        StringBuilder script = new StringBuilder();
+        List<String> args = new ArrayList<>();
+        for (Map.Entry<String, Path> m : mounts.entrySet()) {
+            args.add(m.getValue().toString());
+            args.add(m.getKey());
+            script.append("mount --bind \"$1\" \"$2\" && shift 2 && ");
+        }
+        List<String> argv = new ArrayList<>(List.of(unshare.toString(), "--mount", "sh", "-c", script + "exec \"$@\"", "sh"));
+        argv.addAll(args);
+        return argv;
     }
 
     private static void awaitListening(Process p, Path log, int port) throws IOException, InterruptedException {

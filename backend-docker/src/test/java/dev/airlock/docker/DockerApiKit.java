@@ -1,0 +1,25 @@
+package dev.airlock.docker;
+
+import dev.airlock.Environment;
+import dev.airlock.spi.OpenContext;
+import dev.airlock.tck.EnvironmentCompatibilityKit;
+
+import java.util.Optional;
+
+/**
+ * The compatibility kit on the docker backend, for any daemon speaking the Docker API (dockerd,
+ * podman): a subclass names its fixture and the daemon in its {@link #settings()}.
+ */
+abstract class DockerApiKit extends EnvironmentCompatibilityKit {
+
+    @Override
+    protected Environment openEnvironment(OpenContext context) {
+        return new DockerProvider().open(context);
+    }
+
+    @Override
+    protected Optional<Environment> attach(Environment to) {
+        String id = ((DockerEnvironment) to).containerId();
+        return Optional.of(openEnvironment(OpenContext.of(settings().with(DockerSettings.CONTAINER, id))));
+    }
+}
