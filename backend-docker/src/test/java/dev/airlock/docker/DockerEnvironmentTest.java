@@ -158,11 +158,16 @@ class DockerEnvironmentTest {
      * timeout still kills the whole tree, a TERM-ignoring grandchild included (by an exec per step).
      */
     @Test
-    void aTimeoutKillsTheTreeAfterACommandKilledTheControlShell() {
+    void aTimeoutKillsTheTreeAfterACommandKilledTheControlShell() throws InterruptedException {
         try (Environment env = Environments.open(DockerFixture.settings())) {
             String killControl = "for p in /proc/[0-9]*; do grep -q 'airlock-r''un' $p/cmdline 2>/dev/null"
                     + " && kill -9 ${p#/proc/} && echo killed; done; true";
+            // The control shell's exec is started at open; its process may appear a moment later.
             ExecResult killed = env.exec(ExecRequest.of(killControl));
+            for (int i = 0; i < 50 && !killed.stdout().text().contains("killed"); i++) {
+                Thread.sleep(100);
+                killed = env.exec(ExecRequest.of(killControl));
+            }
             assertTrue(killed.stdout().text().contains("killed"), "no control shell found: " + killed.stdout().text()
                     + killed.stderr().text());
             ExecResult r = env.exec(ExecRequest.builder("sh -c 'trap \"\" TERM; sleep 303' >/dev/null 2>&1 & sleep 304")
