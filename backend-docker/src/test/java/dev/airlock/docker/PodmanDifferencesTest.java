@@ -15,12 +15,11 @@ import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What differs on podman's Docker-compatible API (podman 4.3.1, Debian 12), pinned so that a podman
- * that stops differing turns this red and the README's "Podman" notes and the kit's skip in
- * {@link PodmanFixture} can go.
+ * What differs on podman's Docker-compatible API (podman 4.3.1, Debian 12), and what Airlock still
+ * promises there. The difference itself is a race (podman loses the output in some runs, not in all),
+ * so the tests pin the promise that holds in every run and print how often the difference showed.
  */
 @ExtendWith(PodmanFixture.class)
 class PodmanDifferencesTest {
@@ -30,9 +29,11 @@ class PodmanDifferencesTest {
      * and the output on its way can be lost (the Docker CLI against podman prints "connection reset
      * by peer" and loses it too). What Airlock returns is then an error or a short output, never
      * bytes that are not the command's: each clean result is a prefix of what the command printed.
+     * (A run where podman delivered everything in full is not a failure: the loss depends on timing.
+     * CI on 2026-12-01 saw five full outputs out of five once, after many runs with losses.)
      */
     @Test
-    void aCommandThatEndsBeforeReadingItsStdinMayLoseItsOutput() {
+    void aCommandThatEndsBeforeReadingItsStdinNeverGetsBytesThatAreNotItsOwn() {
         byte[] stdin = new byte[8 << 20];
         new Random(7).nextBytes(stdin);
         byte[] expected = Arrays.copyOf(stdin, 10);
@@ -52,7 +53,6 @@ class PodmanDifferencesTest {
                 }
             }
         }
-        assertTrue(complete < 5, "podman delivered every output in full " + outcomes
-                + ": remove the podman stdin difference from the README and from PodmanFixture's skips");
+        System.out.printf("podman, command ending before its stdin: %d of 5 outputs in full %s%n", complete, outcomes);
     }
 }
