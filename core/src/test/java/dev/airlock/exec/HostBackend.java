@@ -77,9 +77,12 @@ class HostBackend implements Backend, Stager, Killer {
     final CountDownLatch release = new CountDownLatch(1);
     final CountDownLatch stalled = new CountDownLatch(1);
     final AtomicInteger stops = new AtomicInteger();
+    /** How often the core closed this backend. */
+    final AtomicInteger closes = new AtomicInteger();
     final List<String> signals = new CopyOnWriteArrayList<>();
     final List<Process> launched = new CopyOnWriteArrayList<>();
     private final Capabilities caps;
+    private final boolean shellHooks;
     private final String id = "host-" + System.nanoTime();
     /** The real core, run on this backend. */
     final CoreEnvironment env;
@@ -98,6 +101,16 @@ class HostBackend implements Backend, Stager, Killer {
     }
 
     HostBackend(Settings settings, Capabilities caps, List<dev.airlock.event.ExecListener> listeners) {
+        this(settings, caps, listeners, false);
+    }
+
+    /**
+     * With {@code shellHooks} the backend offers no stager and no killer, so the core stages, removes,
+     * reads groups and signals through its own shell scripts over raw runs, as a plugin that writes
+     * only {@code launch} gets.
+     */
+    HostBackend(Settings settings, Capabilities caps, List<dev.airlock.event.ExecListener> listeners, boolean shellHooks) {
+        this.shellHooks = shellHooks;
         this.caps = caps.withArgvLimit(100 * 1024);
         this.env = CoreEnvironment.create(this, OpenContext.builder(settings).listeners(listeners).build());
         env.initialize();
@@ -149,13 +162,18 @@ class HostBackend implements Backend, Stager, Killer {
     }
 
     @Override
+    public void close() {
+        closes.incrementAndGet();
+    }
+
+    @Override
     public Optional<Stager> stager() {
-        return Optional.of(this);
+        return shellHooks ? Optional.empty() : Optional.of(this);
     }
 
     @Override
     public Optional<Killer> killer() {
-        return Optional.of(this);
+        return shellHooks ? Optional.empty() : Optional.of(this);
     }
 
     // The environment's side, for the tests.

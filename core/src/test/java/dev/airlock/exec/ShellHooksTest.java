@@ -1,0 +1,118 @@
+package dev.airlock.exec;
+
+import dev.airlock.Capabilities;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Execution;
+import dev.airlock.Payload;
+import dev.airlock.StagingException;
+import dev.airlock.StdinMode;
+import dev.airlock.settings.Settings;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A backend that writes only {@code launch} (no stager, no killer): the core stages, removes staged
+ * files, reads process groups and signals them through its own shell scripts, and each of those
+ * does what the native hooks do.
+ */
+class ShellHooksTest {
+    private static final Duration HANG = Duration.ofSeconds(8);
+
+    @TempDir
+    Path dir;
+
+    private HostBackend b;
+
+    private HostBackend open() {
+        b = new HostBackend(Settings.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
+                "airlock.kill.grace", "300ms"), Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD), List.of(), true);
+        return b;
+    }
+
+    @AfterEach
+    void cleanUp() {
+        if (b != null) {
+            b.release.countDown();
+            b.env.close();
+            b.launched.forEach(Process::destroyForcibly);
+        }
+    }
+
+    private static ExecResult within(Execution e) throws InterruptedException {
+        Optional<ExecResult> r = e.await(HANG);
+        assertTrue(r.isPresent(), "no result: the exec hung");
+        return r.get();
+    }
+
+    @Test
+    void stdinStagedByTheShellArrivesByteExactAndIsGoneAfterwards() throws Exception {
+        open();
+        byte[] data = {0, (byte) 0xff, 'a', '\n', (byte) 0xc3, 0, 'z'};
+        ExecResult r = b.exec(ExecRequest.builder("cat").stdin(Payload.of(data)).build());
+        assertEquals(0, r.exitCode(), r.stderr().text());
+        assertArrayEquals(data, r.stdout().bytes());
+        assertEquals(List.of(), b.stagedLeft());
+        assertEquals(List.of(), b.stagedPaths, "the backend's own stager was used");
+    }
+
+    @Test
+    void aStagingTheShellCannotWriteIsAStagingErrorWithItsReason() throws Exception {
+        open();
+        Path staging = Path.of(b.target().stagingDir());
+        try (java.util.stream.Stream<Path> all = Files.walk(staging)) {
+            for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+        StagingException x = assertThrows(StagingException.class,
+                () -> b.exec(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build()));
+        assertTrue(x.getMessage().contains("cat exited"), x.getMessage());
+    }
+
+    @Test
+    void aTimeoutKillsATreeThatIgnoresTermThroughTheShellsSignals() throws Exception {
+        open();
+        Path pidFile = dir.resolve("child.pid");
+        ExecResult r = within(b.start(ExecRequest.builder("trap '' TERM; sleep 30 & echo $! > " + pidFile + "; wait")
+                .timeout(Duration.ofSeconds(1)).build()));
+        assertTrue(r.timedOut());
+        assertEquals(ExecResult.EXIT_TIMEOUT, r.exitCode());
+        long child = Long.parseLong(Files.readString(pidFile).strip());
+        long until = System.nanoTime() + HANG.toNanos();
+        while (HostBackend.alive(child)) {
+            assertTrue(System.nanoTime() < until, "the grandchild that ignored SIGTERM outlived the kill");
+            Thread.sleep(20);
+        }
+        assertEquals(List.of(), b.signals, "the backend's own killer was used");
+    }
+
+    @Test
+    void aCancelBeforeThePrefixRanRemovesTheStagedFilesThroughTheShell() throws Exception {
+        open();
+        b.slowStart = 30;
+        Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
+        long until = System.nanoTime() + HANG.toNanos();
+        while (b.launched.isEmpty()) {
+            assertTrue(System.nanoTime() < until, "never launched");
+            Thread.sleep(10);
+        }
+        assertFalse(b.stagedLeft().isEmpty(), "the stdin was staged");
+        e.cancel();
+        assertTrue(within(e).cancelled());
+        assertEquals(List.of(), b.stagedLeft(), "staged files outlived a kill before the command started");
+    }
+}
