@@ -23,10 +23,12 @@ import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -121,6 +123,20 @@ public final class LocalEnvironment extends AbstractEnvironment {
         if (bwrap.isPresent()) {
             sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv());
         }
+    }
+
+    /**
+     * Unsandboxed, the probe is answered in Java from this host ({@link LocalProbe}): no script and
+     * none of its processes. Under bubblewrap the script keeps running, as everything there does.
+     */
+    @Override
+    protected Optional<byte[]> probe(String privateDirBase, Set<String> unset) {
+        if (bwrap.isPresent()) {
+            return Optional.empty();
+        }
+        Map<String, String> env = new HashMap<>(System.getenv());
+        unset.forEach(env::remove);
+        return LocalProbe.answer(privateDirBase, env);
     }
 
     @Override

@@ -132,6 +132,11 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
         return core.defaultPrivateDirBase();
     }
 
+    /** The target probe answered without its script, as {@link Backend#probe}; empty by default (the script runs). */
+    protected Optional<byte[]> probe(String privateDirBase, Set<String> unset) {
+        return Optional.empty();
+    }
+
     /**
      * Called once at the end of {@link #initialize()}, when the target is probed and the children's
      * home, temp dir and shims exist: a backend that isolates its commands (bubblewrap, say) sets

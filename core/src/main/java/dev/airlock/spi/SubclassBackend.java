@@ -74,6 +74,11 @@ final class SubclassBackend implements Backend, Stager, Killer {
     }
 
     @Override
+    public Optional<byte[]> probe(String privateDirBase, Set<String> unset) {
+        return env.probe(privateDirBase, unset);
+    }
+
+    @Override
     public void onTargetReady(Target target, Containment containment) {
         env.onTargetReady(target, containment);
     }
