@@ -139,6 +139,18 @@ public final class LocalEnvironment extends AbstractEnvironment {
         return LocalProbe.answer(privateDirBase, env);
     }
 
+    /** Unsandboxed, the profile home is made in Java ({@link HostDirs#makeDirs}), saving a script. */
+    @Override
+    protected boolean makeHome(String home) {
+        return bwrap.isEmpty() && HostDirs.makeDirs(home);
+    }
+
+    /** Unsandboxed, the private dir is removed in Java; under bubblewrap {@link #stopSandbox()} removes it. */
+    @Override
+    protected boolean removePrivateDir(String dir) {
+        return bwrap.isEmpty() && HostDirs.removeTree(Path.of(dir));
+    }
+
     @Override
     public String isolation() {
         Bubblewrap b = sandbox;
@@ -182,14 +194,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
         if (b == null) {
             return;
         }
-        Path dir = Path.of(target().privateDir());
-        if (Files.exists(dir)) {
-            try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            } catch (IOException | java.io.UncheckedIOException e) {
-                // best effort, as for any backend's private dir
-            }
-        }
+        HostDirs.removeTree(Path.of(target().privateDir())); // best effort, as for any backend's private dir
     }
 
     @Override

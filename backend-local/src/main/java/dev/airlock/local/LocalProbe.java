@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.List;
@@ -106,19 +105,14 @@ final class LocalProbe {
             // Concatenated, not resolved: mktemp keeps the base as written ("/tmp/" gives "/tmp//airlock-...").
             String dir = base + "/airlock-" + new String(x);
             try {
-                mkdir700(Path.of(dir));
+                HostDirs.mkdir700(Path.of(dir));
             } catch (FileAlreadyExistsException e) {
                 continue;
             }
-            mkdir700(Path.of(dir, "run"));
-            mkdir700(Path.of(dir, "tmp"));
+            HostDirs.mkdir700(Path.of(dir, "run"));
+            HostDirs.mkdir700(Path.of(dir, "tmp"));
             return dir;
         }
-    }
-
-    private static void mkdir700(Path dir) throws IOException {
-        Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------")); // whatever the JVM's umask
     }
 
     /** {@code id -u}, when it is also the real uid (a set-uid JVM is the script's business). */

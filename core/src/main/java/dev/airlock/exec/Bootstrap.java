@@ -74,7 +74,7 @@ final class Bootstrap {
                     throw new BackendException("cannot install the " + name + " shim in " + bin + ": " + e.getMessage(), e);
                 }
             }
-        } else if (plan.profileHome()) {
+        } else if (plan.profileHome() && !env.backend().makeHome(plan.home())) {
             runPrepare(env, "the profile home " + plan.home(), "umask 077\nmkdir -p -- " + Shell.quotePath(plan.home()) + "\n");
         }
     }

@@ -103,6 +103,22 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
+     * Makes the children's profile home as {@code umask 077; mkdir -p -- HOME} would, without a
+     * script; false, the default and wherever the result could differ, runs the script.
+     */
+    default boolean makeHome(String home) {
+        return false;
+    }
+
+    /**
+     * Removes the private dir at close as {@code rm -rf} would, without a script; false, the
+     * default and whenever something is left, runs {@code rm -rf}.
+     */
+    default boolean removePrivateDir(String dir) {
+        return false;
+    }
+
+    /**
      * Called once when the target is probed and the children's home, temp dir and shims exist: a
      * backend that isolates its commands sets that up here and launches everything after it so.
      */

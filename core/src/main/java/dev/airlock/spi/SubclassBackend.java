@@ -79,6 +79,16 @@ final class SubclassBackend implements Backend, Stager, Killer {
     }
 
     @Override
+    public boolean makeHome(String home) {
+        return env.makeHome(home);
+    }
+
+    @Override
+    public boolean removePrivateDir(String dir) {
+        return env.removePrivateDir(dir);
+    }
+
+    @Override
     public void onTargetReady(Target target, Containment containment) {
         env.onTargetReady(target, containment);
     }
