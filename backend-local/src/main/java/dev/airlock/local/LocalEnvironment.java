@@ -23,10 +23,12 @@ import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -123,6 +125,32 @@ public final class LocalEnvironment extends AbstractEnvironment {
         }
     }
 
+    /**
+     * Unsandboxed, the probe is answered in Java from this host ({@link LocalProbe}): no script and
+     * none of its processes. Under bubblewrap the script keeps running, as everything there does.
+     */
+    @Override
+    protected Optional<byte[]> probe(String privateDirBase, Set<String> unset) {
+        if (bwrap.isPresent()) {
+            return Optional.empty();
+        }
+        Map<String, String> env = new HashMap<>(System.getenv());
+        unset.forEach(env::remove);
+        return LocalProbe.answer(privateDirBase, env);
+    }
+
+    /** Unsandboxed, the profile home is made in Java ({@link HostDirs#makeDirs}), saving a script. */
+    @Override
+    protected boolean makeHome(String home) {
+        return bwrap.isEmpty() && HostDirs.makeDirs(home);
+    }
+
+    /** Unsandboxed, the private dir is removed in Java; under bubblewrap {@link #stopSandbox()} removes it. */
+    @Override
+    protected boolean removePrivateDir(String dir) {
+        return bwrap.isEmpty() && HostDirs.removeTree(Path.of(dir));
+    }
+
     @Override
     public String isolation() {
         Bubblewrap b = sandbox;
@@ -166,14 +194,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
         if (b == null) {
             return;
         }
-        Path dir = Path.of(target().privateDir());
-        if (Files.exists(dir)) {
-            try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            } catch (IOException | java.io.UncheckedIOException e) {
-                // best effort, as for any backend's private dir
-            }
-        }
+        HostDirs.removeTree(Path.of(target().privateDir())); // best effort, as for any backend's private dir
     }
 
     @Override

@@ -10,15 +10,13 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
 
+import java.util.List;
 import java.util.concurrent.Callable;
 
 /** The {@code airlock} command line; {@code ./airlock} at the repository root builds and runs it. */
 @Command(name = "airlock", mixinStandardHelpOptions = true, versionProvider = AirlockCli.Version.class,
         synopsisSubcommandLabel = "COMMAND",
         description = "Runs an agent's commands and file transfers on a pluggable backend, byte-exact.",
-        subcommands = {ExecCommand.class, WriteCommand.class, ReadCommand.class, BackendsCommand.class,
-                SandboxCommands.Up.class, SandboxCommands.Down.class, SandboxCommands.Gc.class, DoctorCommand.class,
-                EmulatorCommand.class, McpCommand.class, CommandLine.HelpCommand.class},
         footer = {"%nExit codes of every command but exec: 0 ok, 1 other failure, 2 usage, 3 denied,"
                 + " 4 backend unavailable, 5 doctor found a leak. exec exits with the command's own status,"
                 + " 124 after --timeout, 125 when Airlock itself failed. 128+N after signal N."})
@@ -31,6 +29,14 @@ public final class AirlockCli implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /**
+     * The commands, in the order help lists them. Not in the annotation: picocli builds every listed
+     * command's model by reflection at start, so {@link CommandTree} adds only the one invoked.
+     */
+    static final List<Class<?>> COMMANDS = List.of(ExecCommand.class, WriteCommand.class, ReadCommand.class,
+            BackendsCommand.class, SandboxCommands.Up.class, SandboxCommands.Down.class, SandboxCommands.Gc.class,
+            DoctorCommand.class, EmulatorCommand.class, McpCommand.class, CommandLine.HelpCommand.class);
+
     private final Signals signals = new Signals();
 
     public static void main(String[] args) {
@@ -40,9 +46,12 @@ public final class AirlockCli implements Callable<Integer> {
     /** Runs one command line and returns its exit code. */
     static int run(String... args) {
         AirlockCli cli = new AirlockCli();
-        CommandLine cmd = new CommandLine(cli);
+        CommandLine cmd = CommandTree.of(cli, COMMANDS, args);
         cmd.setExpandAtFiles(false); // "@notes" is an argument, never a file to read arguments from
-        cmd.getSubcommands().get("exec").setStopAtPositional(true); // options stop at the command's first word
+        CommandLine exec = cmd.getSubcommands().get("exec");
+        if (exec != null) {
+            exec.setStopAtPositional(true); // options stop at the command's first word
+        }
         cmd.setExecutionStrategy(cli::execute);
         cmd.setParameterExceptionHandler(cli::onUsageError);
         cmd.setExecutionExceptionHandler((e, c, parsed) -> cli.onFailure(e, c));

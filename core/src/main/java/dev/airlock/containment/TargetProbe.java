@@ -26,17 +26,26 @@ public final class TargetProbe {
                 "umask 077",
                 "p() { printf '%s=%s\\0' \"$1\" \"$2\"; }",
                 "b=" + base,
-                "mkdir -p -- \"$b\" 2>/dev/null",
+                "[ -d \"$b\" ] || mkdir -p -- \"$b\" 2>/dev/null",
                 "d=$(mktemp -d \"$b/airlock-XXXXXXXXXX\") || { echo \"cannot create a private dir in $b\" >&2; exit 90; }",
                 "mkdir -- \"$d/run\" \"$d/tmp\" || exit 91",
                 "p private \"$d\"",
-                "p os \"$(uname -s 2>/dev/null)\"",
-                "p hostname \"$(uname -n 2>/dev/null)\"",
-                "p uid \"$(id -u)\"",
-                "p user \"$(id -un 2>/dev/null || id -u)\"",
-                "u=$(id -un 2>/dev/null)",
-                "h=$( (getent passwd \"$(id -u)\" 2>/dev/null || grep \"^$u:\" /etc/passwd 2>/dev/null) | head -n 1 | cut -d: -f6)",
-                "p passwd_home \"$h\"",
+                // One process per answer at most: each one is a fork and exec on the target at every open.
+                // uname prints the system's name (never with a space) before the node name.
+                "n=$(uname -sn 2>/dev/null)",
+                "p os \"${n%% *}\"",
+                "case $n in *' '*) p hostname \"${n#* }\" ;; *) p hostname '' ;; esac",
+                "nl='", "'", // a newline
+                "uid=$(id -u)",
+                "p uid \"$uid\"",
+                // As $(id -un || id -u) did: a uid without a name gets what id -un printed (coreutils: the
+                // number), a newline and the number.
+                "if u=$(id -un 2>/dev/null); then p user \"$u\"; else p user \"${u:+$u$nl}$uid\"; fi",
+                // The passwd entry's sixth field, of its first line (as head -n 1 | cut -d: -f6).
+                "w=$(getent passwd \"$uid\" 2>/dev/null || grep \"^$u:\" /etc/passwd 2>/dev/null)",
+                "w=${w%%\"$nl\"*}",
+                "case $w in *:*) for _ in 1 2 3 4 5; do case $w in *:*) w=${w#*:} ;; *) w= ;; esac; done; w=${w%%:*} ;; esac",
+                "p passwd_home \"$w\"",
                 "p home \"$HOME\"",
                 "p tmpdir \"${TMPDIR:-}\"",
                 "p airlock_home \"${AIRLOCK_HOME:-}\"",
@@ -46,7 +55,16 @@ public final class TargetProbe {
                 "[ -e /run/.containerenv ] && p containerenv 1",
                 "[ -n \"${KUBERNETES_SERVICE_HOST:-}\" ] && p k8s 1",
                 "p cgroup1 \"$(head -c 4096 /proc/1/cgroup 2>/dev/null)\"",
-                "p rootmount \"$(awk '$5 == \"/\" { print; exit }' /proc/self/mountinfo 2>/dev/null)\"",
+                // The first mount on / (as awk '$5 == \"/\" { print; exit }'), read by the shell itself.
+                "r=",
+                "set -f",
+                "if [ -r /proc/self/mountinfo ]; then",
+                "  while IFS= read -r l || [ -n \"$l\" ]; do",
+                "    set -- $l",
+                "    if [ \"${5-}\" = / ]; then r=$l; break; fi",
+                "  done </proc/self/mountinfo",
+                "fi",
+                "p rootmount \"$r\"",
                 "exit 0",
                 "");
     }

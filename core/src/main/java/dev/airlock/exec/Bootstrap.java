@@ -15,6 +15,7 @@ import dev.airlock.shell.Shell;
 
 import java.io.IOException;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Opening an environment: one probe script tells who and where the target is, containment decides
@@ -30,17 +31,8 @@ final class Bootstrap {
     }
 
     static Probed probe(CoreEnvironment env, ContainmentSettings containmentSettings, String base) {
-        boolean literal = !base.contains("$");
-        RawResult r;
-        try {
-            r = env.runRaw(TargetProbe.script(base, literal), null);
-        } catch (IOException e) {
-            throw new BackendException("cannot run the target probe on " + env.name() + ": " + e.getMessage(), e);
-        }
-        if (r.exit() != 0) {
-            throw new BackendException("the target probe on " + env.name() + " failed (exit " + r.exit() + "): " + r.stderrLine());
-        }
-        Map<String, String> facts = TargetProbe.parse(r.stdout());
+        Set<String> unset = env.capabilities().nativeEnv() ? env.childUnset() : Set.of(); // as raw runs launch
+        Map<String, String> facts = TargetProbe.parse(env.backend().probe(base, unset).orElseGet(() -> runProbe(env, base)));
         ContainerDetection.Verdict verdict = ContainerDetection.decide(containmentSettings.container(), facts);
         String processHome = facts.getOrDefault("home", "");
         String passwdHome = facts.getOrDefault("passwd_home", "");
@@ -56,6 +48,19 @@ final class Bootstrap {
         return new Probed(target, plan);
     }
 
+    private static byte[] runProbe(CoreEnvironment env, String base) {
+        RawResult r;
+        try {
+            r = env.runRaw(TargetProbe.script(base, !base.contains("$")), null);
+        } catch (IOException e) {
+            throw new BackendException("cannot run the target probe on " + env.name() + ": " + e.getMessage(), e);
+        }
+        if (r.exit() != 0) {
+            throw new BackendException("the target probe on " + env.name() + " failed (exit " + r.exit() + "): " + r.stderrLine());
+        }
+        return r.stdout();
+    }
+
     /** Makes the children's home, and in the eval profile the run dir's layout and the shims. */
     static void prepare(CoreEnvironment env, Containment plan) {
         if (plan.runDir().isPresent()) {
@@ -69,7 +74,7 @@ final class Bootstrap {
                     throw new BackendException("cannot install the " + name + " shim in " + bin + ": " + e.getMessage(), e);
                 }
             }
-        } else if (plan.profileHome()) {
+        } else if (plan.profileHome() && !env.backend().makeHome(plan.home())) {
             runPrepare(env, "the profile home " + plan.home(), "umask 077\nmkdir -p -- " + Shell.quotePath(plan.home()) + "\n");
         }
     }

@@ -132,6 +132,21 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
         return core.defaultPrivateDirBase();
     }
 
+    /** The target probe answered without its script, as {@link Backend#probe}; empty by default (the script runs). */
+    protected Optional<byte[]> probe(String privateDirBase, Set<String> unset) {
+        return Optional.empty();
+    }
+
+    /** The profile home made without a script, as {@link Backend#makeHome}; false by default (the script runs). */
+    protected boolean makeHome(String home) {
+        return false;
+    }
+
+    /** The private dir removed without a script, as {@link Backend#removePrivateDir}; false by default ({@code rm -rf} runs). */
+    protected boolean removePrivateDir(String dir) {
+        return false;
+    }
+
     /**
      * Called once at the end of {@link #initialize()}, when the target is probed and the children's
      * home, temp dir and shims exist: a backend that isolates its commands (bubblewrap, say) sets

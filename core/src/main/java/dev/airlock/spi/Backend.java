@@ -92,6 +92,33 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
+     * The target probe answered without its script: the very NUL-separated records
+     * {@link dev.airlock.containment.TargetProbe#script} would print when run through {@link #launch}
+     * with {@code unset} removed from the environment, its private dir made under
+     * {@code privateDirBase} (a shell expression). Empty, the default and wherever the answer could
+     * differ, runs the script. A backend whose target is this very host saves the script's processes.
+     */
+    default Optional<byte[]> probe(String privateDirBase, Set<String> unset) {
+        return Optional.empty();
+    }
+
+    /**
+     * Makes the children's profile home as {@code umask 077; mkdir -p -- HOME} would, without a
+     * script; false, the default and wherever the result could differ, runs the script.
+     */
+    default boolean makeHome(String home) {
+        return false;
+    }
+
+    /**
+     * Removes the private dir at close as {@code rm -rf} would, without a script; false, the
+     * default and whenever something is left, runs {@code rm -rf}.
+     */
+    default boolean removePrivateDir(String dir) {
+        return false;
+    }
+
+    /**
      * Called once when the target is probed and the children's home, temp dir and shims exist: a
      * backend that isolates its commands sets that up here and launches everything after it so.
      */

@@ -74,6 +74,21 @@ final class SubclassBackend implements Backend, Stager, Killer {
     }
 
     @Override
+    public Optional<byte[]> probe(String privateDirBase, Set<String> unset) {
+        return env.probe(privateDirBase, unset);
+    }
+
+    @Override
+    public boolean makeHome(String home) {
+        return env.makeHome(home);
+    }
+
+    @Override
+    public boolean removePrivateDir(String dir) {
+        return env.removePrivateDir(dir);
+    }
+
+    @Override
     public void onTargetReady(Target target, Containment containment) {
         env.onTargetReady(target, containment);
     }
