@@ -29,8 +29,9 @@ import java.util.function.UnaryOperator;
  *
  * <p>The core's guard judged the path before this is called. One script then judges the place in
  * the container's own view: the physical parent (no link on the way), the mount that holds it
- * (read from {@code /proc/self/mountinfo} at each write, so a mount made at run time counts), the
- * parents made if asked, and a temp sibling made with {@code mktemp} as the exec user, whose owner
+ * (read from {@code /proc/self/mountinfo} at each write, so a mount made at run time counts), for a
+ * user other than root that no directory above it is theirs to swap (the daemon resolves the path
+ * again, as root), the parents made if asked, and a temp sibling made with {@code mktemp} as the exec user, whose owner
  * the archive entry copies. The archive replaces that temp file, streamed (one buffer at a time);
  * a second script checks the directory is still the same, sets the mode as the shell write does,
  * checks the size and renames over the target. A failure removes the temp file and the
@@ -147,6 +148,16 @@ final class DockerFiles implements RemoteFiles {
                 .append("e=$d; while [ ! -d \"$e\" ] && [ \"$e\" != / ]; do e=$(dirname -- \"$e\"); done\n")
                 .append("[ \"$(cd -P -- \"$e\" && pwd -P)\" = \"$e\" ] || exit ").append(USE_SHELL).append('\n')
                 .append(mounts.checkScript("e", USE_SHELL))
+                // The daemon resolves the directory again, as root: a user other than root who could
+                // swap a directory on the way for a link (writes to or owns one) could make it put the
+                // temp file where that user may not write. Root could write there itself.
+                .append("u=$(id -u) || exit 4\n")
+                .append("if [ \"$u\" != 0 ]; then\n")
+                .append("  [ \"$e\" = \"$d\" ] || exit ").append(USE_SHELL).append('\n')
+                .append("  a=$e; while [ \"$a\" != / ]; do a=$(dirname -- \"$a\")\n")
+                .append("    if [ -w \"$a\" ] || [ \"$(stat -c %u -- \"$a\")\" = \"$u\" ]; then exit ").append(USE_SHELL).append("; fi\n")
+                .append("  done\n")
+                .append("fi\n")
                 .append("made=\n");
         if (createParents) {
             s.append("if [ \"$e\" != \"$d\" ]; then mkdir -p -- \"$d\" || exit 4; made=$e; fi\n");

@@ -162,12 +162,23 @@ class DockerArchiveWritesTest {
         assertEquals("1000:1000 750", sh(env, "stat -c '%u:%g %a' /tmp/kept").stdout().text().trim());
         assertEquals(1, archiveWritesOf(env, () -> env.files().write("/tmp/set", Payload.of(new byte[] {3}), WriteOptions.mode(0600))));
         assertEquals("1000:1000 600", sh(env, "stat -c '%u:%g %a' /tmp/set").stdout().text().trim());
-        // Parents made when asked (the default), and only then.
-        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/tmp/a/b/c", new byte[] {4})));
-        assertArrayEquals(new byte[] {4}, seenByCommands(env, "/tmp/a/b/c"));
-        assertEquals("1000:1000", sh(env, "stat -c '%u:%g' /tmp/a/b").stdout().text().trim());
-        assertThrows(dev.airlock.NoSuchPathException.class, () -> env.files().write("/tmp/x/y", Payload.of(new byte[] {5}),
+        // A directory of the user's own above the target: the user could swap it for a link between the
+        // check and the upload, and the daemon (root) would follow it; the shell path writes as the user.
+        sh(env, "mkdir -p /tmp/mine/sub");
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/mine/sub/f", new byte[] {4})));
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/made/f", new byte[] {4})), "parents it would make");
+        assertArrayEquals(new byte[] {4}, seenByCommands(env, "/tmp/made/f"));
+        assertEquals("1000:1000", sh(env, "stat -c '%u:%g' /tmp/made/f").stdout().text().trim());
+    }
+
+    @Test
+    void parentsAreMadeWhenAskedAndOnlyThen() {
+        DockerEnvironment env = archive();
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/work/a/b/c", new byte[] {4})));
+        assertArrayEquals(new byte[] {4}, seenByCommands(env, "/work/a/b/c"));
+        assertThrows(dev.airlock.NoSuchPathException.class, () -> env.files().write("/work/x/y", Payload.of(new byte[] {5}),
                 WriteOptions.defaults().withCreateParents(false)));
+        assertEquals("gone", sh(env, "[ -e /work/x ] || echo gone").stdout().text().trim(), "no /work/x made");
     }
 
     @Test
