@@ -7,6 +7,7 @@ import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
+import dev.airlock.shell.AsideWrite;
 import dev.airlock.shell.Shell;
 import dev.airlock.spi.RawResult;
 
@@ -38,7 +39,6 @@ import java.util.function.UnaryOperator;
  * directories this write made.
  */
 final class DockerFiles implements RemoteFiles {
-    private static final String TEMP_PREFIX = ".airlock-write-";
     /** The place script's exit when the archive cannot be trusted to land where commands look: the shell write takes over. */
     private static final int USE_SHELL = 20;
 
@@ -119,15 +119,8 @@ final class DockerFiles implements RemoteFiles {
 
         /** The temp file and the directories this write made: gone, best effort. */
         void cleanUp() {
-            StringBuilder s = new StringBuilder("cd -P -- ").append(Shell.quotePath(dir)).append(" && rm -f -- ")
-                    .append(Shell.quotePath(temp)).append('\n');
-            if (!createdFrom.isEmpty()) {
-                s.append("c=").append(Shell.quotePath(dir)).append("\ne=").append(Shell.quotePath(createdFrom)).append('\n')
-                        .append("while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do rmdir -- \"$c\" 2>/dev/null || break;"
-                                + " c=$(dirname -- \"$c\"); done\n");
-            }
             try {
-                raw.run(s.toString());
+                raw.run(AsideWrite.cleanUp(dir, createdFrom, Shell.quotePath(temp)));
             } catch (IOException | AirlockException ignored) {
                 // best effort: the write's own failure is what the caller hears about
             }
@@ -140,41 +133,23 @@ final class DockerFiles implements RemoteFiles {
      * or a directory on a mount the daemon does not write through.
      */
     private Optional<Place> enter(String t, boolean createParents) {
-        StringBuilder s = new StringBuilder();
-        s.append("t=").append(Shell.quotePath(t)).append('\n')
-                .append("case $t in /*) ;; *) t=${PWD%/}/$t ;; esac\n")
-                .append("[ -L \"$t\" ] && exit ").append(USE_SHELL).append('\n')
-                .append("d=$(dirname -- \"$t\") && n=$(basename -- \"$t\") || exit 4\n")
-                .append("e=$d; while [ ! -d \"$e\" ] && [ \"$e\" != / ]; do e=$(dirname -- \"$e\"); done\n")
-                .append("[ \"$(cd -P -- \"$e\" && pwd -P)\" = \"$e\" ] || exit ").append(USE_SHELL).append('\n')
-                .append(mounts.checkScript("e", USE_SHELL))
-                // The daemon resolves the directory again, as root: a user other than root who could
-                // swap a directory on the way for a link (writes to or owns one) could make it put the
-                // temp file where that user may not write. Root could write there itself.
-                .append("u=$(id -u) || exit 4\n")
-                .append("if [ \"$u\" != 0 ]; then\n")
-                .append("  [ \"$e\" = \"$d\" ] || exit ").append(USE_SHELL).append('\n')
-                .append("  a=$e; while [ \"$a\" != / ]; do a=$(dirname -- \"$a\")\n")
-                .append("    if [ -w \"$a\" ] || [ \"$(stat -c %u -- \"$a\")\" = \"$u\" ]; then exit ").append(USE_SHELL).append("; fi\n")
-                .append("  done\n")
-                .append("fi\n")
-                .append("made=\n");
-        if (createParents) {
-            s.append("if [ \"$e\" != \"$d\" ]; then mkdir -p -- \"$d\" || exit 4; made=$e; fi\n");
-        } else {
-            s.append("[ -d \"$d\" ] || exit 2\n");
-        }
-        s.append("[ -d \"$t\" ] && { echo ").append(Shell.quote("is a directory: " + t)).append(" >&2; exit 5; }\n")
-                .append("cd -P -- \"$d\" || exit 4\n")
-                .append("tmp=$(umask 077 && mktemp ./" + TEMP_PREFIX + "XXXXXXXXXX) || exit 6\n")
-                .append("printf '%s\\0%s\\0%s\\0%s\\0%s' \"$(pwd -P)\" \"$n\" \"${tmp#./}\" \"$made\" \"$(stat -c '%u %g' -- \"$tmp\")\"\n");
-        RawResult r = run(s.toString());
+        // The daemon resolves the directory again, as root: a user other than root who could swap a
+        // directory on the way for a link (writes to or owns one) could make it put the temp file
+        // where that user may not write. Root could write there itself.
+        String checks = mounts.checkScript("e", USE_SHELL)
+                + "u=$(id -u) || exit 4\n"
+                + "if [ \"$u\" != 0 ]; then\n"
+                + "  [ \"$e\" = \"$d\" ] || exit " + USE_SHELL + "\n"
+                + "  a=$e; while [ \"$a\" != / ]; do a=$(dirname -- \"$a\")\n"
+                + "    if [ -w \"$a\" ] || [ \"$(stat -c %u -- \"$a\")\" = \"$u\" ]; then exit " + USE_SHELL + "; fi\n"
+                + "  done\n"
+                + "fi\n";
+        RawResult r = run(AsideWrite.enter(t, createParents, USE_SHELL, checks, "printf '\\0%s' \"$(stat -c '%u %g' -- \"$tmp\")\"\n"));
         switch (r.exit()) {
             case 0 -> {
-                String[] f = new String(r.stdout(), StandardCharsets.UTF_8).split("\0", -1);
-                if (f.length < 5 || !f[0].startsWith("/") || f[1].isEmpty() || !f[2].startsWith(TEMP_PREFIX)
-                        || !f[4].trim().matches("[0-9]+ [0-9]+")) {
-                    throw new BackendException("write to " + t + ": the target reported no usable directory");
+                String[] f = AsideWrite.places(r.stdout(), 1, t);
+                if (!f[4].trim().matches("[0-9]+ [0-9]+")) {
+                    throw new BackendException("write to " + t + ": the target reported no owner for the temp file");
                 }
                 return Optional.of(new Place(f));
             }
@@ -212,7 +187,6 @@ final class DockerFiles implements RemoteFiles {
     /** Checks the directory and the uploaded file, sets the mode, checks the size, renames over the target. */
     private void finish(Place p, String t, long size, WriteOptions options) {
         String dir = Shell.quotePath(p.dir);
-        String shown = Shell.quote(t);
         StringBuilder s = new StringBuilder();
         s.append("cd -P -- ").append(dir).append(" || exit 4\n")
                 .append("[ \"$(pwd -P)\" = ").append(dir).append(" ] || { rm -f -- ").append(Shell.quotePath(p.dir + "/" + p.temp))
@@ -221,18 +195,10 @@ final class DockerFiles implements RemoteFiles {
                 .append("trap 'rm -f -- \"$tmp\"' EXIT\n")
                 .append("trap 'exit 143' TERM INT HUP\n")
                 .append("[ -f \"$tmp\" ] && [ ! -L \"$tmp\" ] || { echo \"the uploaded file is not where it was put; nothing was written\" >&2; exit 7; }\n")
-                .append("[ -d \"$n\" ] && [ ! -L \"$n\" ] && { echo ").append(Shell.quote("is a directory: " + t)).append(" >&2; exit 5; }\n");
-        if (options.mode().isPresent()) {
-            s.append("chmod ").append(Integer.toOctalString(options.mode().getAsInt())).append(" \"$tmp\" || exit 8\n");
-        } else {
-            s.append("if [ -f \"$n\" ] && [ ! -L \"$n\" ]; then m=$(stat -c %a -- \"$n\") || exit 8\n")
-                    .append("else m=$(printf '%o' $(( 0666 & ~0$(umask) ))); fi\n")
-                    .append("chmod \"$m\" \"$tmp\" || exit 8\n");
-        }
-        s.append("c=$(wc -c < \"$tmp\" | tr -d ' ')\n")
-                .append("[ \"$c\" = ").append(size).append(" ] || { echo \"wrote $c of ").append(size).append(" bytes\" >&2; exit 9; }\n")
-                .append("mv -fT -- \"$tmp\" \"$n\" 2>/dev/null || { [ ! -d \"$n\" ] && mv -f -- \"$tmp\" \"$n\"; } || { [ -d \"$n\" ]"
-                        + " && echo \"is a directory (made while writing): \"").append(shown).append(" >&2; exit 10; }\n")
+                .append(AsideWrite.refuseDirectory(t))
+                .append(AsideWrite.mode(options))
+                .append(AsideWrite.checkSize(size))
+                .append(AsideWrite.rename(t))
                 .append("trap - EXIT\n");
         RawResult r = run(s.toString());
         if (r.exit() != 0) {

@@ -1,5 +1,7 @@
 package dev.airlock.docker;
 
+import dev.airlock.spi.BulkInputStream;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -12,7 +14,7 @@ import java.nio.charset.StandardCharsets;
  * give exactly {@code size} bytes: fewer or more fail the read, so the daemon never receives a
  * whole archive of other bytes than declared.
  */
-final class TarEntryStream extends InputStream {
+final class TarEntryStream extends BulkInputStream {
     private static final int BLOCK = 512;
     private static final long OCTAL_MAX = 077777777777L;
 
@@ -41,13 +43,6 @@ final class TarEntryStream extends InputStream {
     /** The failure of the content source, if reading it failed (the upload saw only a broken stream). */
     IOException failure() {
         return failure;
-    }
-
-    @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
     }
 
     @Override
