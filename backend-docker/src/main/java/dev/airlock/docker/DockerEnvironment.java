@@ -22,11 +22,12 @@ import org.slf4j.LoggerFactory;
  * streams with a real end-of-input (PIPE mode), the environment travels in the exec's API call
  * (never argv), and the core's process-group kill stops a command's whole tree. Files go through
  * the core's shell implementation over that same pipe (byte-exact and streamed both ways, atomic
- * writes with modes), except writes that {@link DockerFiles} sends through the archive API where
- * the daemon writes what commands see (the root filesystem, its own volumes and binds; never a
- * tmpfs or a read-only root). Both are this backend's native files, so the core's guard applies
- * the same write rules before either route, and the archive route keeps the shell write's steps:
- * a temp sibling, the mode, the exec user as owner, the size checked, a rename.
+ * writes with modes). With {@code airlock.docker.files=archive}, {@link DockerFiles} sends writes
+ * through the archive API where the daemon writes what commands see (the root filesystem, its own
+ * volumes and binds; never a tmpfs or a read-only root), the shell path elsewhere. Those are this
+ * backend's native files, so the core's guard applies the same write rules before either route,
+ * and the archive route keeps the shell write's steps: a temp sibling, the mode, the exec user as
+ * owner, the size checked, a rename. Not the default: measured, it is not faster (README).
  */
 public final class DockerEnvironment extends AbstractEnvironment {
     private static final Logger LOG = LoggerFactory.getLogger(DockerEnvironment.class);

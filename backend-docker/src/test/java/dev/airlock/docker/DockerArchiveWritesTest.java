@@ -26,8 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
- * Writes through the archive API where the daemon writes what commands see, the shell path where
- * it would not (a tmpfs, a read-only root, a symlink): the bytes, mode and owner commands find,
+ * Writes with {@code airlock.docker.files=archive}: through the archive API where the daemon
+ * writes what commands see, the shell path where it would not (a tmpfs, a read-only root, a symlink): the bytes, mode and owner commands find,
  * and the same refusals on both routes. Which route a write took is read from the environment's
  * count of archive writes.
  */
@@ -45,18 +45,18 @@ class DockerArchiveWritesTest {
         return e;
     }
 
-    /** The default: archive writes where they land where commands look. */
+    /** Archive writes where they land where commands look. */
     private static synchronized DockerEnvironment archive() {
         if (archive == null) {
-            archive = open(DockerFixture.settings());
+            archive = open(DockerFixture.settings(DockerSettings.FILES, "archive"));
         }
         return archive;
     }
 
-    /** The same container settings, every write through the shell path. */
+    /** The same container settings, every write through the shell path (the default). */
     private static synchronized DockerEnvironment shell() {
         if (shell == null) {
-            shell = open(DockerFixture.settings(DockerSettings.FILES, "shell"));
+            shell = open(DockerFixture.settings());
         }
         return shell;
     }
@@ -66,7 +66,7 @@ class DockerArchiveWritesTest {
         if (user == null) {
             volume = Files.createTempDirectory("airlock-archive-");
             Files.setPosixFilePermissions(volume, PosixFilePermissions.fromString("rwxrwxrwx"));
-            user = open(DockerFixture.settings(DockerSettings.USER, "1000:1000", DockerSettings.ENV + ".HOME", "/tmp", DockerHardening.TMPFS, "/scratch:mode=1777",
+            user = open(DockerFixture.settings(DockerSettings.FILES, "archive", DockerSettings.USER, "1000:1000", DockerSettings.ENV + ".HOME", "/tmp", DockerHardening.TMPFS, "/scratch:mode=1777",
                     DockerSettings.VOLUMES, volume + ":/data"));
         }
         return user;
@@ -146,7 +146,7 @@ class DockerArchiveWritesTest {
 
     @Test
     void aWriteUnderTheTmpOfAReadOnlyContainerIsSeenByCommands() {
-        DockerEnvironment env = open(DockerFixture.settings(DockerHardening.READ_ONLY, "true", DockerHardening.TMPFS, "/tmp:mode=1777,/root"));
+        DockerEnvironment env = open(DockerFixture.settings(DockerSettings.FILES, "archive", DockerHardening.READ_ONLY, "true", DockerHardening.TMPFS, "/tmp:mode=1777,/root"));
         byte[] data = {1, 0, 2, (byte) 0xff};
         assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/f", data)));
         assertArrayEquals(data, seenByCommands(env, "/tmp/f"));

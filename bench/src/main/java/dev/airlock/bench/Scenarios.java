@@ -138,8 +138,8 @@ final class Scenarios {
 
     /**
      * A 64 MiB {@code files().write} onto the container's root filesystem through the archive API
-     * (the default route there) against the same write through the shell path
-     * ({@code airlock.docker.files=shell}), two environments attached to one container.
+     * ({@code airlock.docker.files=archive}) against the same write through the shell path (the
+     * default), two environments attached to one container.
      */
     void dockerFiles() throws Exception {
         String why = Services.whyNoDocker();
@@ -151,17 +151,17 @@ final class Scenarios {
         byte[] payload = new byte[64 << 20];
         new java.util.Random(64).nextBytes(payload);
         String cid = Services.startContainer();
-        try (Environment archive = Environments.open(Settings.of("airlock.backend", "docker", "airlock.docker.container", cid));
-             Environment shell = Environments.open(Settings.of("airlock.backend", "docker", "airlock.docker.container", cid,
-                     "airlock.docker.files", "shell"))) {
+        try (Environment archive = Environments.open(Settings.of("airlock.backend", "docker", "airlock.docker.container", cid,
+                     "airlock.docker.files", "archive"));
+             Environment shell = Environments.open(Settings.of("airlock.backend", "docker", "airlock.docker.container", cid))) {
             Sample a = new Sample();
             Sample r = new Sample();
             Progress.say("docker files().write 64 MiB, archive route and shell path");
             Meter.alternate(() -> write(archive, "/airlock-bench-archive", payload), a,
                     () -> write(shell, "/airlock-bench-shell", payload), r, plan.warmup(), plan.reps());
             rows.add(new Row("4", "docker `files().write` 64 MiB onto the container's root filesystem",
-                    "`files().write(path, Payload.of(bytes))` then a `stat` of its size, archive route (`PUT /containers/ID/archive`), wall time",
-                    "the same write and stat through the shell path (`airlock.docker.files=shell`), wall time",
+                    "`files().write(path, Payload.of(bytes))` then a `stat` of its size, archive route (`airlock.docker.files=archive`: `PUT /containers/ID/archive`), wall time",
+                    "the same write and stat through the shell path (the default), wall time",
                     a, r, "(no target)", Double.NaN, ""));
         } finally {
             Services.stopContainer(cid);

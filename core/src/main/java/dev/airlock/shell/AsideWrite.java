@@ -77,9 +77,13 @@ public final class AsideWrite {
                 + "chmod \"$m\" \"$tmp\" || exit 8\n";
     }
 
-    /** Counts {@code $tmp}'s bytes into {@code $c}; with {@code expected >= 0}, anything else is {@code wrote C of N bytes}, exit 9. */
+    /**
+     * Puts {@code $tmp}'s size into {@code $c}; with {@code expected >= 0}, anything else is
+     * {@code wrote C of N bytes}, exit 9. {@code stat}, not {@code wc -c}: busybox's wc reads the
+     * whole file (a third of a second for 64 MiB here), stat asks the inode.
+     */
     public static String checkSize(long expected) {
-        String count = "c=$(wc -c < \"$tmp\" | tr -d ' ')\n";
+        String count = "c=$(stat -c %s -- \"$tmp\") || exit 9\n";
         if (expected < 0) {
             return count;
         }
