@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * streams with a real end-of-input (PIPE mode), the environment travels in the exec's API call
  * (never argv), and the core's process-group kill stops a command's whole tree. Files go through
  * the core's shell implementation over that same pipe (byte-exact and streamed both ways, atomic
- * writes with modes). With {@code airlock.docker.files=archive}, {@link DockerFiles} sends writes
+ * writes with modes). With {@code airlock.docker.files=archive}, {@code DockerFiles} sends writes
  * through the archive API where the daemon writes what commands see (the root filesystem, its own
  * volumes and binds; never a tmpfs or a read-only root), the shell path elsewhere. Those are this
  * backend's native files, so the core's guard applies the same write rules before either route,

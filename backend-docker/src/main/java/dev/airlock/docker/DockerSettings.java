@@ -35,7 +35,7 @@ import java.util.regex.Pattern;
  *   <tr><td>airlock.docker.runtime</td><td>string</td><td>the daemon's</td><td>OCI runtime, e.g. runsc</td></tr>
  *   <tr><td>airlock.docker.pull</td><td>missing|never</td><td>missing</td><td>pull the image when the daemon lacks it</td></tr>
  *   <tr><td>airlock.docker.api-timeout</td><td>duration</td><td>2m</td><td>bound on one API call (never on a command)</td></tr>
- *   <tr><td>airlock.docker.files</td><td>shell|archive</td><td>shell</td><td>archive: writes through the archive API where they land where commands look (see {@link DockerFiles}), else the shell path</td></tr>
+ *   <tr><td>airlock.docker.files</td><td>shell|archive</td><td>shell</td><td>archive: writes through the archive API where they land where commands look (see {@code DockerFiles}), else the shell path</td></tr>
  *   <tr><td>airlock.docker.read-only, tmpfs, ulimits, shm-size, storage-size, devices, gpus, platform</td><td colspan="3">see {@link DockerHardening}</td></tr>
  * </table>
  */
