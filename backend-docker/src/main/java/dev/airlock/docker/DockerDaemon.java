@@ -321,6 +321,31 @@ final class DockerDaemon implements Closeable {
         }
     }
 
+    /** Inspects a container this environment uses. */
+    InspectContainerResponse inspect(String containerId) {
+        try {
+            return call("inspect container " + shortId(containerId), () -> client.inspectContainerCmd(containerId).exec());
+        } catch (NotFoundException e) {
+            throw containerLost(containerId, "so its files cannot be written");
+        }
+    }
+
+    /**
+     * Unpacks {@code tar} into the directory {@code dir} of the container ({@code PUT
+     * /containers/ID/archive}), streamed; an existing directory is never replaced by a file.
+     */
+    void putArchive(String containerId, String dir, java.io.InputStream tar) {
+        try {
+            call("write a file into container " + shortId(containerId), () -> {
+                client.copyArchiveToContainerCmd(containerId).withRemotePath(dir).withTarInputStream(tar)
+                        .withNoOverwriteDirNonDir(true).exec();
+                return null;
+            });
+        } catch (NotFoundException | ConflictException e) {
+            throw containerLost(containerId, "so the file was not written");
+        }
+    }
+
     /** Removes a container with force; a container already gone (or being removed) is fine. */
     void remove(String containerId) {
         try {

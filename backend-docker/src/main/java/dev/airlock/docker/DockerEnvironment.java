@@ -21,9 +21,13 @@ import org.slf4j.LoggerFactory;
  * exec of {@code sh -c WRAPPER} started over a hijacked connection ({@link HijackedExec}): stdin
  * streams with a real end-of-input (PIPE mode), the environment travels in the exec's API call
  * (never argv), and the core's process-group kill stops a command's whole tree. Files go through
- * the core's shell implementation over that same pipe: byte-exact and streamed both ways, atomic
- * writes with modes, and every write passes the core's write rules (a native archive-API
- * implementation would bypass them).
+ * the core's shell implementation over that same pipe (byte-exact and streamed both ways, atomic
+ * writes with modes). With {@code airlock.docker.files=archive}, {@code DockerFiles} sends writes
+ * through the archive API where the daemon writes what commands see (the root filesystem, its own
+ * volumes and binds; never a tmpfs or a read-only root), the shell path elsewhere. Those are this
+ * backend's native files, so the core's guard applies the same write rules before either route,
+ * and the archive route keeps the shell write's steps: a temp sibling, the mode, the exec user as
+ * owner, the size checked, a rename. Not the default: measured, it is not faster (README).
  */
 public final class DockerEnvironment extends AbstractEnvironment {
     private static final Logger LOG = LoggerFactory.getLogger(DockerEnvironment.class);
@@ -34,6 +38,9 @@ public final class DockerEnvironment extends AbstractEnvironment {
     private volatile String containerId;
     private volatile HijackedExec lease;
     private volatile ControlShell control;
+    /** The core's shell files, taken before {@link #nativeFiles()} has anything: the archive route falls back on them. */
+    private final dev.airlock.RemoteFiles shellFiles;
+    private volatile DockerFiles files;
 
     private DockerEnvironment(OpenContext context, DockerSettings docker, DockerDaemon daemon) {
         super("docker", "docker-" + StdinScripts.randomToken().substring(0, 12), context);
@@ -45,6 +52,7 @@ public final class DockerEnvironment extends AbstractEnvironment {
                 .withAttachable(true)
                 .withDisposable(!attached && docker.volumes().isEmpty())
                 .withArgvLimit(96 * 1024);
+        this.shellFiles = super.files();
     }
 
     static DockerEnvironment open(OpenContext context, DockerSettings docker) {
@@ -65,7 +73,11 @@ public final class DockerEnvironment extends AbstractEnvironment {
                 env.containerId = started.id();
                 env.lease = started.lease();
             }
+            ArchiveMounts mounts = docker.archiveWrites() ? ArchiveMounts.of(daemon.inspect(env.containerId)) : ArchiveMounts.NONE;
+            String cid = env.containerId;
             env.initialize();
+            env.files = new DockerFiles(env.shellFiles, script -> env.runRaw(script, null), (dir, tar) -> daemon.putArchive(cid, dir, tar),
+                    path -> env.target().expand(path), mounts);
             env.control = env.startControl();
         } catch (RuntimeException e) {
             env.close();
@@ -87,6 +99,18 @@ public final class DockerEnvironment extends AbstractEnvironment {
     @Override
     public Capabilities capabilities() {
         return capabilities;
+    }
+
+    /** Writes through the archive API where it lands where commands look, the shell path elsewhere. */
+    @Override
+    protected java.util.Optional<dev.airlock.RemoteFiles> nativeFiles() {
+        return java.util.Optional.ofNullable(files);
+    }
+
+    /** How many writes took the archive route (for tests and the benchmark). */
+    long archiveWrites() {
+        DockerFiles f = files;
+        return f == null ? 0 : f.archiveWrites();
     }
 
     @Override

@@ -62,7 +62,9 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
                 SettingKey.of(DockerHardening.DEVICES, "list of HOST[:CONTAINER[:rwm]]", "", "host devices, like --device"),
                 SettingKey.of(DockerHardening.GPUS, "all or a count", "", "GPUs, like --gpus (NVIDIA container toolkit)"),
                 SettingKey.of(DockerHardening.PLATFORM, "OS/ARCH[/VARIANT]", "the image's", "like --platform"),
-                SettingKey.of(DockerSettings.API_TIMEOUT, "duration", "2m", "bound on one API call and an exec's start, never on a command"));
+                SettingKey.of(DockerSettings.API_TIMEOUT, "duration", "2m", "bound on one API call and an exec's start, never on a command"),
+                SettingKey.of(DockerSettings.FILES, "shell | archive", "shell",
+                        "archive: writes through the archive API where commands see them, else the shell path"));
     }
 
     /** Registry credentials a CI job may hold for the Docker CLI; no command needs them. */

@@ -35,13 +35,14 @@ import java.util.regex.Pattern;
  *   <tr><td>airlock.docker.runtime</td><td>string</td><td>the daemon's</td><td>OCI runtime, e.g. runsc</td></tr>
  *   <tr><td>airlock.docker.pull</td><td>missing|never</td><td>missing</td><td>pull the image when the daemon lacks it</td></tr>
  *   <tr><td>airlock.docker.api-timeout</td><td>duration</td><td>2m</td><td>bound on one API call (never on a command)</td></tr>
+ *   <tr><td>airlock.docker.files</td><td>shell|archive</td><td>shell</td><td>archive: writes through the archive API where they land where commands look (see {@code DockerFiles}), else the shell path</td></tr>
  *   <tr><td>airlock.docker.read-only, tmpfs, ulimits, shm-size, storage-size, devices, gpus, platform</td><td colspan="3">see {@link DockerHardening}</td></tr>
  * </table>
  */
 public record DockerSettings(URI host, Optional<String> image, Optional<String> container, Optional<Double> cpus,
                              OptionalLong memory, long pidsLimit, String network, Optional<String> user,
                              Optional<String> workdir, Map<String, String> env, List<String> volumes,
-                             Optional<String> runtime, boolean pullMissing, Duration apiTimeout, DockerHardening hardening,
+                             Optional<String> runtime, boolean pullMissing, Duration apiTimeout, boolean archiveWrites, DockerHardening hardening,
                              Path dockerConfig, Map<String, String> labels, Optional<DockerTls> tls, List<Path> searchPath) {
     public static final String IMAGE = "airlock.docker.image";
     public static final String HOST = "airlock.docker.host";
@@ -59,6 +60,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
     public static final String RUNTIME = "airlock.docker.runtime";
     public static final String PULL = "airlock.docker.pull";
     public static final String API_TIMEOUT = "airlock.docker.api-timeout";
+    public static final String FILES = "airlock.docker.files";
     /** {@code airlock.docker.labels.NAME=value}: the user's own labels on every container (Airlock's prefix is reserved). */
     public static final String LABELS = "airlock.docker.labels";
 
@@ -135,8 +137,9 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         if (apiTimeout.isZero() || apiTimeout.isNegative()) {
             throw new ConfigurationException("setting " + API_TIMEOUT + " must be positive");
         }
+        boolean archiveWrites = "archive".equals(s.getChoice(FILES, "shell", "archive", "shell"));
         return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
-                nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, DockerHardening.from(s),
+                nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, archiveWrites, DockerHardening.from(s),
                 DockerCliConfig.dir(environment), labels, tls, searchPath(environment));
     }
 
@@ -154,7 +157,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
     /** These settings with another bound on API calls (e.g. a quick availability check). */
     public DockerSettings withApiTimeout(Duration timeout) {
         return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
-                runtime, pullMissing, timeout, hardening, dockerConfig, labels, tls, searchPath);
+                runtime, pullMissing, timeout, archiveWrites, hardening, dockerConfig, labels, tls, searchPath);
     }
 
     /** The image, or the error that names the setting. */

@@ -9,6 +9,7 @@ import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
+import dev.airlock.shell.AsideWrite;
 import dev.airlock.shell.Shell;
 import dev.airlock.spi.RawResult;
 
@@ -106,15 +107,8 @@ final class VercelFiles implements RemoteFiles {
 
         /** The temp file, its parts, and the directories this write made: all gone, best effort. */
         void cleanUp() {
-            StringBuilder s = new StringBuilder("cd -P -- ").append(Shell.quotePath(dir)).append(" || exit 0\n")
-                    .append("rm -f -- ").append(Shell.quotePath(temp)).append(' ').append(Shell.quotePath(temp)).append(".p*\n");
-            if (!createdFrom.isEmpty()) {
-                s.append("c=").append(Shell.quotePath(dir)).append("\ne=").append(Shell.quotePath(createdFrom)).append('\n')
-                        .append("while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do rmdir -- \"$c\" 2>/dev/null || break;"
-                                + " c=$(dirname -- \"$c\"); done\n");
-            }
             try {
-                raw.run(s.toString());
+                raw.run(AsideWrite.cleanUp(dir, createdFrom, Shell.quotePath(temp) + " " + Shell.quotePath(temp) + ".p*"));
             } catch (IOException | AirlockException ignored) {
                 // best effort: the write's own failure is what the caller hears about
             }
@@ -127,29 +121,10 @@ final class VercelFiles implements RemoteFiles {
      * physical place too, takes over.
      */
     private Optional<Place> enter(String t, boolean createParents) {
-        StringBuilder s = new StringBuilder();
-        s.append("t=").append(Shell.quotePath(t)).append('\n')
-                .append("[ -L \"$t\" ] && exit ").append(USE_SHELL).append('\n')
-                .append("d=$(dirname -- \"$t\") && n=$(basename -- \"$t\") || exit 4\n")
-                .append("e=$d; while [ ! -d \"$e\" ] && [ \"$e\" != / ]; do e=$(dirname -- \"$e\"); done\n")
-                .append("[ \"$(cd -P -- \"$e\" && pwd -P)\" = \"$e\" ] || exit ").append(USE_SHELL).append('\n')
-                .append("made=\n");
-        if (createParents) {
-            s.append("if [ \"$e\" != \"$d\" ]; then mkdir -p -- \"$d\" || exit 4; made=$e; fi\n");
-        } else {
-            s.append("[ -d \"$d\" ] || exit 2\n");
-        }
-        s.append("[ -d \"$t\" ] && { echo \"is a directory: $t\" >&2; exit 5; }\n")
-                .append("cd -P -- \"$d\" || exit 4\n")
-                .append("tmp=$(umask 077 && mktemp ./.airlock-write-XXXXXXXXXX) || exit 6\n")
-                .append("printf '%s\\0%s\\0%s\\0%s' \"$(pwd -P)\" \"$n\" \"${tmp#./}\" \"$made\"\n");
-        RawResult r = run(s.toString());
+        RawResult r = run(AsideWrite.enter(t, createParents, USE_SHELL, "", ""));
         switch (r.exit()) {
             case 0 -> {
-                String[] f = new String(r.stdout(), StandardCharsets.UTF_8).split("\0", -1);
-                if (f.length < 4 || !f[0].startsWith("/") || f[1].isEmpty() || f[2].isEmpty()) {
-                    throw new BackendException("write to " + t + ": the target reported no usable directory");
-                }
+                String[] f = AsideWrite.places(r.stdout(), 0, t);
                 return Optional.of(new Place(f[0], f[1], f[2], f[3]));
             }
             case USE_SHELL -> {
@@ -225,18 +200,10 @@ final class VercelFiles implements RemoteFiles {
             s.append("i=0; while [ $i -lt ").append(parts).append(" ]; do cat -- \"$tmp.p$i\" >> \"$tmp\" || exit 7;"
                     + " rm -f -- \"$tmp.p$i\"; i=$((i+1)); done\n");
         }
-        s.append("[ -d \"$n\" ] && [ ! -L \"$n\" ] && { echo \"is a directory: ").append(escaped(t)).append("\" >&2; exit 5; }\n");
-        if (options.mode().isPresent()) {
-            s.append("chmod ").append(Integer.toOctalString(options.mode().getAsInt())).append(" \"$tmp\" || exit 8\n");
-        } else {
-            s.append("if [ -f \"$n\" ] && [ ! -L \"$n\" ]; then m=$(stat -c %a -- \"$n\") || exit 8\n")
-                    .append("else m=$(printf '%o' $(( 0666 & ~0$(umask) ))); fi\n")
-                    .append("chmod \"$m\" \"$tmp\" || exit 8\n");
-        }
-        s.append("c=$(wc -c < \"$tmp\" | tr -d ' ')\n")
-                .append("[ \"$c\" = ").append(p.sent).append(" ] || { echo \"stored $c of ").append(p.sent).append(" bytes\" >&2; exit 9; }\n")
-                .append("mv -fT -- \"$tmp\" \"$n\" 2>/dev/null || { [ ! -d \"$n\" ] && mv -f -- \"$tmp\" \"$n\"; } || { [ -d \"$n\" ]"
-                        + " && echo \"is a directory (made while writing): ").append(escaped(t)).append("\" >&2; exit 10; }\n")
+        s.append(AsideWrite.refuseDirectory(t))
+                .append(AsideWrite.mode(options))
+                .append(AsideWrite.checkSize(p.sent))
+                .append(AsideWrite.rename(t))
                 .append("trap - EXIT\n");
         RawResult r = run(s.toString());
         if (r.exit() != 0) {
@@ -343,10 +310,6 @@ final class VercelFiles implements RemoteFiles {
                         + c.substring(0, Math.min(60, c.length())) + "...)");
             }
         }
-    }
-
-    private static String escaped(String t) {
-        return t.replace("\\", "\\\\").replace("\"", "\\\"").replace("$", "\\$").replace("`", "\\`");
     }
 
     private static String parent(String path) {

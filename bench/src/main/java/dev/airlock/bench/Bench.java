@@ -20,10 +20,10 @@ import java.util.Set;
 /**
  * Runs every scenario, Airlock and its reference alternately, and prints the Markdown table;
  * with {@code --results DIR} also writes DIR/RESULTS.md and the growth charts next to it.
- * Usage: {@code bench/run [--quick] [--only jmh,local,docker,ssh,modal,daytona,vercel,cli] [--results bench]}.
+ * Usage: {@code bench/run [--quick] [--only jmh,local,docker,docker-files,ssh,modal,daytona,vercel,cli] [--results bench]}.
  */
 public final class Bench {
-    private static final List<String> GROUPS = List.of("jmh", "local", "docker", "ssh", "modal", "daytona", "vercel", "cli");
+    private static final List<String> GROUPS = List.of("jmh", "local", "docker", "docker-files", "ssh", "modal", "daytona", "vercel", "cli");
 
     private Bench() {
     }
@@ -60,6 +60,9 @@ public final class Bench {
             }
             if (only.contains("docker")) {
                 s.docker();
+            }
+            if (only.contains("docker-files")) {
+                s.dockerFiles();
             }
             if (only.contains("ssh")) {
                 s.ssh();

@@ -136,6 +136,46 @@ final class Scenarios {
         }
     }
 
+    /**
+     * A 64 MiB {@code files().write} onto the container's root filesystem through the archive API
+     * ({@code airlock.docker.files=archive}) against the same write through the shell path (the
+     * default), two environments attached to one container.
+     */
+    void dockerFiles() throws Exception {
+        String why = Services.whyNoDocker();
+        if (why != null) {
+            rows.add(Row.notMeasured("4", "docker files().write 64 MiB, archive route vs shell path", "(no target)", why));
+            return;
+        }
+        references.put("docker-files", "the shell path");
+        byte[] payload = new byte[64 << 20];
+        new java.util.Random(64).nextBytes(payload);
+        String cid = Services.startContainer();
+        try (Environment archive = Environments.open(Settings.of("airlock.backend", "docker", "airlock.docker.container", cid,
+                     "airlock.docker.files", "archive"));
+             Environment shell = Environments.open(Settings.of("airlock.backend", "docker", "airlock.docker.container", cid))) {
+            Sample a = new Sample();
+            Sample r = new Sample();
+            Progress.say("docker files().write 64 MiB, archive route and shell path");
+            Meter.alternate(() -> write(archive, "/airlock-bench-archive", payload), a,
+                    () -> write(shell, "/airlock-bench-shell", payload), r, plan.warmup(), plan.reps());
+            rows.add(new Row("4", "docker `files().write` 64 MiB onto the container's root filesystem",
+                    "`files().write(path, Payload.of(bytes))` then a `stat` of its size, archive route (`airlock.docker.files=archive`: `PUT /containers/ID/archive`), wall time",
+                    "the same write and stat through the shell path (the default), wall time",
+                    a, r, "(no target)", Double.NaN, ""));
+        } finally {
+            Services.stopContainer(cid);
+        }
+    }
+
+    private static void write(Environment env, String path, byte[] payload) throws IOException {
+        env.files().write(path, Payload.of(payload));
+        long seen = env.files().stat(path).map(dev.airlock.FileStat::size).orElse(-1L);
+        if (seen != payload.length) {
+            throw new IOException("wrote " + seen + " of " + payload.length + " bytes to " + path);
+        }
+    }
+
     void ssh() throws Exception {
         String why = Services.Sshd.whyNot();
         if (why != null) {

@@ -6,6 +6,7 @@ import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
+import dev.airlock.shell.AsideWrite;
 import dev.airlock.shell.Shell;
 
 import java.io.IOException;
@@ -98,8 +99,7 @@ final class ShellFiles implements RemoteFiles {
                 return;
             }
             try {
-                runs.run("c=" + Shell.quote(dir) + "\ne=" + Shell.quote(createdFrom) + "\n"
-                        + "while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do rmdir -- \"$c\" 2>/dev/null || break; c=$(dirname -- \"$c\"); done\n", null);
+                runs.run(AsideWrite.removeMade(dir, createdFrom), null);
             } catch (RuntimeException ignored) {
                 // best effort: the write's own failure is what the caller hears about
             }
@@ -144,32 +144,16 @@ final class ShellFiles implements RemoteFiles {
         s.append("cd -P -- ").append(dir).append(" || exit 4\n")
                 .append("[ \"$(pwd -P)\" = ").append(dir).append(" ] || { echo \"the directory changed while writing; nothing was written\" >&2; exit 11; }\n")
                 .append("n=").append(Shell.quotePath(place.name)).append('\n')
-                .append("[ -d \"$n\" ] && [ ! -L \"$n\" ] && { echo \"is a directory: ").append(t.replace("\\", "\\\\").replace("\"", "\\\"")
-                        .replace("$", "\\$").replace("`", "\\`")).append("\" >&2; exit 5; }\n")
+                .append(AsideWrite.refuseDirectory(t))
                 .append("tmp=\n")
                 .append("trap '[ -z \"$tmp\" ] || rm -f -- \"$tmp\"' EXIT\n")
                 // A cancel (SIGTERM to the group) must not leave the temp file: exit runs the EXIT trap.
                 .append("trap 'exit 143' TERM INT HUP\n")
                 .append("tmp=$(mktemp ./.airlock-write-XXXXXXXXXX) || exit 6\n")
                 .append("cat > \"$tmp\" || exit 7\n");
-        if (options.mode().isPresent()) {
-            s.append("chmod ").append(Integer.toOctalString(options.mode().getAsInt())).append(" \"$tmp\" || exit 8\n");
-        } else {
-            s.append("if [ -f \"$n\" ] && [ ! -L \"$n\" ]; then m=$(stat -c %a -- \"$n\") || exit 8\n")
-                    .append("else m=$(printf '%o' $(( 0666 & ~0$(umask) ))); fi\n")
-                    .append("chmod \"$m\" \"$tmp\" || exit 8\n");
-        }
-        s.append("c=$(wc -c < \"$tmp\" | tr -d ' ')\n");
-        if (expected >= 0) {
-            s.append("[ \"$c\" = ").append(expected).append(" ] || { echo \"wrote $c of ")
-                    .append(expected).append(" bytes\" >&2; exit 9; }\n");
-        }
-        // -T: a link planted at the name is replaced, never followed into a directory (busybox mv may lack it).
-        // The plain mv only where -T is missing: when the name became a directory meanwhile (a concurrent
-        // command), plain mv would move the temp file into it and report a write that is not at the path.
-        s.append("mv -fT -- \"$tmp\" \"$n\" 2>/dev/null || { [ ! -d \"$n\" ] && mv -f -- \"$tmp\" \"$n\"; } || { [ -d \"$n\" ]"
-                        + " && echo \"is a directory (made while writing): ").append(t.replace("\\", "\\\\").replace("\"", "\\\"")
-                        .replace("$", "\\$").replace("`", "\\`")).append("\" >&2; exit 10; }\n")
+        s.append(AsideWrite.mode(options))
+                .append(AsideWrite.checkSize(expected))
+                .append(AsideWrite.rename(t))
                 .append("trap - EXIT\n")
                 .append("printf '%s' \"$c\"\n");
         Counting counted = expected < 0 ? new Counting(content) : null;

@@ -1,0 +1,214 @@
+package dev.airlock.docker;
+
+import dev.airlock.AirlockException;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Payload;
+import dev.airlock.WriteOptions;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.OpenContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.function.Supplier;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * Writes with {@code airlock.docker.files=archive}: through the archive API where the daemon
+ * writes what commands see, the shell path where it would not (a tmpfs, a read-only root, a symlink): the bytes, mode and owner commands find,
+ * and the same refusals on both routes. Which route a write took is read from the environment's
+ * count of archive writes.
+ */
+@ExtendWith(DockerFixture.class)
+class DockerArchiveWritesTest {
+    private static final List<DockerEnvironment> OPEN = new ArrayList<>();
+    private static DockerEnvironment archive;
+    private static DockerEnvironment shell;
+    private static DockerEnvironment user;
+    private static Path volume;
+
+    private static synchronized DockerEnvironment open(Settings s) {
+        DockerEnvironment e = (DockerEnvironment) new DockerProvider().open(OpenContext.of(s));
+        OPEN.add(e);
+        return e;
+    }
+
+    /** Archive writes where they land where commands look. */
+    private static synchronized DockerEnvironment archive() {
+        if (archive == null) {
+            archive = open(DockerFixture.settings(DockerSettings.FILES, "archive"));
+        }
+        return archive;
+    }
+
+    /** The same container settings, every write through the shell path (the default). */
+    private static synchronized DockerEnvironment shell() {
+        if (shell == null) {
+            shell = open(DockerFixture.settings());
+        }
+        return shell;
+    }
+
+    /** A non-root user, a tmpfs on a writable root and a bind mount from this host. */
+    private static synchronized DockerEnvironment user() throws Exception {
+        if (user == null) {
+            volume = Files.createTempDirectory("airlock-archive-");
+            Files.setPosixFilePermissions(volume, PosixFilePermissions.fromString("rwxrwxrwx"));
+            user = open(DockerFixture.settings(DockerSettings.FILES, "archive", DockerSettings.USER, "1000:1000", DockerSettings.ENV + ".HOME", "/tmp", DockerHardening.TMPFS, "/scratch:mode=1777",
+                    DockerSettings.VOLUMES, volume + ":/data"));
+        }
+        return user;
+    }
+
+    @AfterAll
+    static void close() throws Exception {
+        OPEN.forEach(DockerEnvironment::close);
+        if (volume != null) {
+            try (var s = Files.walk(volume)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private static ExecResult sh(DockerEnvironment env, String script) {
+        ExecResult r = env.exec(ExecRequest.builder(script).build());
+        assertEquals(0, r.exitCode(), script + ": " + r.stderr().text());
+        return r;
+    }
+
+    /** The bytes a command in the container reads at {@code path}. */
+    private static byte[] seenByCommands(DockerEnvironment env, String path) {
+        return sh(env, "cat -- '" + path + "'").stdout().bytes();
+    }
+
+    /** Runs {@code write} and returns how many archive writes it made. */
+    private static long archiveWritesOf(DockerEnvironment env, Runnable write) {
+        long before = env.archiveWrites();
+        write.run();
+        return env.archiveWrites() - before;
+    }
+
+    @Test
+    void emptyNulInvalidUtf8AndSeveralMiBAreByteExactThroughTheArchive() {
+        DockerEnvironment env = archive();
+        byte[] odd = {0, (byte) 0xff, (byte) 0xfe, 'a', 0, (byte) 0xc3, '(', '\n', (byte) 0x80};
+        byte[] big = new byte[(6 << 20) + 123];
+        new Random(7).nextBytes(big);
+        for (int i = 0; i < big.length; i += 4096) {
+            big[i] = 0;
+        }
+        sh(env, "mkdir -p /work && echo old > /work/empty");
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/work/empty", new byte[0])));
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/work/odd", odd)));
+        // A stream of declared length, as a caller would pass a file it reads: never held whole.
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/work/big",
+                Payload.ofStream(new ByteArrayInputStream(big), big.length), WriteOptions.defaults())));
+        assertArrayEquals(new byte[0], seenByCommands(env, "/work/empty"));
+        assertArrayEquals(odd, seenByCommands(env, "/work/odd"));
+        assertArrayEquals(big, seenByCommands(env, "/work/big"));
+        assertEquals("", sh(env, "ls -a /work | grep airlock-write || true").stdout().text(), "no temp file is left");
+    }
+
+    @Test
+    void aStreamShorterThanDeclaredFailsAndLeavesTheOldFile() {
+        DockerEnvironment env = archive();
+        sh(env, "mkdir -p /work && printf old > /work/short");
+        AirlockException e = assertThrows(AirlockException.class, () -> env.files().write("/work/short",
+                Payload.ofStream(new ByteArrayInputStream(new byte[10]), 20), WriteOptions.defaults()));
+        assertEquals(true, e.getMessage().contains("ended after 10"), e.getMessage());
+        assertEquals("old", new String(seenByCommands(env, "/work/short"), StandardCharsets.UTF_8));
+        assertEquals("", sh(env, "ls -a /work | grep airlock-write || true").stdout().text(), "no temp file is left");
+    }
+
+    @Test
+    void aWriteUnderATmpfsOnAWritableRootIsSeenByCommands() throws Exception {
+        DockerEnvironment env = user();
+        byte[] data = "under the tmpfs\n".getBytes(StandardCharsets.UTF_8);
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/scratch/f", data)), "a tmpfs takes the shell path");
+        assertArrayEquals(data, seenByCommands(env, "/scratch/f"));
+        // The daemon's own bind mount is written through the archive, and seen on both sides.
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/data/f", data)));
+        assertArrayEquals(data, seenByCommands(env, "/data/f"));
+        assertArrayEquals(data, Files.readAllBytes(volume.resolve("f")));
+    }
+
+    @Test
+    void aWriteUnderTheTmpOfAReadOnlyContainerIsSeenByCommands() {
+        DockerEnvironment env = open(DockerFixture.settings(DockerSettings.FILES, "archive", DockerHardening.READ_ONLY, "true", DockerHardening.TMPFS, "/tmp:mode=1777,/root"));
+        byte[] data = {1, 0, 2, (byte) 0xff};
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/f", data)));
+        assertArrayEquals(data, seenByCommands(env, "/tmp/f"));
+    }
+
+    @Test
+    void theExecUserOwnsTheFileAndModesAreKeptOrSet() throws Exception {
+        DockerEnvironment env = user();
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/tmp/new", new byte[] {1})));
+        assertEquals("1000:1000 644", sh(env, "stat -c '%u:%g %a' /tmp/new").stdout().text().trim());
+        sh(env, "printf x > /tmp/kept && chmod 750 /tmp/kept");
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/tmp/kept", new byte[] {2})));
+        assertEquals("1000:1000 750", sh(env, "stat -c '%u:%g %a' /tmp/kept").stdout().text().trim());
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/tmp/set", Payload.of(new byte[] {3}), WriteOptions.mode(0600))));
+        assertEquals("1000:1000 600", sh(env, "stat -c '%u:%g %a' /tmp/set").stdout().text().trim());
+        // A directory of the user's own above the target: the user could swap it for a link between the
+        // check and the upload, and the daemon (root) would follow it; the shell path writes as the user.
+        sh(env, "mkdir -p /tmp/mine/sub");
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/mine/sub/f", new byte[] {4})));
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/made/f", new byte[] {4})), "parents it would make");
+        assertArrayEquals(new byte[] {4}, seenByCommands(env, "/tmp/made/f"));
+        assertEquals("1000:1000", sh(env, "stat -c '%u:%g' /tmp/made/f").stdout().text().trim());
+    }
+
+    @Test
+    void parentsAreMadeWhenAskedAndOnlyThen() {
+        DockerEnvironment env = archive();
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/work/a/b/c", new byte[] {4})));
+        assertArrayEquals(new byte[] {4}, seenByCommands(env, "/work/a/b/c"));
+        assertThrows(dev.airlock.NoSuchPathException.class, () -> env.files().write("/work/x/y", Payload.of(new byte[] {5}),
+                WriteOptions.defaults().withCreateParents(false)));
+        assertEquals("gone", sh(env, "[ -e /work/x ] || echo gone").stdout().text().trim(), "no /work/x made");
+    }
+
+    @Test
+    void aSymlinkedTargetIsWrittenThroughAndTheLinkStays() {
+        DockerEnvironment env = archive();
+        sh(env, "mkdir -p /work/l && printf old > /work/l/real && ln -sf /work/l/real /work/l/link");
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/work/l/link", "new".getBytes(StandardCharsets.UTF_8))),
+                "a symlink takes the shell path, which judges where it lands");
+        assertEquals("new", new String(seenByCommands(env, "/work/l/real"), StandardCharsets.UTF_8));
+        assertEquals("/work/l/real", sh(env, "readlink /work/l/link").stdout().text().trim());
+    }
+
+    @Test
+    void protectedPathsAndLinksToThemAreRefusedAlikeOnBothRoutes() {
+        String setup = "mkdir -p /root/.ssh /work/p /work/dir && printf keep > /root/.ssh/authorized_keys"
+                + " && ln -sf /root/.ssh/authorized_keys /work/p/innocent";
+        sh(archive(), setup);
+        sh(shell(), setup);
+        for (String path : List.of("/root/.ssh/authorized_keys", "/work/p/innocent")) {
+            Supplier<String> onArchive = () -> refusal(archive(), path);
+            assertEquals(refusal(shell(), path), onArchive.get(), path);
+            assertEquals("keep", new String(seenByCommands(archive(), "/root/.ssh/authorized_keys"), StandardCharsets.UTF_8));
+            assertEquals("/root/.ssh/authorized_keys", sh(archive(), "readlink /work/p/innocent").stdout().text().trim());
+        }
+        assertEquals(refusal(shell(), "/work/dir"), refusal(archive(), "/work/dir"), "a directory target");
+    }
+
+    /** The refusal's type and message (the environment's id taken out). */
+    private static String refusal(DockerEnvironment env, String path) {
+        RuntimeException e = assertThrows(RuntimeException.class, () -> env.files().write(path, new byte[] {9}));
+        return e.getClass().getSimpleName() + ": " + e.getMessage().replace(env.id(), "ID");
+    }
+}
