@@ -92,20 +92,10 @@ final class ExecRun extends ExecHandle {
             failure = new BackendException("the command on " + env.name() + " was interrupted before it finished");
         } catch (IOException | RuntimeException | Error e) {
             failure = new BackendException(env.name() + ": " + e, e);
-        } finally {
-            synchronized (threadLock) {
-                flowThread = null;
-            }
-            Thread.interrupted(); // a cancel's interrupt belongs to this exec, not to the pooled thread
-            removeAllStaged();
-            if (outputFiles != null && dispatched) {
-                outputFiles.remove(env.hooks()); // downloaded, or never to be: after a timeout or cancel too
-            }
-            ScheduledFuture<?> t = timeoutTask;
-            if (t != null) {
-                t.cancel(false);
-            }
         }
+        // Every throwable was caught above, so this runs on every path (written once, not as a
+        // finally block, which the compiler copies into each of them).
+        afterFlow();
         if (failure != null) {
             endWith(failure);
         } else {
@@ -113,6 +103,21 @@ final class ExecRun extends ExecHandle {
         }
         flowEnded.countDown();
         env.ended(this);
+    }
+
+    private void afterFlow() {
+        synchronized (threadLock) {
+            flowThread = null;
+        }
+        Thread.interrupted(); // a cancel's interrupt belongs to this exec, not to the pooled thread
+        removeAllStaged();
+        if (outputFiles != null && dispatched) {
+            outputFiles.remove(env.hooks()); // downloaded, or never to be: after a timeout or cancel too
+        }
+        ScheduledFuture<?> t = timeoutTask;
+        if (t != null) {
+            t.cancel(false);
+        }
     }
 
     private ExecResult runFlow() throws IOException, InterruptedException {

@@ -119,7 +119,8 @@ public final class LaunchRecordStream extends FilterInputStream {
                     at = -2;
                 }
             }
-            if (length >= WINDOW && at != -2) {
+            boolean cutTag = length < WINDOW + MAX_LINE && endsInTagStart(window, length);
+            if (length >= WINDOW && at != -2 && !cutTag) {
                 held = Arrays.copyOf(window, length); // no record: the command never started; keep what came
                 break;
             }
@@ -156,6 +157,16 @@ public final class LaunchRecordStream extends FilterInputStream {
         } catch (NumberFormatException e) {
             return null;
         }
+    }
+
+    /** Whether the bytes read so far end in the start of a tag: a record cut by a read, maybe at the window's end. */
+    private boolean endsInTagStart(byte[] window, int length) {
+        for (int k = Math.min(tag.length - 1, length); k > 0; k--) {
+            if (Arrays.equals(window, length - k, length, tag, 0, k)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static int indexOf(byte[] hay, int length, byte[] needle) {

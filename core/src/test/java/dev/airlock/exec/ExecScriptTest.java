@@ -87,8 +87,11 @@ class ExecScriptTest {
         exact[exact.length - 1] = '\n'; // a heredoc ends its text with a newline: one there already is kept as is
         ExecResult r = b.exec(ExecRequest.builder("wc -c").stdin(Payload.of(exact)).build());
         assertEquals(Integer.toString(exact.length), r.stdout().text().strip());
-        assertThrows(ConfigurationException.class,
-                () -> b.exec(ExecRequest.builder("wc -c").stdin(Payload.of(new byte[exact.length + 1])).build()));
+        byte[] over = Arrays.copyOf(exact, exact.length + 1); // text, not NULs: refused for its length alone
+        over[exact.length] = 'x';
+        ConfigurationException x = assertThrows(ConfigurationException.class,
+                () -> b.exec(ExecRequest.builder("wc -c").stdin(Payload.of(over)).build()));
+        assertTrue(x.getMessage().contains("exceeds"), x.getMessage());
         assertEquals("in\n", b.exec(ExecRequest.builder("cat").stdin(Payload.ofUtf8("in\n")).build()).stdout().text());
     }
 

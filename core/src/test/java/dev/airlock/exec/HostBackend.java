@@ -26,7 +26,6 @@ import dev.airlock.Payload;
 import dev.airlock.StdinMode;
 import dev.airlock.settings.Settings;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -333,9 +332,8 @@ class HostBackend implements Backend, Stager, Killer {
         Map<String, String> env = pb.environment();
         l.unset().forEach(env::remove);
         env.putAll(l.env());
-        if (!l.pipeStdin()) {
-            pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-        }
+        // stdin is always a pipe, as an ssh channel or a docker exec's is: a command without stdin
+        // sees its end only because the core closes it.
         Process p = pb.start();
         if (l.script().contains("@airlock:")) {
             launched.add(p);

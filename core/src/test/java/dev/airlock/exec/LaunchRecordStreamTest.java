@@ -144,4 +144,79 @@ class LaunchRecordStreamTest {
         assertEquals("cd", readAll(s));
         assertEquals(0, s.available());
     }
+
+    /** A record at the very start of the stream (no noise, no newline before it) is the record too. */
+    @Test
+    void aRecordAtTheFirstByteIsFound() throws IOException {
+        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream(("@airlock:" + NONCE + ":5:6:ok\nout").getBytes()), NONCE);
+        assertEquals("out", readAll(s));
+        assertEquals(5, s.record().pid());
+    }
+
+    /** A record that starts just inside the window and ends past it is still joined and found. */
+    @Test
+    void aRecordStraddlingTheWindowsEndIsFound() throws IOException {
+        byte[] noise = new byte[LaunchRecordStream.WINDOW - 20];
+        java.util.Arrays.fill(noise, (byte) 'n');
+        byte[] all = (new String(noise, StandardCharsets.US_ASCII) + RECORD + "out").getBytes(StandardCharsets.US_ASCII);
+        LaunchRecordStream s = new LaunchRecordStream(chunked(all, 8192), NONCE);
+        assertEquals("out", readAll(s));
+        assertTrue(s.seen(), "the record crossing the window's end was given up on");
+    }
+
+    /** Tag starts read on past the window only as far as a record line goes: the scan stays bounded. */
+    @Test
+    void aWindowEndingInTagStartsAgainAndAgainStillEndsTheScan() throws IOException {
+        byte[] all = new byte[LaunchRecordStream.WINDOW * 4];
+        java.util.Arrays.fill(all, (byte) '@');
+        LaunchRecordStream s = new LaunchRecordStream(chunked(all, 4096), NONCE);
+        int first = s.read(new byte[1], 0, 1);
+        assertEquals(1, first);
+        assertFalse(s.seen());
+        assertTrue(s.available() > LaunchRecordStream.WINDOW * 2, "the scan read on far past the window: " + s.available());
+    }
+
+    /** What the record's read held back and what the source still has both count as available. */
+    @Test
+    void availableAddsWhatWasHeldToWhatTheSourceStillHas() throws IOException {
+        byte[] all = (RECORD + "0123456789abcdefghij").getBytes(StandardCharsets.US_ASCII);
+        LaunchRecordStream s = new LaunchRecordStream(chunked(all, RECORD.length() + 4), NONCE);
+        assertEquals('0', s.read());
+        assertEquals(19, s.available(), "3 held after the record plus 16 the source has");
+        assertEquals("123456789abcdefghij", readAll(s));
+    }
+
+    /** The record is waited for while a reader drains the stream; without one it is null once the stream ended. */
+    @Test
+    void awaitRecordGivesTheRecordOrNullOnceTheStreamEnded() throws Exception {
+        LaunchRecordStream with = new LaunchRecordStream(new ByteArrayInputStream((RECORD + "x").getBytes()), NONCE);
+        Thread reader = new Thread(() -> {
+            try {
+                with.readAllBytes();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        reader.start();
+        LaunchRecordStream.Record r = with.awaitRecord(java.time.Duration.ofSeconds(20));
+        assertEquals(new LaunchRecordStream.Record(4242, OptionalLong.of(987654)), r);
+        reader.join();
+
+        LaunchRecordStream without = new LaunchRecordStream(new ByteArrayInputStream("no record".getBytes()), NONCE);
+        assertEquals("", readAll(without));
+        long began = System.nanoTime();
+        assertNull(without.awaitRecord(java.time.Duration.ofSeconds(20)));
+        assertTrue(System.nanoTime() - began < java.util.concurrent.TimeUnit.SECONDS.toNanos(10),
+                "awaitRecord waited out its bound although the stream had ended");
+    }
+
+    /** A source that gives at most {@code max} bytes per read and says how many it still has. */
+    private static InputStream chunked(byte[] all, int max) {
+        return new ByteArrayInputStream(all) {
+            @Override
+            public synchronized int read(byte[] b, int off, int len) {
+                return super.read(b, off, Math.min(len, max));
+            }
+        };
+    }
 }

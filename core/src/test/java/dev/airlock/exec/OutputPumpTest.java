@@ -144,4 +144,30 @@ class OutputPumpTest {
         assertTrue(p.finish(Duration.ofMillis(100)), "the drain gave up while the caller's sink was still writing");
         assertEquals("slow", kept.toString());
     }
+
+    /** Output that keeps coming after the command exited (a job printing steadily) is waited for, to its end. */
+    @Test
+    void steadyOutputAfterTheExitIsWaitedForToItsEnd() throws Exception {
+        PipedInputStream in = new PipedInputStream(1 << 16);
+        PipedOutputStream out = new PipedOutputStream(in);
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        OutputPump p = new OutputPump(in, sink);
+        run(p);
+        Thread writer = new Thread(() -> {
+            try {
+                for (int i = 0; i < 10; i++) {
+                    out.write('a' + i);
+                    out.flush();
+                    Thread.sleep(60);
+                }
+                out.close();
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        writer.start();
+        assertTrue(p.finish(Duration.ofMillis(400)), "the drain gave up on output that was still arriving");
+        assertEquals("abcdefghij", sink.toString(java.nio.charset.StandardCharsets.US_ASCII));
+        writer.join();
+    }
 }
