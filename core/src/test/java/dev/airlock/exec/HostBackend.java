@@ -57,6 +57,8 @@ class HostBackend implements Backend, Stager, Killer {
     volatile Fault kill = Fault.NONE;
     /** A fault for SIGTERMs only (a target too slow to take the TERM within the grace). */
     volatile Fault term = Fault.NONE;
+    /** A fault for SIGKILLs only. */
+    volatile Fault forceKill = Fault.NONE;
     /** The hooks the core interrupted while they stalled (at their deadline, or a stop). */
     final List<String> interrupted = new CopyOnWriteArrayList<>();
     /** Printed before the record, like a remote user's ~/.bashrc that prints. */
@@ -275,9 +277,7 @@ class HostBackend implements Backend, Stager, Killer {
     public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         signals.add((force ? "KILL " : "TERM ") + group.orElse(-1));
         fault(kill, "kill");
-        if (!force) {
-            fault(term, "kill");
-        }
+        fault(force ? forceKill : term, "kill");
         env.runRaw(Shell.signalGroupScript(force ? "KILL" : "TERM", group.orElseThrow()), null);
     }
 

@@ -25,9 +25,27 @@ class ReaperTest {
     private Process group;
 
     private HostBackend open() {
+        return open("300ms");
+    }
+
+    private HostBackend open(String grace) {
         b = new HostBackend(Settings.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms"), StdinMode.PIPE, true, List.of());
+                "airlock.kill.grace", grace), StdinMode.PIPE, true, List.of());
         return b;
+    }
+
+    /** Sets {@code f} back to NONE after {@code ms}, as a target that comes back. */
+    private static Thread healAfter(long ms, Runnable heal) {
+        Thread t = new Thread(() -> {
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                return;
+            }
+            heal.run();
+        });
+        t.start();
+        return t;
     }
 
     @AfterEach
@@ -185,5 +203,63 @@ class ReaperTest {
         assertEquals(new Reaper.Identity(100, OptionalLong.empty()), Reaper.pick("100 1 \n"));
         assertEquals(null, Reaper.pick("100 1 5\n300 1 9\n"), "two unrelated matches: ambiguous, nothing is killed");
         assertEquals(null, Reaper.pick(""));
+    }
+
+    /** A group that takes a moment to end after SIGTERM (a trap that cleans up) is given the grace: no SIGKILL. */
+    @Test
+    void aGroupThatEndsWithinTheGraceGetsNoKill() throws Exception {
+        open("3s");
+        Reaper.Identity id = start("trap 'sleep 0.3; exit 0' TERM; sleep 30 & wait");
+        b.reaper().terminate(handle(id.pgid()), id, () -> !group.isAlive());
+        assertEquals(List.of("TERM " + id.pgid()), b.signals, "a SIGKILL came before the grace was over");
+        assertFalse(group.isAlive());
+    }
+
+    /** A group that forms after the kill began (setsid had not run yet when launch returned) is still signalled. */
+    @Test
+    void aGroupThatFormsAfterTheKillBeganIsSignalledOnceItIsThere() throws Exception {
+        open("3s");
+        group = new ProcessBuilder("sh", "-c", "sleep 0.3; exec setsid sleep 30").start();
+        long pid = group.pid();
+        Reaper.Identity id = new Reaper.Identity(pid, HostBackend.startTime(pid));
+        assertFalse(b.groupState(pid).alive(), "not a group yet");
+        b.reaper().terminate(handle(pid), id, () -> !group.isAlive());
+        assertEquals(List.of("TERM " + pid), b.signals);
+        assertTrue(group.waitFor(10, TimeUnit.SECONDS), "the group that formed late was never signalled");
+    }
+
+    /** A SIGTERM that got through only after failed tries (past the grace) starts the grace anew. */
+    @Test
+    void aTermThatGotThroughLateIsGivenItsGraceBeforeAnyKill() throws Exception {
+        open("1s");
+        Reaper.Identity id = start("trap 'sleep 0.3; exit 0' TERM; sleep 30 & wait");
+        b.term = HostBackend.Fault.FAIL;
+        Thread heal = healAfter(1_500, () -> b.term = HostBackend.Fault.NONE);
+        b.reaper().terminate(handle(id.pgid()), id, () -> !group.isAlive(), java.time.Duration.ofSeconds(20));
+        heal.join();
+        assertTrue(b.signals.stream().allMatch(x -> x.equals("TERM " + id.pgid())), "a SIGKILL cut the late TERM's grace: " + b.signals);
+        assertTrue(group.waitFor(10, TimeUnit.SECONDS));
+    }
+
+    /** A SIGKILL that cannot reach the target yet is tried again within the reach. */
+    @Test
+    void aKillThatFailsIsTriedAgainWithinItsReach() throws Exception {
+        open();
+        Reaper.Identity id = start("trap '' TERM; sleep 30 & wait");
+        b.forceKill = HostBackend.Fault.FAIL;
+        Thread heal = healAfter(800, () -> b.forceKill = HostBackend.Fault.NONE);
+        b.reaper().terminate(handle(id.pgid()), id, () -> false, java.time.Duration.ofSeconds(20));
+        heal.join();
+        assertTrue(group.waitFor(10, TimeUnit.SECONDS), "the group survived a SIGKILL that was not retried: " + b.signals);
+        assertTrue(b.signals.stream().filter(x -> x.startsWith("KILL")).count() > 1, "one SIGKILL try only: " + b.signals);
+    }
+
+    @Test
+    void aLiveGroupThatIsTheLaunchedOneIsSignalled() throws Exception {
+        open();
+        Reaper.Identity id = start("exec sleep 30");
+        assertTrue(b.reaper().signal(handle(id.pgid()), id, true), "the launched group was not signalled");
+        assertTrue(group.waitFor(10, TimeUnit.SECONDS));
+        assertEquals(List.of("KILL " + id.pgid()), b.signals);
     }
 }
