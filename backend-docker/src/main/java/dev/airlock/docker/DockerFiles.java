@@ -31,8 +31,8 @@ import java.util.function.UnaryOperator;
  * <p>The core's guard judged the path before this is called. One script then judges the place in
  * the container's own view: the physical parent (no link on the way), the mount that holds it
  * (read from {@code /proc/self/mountinfo} at each write, so a mount made at run time counts), for a
- * user other than root that no directory above it is theirs to swap (the daemon resolves the path
- * again, as root), the parents made if asked, and a temp sibling made with {@code mktemp} as the exec user, whose owner
+ * exec user of root only (the daemon writes as root and follows a link at the entry's name, which
+ * any other user could plant in the directory it writes to), the parents made if asked, and a temp sibling made with {@code mktemp} as the exec user, whose owner
  * the archive entry copies. The archive replaces that temp file, streamed (one buffer at a time);
  * a second script checks the directory is still the same, sets the mode as the shell write does,
  * checks the size and renames over the target. A failure removes the temp file and the
@@ -133,17 +133,12 @@ final class DockerFiles implements RemoteFiles {
      * or a directory on a mount the daemon does not write through.
      */
     private Optional<Place> enter(String t, boolean createParents) {
-        // The daemon resolves the directory again, as root: a user other than root who could swap a
-        // directory on the way for a link (writes to or owns one) could make it put the temp file
-        // where that user may not write. Root could write there itself.
+        // The daemon unpacks as root and opens the entry's path without O_NOFOLLOW: an exec user
+        // other than root can always swap the temp file (it sits in a directory that user writes
+        // to) for a link to a file only root may write, between this script and the upload. So the
+        // archive is root's route only; root could write anywhere in the container itself.
         String checks = mounts.checkScript("e", USE_SHELL)
-                + "u=$(id -u) || exit 4\n"
-                + "if [ \"$u\" != 0 ]; then\n"
-                + "  [ \"$e\" = \"$d\" ] || exit " + USE_SHELL + "\n"
-                + "  a=$e; while [ \"$a\" != / ]; do a=$(dirname -- \"$a\")\n"
-                + "    if [ -w \"$a\" ] || [ \"$(stat -c %u -- \"$a\")\" = \"$u\" ]; then exit " + USE_SHELL + "; fi\n"
-                + "  done\n"
-                + "fi\n";
+                + "[ \"$(id -u)\" = 0 ] || exit " + USE_SHELL + "\n";
         RawResult r = run(AsideWrite.enter(t, createParents, USE_SHELL, checks, "printf '\\0%s' \"$(stat -c '%u %g' -- \"$tmp\")\"\n"));
         switch (r.exit()) {
             case 0 -> {
@@ -151,7 +146,12 @@ final class DockerFiles implements RemoteFiles {
                 if (!f[4].trim().matches("[0-9]+ [0-9]+")) {
                     throw new BackendException("write to " + t + ": the target reported no owner for the temp file");
                 }
-                return Optional.of(new Place(f));
+                Place p = new Place(f);
+                if (!TarEntryStream.fitsOwner(p.uid) || !TarEntryStream.fitsOwner(p.gid)) {
+                    p.cleanUp(); // an id beyond the tar header's seven octal digits: the shell write takes it
+                    return Optional.empty();
+                }
+                return Optional.of(p);
             }
             case USE_SHELL -> {
                 return Optional.empty();
@@ -169,8 +169,18 @@ final class DockerFiles implements RemoteFiles {
         } catch (IOException e) {
             throw new BackendException("cannot open the content to write: " + e.getMessage(), e);
         }
-        TarEntryStream tar = new TarEntryStream(p.temp, 0600, p.uid, p.gid, content.length().getAsLong(),
-                System.currentTimeMillis() / 1000, in);
+        TarEntryStream tar;
+        try {
+            tar = new TarEntryStream(p.temp, 0600, p.uid, p.gid, content.length().getAsLong(),
+                    System.currentTimeMillis() / 1000, in);
+        } catch (RuntimeException e) {
+            try {
+                in.close();
+            } catch (IOException ignored) {
+                // the header's failure is the one to report
+            }
+            throw e;
+        }
         try (tar) {
             upload.put(p.dir, tar);
         } catch (IOException e) {
@@ -198,6 +208,7 @@ final class DockerFiles implements RemoteFiles {
                 .append(AsideWrite.refuseDirectory(t))
                 .append(AsideWrite.mode(options))
                 .append(AsideWrite.checkSize(size))
+                .append("touch -c -- \"$tmp\" 2>/dev/null\n") // the target's clock, as the shell write's file has, not the header's whole second
                 .append(AsideWrite.rename(t))
                 .append("trap - EXIT\n");
         RawResult r = run(s.toString());

@@ -110,6 +110,11 @@ final class TarEntryStream extends BulkInputStream {
         content.close();
     }
 
+    /** Whether a uid or gid fits the header's seven octal digits. */
+    static boolean fitsOwner(long id) {
+        return id >= 0 && id <= 07777777;
+    }
+
     private static int pad(long size) {
         return (int) ((BLOCK - size % BLOCK) % BLOCK);
     }

@@ -37,6 +37,7 @@ class DockerArchiveWritesTest {
     private static DockerEnvironment archive;
     private static DockerEnvironment shell;
     private static DockerEnvironment user;
+    private static DockerEnvironment mounts;
     private static Path volume;
 
     private static synchronized DockerEnvironment open(Settings s) {
@@ -61,13 +62,21 @@ class DockerArchiveWritesTest {
         return shell;
     }
 
-    /** A non-root user, a tmpfs on a writable root and a bind mount from this host. */
-    private static synchronized DockerEnvironment user() throws Exception {
-        if (user == null) {
+    /** A tmpfs on a writable root and a bind mount from this host. */
+    private static synchronized DockerEnvironment mounts() throws Exception {
+        if (mounts == null) {
             volume = Files.createTempDirectory("airlock-archive-");
             Files.setPosixFilePermissions(volume, PosixFilePermissions.fromString("rwxrwxrwx"));
-            user = open(DockerFixture.settings(DockerSettings.FILES, "archive", DockerSettings.USER, "1000:1000", DockerSettings.ENV + ".HOME", "/tmp", DockerHardening.TMPFS, "/scratch:mode=1777",
+            mounts = open(DockerFixture.settings(DockerSettings.FILES, "archive", DockerHardening.TMPFS, "/scratch:mode=1777",
                     DockerSettings.VOLUMES, volume + ":/data"));
+        }
+        return mounts;
+    }
+
+    /** An exec user other than root. */
+    private static synchronized DockerEnvironment user() {
+        if (user == null) {
+            user = open(DockerFixture.settings(DockerSettings.FILES, "archive", DockerSettings.USER, "1000:1000", DockerSettings.ENV + ".HOME", "/tmp"));
         }
         return user;
     }
@@ -134,7 +143,7 @@ class DockerArchiveWritesTest {
 
     @Test
     void aWriteUnderATmpfsOnAWritableRootIsSeenByCommands() throws Exception {
-        DockerEnvironment env = user();
+        DockerEnvironment env = mounts();
         byte[] data = "under the tmpfs\n".getBytes(StandardCharsets.UTF_8);
         assertEquals(0, archiveWritesOf(env, () -> env.files().write("/scratch/f", data)), "a tmpfs takes the shell path");
         assertArrayEquals(data, seenByCommands(env, "/scratch/f"));
@@ -152,23 +161,36 @@ class DockerArchiveWritesTest {
         assertArrayEquals(data, seenByCommands(env, "/tmp/f"));
     }
 
+    /**
+     * An exec user other than root takes the shell path everywhere: the daemon writes as root and
+     * follows a link planted at the entry's name in a directory that user writes to. The file is
+     * still the user's, with its mode kept or set.
+     */
     @Test
-    void theExecUserOwnsTheFileAndModesAreKeptOrSet() throws Exception {
+    void anExecUserOtherThanRootTakesTheShellPathAndOwnsTheFile() throws Exception {
         DockerEnvironment env = user();
-        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/tmp/new", new byte[] {1})));
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/new", new byte[] {1})));
         assertEquals("1000:1000 644", sh(env, "stat -c '%u:%g %a' /tmp/new").stdout().text().trim());
         sh(env, "printf x > /tmp/kept && chmod 750 /tmp/kept");
-        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/tmp/kept", new byte[] {2})));
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/kept", new byte[] {2})));
         assertEquals("1000:1000 750", sh(env, "stat -c '%u:%g %a' /tmp/kept").stdout().text().trim());
-        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/tmp/set", Payload.of(new byte[] {3}), WriteOptions.mode(0600))));
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/set", Payload.of(new byte[] {3}), WriteOptions.mode(0600))));
         assertEquals("1000:1000 600", sh(env, "stat -c '%u:%g %a' /tmp/set").stdout().text().trim());
-        // A directory of the user's own above the target: the user could swap it for a link between the
-        // check and the upload, and the daemon (root) would follow it; the shell path writes as the user.
-        sh(env, "mkdir -p /tmp/mine/sub");
-        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/mine/sub/f", new byte[] {4})));
-        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/made/f", new byte[] {4})), "parents it would make");
+        assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/made/f", new byte[] {4})));
         assertArrayEquals(new byte[] {4}, seenByCommands(env, "/tmp/made/f"));
-        assertEquals("1000:1000", sh(env, "stat -c '%u:%g' /tmp/made/f").stdout().text().trim());
+    }
+
+    /** Root's writes through the archive keep the mode rules of the shell write. */
+    @Test
+    void rootsArchiveWritesKeepOrSetTheMode() throws Exception {
+        DockerEnvironment env = archive();
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/work/new", new byte[] {1})));
+        assertEquals("0:0 644", sh(env, "stat -c '%u:%g %a' /work/new").stdout().text().trim());
+        sh(env, "printf x > /work/kept && chmod 750 /work/kept");
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/work/kept", new byte[] {2})));
+        assertEquals("0:0 750", sh(env, "stat -c '%u:%g %a' /work/kept").stdout().text().trim());
+        assertEquals(1, archiveWritesOf(env, () -> env.files().write("/work/set", Payload.of(new byte[] {3}), WriteOptions.mode(0600))));
+        assertEquals("0:0 600", sh(env, "stat -c '%u:%g %a' /work/set").stdout().text().trim());
     }
 
     @Test

@@ -1,17 +1,21 @@
 package dev.airlock.local;
 
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
+import java.nio.file.SecureDirectoryStream;
+import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
 import java.util.Set;
 
 /** Airlock's own directories on this host, made and removed in Java where a script would cost its processes. */
@@ -53,31 +57,70 @@ final class HostDirs {
         }
     }
 
-    /** As {@code rm -rf -- DIR}, never following a link; true when nothing is left. */
+    /**
+     * As {@code rm -rf -- DIR}, never following a link (not even one a command swaps in for a
+     * directory while the tree is removed); true when nothing is left.
+     */
     static boolean removeTree(Path dir) {
+        Path parent = dir.getParent();
+        if (parent == null || dir.getFileName() == null) {
+            return false;
+        }
         try {
-            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-                @Override
-                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                    Files.deleteIfExists(file);
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-                    Files.deleteIfExists(file); // an entry that cannot be read may still be removed
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                    Files.deleteIfExists(d);
-                    return FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (IOException e) {
-            // best effort; what is left is reported below
+            removeTree(parent, dir.getFileName());
+        } catch (IOException | java.io.UncheckedIOException e) {
+            // best effort; what is left is reported below (and the script's rm -rf tries again)
         }
         return !Files.exists(dir, LinkOption.NOFOLLOW_LINKS);
     }
+
+    /** rm -rf of {@code name} in the directory {@code parent}, through directory handles (see below). */
+    static void removeTree(Path parent, Path name) throws IOException {
+        try (DirectoryStream<Path> opened = Files.newDirectoryStream(parent)) {
+            if (!(opened instanceof SecureDirectoryStream<Path> dir)) {
+                throw new IOException("this filesystem gives no directory handle to delete through");
+            }
+            removeTree(dir, name);
+        }
+    }
+
+    /**
+     * rm -rf of {@code name} in {@code dir}, through directory handles (openat with O_NOFOLLOW,
+     * unlinkat): links are removed, never followed, even one swapped in for a directory while the
+     * tree is removed (that directory then fails to open and the call fails); what cannot be
+     * removed fails the call.
+     */
+    private static void removeTree(SecureDirectoryStream<Path> dir, Path name) throws IOException {
+        BasicFileAttributes a;
+        try {
+            a = dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).readAttributes();
+        } catch (NoSuchFileException gone) {
+            return;
+        }
+        if (!a.isDirectory()) {
+            deleteQuietly(dir, name, false);
+            return;
+        }
+        try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+            List<Path> children = new ArrayList<>();
+            sub.forEach(c -> children.add(c.getFileName()));
+            for (Path c : children) {
+                removeTree(sub, c);
+            }
+        }
+        deleteQuietly(dir, name, true);
+    }
+
+    private static void deleteQuietly(SecureDirectoryStream<Path> dir, Path name, boolean directory) throws IOException {
+        try {
+            if (directory) {
+                dir.deleteDirectory(name);
+            } else {
+                dir.deleteFile(name);
+            }
+        } catch (NoSuchFileException gone) {
+            // removed meanwhile, as rm -f takes it
+        }
+    }
+
 }

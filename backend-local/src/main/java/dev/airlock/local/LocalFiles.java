@@ -21,9 +21,6 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SecureDirectoryStream;
-import java.nio.file.attribute.BasicFileAttributeView;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -214,54 +211,12 @@ final class LocalFiles implements RemoteFiles {
             throw new BackendException("delete " + t + " failed on local: refusing to remove '.' or '..'; name the directory itself");
         }
         Path parent = p.getParent() == null ? Path.of("/") : p.getParent();
-        try (DirectoryStream<Path> opened = Files.newDirectoryStream(parent)) {
-            if (!(opened instanceof SecureDirectoryStream<Path> dir)) {
-                throw new IOException("this filesystem gives no directory handle to delete through");
-            }
-            removeTree(dir, p.getFileName());
+        try {
+            HostDirs.removeTree(parent, p.getFileName());
         } catch (IOException | UncheckedIOException e) {
             throw new BackendException("delete " + t + " failed on local: " + e.getMessage());
         }
         return true;
-    }
-
-    /**
-     * rm -rf of {@code name} in {@code dir}, through directory handles (openat with O_NOFOLLOW,
-     * unlinkat): links are removed, never followed, even one swapped in for a directory while the
-     * tree is removed (that directory then fails to open and the call fails); what cannot be
-     * removed fails the call.
-     */
-    private static void removeTree(SecureDirectoryStream<Path> dir, Path name) throws IOException {
-        BasicFileAttributes a;
-        try {
-            a = dir.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW).readAttributes();
-        } catch (NoSuchFileException gone) {
-            return;
-        }
-        if (!a.isDirectory()) {
-            deleteQuietly(dir, name, false);
-            return;
-        }
-        try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
-            List<Path> children = new ArrayList<>();
-            sub.forEach(c -> children.add(c.getFileName()));
-            for (Path c : children) {
-                removeTree(sub, c);
-            }
-        }
-        deleteQuietly(dir, name, true);
-    }
-
-    private static void deleteQuietly(SecureDirectoryStream<Path> dir, Path name, boolean directory) throws IOException {
-        try {
-            if (directory) {
-                dir.deleteDirectory(name);
-            } else {
-                dir.deleteFile(name);
-            }
-        } catch (NoSuchFileException gone) {
-            // removed meanwhile, as rm -f takes it
-        }
     }
 
     @Override

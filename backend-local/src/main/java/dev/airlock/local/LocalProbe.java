@@ -138,7 +138,9 @@ final class LocalProbe {
                 return Optional.empty();
             }
             List<String> lines = Files.readAllLines(Path.of("/etc/passwd"), StandardCharsets.ISO_8859_1);
-            if (lines.stream().anyMatch(l -> l.startsWith("+") || l.startsWith("-"))) {
+            // Only a plain file: no NIS +/- lines, and none glibc would read otherwise than a split
+            // does (comments, leading blanks, a uid written another way such as 007).
+            if (lines.stream().anyMatch(l -> !l.isEmpty() && !plainPasswdLine(l))) {
                 return Optional.empty();
             }
             return lines.stream().map(l -> l.split(":", -1)).filter(f -> f.length > 2 && f[2].equals(uid))
@@ -146,6 +148,13 @@ final class LocalProbe {
         } catch (IOException e) {
             return Optional.empty();
         }
+    }
+
+    /** A line glibc's files lookup reads as this split does. */
+    static boolean plainPasswdLine(String l) {
+        String[] f = l.split(":", -1);
+        return f.length == 7 && !f[0].isEmpty() && "+-#".indexOf(l.charAt(0)) < 0 && !Character.isWhitespace(l.charAt(0))
+                && f[2].matches("0|[1-9][0-9]*");
     }
 
     /** {@code command -v bash}: the first regular file {@code DIR/bash} along an all-absolute PATH, if executable. */

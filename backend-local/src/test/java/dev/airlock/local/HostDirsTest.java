@@ -52,6 +52,47 @@ class HostDirsTest {
         assertTrue(HostDirs.removeTree(dir.resolve("airlock-x")), "gone already");
     }
 
+    /**
+     * A command still running at close swaps a directory of the private dir for a link to a place
+     * of the user's while the removal walks it: nothing there is removed (the walk works through
+     * directory handles and never follows the link).
+     */
+    @Test
+    void aDirectorySwappedForALinkDuringTheRemovalIsNeverFollowed() throws Exception {
+        for (int round = 0; round < 5; round++) {
+            Path victim = Files.createDirectories(dir.resolve("victim-" + round));
+            Path priv = Files.createDirectories(dir.resolve("airlock-r" + round + "/tmp/a"));
+            for (int i = 0; i < 3000; i++) {
+                Files.writeString(victim.resolve("f" + i), "keep"); // the same names: a path-based walk would hit them
+                Files.writeString(priv.resolve("f" + i), "x");
+            }
+            Thread swapper = new Thread(() -> {
+                try {
+                    while (Files.exists(priv.resolve("f0"))) {
+                        Thread.onSpinWait(); // until the removal is inside the directory
+                    }
+                    while (Files.isDirectory(priv, LinkOption.NOFOLLOW_LINKS)) {
+                        try {
+                            Files.move(priv, priv.resolveSibling("moved"));
+                            Files.createSymbolicLink(priv, victim);
+                            return;
+                        } catch (java.io.IOException e) {
+                            // the walk got there first: try again
+                        }
+                    }
+                } catch (RuntimeException ignored) {
+                    // the tree is gone
+                }
+            });
+            swapper.start();
+            HostDirs.removeTree(dir.resolve("airlock-r" + round));
+            swapper.join();
+            try (var left = Files.list(victim)) {
+                assertEquals(3000, left.count(), "round " + round + ": the removal followed a swapped-in link into the user's files");
+            }
+        }
+    }
+
     private static String mode(Path p) throws Exception {
         return PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
     }

@@ -52,6 +52,17 @@ class LocalProbeTest {
         assertTrue(LocalProbe.answer(DEFAULT_BASE, env).isEmpty());
     }
 
+    /** Lines glibc reads otherwise than a split (a comment, a leading blank, NIS, 007) make the script answer. */
+    @org.junit.jupiter.api.Test
+    void onlyPlainPasswdLinesAreReadInJava() {
+        org.junit.jupiter.api.Assertions.assertTrue(LocalProbe.plainPasswdLine("root:x:0:0:root:/root:/bin/bash"));
+        org.junit.jupiter.api.Assertions.assertTrue(LocalProbe.plainPasswdLine("app:x:1000:1000::/home/app:"));
+        for (String odd : java.util.List.of("#fake:x:0:0::/fakehome:/bin/sh", " root:x:0:0:root:/root:/bin/bash",
+                "+nis::::::", "-bad::::::", "zero:x:007:0::/z:/bin/sh", "short:x:0:0", ":x:0:0::/h:/bin/sh")) {
+            org.junit.jupiter.api.Assertions.assertFalse(LocalProbe.plainPasswdLine(odd), odd);
+        }
+    }
+
     private static void same(String base, Map<String, String> env) throws Exception {
         Map<String, String> java = TargetProbe.parse(LocalProbe.answer(base, env).orElseThrow(
                 () -> new AssertionError("no Java answer for " + base + " with TMPDIR=" + env.get("TMPDIR"))));

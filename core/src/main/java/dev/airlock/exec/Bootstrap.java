@@ -32,7 +32,7 @@ final class Bootstrap {
 
     static Probed probe(CoreEnvironment env, ContainmentSettings containmentSettings, String base) {
         Set<String> unset = env.capabilities().nativeEnv() ? env.childUnset() : Set.of(); // as raw runs launch
-        Map<String, String> facts = TargetProbe.parse(env.backend().probe(base, unset).orElseGet(() -> runProbe(env, base)));
+        Map<String, String> facts = TargetProbe.parse(env.hooks().probe(base, unset).orElseGet(() -> runProbe(env, base)));
         ContainerDetection.Verdict verdict = ContainerDetection.decide(containmentSettings.container(), facts);
         String processHome = facts.getOrDefault("home", "");
         String passwdHome = facts.getOrDefault("passwd_home", "");
@@ -74,7 +74,7 @@ final class Bootstrap {
                     throw new BackendException("cannot install the " + name + " shim in " + bin + ": " + e.getMessage(), e);
                 }
             }
-        } else if (plan.profileHome() && !env.backend().makeHome(plan.home())) {
+        } else if (plan.profileHome() && !env.hooks().makeHome(plan.home())) {
             runPrepare(env, "the profile home " + plan.home(), "umask 077\nmkdir -p -- " + Shell.quotePath(plan.home()) + "\n");
         }
     }

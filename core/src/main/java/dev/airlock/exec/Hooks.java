@@ -76,6 +76,35 @@ final class Hooks {
         }
     }
 
+    /** The backend's own answer to the probe, within its deadline; empty (the script runs) when it has none or failed. */
+    Optional<byte[]> probe(String base, java.util.Set<String> unset) {
+        try {
+            return bounded(HOOK_BOUND, d -> backend.probe(base, unset, d));
+        } catch (IOException | RuntimeException e) {
+            Thread.interrupted(); // a deadline's interrupt must not end the script that runs instead
+            return Optional.empty();
+        }
+    }
+
+    /** Whether the backend made the profile home itself, within its deadline (else the script does). */
+    boolean makeHome(String home) {
+        return hostStep(HOOK_BOUND, d -> backend.makeHome(home, d));
+    }
+
+    /** Whether the backend removed the private dir itself, within the kill bound (else {@code rm -rf} does). */
+    boolean removePrivateDir(String dir) {
+        return hostStep(killBound, d -> backend.removePrivateDir(dir, d));
+    }
+
+    private boolean hostStep(Duration bound, Body<Boolean> step) {
+        try {
+            return bounded(bound, step);
+        } catch (IOException | RuntimeException e) {
+            Thread.interrupted();
+            return false;
+        }
+    }
+
     RemoteProcess launch(Launch launch) throws IOException {
         return bounded(HOOK_BOUND, d -> backend.launch(launch, d));
     }

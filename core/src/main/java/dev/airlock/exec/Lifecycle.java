@@ -86,7 +86,7 @@ final class Lifecycle {
         }
         env.live().drainLingering((p, id) -> env.reaper().signal(p, id, true));
         Target t = env.probedTarget();
-        if (t != null && !env.backend().removePrivateDir(t.privateDir())) {
+        if (t != null && !env.hooks().removePrivateDir(t.privateDir())) {
             try {
                 env.runRaw("rm -rf -- " + Shell.quotePath(t.privateDir()) + "\n", null);
             } catch (IOException | AirlockException e) {

@@ -97,8 +97,9 @@ public interface Backend extends AutoCloseable {
      * with {@code unset} removed from the environment, its private dir made under
      * {@code privateDirBase} (a shell expression). Empty, the default and wherever the answer could
      * differ, runs the script. A backend whose target is this very host saves the script's processes.
+     * Like every hook it has a deadline; the core interrupts it there and runs the script instead.
      */
-    default Optional<byte[]> probe(String privateDirBase, Set<String> unset) {
+    default Optional<byte[]> probe(String privateDirBase, Set<String> unset, Deadline deadline) {
         return Optional.empty();
     }
 
@@ -106,7 +107,7 @@ public interface Backend extends AutoCloseable {
      * Makes the children's profile home as {@code umask 077; mkdir -p -- HOME} would, without a
      * script; false, the default and wherever the result could differ, runs the script.
      */
-    default boolean makeHome(String home) {
+    default boolean makeHome(String home, Deadline deadline) {
         return false;
     }
 
@@ -114,7 +115,7 @@ public interface Backend extends AutoCloseable {
      * Removes the private dir at close as {@code rm -rf} would, without a script; false, the
      * default and whenever something is left, runs {@code rm -rf}.
      */
-    default boolean removePrivateDir(String dir) {
+    default boolean removePrivateDir(String dir, Deadline deadline) {
         return false;
     }
 

@@ -74,17 +74,17 @@ final class SubclassBackend implements Backend, Stager, Killer {
     }
 
     @Override
-    public Optional<byte[]> probe(String privateDirBase, Set<String> unset) {
+    public Optional<byte[]> probe(String privateDirBase, Set<String> unset, Deadline deadline) {
         return env.probe(privateDirBase, unset);
     }
 
     @Override
-    public boolean makeHome(String home) {
+    public boolean makeHome(String home, Deadline deadline) {
         return env.makeHome(home);
     }
 
     @Override
-    public boolean removePrivateDir(String dir) {
+    public boolean removePrivateDir(String dir, Deadline deadline) {
         return env.removePrivateDir(dir);
     }
 
