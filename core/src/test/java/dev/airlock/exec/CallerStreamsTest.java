@@ -92,4 +92,86 @@ class CallerStreamsTest {
             assertEquals("ended\n", r.get().stdout().text());
         }
     }
+
+    /** Output past the heap part goes to a spill file; every byte of it, the last buffer's too, is in the result. */
+    @Test
+    void spilledOutputIsWholeOnBothStreams() {
+        HostBackend b = open(StdinMode.PIPE);
+        byte[] data = new byte[3_000_000 + 12_345];
+        new java.util.Random(11).nextBytes(data);
+        ExecResult r = b.exec(ExecRequest.builder("tee /dev/stderr").stdin(Payload.of(data)).build());
+        assertEquals(0, r.exitCode());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(data, r.stdout().bytes(), "stdout");
+        org.junit.jupiter.api.Assertions.assertArrayEquals(data, r.stderr().bytes(), "stderr");
+    }
+
+    /** With the caller's sinks the result's outputs are empty, never null. */
+    @Test
+    void withSinksTheResultsOutputsAreEmpty() {
+        HostBackend b = open(StdinMode.PIPE);
+        ExecResult r = b.exec(ExecRequest.builder("echo out; echo err >&2")
+                .output(new ByteArrayOutputStream(), new ByteArrayOutputStream()).build());
+        assertEquals(0, r.stdout().bytes().length);
+        assertEquals(0, r.stderr().bytes().length);
+    }
+
+    /** A caller's sink that fails is the exec's error, naming the stream; after a cancel the cancel is the answer. */
+    @Test
+    void aFailingSinkIsTheExecsErrorNamingItsStream() throws Exception {
+        HostBackend b = open(StdinMode.PIPE);
+        java.io.OutputStream broken = new java.io.OutputStream() {
+            @Override
+            public void write(int c) throws IOException {
+                throw new IOException("disk full");
+            }
+        };
+        dev.airlock.BackendException out = org.junit.jupiter.api.Assertions.assertThrows(dev.airlock.BackendException.class,
+                () -> b.exec(ExecRequest.builder("echo out").output(broken, new ByteArrayOutputStream()).build()));
+        assertTrue(out.getMessage().contains("stdout to the caller's stream failed: disk full"), out.getMessage());
+        dev.airlock.BackendException err = org.junit.jupiter.api.Assertions.assertThrows(dev.airlock.BackendException.class,
+                () -> b.exec(ExecRequest.builder("echo err >&2").output(new ByteArrayOutputStream(), broken).build()));
+        assertTrue(err.getMessage().contains("stderr to the caller's stream failed: disk full"), err.getMessage());
+        dev.airlock.Execution e = b.start(ExecRequest.builder("echo out; exec sleep 30").output(broken, broken).build());
+        Thread.sleep(300);
+        e.cancel();
+        java.util.Optional<ExecResult> r = e.await(java.time.Duration.ofSeconds(8));
+        assertTrue(r.isPresent() && r.get().cancelled(), "a cancelled exec whose sink failed is answered as cancelled");
+    }
+
+    /** A command that exits without reading its stdin: the source is closed by the time the exec returns. */
+    @Test
+    void aStdinSourceTheCommandNeverReadIsClosedWhenTheExecReturns() {
+        HostBackend b = open(StdinMode.PIPE);
+        AtomicBoolean closed = new AtomicBoolean();
+        InputStream endless = new InputStream() {
+            @Override
+            public int read() {
+                return 'x';
+            }
+
+            @Override
+            public int read(byte[] buf, int off, int len) {
+                java.util.Arrays.fill(buf, off, off + len, (byte) 'x');
+                return len;
+            }
+
+            @Override
+            public void close() {
+                closed.set(true);
+            }
+        };
+        ExecResult r = b.exec(ExecRequest.builder("exit 3").stdin(Payload.ofStream(endless)).build());
+        assertEquals(3, r.exitCode());
+        assertTrue(closed.get(), "the unread stdin source was still open when the exec returned");
+    }
+
+    /** The user's command runs in the target's shell (bash here), Airlock's own scripts in sh. */
+    @Test
+    void theCommandRunsInTheTargetsShell() {
+        HostBackend b = open(StdinMode.PIPE);
+        org.junit.jupiter.api.Assumptions.assumeTrue(b.target().shell().endsWith("bash"), "the target's shell is not bash");
+        ExecResult r = b.exec(ExecRequest.of("[[ 1 == 1 ]] && echo $BASH_VERSION"));
+        assertEquals(0, r.exitCode(), r.stderr().text());
+        assertTrue(!r.stdout().text().isBlank(), "not run by bash");
+    }
 }

@@ -162,6 +162,13 @@ class LaunchRecordStreamTest {
         LaunchRecordStream s = new LaunchRecordStream(chunked(all, 8192), NONCE);
         assertEquals("out", readAll(s));
         assertTrue(s.seen(), "the record crossing the window's end was given up on");
+        // the tag itself inside the window, the rest of its line past it
+        byte[] inside = new byte[LaunchRecordStream.WINDOW - 50];
+        java.util.Arrays.fill(inside, (byte) 'n');
+        byte[] all2 = (new String(inside, StandardCharsets.US_ASCII) + RECORD + "out").getBytes(StandardCharsets.US_ASCII);
+        LaunchRecordStream s2 = new LaunchRecordStream(chunked(all2, 8192), NONCE);
+        assertEquals("out", readAll(s2));
+        assertTrue(s2.seen(), "a record line finished past the window's end was given up on");
     }
 
     /** Tag starts read on past the window only as far as a record line goes: the scan stays bounded. */
