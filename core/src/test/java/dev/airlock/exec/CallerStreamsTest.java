@@ -4,7 +4,6 @@ import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.Payload;
 import dev.airlock.StdinMode;
-import dev.airlock.settings.Settings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,17 +33,14 @@ class CallerStreamsTest {
     private final List<HostBackend> opened = new ArrayList<>();
 
     private HostBackend open(StdinMode mode) {
-        HostBackend b = new HostBackend(Settings.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms"), mode, mode == StdinMode.PIPE, List.of());
+        HostBackend b = new HostBackend(HostBackend.settings(dir), mode, mode == StdinMode.PIPE, List.of());
         opened.add(b);
         return b;
     }
 
     @AfterEach
     void cleanUp() {
-        for (HostBackend b : opened) {
-            b.env.close();
-        }
+        HostBackend.closeAll(opened);
     }
 
     @Test

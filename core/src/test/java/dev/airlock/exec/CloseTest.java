@@ -2,7 +2,6 @@ package dev.airlock.exec;
 
 import dev.airlock.ExecRequest;
 import dev.airlock.StdinMode;
-import dev.airlock.settings.Settings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * released, and the backend is closed once however often the environment is.
  */
 class CloseTest {
-    private static final Duration HANG = Duration.ofSeconds(8);
+    private static final Duration HANG = HostBackend.HANG;
 
     @TempDir
     Path dir;
@@ -32,21 +31,14 @@ class CloseTest {
     private final List<HostBackend> opened = new ArrayList<>();
 
     private HostBackend open(String... more) {
-        List<String> kv = new ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms", "airlock.exec.output-grace", "200ms"));
-        kv.addAll(List.of(more));
-        HostBackend b = new HostBackend(Settings.of(kv.toArray(String[]::new)), StdinMode.PIPE, true, List.of());
+        HostBackend b = new HostBackend(HostBackend.settings(dir, more), StdinMode.PIPE, true, List.of());
         opened.add(b);
         return b;
     }
 
     @AfterEach
     void cleanUp() {
-        for (HostBackend b : opened) {
-            b.release.countDown();
-            b.env.close();
-            b.launched.forEach(Process::destroyForcibly);
-        }
+        HostBackend.closeAll(opened);
     }
 
     @Test

@@ -177,6 +177,35 @@ class HostBackend implements Backend, Stager, Killer {
         return shellHooks ? Optional.empty() : Optional.of(this);
     }
 
+    // The suites' common parts.
+
+    /** Far above any stop bound here: only a hang exceeds it. */
+    static final Duration HANG = Duration.ofSeconds(8);
+
+    /** Settings the suites share: no container, the private dir under {@code dir}, a short kill grace; then {@code more}. */
+    static Settings settings(Path dir, String... more) {
+        List<String> kv = new java.util.ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
+                "airlock.kill.grace", "300ms"));
+        kv.addAll(List.of(more));
+        return Settings.of(kv.toArray(String[]::new));
+    }
+
+    /** The exec's result, failing the test when none came within {@link #HANG}. */
+    static ExecResult within(Execution e) throws InterruptedException {
+        Optional<ExecResult> r = e.await(HANG);
+        org.junit.jupiter.api.Assertions.assertTrue(r.isPresent(), "no result: the exec hung");
+        return r.get();
+    }
+
+    /** Releases every stalled hook, closes each environment and kills what it launched. */
+    static void closeAll(List<HostBackend> opened) {
+        for (HostBackend b : opened) {
+            b.release.countDown();
+            b.env.close();
+            b.launched.forEach(Process::destroyForcibly);
+        }
+    }
+
     // The environment's side, for the tests.
 
     Execution start(ExecRequest r) {

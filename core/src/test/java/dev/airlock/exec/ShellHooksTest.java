@@ -7,7 +7,6 @@ import dev.airlock.Execution;
 import dev.airlock.Payload;
 import dev.airlock.StagingException;
 import dev.airlock.StdinMode;
-import dev.airlock.settings.Settings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -30,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * does what the native hooks do.
  */
 class ShellHooksTest {
-    private static final Duration HANG = Duration.ofSeconds(8);
+    private static final Duration HANG = HostBackend.HANG;
 
     @TempDir
     Path dir;
@@ -38,24 +36,19 @@ class ShellHooksTest {
     private HostBackend b;
 
     private HostBackend open() {
-        b = new HostBackend(Settings.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms"), Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD), List.of(), true);
+        b = new HostBackend(HostBackend.settings(dir), Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD), List.of(), true);
         return b;
     }
 
     @AfterEach
     void cleanUp() {
         if (b != null) {
-            b.release.countDown();
-            b.env.close();
-            b.launched.forEach(Process::destroyForcibly);
+            HostBackend.closeAll(List.of(b));
         }
     }
 
     private static ExecResult within(Execution e) throws InterruptedException {
-        Optional<ExecResult> r = e.await(HANG);
-        assertTrue(r.isPresent(), "no result: the exec hung");
-        return r.get();
+        return HostBackend.within(e);
     }
 
     @Test
