@@ -94,4 +94,15 @@ class CloseTest {
             });
         }
     }
+
+    /** The JVM's shutdown hook closes the environment: closed, and refusing new execs, as after close(). */
+    @Test
+    void theShutdownHooksCloseLeavesTheEnvironmentClosed() {
+        HostBackend b = open();
+        b.closeFromHook();
+        assertTrue(b.env.isClosed());
+        assertEquals(1, b.closes.get());
+        org.junit.jupiter.api.Assertions.assertThrows(dev.airlock.EnvironmentClosedException.class,
+                () -> b.exec(ExecRequest.of("true")));
+    }
 }

@@ -135,6 +135,35 @@ class ExecCoreTest {
         assertTrue(within(e).cancelled());
     }
 
+    /** A cancel of an exec stuck in an upload that can be interrupted interrupts it, so the flow ends too. */
+    @Test
+    void cancelInterruptsAStagingThatCanBeInterrupted() throws Exception {
+        HostBackend b = open();
+        b.stage = Fault.STALL;
+        Execution e = b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).build());
+        HostBackend.await(b.stalled);
+        e.cancel();
+        assertTrue(within(e).cancelled());
+        assertEquals(List.of("stage"), b.interrupted, "the stuck upload was left running");
+    }
+
+    /** With airlock.cancel=sandbox, cancelling an exec that never got past staging is a cancel that stopped something. */
+    @Test
+    void aSandboxCancelOfAnExecStuckInStagingStopsTheSandbox() throws Exception {
+        HostBackend b = open("airlock.cancel", "sandbox");
+        b.stage = Fault.STALL;
+        Execution e = b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).build());
+        HostBackend.await(b.stalled);
+        e.cancel();
+        assertTrue(within(e).cancelled());
+        long until = System.nanoTime() + HANG.toNanos();
+        while (b.stops.get() == 0) {
+            assertTrue(System.nanoTime() < until, "the sandbox-wide cancel never stopped the sandbox");
+            Thread.sleep(10);
+        }
+        assertEquals(1, b.stops.get());
+    }
+
     @Test
     void timeoutEndsAnExecWhoseLaunchIsStuck() throws Exception {
         HostBackend b = open();

@@ -108,4 +108,15 @@ class ShellHooksTest {
         assertTrue(within(e).cancelled());
         assertEquals(List.of(), b.stagedLeft(), "staged files outlived a kill before the command started");
     }
+
+    /** The shell's kill sends SIGTERM first: a command's TERM trap gets to run. */
+    @Test
+    void aTimeoutsFirstSignalThroughTheShellIsTerm() throws Exception {
+        open();
+        Path trapped = dir.resolve("trapped");
+        ExecResult r = within(b.start(ExecRequest.builder("trap 'echo term > " + trapped + "; exit 0' TERM; sleep 30 & wait")
+                .timeout(Duration.ofSeconds(1)).build()));
+        assertTrue(r.timedOut());
+        assertEquals("term\n", Files.readString(trapped), "the command got SIGKILL, not SIGTERM");
+    }
 }
