@@ -119,8 +119,8 @@ public final class LaunchRecordStream extends FilterInputStream {
                     at = -2;
                 }
             }
-            boolean cutTag = length < WINDOW + MAX_LINE && endsInTagStart(window, length);
-            if (length >= WINDOW && at != -2 && !cutTag) {
+            // Past the window only a record already begun is read on, and only as far as one line goes.
+            if (length >= WINDOW && at != -2 && !(length < WINDOW + MAX_LINE && endsInTagStart(window, length))) {
                 held = Arrays.copyOf(window, length); // no record: the command never started; keep what came
                 break;
             }
