@@ -258,11 +258,7 @@ class ExecCoreTest {
         HostBackend b = open();
         b.slowStart = 30;
         Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
-        long until = System.nanoTime() + HANG.toNanos();
-        while (b.launched.isEmpty()) {
-            assertTrue(System.nanoTime() < until, "never launched");
-            Thread.sleep(10);
-        }
+        b.awaitLaunched();
         assertEquals(2, staged(b).size(), "the env script and the stdin are staged: " + staged(b));
         e.cancel();
         assertTrue(within(e).cancelled());

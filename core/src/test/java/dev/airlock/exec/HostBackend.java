@@ -432,6 +432,15 @@ class HostBackend implements Backend, Stager, Killer {
         }
     }
 
+    /** Waits until this backend launched a user command (its shell may still be in a slow start). */
+    void awaitLaunched() throws InterruptedException {
+        long until = System.nanoTime() + HANG.toNanos();
+        while (launched.isEmpty()) {
+            org.junit.jupiter.api.Assertions.assertTrue(System.nanoTime() < until, "never launched");
+            Thread.sleep(10);
+        }
+    }
+
     static void await(CountDownLatch l) throws InterruptedException {
         if (!l.await(20, TimeUnit.SECONDS)) {
             throw new AssertionError("the hook was never reached");

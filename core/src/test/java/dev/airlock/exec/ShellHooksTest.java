@@ -98,11 +98,7 @@ class ShellHooksTest {
         open();
         b.slowStart = 30;
         Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
-        long until = System.nanoTime() + HANG.toNanos();
-        while (b.launched.isEmpty()) {
-            assertTrue(System.nanoTime() < until, "never launched");
-            Thread.sleep(10);
-        }
+        b.awaitLaunched();
         assertFalse(b.stagedLeft().isEmpty(), "the stdin was staged");
         e.cancel();
         assertTrue(within(e).cancelled());
