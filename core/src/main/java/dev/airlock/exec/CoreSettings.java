@@ -10,14 +10,16 @@ import java.time.Duration;
  * @param cancelStopsSandbox {@code airlock.cancel=sandbox}: a cancel stops the sandbox too
  * @param outputCap          bytes of each output kept ({@code airlock.output.max-bytes})
  * @param killGrace          SIGTERM to SIGKILL ({@code airlock.kill.grace})
+ * @param killSlack          how long past the grace a stop waits on a backend that does not answer ({@code airlock.kill.slack})
  * @param outputGrace        how long output is drained after the command ended ({@code airlock.exec.output-grace})
  * @param maxStaged          the cap on a staged stdin of unknown length ({@code airlock.stdin.max-staged-bytes})
  */
-public record CoreSettings(boolean cancelStopsSandbox, long outputCap, Duration killGrace, Duration outputGrace,
+public record CoreSettings(boolean cancelStopsSandbox, long outputCap, Duration killGrace, Duration killSlack, Duration outputGrace,
                            long maxStaged) {
     public static final String CANCEL_KEY = "airlock.cancel";
     public static final String OUTPUT_MAX_KEY = "airlock.output.max-bytes";
     public static final String KILL_GRACE_KEY = "airlock.kill.grace";
+    public static final String KILL_SLACK_KEY = "airlock.kill.slack";
     public static final String MAX_STAGED_KEY = "airlock.stdin.max-staged-bytes";
     public static final String OUTPUT_GRACE_KEY = "airlock.exec.output-grace";
     public static final String AUDIT_FILE_KEY = "airlock.audit.file";
@@ -27,12 +29,17 @@ public record CoreSettings(boolean cancelStopsSandbox, long outputCap, Duration 
                 "sandbox".equals(settings.getChoice(CANCEL_KEY, "exec", "exec", "sandbox")),
                 settings.getBytes(OUTPUT_MAX_KEY, 16L << 20),
                 settings.getDuration(KILL_GRACE_KEY, Duration.ofSeconds(1)),
+                settings.getDuration(KILL_SLACK_KEY, Duration.ofSeconds(1)),
                 settings.getDuration(OUTPUT_GRACE_KEY, Duration.ofSeconds(2)),
                 settings.getBytes(MAX_STAGED_KEY, 1L << 30));
     }
 
-    /** How long a timeout or cancel may take before the caller has its result: the kill grace plus a second. */
+    /**
+     * How long a timeout or cancel may take before the caller has its result: the kill grace, plus
+     * the slack a backend's kill, removal or stuck hook is given to answer before the core stops
+     * waiting on it (a remote kill is a round trip).
+     */
     Duration stopBound() {
-        return killGrace.plusSeconds(1);
+        return killGrace.plus(killSlack);
     }
 }

@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  * One exec: its state machine, the cause of its end, its process handle and kill request, and the
  * flow that stages, launches and waits on a worker thread. A timeout or cancel is bounded: before
  * dispatch the flow is interrupted and the caller gets the result once the staged files are gone
- * (or the kill grace plus a second passed); after dispatch the tree is killed and a watchdog ends
+ * (or the stop bound, kill grace plus slack, passed); after dispatch the tree is killed and a watchdog ends
  * the exec at the same bound even when a hook is stuck. Every exec ends DONE, CANCELLED or FAILED.
  */
 final class ExecRun extends ExecHandle {
@@ -307,7 +307,7 @@ final class ExecRun extends ExecHandle {
     /**
      * Stops this exec by cancel, timeout or close: before dispatch it never runs, and this returns
      * once its staged files are gone; after dispatch its process tree is killed. Either way the
-     * result arrives within the kill grace plus a second. Returns false when it had already ended.
+     * result arrives within the stop bound (kill grace plus slack). Returns false when it had already ended.
      */
     boolean stop(Cause why) {
         switch (sm.cancel(why)) {

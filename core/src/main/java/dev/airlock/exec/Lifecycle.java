@@ -77,7 +77,7 @@ final class Lifecycle {
         env.nativeWrites().abortAll(env.config().stopBound().toNanos());
         List<ExecRun> runs = env.live().stop();
         for (ExecRun r : runs) {
-            // In parallel: each stop is bounded by the kill grace plus a second, and so is the sum.
+            // In parallel: each stop is bounded by the stop bound, and so is the sum.
             env.workers().runAsync(() -> r.stop(ExecStateMachine.Cause.CANCEL));
         }
         long deadline = System.nanoTime() + env.config().stopBound().toNanos() + TimeUnit.SECONDS.toNanos(2);

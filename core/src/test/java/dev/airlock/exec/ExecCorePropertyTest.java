@@ -11,7 +11,6 @@ import dev.airlock.event.AuditEvent;
 import dev.airlock.event.ExecListener;
 import dev.airlock.event.ExecState;
 import dev.airlock.event.ExecTransition;
-import dev.airlock.settings.Settings;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -71,8 +70,8 @@ class ExecCorePropertyTest {
             public void onEvent(AuditEvent e) {
             }
         };
-        HostBackend b = new HostBackend(Settings.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.cancel", cancelStopsSandbox ? "sandbox" : "exec", "airlock.kill.grace", "300ms"), StdinMode.PAYLOAD, false, List.of(l));
+        HostBackend b = new HostBackend(HostBackend.settings(dir,
+                "airlock.cancel", cancelStopsSandbox ? "sandbox" : "exec"), StdinMode.PAYLOAD, false, List.of(l));
         List<Execution> execs = new ArrayList<>();
         List<Boolean> endedBeforeCancel = new ArrayList<>();
         int stopsBeforeClose = -1;

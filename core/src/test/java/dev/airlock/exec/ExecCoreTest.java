@@ -14,7 +14,6 @@ import dev.airlock.event.AuditEvent;
 import dev.airlock.event.ExecListener;
 import dev.airlock.event.ExecState;
 import dev.airlock.event.ExecTransition;
-import dev.airlock.settings.Settings;
 import dev.airlock.exec.HostBackend.Fault;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -48,7 +47,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * that never comes); they are generous and assert nothing about speed.
  */
 class ExecCoreTest {
-    /** Far above the stop bound (kill grace 1 s + 1 s): only a hang exceeds it. */
+    /** Far above the stop bound (kill grace plus slack, under a second here): only a hang exceeds it. */
     private static final Duration HANG = Duration.ofSeconds(8);
 
     @TempDir
@@ -74,11 +73,7 @@ class ExecCoreTest {
     };
 
     private HostBackend open(StdinMode mode, boolean nativeEnv, String... more) {
-        // A short kill grace keeps the suite (and PIT, which runs it per mutant) quick; the bounds scale with it.
-        List<String> kv = new ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms"));
-        kv.addAll(List.of(more));
-        HostBackend b = new HostBackend(Settings.of(kv.toArray(String[]::new)), mode, nativeEnv, List.of(listener));
+        HostBackend b = new HostBackend(HostBackend.settings(dir, more), mode, nativeEnv, List.of(listener));
         opened.add(b);
         return b;
     }
@@ -114,7 +109,7 @@ class ExecCoreTest {
     void timeoutEndsAnExecWhoseStagingIsStuck() throws Exception {
         HostBackend b = open();
         b.stage = Fault.STALL_UNINTERRUPTIBLY;
-        Execution e = b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).timeout(Duration.ofSeconds(1)).build());
+        Execution e = b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).timeout(Duration.ofMillis(200)).build());
         ExecResult r = within(e);
         assertTrue(r.timedOut());
         assertEquals(124, r.exitCode());
@@ -168,7 +163,7 @@ class ExecCoreTest {
     void timeoutEndsAnExecWhoseLaunchIsStuck() throws Exception {
         HostBackend b = open();
         b.launch = Fault.STALL_UNINTERRUPTIBLY;
-        Execution e = b.start(ExecRequest.builder("echo ran").timeout(Duration.ofSeconds(1)).build());
+        Execution e = b.start(ExecRequest.builder("echo ran").timeout(Duration.ofMillis(200)).build());
         ExecResult r = within(e);
         assertTrue(r.timedOut());
         assertEquals(List.of(ExecState.DONE), ends());
@@ -349,7 +344,7 @@ class ExecCoreTest {
     void aGroupWhoseLeaderIsNotTheLaunchedOneIsNeverSignalled() throws Exception {
         HostBackend b = open(StdinMode.PIPE, true);
         b.recycledIdentity = true;
-        Execution e = b.start(ExecRequest.builder("sleep 30").timeout(Duration.ofSeconds(1)).build());
+        Execution e = b.start(ExecRequest.builder("sleep 30").timeout(Duration.ofMillis(500)).build());
         assertTrue(within(e).timedOut());
         b.env.close();
         assertEquals(List.of(), b.signals, "signalled a group that is no longer the command's");
@@ -359,7 +354,7 @@ class ExecCoreTest {
     @Test
     void noKillFollowsTermWhenTheGroupIsGone() throws Exception {
         HostBackend b = open(StdinMode.PIPE, true);
-        Execution e = b.start(ExecRequest.builder("sleep 30").timeout(Duration.ofSeconds(1)).build());
+        Execution e = b.start(ExecRequest.builder("sleep 30").timeout(Duration.ofMillis(500)).build());
         assertTrue(within(e).timedOut());
         b.env.close();
         assertEquals(1, b.signals.size(), "signals: " + b.signals);

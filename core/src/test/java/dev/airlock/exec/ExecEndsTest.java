@@ -11,7 +11,6 @@ import dev.airlock.event.AuditEvent;
 import dev.airlock.event.ExecListener;
 import dev.airlock.event.ExecState;
 import dev.airlock.event.ExecTransition;
-import dev.airlock.settings.Settings;
 import dev.airlock.exec.HostBackend.Fault;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -62,10 +61,7 @@ class ExecEndsTest {
     };
 
     private HostBackend open(StdinMode mode, boolean nativeEnv, String... more) {
-        List<String> kv = new ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms"));
-        kv.addAll(List.of(more));
-        HostBackend b = new HostBackend(Settings.of(kv.toArray(String[]::new)), mode, nativeEnv, List.of(listener));
+        HostBackend b = new HostBackend(HostBackend.settings(dir, more), mode, nativeEnv, List.of(listener));
         opened.add(b);
         return b;
     }

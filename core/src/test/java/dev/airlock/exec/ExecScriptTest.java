@@ -6,7 +6,6 @@ import dev.airlock.ExecResult;
 import dev.airlock.Payload;
 import dev.airlock.StagingException;
 import dev.airlock.StdinMode;
-import dev.airlock.settings.Settings;
 import dev.airlock.shell.StdinScripts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -41,10 +40,7 @@ class ExecScriptTest {
     private final List<HostBackend> opened = new ArrayList<>();
 
     private HostBackend open(StdinMode mode, boolean nativeEnv, String... more) {
-        List<String> kv = new ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms"));
-        kv.addAll(List.of(more));
-        HostBackend b = new HostBackend(Settings.of(kv.toArray(String[]::new)), mode, nativeEnv, List.of());
+        HostBackend b = new HostBackend(HostBackend.settings(dir, more), mode, nativeEnv, List.of());
         opened.add(b);
         return b;
     }

@@ -4,7 +4,6 @@ import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.StdinMode;
 import dev.airlock.exec.HostBackend.Fault;
-import dev.airlock.settings.Settings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,10 +33,9 @@ class HookDeadlineTest {
 
     @Test
     void aKillHookStuckPastItsDeadlineIsInterrupted() throws Exception {
-        b = new HostBackend(Settings.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms"), StdinMode.PIPE, true, List.of());
+        b = new HostBackend(HostBackend.settings(dir), StdinMode.PIPE, true, List.of());
         b.kill = Fault.STALL;
-        Optional<ExecResult> r = b.start(ExecRequest.builder("sleep 30").timeout(Duration.ofSeconds(1)).build())
+        Optional<ExecResult> r = b.start(ExecRequest.builder("sleep 30").timeout(Duration.ofMillis(500)).build())
                 .await(Duration.ofSeconds(20));
         assertTrue(r.isPresent() && r.get().timedOut(), "no timely timeout result");
         long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();

@@ -49,7 +49,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 class HostBackend implements Backend, Stager, Killer {
 
     /** What a hook does when asked. */
-    enum Fault { NONE, STALL, STALL_UNINTERRUPTIBLY, FAIL, LOSE }
+    enum Fault {
+        NONE, STALL, STALL_UNINTERRUPTIBLY, FAIL, LOSE,
+        /** Fails as a hook the core interrupted at its deadline does: its thread still flagged interrupted. */
+        INTERRUPTED
+    }
 
     volatile Fault stage = Fault.NONE;
     volatile Fault launch = Fault.NONE;
@@ -73,6 +77,22 @@ class HostBackend implements Backend, Stager, Killer {
     volatile Path lostBeforeRecordWhen;
     /** Report a wrong leader start time, as if the group id had been recycled by another process. */
     volatile boolean recycledIdentity;
+    /**
+     * Faults of the host steps (probe, profile home, private-dir removal), which the backend
+     * answers itself when {@link #answersHostSteps}; the two at open are set before it, in the
+     * constructor's {@code beforeOpen}.
+     */
+    volatile Fault probe = Fault.NONE;
+    volatile Fault makeHome = Fault.NONE;
+    volatile Fault removePrivateDir = Fault.NONE;
+    /** Answer the host steps in Java, as the local backend does (else the core's scripts run). */
+    volatile boolean answersHostSteps;
+    /** The hostname the backend's own probe answer gives, unlike the script's. */
+    static final String ANSWERED_HOSTNAME = "answered-by-the-backend";
+    /** The host steps the backend answered, in order. */
+    final List<String> hostSteps = new CopyOnWriteArrayList<>();
+    /** How many of the core's own scripts (probe, files, staging, kill) were launched. */
+    final AtomicInteger scripts = new AtomicInteger();
     /** Stages that pass before the stage fault applies (a later file of the same exec fails, say). */
     volatile int stagesBeforeFault;
     final CountDownLatch release = new CountDownLatch(1);
@@ -111,8 +131,15 @@ class HostBackend implements Backend, Stager, Killer {
      * only {@code launch} gets.
      */
     HostBackend(Settings settings, Capabilities caps, List<dev.airlock.event.ExecListener> listeners, boolean shellHooks) {
+        this(settings, caps, listeners, shellHooks, b -> { });
+    }
+
+    /** {@code beforeOpen} sets up this backend (faults of the hooks at open, say) before the core opens on it. */
+    HostBackend(Settings settings, Capabilities caps, List<dev.airlock.event.ExecListener> listeners, boolean shellHooks,
+                java.util.function.Consumer<HostBackend> beforeOpen) {
         this.shellHooks = shellHooks;
         this.caps = caps.withArgvLimit(100 * 1024);
+        beforeOpen.accept(this);
         this.env = CoreEnvironment.create(this, OpenContext.builder(settings).listeners(listeners).build());
         env.initialize();
     }
@@ -182,10 +209,14 @@ class HostBackend implements Backend, Stager, Killer {
     /** Far above any stop bound here: only a hang exceeds it. */
     static final Duration HANG = Duration.ofSeconds(8);
 
-    /** Settings the suites share: no container, the private dir under {@code dir}, a short kill grace; then {@code more}. */
+    /**
+     * Settings the suites share: no container, the private dir under {@code dir}, a short kill
+     * grace and slack (the suites, and PIT, which runs them per mutant, wait out the stop bound
+     * whenever a hook is stuck); then {@code more}, which wins.
+     */
     static Settings settings(Path dir, String... more) {
         List<String> kv = new java.util.ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms"));
+                "airlock.kill.grace", "300ms", "airlock.kill.slack", "500ms"));
         kv.addAll(List.of(more));
         return Settings.of(kv.toArray(String[]::new));
     }
@@ -242,6 +273,10 @@ class HostBackend implements Backend, Stager, Killer {
             case NONE, LOSE -> {
             }
             case FAIL -> throw new IOException(what + " failed on request");
+            case INTERRUPTED -> {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException(what + " interrupted at its deadline");
+            }
             case STALL -> {
                 stalled.countDown();
                 try {
@@ -267,6 +302,74 @@ class HostBackend implements Backend, Stager, Killer {
                     Thread.currentThread().interrupt();
                 }
             }
+        }
+    }
+
+    // The host steps, answered here (when asked to) the way the local backend answers them.
+
+    @Override
+    public Optional<byte[]> probe(String privateDirBase, java.util.Set<String> unset, Deadline deadline) {
+        if (!answersHostSteps) {
+            return Optional.empty();
+        }
+        hostStep(probe, "probe");
+        try {
+            String script = dev.airlock.containment.TargetProbe.script(privateDirBase, true);
+            Process p = new ProcessBuilder("sh", "-c", script).redirectErrorStream(false).start();
+            byte[] facts = p.getInputStream().readAllBytes();
+            if (p.waitFor() != 0) {
+                throw new IOException("the probe script failed");
+            }
+            byte[] hostname = ("hostname=" + ANSWERED_HOSTNAME + "\0").getBytes(StandardCharsets.UTF_8);
+            byte[] answer = java.util.Arrays.copyOf(facts, facts.length + hostname.length);
+            System.arraycopy(hostname, 0, answer, facts.length, hostname.length);
+            return Optional.of(answer);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted");
+        }
+    }
+
+    @Override
+    public boolean makeHome(String home, Deadline deadline) {
+        if (!answersHostSteps) {
+            return false;
+        }
+        hostStep(makeHome, "makeHome");
+        try {
+            Files.createDirectories(Path.of(home), java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+            return true;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public boolean removePrivateDir(String dir, Deadline deadline) {
+        if (!answersHostSteps) {
+            return false;
+        }
+        hostStep(removePrivateDir, "removePrivateDir");
+        try (java.util.stream.Stream<Path> all = Files.walk(Path.of(dir))) {
+            for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+            return true;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** Records the step, then applies its fault (thrown unchecked: these hooks declare no IOException). */
+    private void hostStep(Fault f, String what) {
+        hostSteps.add(what);
+        try {
+            fault(f, what);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 
@@ -313,6 +416,7 @@ class HostBackend implements Backend, Stager, Killer {
     @Override
     public RemoteProcess launch(Launch l, Deadline deadline) throws IOException {
         if (l.internal()) {
+            scripts.incrementAndGet();
             return start(l, false); // the core's own scripts: probe, files, staging, kill
         }
         fault(launch, "launch");

@@ -4,7 +4,6 @@ import dev.airlock.BackendException;
 import dev.airlock.ExecRequest;
 import dev.airlock.Execution;
 import dev.airlock.StdinMode;
-import dev.airlock.settings.Settings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,8 +39,7 @@ class LostBeforeRecordTest {
 
     @Test
     void aCommandWhoseRecordNeverCameIsFoundByItsNonceAndKilledGrandchildrenIncluded() throws Exception {
-        b = new HostBackend(Settings.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms"), StdinMode.PIPE, true, List.of());
+        b = new HostBackend(HostBackend.settings(dir), StdinMode.PIPE, true, List.of());
         Path shell = dir.resolve("shell.pid");
         Path child = dir.resolve("child.pid");
         Path runs = dir.resolve("runs");

@@ -47,10 +47,7 @@ class OutputTransportTest {
     private final List<HostBackend> opened = new ArrayList<>();
 
     private HostBackend open(Capabilities caps, String... more) {
-        List<String> kv = new ArrayList<>(List.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", "300ms"));
-        kv.addAll(List.of(more));
-        HostBackend b = new HostBackend(Settings.of(kv.toArray(String[]::new)), caps, List.of());
+        HostBackend b = new HostBackend(HostBackend.settings(dir, more), caps, List.of());
         opened.add(b);
         return b;
     }

@@ -2,7 +2,6 @@ package dev.airlock.exec;
 
 import dev.airlock.spi.RemoteProcess;
 import dev.airlock.StdinMode;
-import dev.airlock.settings.Settings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,8 +28,7 @@ class ReaperTest {
     }
 
     private HostBackend open(String grace) {
-        b = new HostBackend(Settings.of("airlock.container", "no", "airlock.private-dir.base", dir.toString(),
-                "airlock.kill.grace", grace), StdinMode.PIPE, true, List.of());
+        b = new HostBackend(HostBackend.settings(dir, "airlock.kill.grace", grace), StdinMode.PIPE, true, List.of());
         return b;
     }
 
@@ -171,7 +169,7 @@ class ReaperTest {
         b.kill = HostBackend.Fault.FAIL;
         Thread heal = new Thread(() -> {
             try {
-                Thread.sleep(1_000); // well past the 300 ms grace: one try (or tries within the grace) would give up
+                Thread.sleep(600); // twice the 300 ms grace: one try (or tries within the grace) would give up
             } catch (InterruptedException e) {
                 return;
             }
@@ -231,10 +229,11 @@ class ReaperTest {
     /** A SIGTERM that got through only after failed tries (past the grace) starts the grace anew. */
     @Test
     void aTermThatGotThroughLateIsGivenItsGraceBeforeAnyKill() throws Exception {
-        open("1s");
+        // The TERM gets through at 0.7 s, past the 0.5 s grace; its trap takes 0.3 s, inside a fresh grace only.
+        open("500ms");
         Reaper.Identity id = start("trap 'sleep 0.3; exit 0' TERM; sleep 30 & wait");
         b.term = HostBackend.Fault.FAIL;
-        Thread heal = healAfter(1_500, () -> b.term = HostBackend.Fault.NONE);
+        Thread heal = healAfter(700, () -> b.term = HostBackend.Fault.NONE);
         b.reaper().terminate(handle(id.pgid()), id, () -> !group.isAlive(), java.time.Duration.ofSeconds(20));
         heal.join();
         assertTrue(b.signals.stream().allMatch(x -> x.equals("TERM " + id.pgid())), "a SIGKILL cut the late TERM's grace: " + b.signals);
@@ -247,7 +246,7 @@ class ReaperTest {
         open();
         Reaper.Identity id = start("trap '' TERM; sleep 30 & wait");
         b.forceKill = HostBackend.Fault.FAIL;
-        Thread heal = healAfter(800, () -> b.forceKill = HostBackend.Fault.NONE);
+        Thread heal = healAfter(500, () -> b.forceKill = HostBackend.Fault.NONE);
         b.reaper().terminate(handle(id.pgid()), id, () -> false, java.time.Duration.ofSeconds(20));
         heal.join();
         assertTrue(group.waitFor(10, TimeUnit.SECONDS), "the group survived a SIGKILL that was not retried: " + b.signals);
