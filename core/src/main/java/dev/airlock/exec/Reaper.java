@@ -62,7 +62,7 @@ final class Reaper {
         // A group not there yet while the shell runs: setsid had not made it when launch returned.
         boolean failed = false;
         boolean termed = false;
-        long backoff = 10;
+        Backoff backoff = new Backoff();
         while (true) {
             Boolean s = trySignal(p, id, false);
             if (Boolean.TRUE.equals(s)) {
@@ -82,8 +82,8 @@ final class Reaper {
                 // its grace is spent, so SIGKILL now rather than give up with the tree running.
                 break;
             }
-            Thread.sleep(backoff);
-            backoff = s == null ? Math.min(1000, backoff * 2) : 10;
+            // A group not there yet is polled quickly; an unreached target is given time to recover.
+            Thread.sleep(s == null ? backoff.afterFailure() : backoff.afterAnswer());
         }
         if (termed) {
             if (failed) {
@@ -96,10 +96,9 @@ final class Reaper {
         // Grandchildren that ignored SIGTERM are in the group too; a group that is gone gets nothing.
         // (SIGKILL follows at once once the shell ended: waiting out the grace for the rest costs
         // remote round trips the caller's stop bound cannot afford.)
-        backoff = 10;
+        Backoff killBackoff = new Backoff();
         while (trySignal(p, id, true) == null && System.nanoTime() < reachUntil) {
-            Thread.sleep(backoff);
-            backoff = Math.min(1000, backoff * 2);
+            Thread.sleep(killBackoff.afterFailure());
         }
     }
 
@@ -111,7 +110,7 @@ final class Reaper {
      */
     Identity find(String nonce, Duration reach) throws InterruptedException {
         long until = System.nanoTime() + reach.toNanos();
-        long backoff = 10;
+        Backoff backoff = new Backoff();
         while (true) {
             try {
                 Identity id = pick(env.hooks().leadersByNonce(nonce));
@@ -127,8 +126,7 @@ final class Reaper {
             if (System.nanoTime() >= until) {
                 return null;
             }
-            Thread.sleep(backoff);
-            backoff = Math.min(1000, backoff * 2);
+            Thread.sleep(backoff.afterFailure());
         }
     }
 

@@ -167,19 +167,13 @@ class ReaperTest {
         open();
         Reaper.Identity id = start("sleep 30 & wait");
         b.kill = HostBackend.Fault.FAIL;
-        Thread heal = new Thread(() -> {
-            try {
-                Thread.sleep(600); // twice the 300 ms grace: one try (or tries within the grace) would give up
-            } catch (InterruptedException e) {
-                return;
-            }
-            b.kill = HostBackend.Fault.NONE;
-        });
-        heal.start();
+        // Twice the 300 ms grace: one try (or tries within the grace) would give up.
+        Thread heal = healAfter(600, () -> b.kill = HostBackend.Fault.NONE);
         b.reaper().terminate(handle(id.pgid()), id, () -> false, java.time.Duration.ofSeconds(20));
         heal.join();
         assertTrue(group.waitFor(10, TimeUnit.SECONDS), "the group survived a kill that was not retried");
         assertTrue(b.signals.size() > 2, "one try only: " + b.signals);
+        assertTrue(b.signals.size() < 30, "the tries did not back off: " + b.signals.size() + " in 0.6 s");
         assertEquals("TERM " + id.pgid(), b.signals.get(0));
     }
 
@@ -191,6 +185,30 @@ class ReaperTest {
         Reaper.Identity id = start(": " + nonce + "; sleep 30 & wait");
         assertEquals(id, b.reaper().find(nonce, java.time.Duration.ofSeconds(5)));
         assertEquals(null, b.reaper().find(dev.airlock.shell.Launcher.nonce(), java.time.Duration.ofSeconds(5)));
+    }
+
+    /** A lookup that cannot reach the target at first is tried again, with backoff, within its reach. */
+    @Test
+    void aLookupByNonceThatFailsIsTriedAgainWithinItsReach() throws Exception {
+        open();
+        String nonce = dev.airlock.shell.Launcher.nonce();
+        Reaper.Identity id = start(": " + nonce + "; sleep 30 & wait");
+        b.script = HostBackend.Fault.FAIL;
+        int before = b.scripts.get();
+        Thread heal = healAfter(300, () -> b.script = HostBackend.Fault.NONE);
+        assertEquals(id, b.reaper().find(nonce, java.time.Duration.ofSeconds(5)), "the lookup was not tried again");
+        heal.join();
+        int tries = b.scripts.get() - before;
+        assertTrue(tries < 30, "the lookups did not back off: " + tries + " in 0.3 s");
+    }
+
+    @Test
+    void aLookupThatNeverReachesTheTargetGivesUpAtItsReach() throws Exception {
+        open();
+        b.script = HostBackend.Fault.FAIL;
+        long began = System.nanoTime();
+        assertEquals(null, b.reaper().find(dev.airlock.shell.Launcher.nonce(), java.time.Duration.ofMillis(300)));
+        assertTrue(System.nanoTime() - began < TimeUnit.SECONDS.toNanos(5), "the lookup ran far past its reach");
     }
 
     /** The backend's wrapper shell (a session leader of its own) holds the nonce too: its child is the command's group. */
@@ -250,7 +268,9 @@ class ReaperTest {
         b.reaper().terminate(handle(id.pgid()), id, () -> false, java.time.Duration.ofSeconds(20));
         heal.join();
         assertTrue(group.waitFor(10, TimeUnit.SECONDS), "the group survived a SIGKILL that was not retried: " + b.signals);
-        assertTrue(b.signals.stream().filter(x -> x.startsWith("KILL")).count() > 1, "one SIGKILL try only: " + b.signals);
+        long kills = b.signals.stream().filter(x -> x.startsWith("KILL")).count();
+        assertTrue(kills > 1, "one SIGKILL try only: " + b.signals);
+        assertTrue(kills < 30, "the SIGKILL tries did not back off: " + kills + " in 0.2 s");
     }
 
     @Test
