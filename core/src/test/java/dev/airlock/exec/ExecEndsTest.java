@@ -179,7 +179,7 @@ class ExecEndsTest {
         HostBackend b = open(StdinMode.PAYLOAD, true);
         b.noise = "Welcome to the host!\n"; // a login shell's, on stderr before the shell's reason
         // The staged stdin is taken away between staging and the prefix that opens it.
-        b.slowStart = 1;
+        b.slowStart = 0.5;
         Execution e = b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).build());
         long until = System.nanoTime() + HANG.toNanos();
         while (b.launched.isEmpty()) {

@@ -68,7 +68,7 @@ class HostBackend implements Backend, Stager, Killer {
     /** Printed before the record, like a remote user's ~/.bashrc that prints. */
     volatile String noise = "";
     /** Seconds the shell sleeps before the core's prefix runs, like a slow login. */
-    volatile int slowStart;
+    volatile double slowStart;
     /**
      * When set, the user's command runs with its group unknown to the core and its record never
      * delivered, and its transport is lost as soon as this file exists: a connection cut right after
