@@ -11,7 +11,7 @@ import java.util.Set;
 
 /**
  * Reads a plain {@code exec} line without picocli. Building picocli's model from the annotations is
- * most of a CLI start (measured: about 80 ms of a 240 ms {@code exec true}, the reflection and the
+ * most of a CLI start (measured: 80-100 ms of a 240 ms {@code exec true}: the reflection and the
  * annotations' dynamic proxies, which Java 17's class-data archive cannot hold), and an agent's
  * lines are nearly all {@code exec}. This reads only lines whose meaning is certain: the global
  * options, {@code exec}, its options each given in full ({@code --cwd DIR} or {@code --cwd=DIR}),
@@ -46,44 +46,15 @@ final class PlainExecLine {
                 return true;
             }
             Option o = tokens.option(arg);
-            if (o == null) {
+            boolean read = o != null && switch (o.name()) {
+                case SettingsOptions.DEBUG -> options.debug = tokens.flagOnce(o);
+                case SettingsOptions.BACKEND -> (options.backend = tokens.valueOnce(o)) != null;
+                case SettingsOptions.CONFIG -> (options.config = path(tokens.valueOnce(o))) != null;
+                case SettingsOptions.SET -> tokens.addValue(o, options.values);
+                default -> false;
+            };
+            if (!read) {
                 return false;
-            }
-            switch (o.name()) {
-                case SettingsOptions.DEBUG -> {
-                    if (o.value() != null || !tokens.once(o.name())) {
-                        return false;
-                    }
-                    options.debug = true;
-                }
-                case SettingsOptions.BACKEND -> {
-                    String v = tokens.value(o);
-                    if (v == null || !tokens.once(o.name())) {
-                        return false;
-                    }
-                    options.backend = v;
-                }
-                case SettingsOptions.CONFIG -> {
-                    String v = tokens.value(o);
-                    if (v == null || !tokens.once(o.name())) {
-                        return false;
-                    }
-                    try {
-                        options.config = Path.of(v);
-                    } catch (InvalidPathException e) {
-                        return false; // picocli words the error
-                    }
-                }
-                case SettingsOptions.SET -> {
-                    String v = tokens.value(o);
-                    if (v == null) {
-                        return false;
-                    }
-                    options.values.add(v);
-                }
-                default -> {
-                    return false;
-                }
             }
         }
         return false; // no command
@@ -101,43 +72,27 @@ final class PlainExecLine {
                 return true; // the first word: options stop here
             }
             Option o = tokens.option(tokens.next());
-            if (o == null) {
+            boolean read = o != null && switch (o.name()) {
+                case ExecCommand.NO_STDIN -> exec.noStdin = tokens.flagOnce(o);
+                case ExecCommand.CWD -> (exec.cwd = tokens.valueOnce(o)) != null;
+                case ExecCommand.TIMEOUT -> (exec.timeout = tokens.valueOnce(o)) != null;
+                case ExecCommand.ENV -> tokens.addValue(o, exec.env);
+                default -> false;
+            };
+            if (!read) {
                 return false;
-            }
-            switch (o.name()) {
-                case ExecCommand.NO_STDIN -> {
-                    if (o.value() != null || !tokens.once(o.name())) {
-                        return false;
-                    }
-                    exec.noStdin = true;
-                }
-                case ExecCommand.CWD -> {
-                    String v = tokens.value(o);
-                    if (v == null || !tokens.once(o.name())) {
-                        return false;
-                    }
-                    exec.cwd = v;
-                }
-                case ExecCommand.TIMEOUT -> {
-                    String v = tokens.value(o);
-                    if (v == null || !tokens.once(o.name())) {
-                        return false;
-                    }
-                    exec.timeout = v;
-                }
-                case ExecCommand.ENV -> {
-                    String v = tokens.value(o);
-                    if (v == null) {
-                        return false;
-                    }
-                    exec.env.add(v);
-                }
-                default -> {
-                    return false;
-                }
             }
         }
         return true;
+    }
+
+    /** picocli's conversion for a {@code Path} option; null for no value, or one picocli would word an error for. */
+    private static Path path(String value) {
+        try {
+            return value == null ? null : Path.of(value);
+        } catch (InvalidPathException e) {
+            return null;
+        }
     }
 
     /** An option as given: its name, and the value attached with {@code =} (null when none was). */
@@ -197,9 +152,21 @@ final class PlainExecLine {
             return v.startsWith("-") || v.equals(ExecCommand.NAME) ? null : v;
         }
 
-        /** True the first time the named option is given. */
-        boolean once(String name) {
-            return seen.add(name);
+        /** Adds a repeatable option's value to {@code values}; false when it has none. */
+        boolean addValue(Option o, List<String> values) {
+            String v = value(o);
+            return v != null && values.add(v);
+        }
+
+        /** The value of a single-valued option, or null when it has none or was given before. */
+        String valueOnce(Option o) {
+            String v = value(o);
+            return v != null && seen.add(o.name()) ? v : null;
+        }
+
+        /** True for a flag given bare ({@code --debug}, not {@code --debug=true}) and for the first time. */
+        boolean flagOnce(Option o) {
+            return o.value() == null && seen.add(o.name());
         }
     }
 }
