@@ -1,5 +1,7 @@
 package dev.airlock.local;
 
+import dev.airlock.shell.KernelRandom;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -25,7 +27,7 @@ final class LocalProbe {
     private static final String DEFAULT_BASE = "${TMPDIR:-/tmp}";
     /** mktemp's alphabet and length for {@code airlock-XXXXXXXXXX}. */
     private static final String ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final SecureRandom RANDOM = KernelRandom.create();
     private static final int CGROUP_BYTES = 4096;
     /** The variables whose values the probe reports (Java has them decoded, the script passes bytes). */
     private static final List<String> REPORTED = List.of("HOME", "TMPDIR", "AIRLOCK_HOME", "PATH", "KUBERNETES_SERVICE_HOST");

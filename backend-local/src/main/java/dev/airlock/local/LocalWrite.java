@@ -5,6 +5,7 @@ import dev.airlock.ConfigurationException;
 import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.WriteOptions;
+import dev.airlock.shell.KernelRandom;
 
 import java.io.FileInputStream;
 import java.io.IOException;
@@ -43,7 +44,7 @@ final class LocalWrite {
     private static final int PATH_MAX = 4095;
     private static final int NAME_MAX = 255;
     private static final int MAX_LINKS = 40;
-    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final SecureRandom RANDOM = KernelRandom.create();
     /** One transferTo call's most (the JDK copies up to 2 GiB per call anyway). */
     private static final long TRANSFER_STEP = 1L << 30;
     private static final LinkOption[] NOFOLLOW = {LinkOption.NOFOLLOW_LINKS};

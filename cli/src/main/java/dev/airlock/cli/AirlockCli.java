@@ -46,18 +46,29 @@ public final class AirlockCli implements Callable<Integer> {
     /** Runs one command line and returns its exit code. */
     static int run(String... args) {
         AirlockCli cli = new AirlockCli();
-        CommandLine cmd = CommandTree.of(cli, COMMANDS, args);
+        int code = PlainExecLine.read(cli, args).map(cli::runExec).orElseGet(() -> cli.parseAndExecute(args));
+        int sig = cli.signals.received();
+        return sig != 0 ? 128 + sig : code;
+    }
+
+    /** Any line: picocli parses it, prints help and usage errors, and runs the command it names. */
+    private int parseAndExecute(String... args) {
+        CommandLine cmd = commandLine(args);
+        cmd.setExecutionStrategy(this::execute);
+        cmd.setParameterExceptionHandler(this::onUsageError);
+        cmd.setExecutionExceptionHandler((e, c, parsed) -> onFailure(e, c.getCommand() instanceof ExecCommand));
+        return cmd.execute(args);
+    }
+
+    /** picocli's model of this command line, with the parser settings the contract needs. */
+    CommandLine commandLine(String... args) {
+        CommandLine cmd = CommandTree.of(this, COMMANDS, args);
         cmd.setExpandAtFiles(false); // "@notes" is an argument, never a file to read arguments from
-        CommandLine exec = cmd.getSubcommands().get("exec");
+        CommandLine exec = cmd.getSubcommands().get(ExecCommand.NAME);
         if (exec != null) {
             exec.setStopAtPositional(true); // options stop at the command's first word
         }
-        cmd.setExecutionStrategy(cli::execute);
-        cmd.setParameterExceptionHandler(cli::onUsageError);
-        cmd.setExecutionExceptionHandler((e, c, parsed) -> cli.onFailure(e, c));
-        int code = cmd.execute(args);
-        int sig = cli.signals.received();
-        return sig != 0 ? 128 + sig : code;
+        return cmd;
     }
 
     @Override
@@ -79,6 +90,16 @@ public final class AirlockCli implements Callable<Integer> {
         return new CommandLine.RunLast().execute(parsed);
     }
 
+    /** A line {@link PlainExecLine} read: what picocli's execution above does for it, without picocli. */
+    private int runExec(ExecCommand exec) {
+        configureLogging(options.debug);
+        try {
+            return exec.call();
+        } catch (Exception e) {
+            return onFailure(e, true);
+        }
+    }
+
     private int onUsageError(ParameterException e, String[] args) {
         CommandLine where = e.getCommandLine();
         String help = where.getCommandSpec().qualifiedName() + " --help";
@@ -86,12 +107,12 @@ public final class AirlockCli implements Callable<Integer> {
                 where.getCommand() instanceof ExecCommand, options != null && options.debug, System.err);
     }
 
-    private int onFailure(Exception e, CommandLine where) {
+    private int onFailure(Exception e, boolean exec) {
         int sig = signals.received();
         if (sig != 0) {
             return 128 + sig; // cancelled on purpose: the failure it caused is no news
         }
-        return ExitCodes.report(e, where.getCommand() instanceof ExecCommand, options.debug, System.err);
+        return ExitCodes.report(e, exec, options.debug, System.err);
     }
 
     /** Quiet by default (warnings only), on stderr; --debug shows debug logs. Before any logger exists. */

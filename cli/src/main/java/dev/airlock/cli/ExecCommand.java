@@ -20,7 +20,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** {@code airlock exec}: one shell command, our stdin to its stdin, its output to ours, its exit status. */
-@Command(name = "exec", mixinStandardHelpOptions = true,
+@Command(name = ExecCommand.NAME, mixinStandardHelpOptions = true,
         customSynopsis = "airlock exec [-n] [--cwd DIR] [--timeout DURATION] [--env K[=V]]... [--] WORDS...",
         description = {"Runs a shell command on the target.",
                 "WORDS are joined by single spaces into one shell command (as ssh does); options stop at"
@@ -30,20 +30,27 @@ import java.util.regex.Pattern;
                 + " line on stderr (airlock: denied: ..., airlock: unavailable: ..., airlock: usage: ...,"
                 + " airlock: ...); 130/143 after SIGINT/SIGTERM."})
 final class ExecCommand implements Callable<Integer> {
+    // Named once for picocli and for PlainExecLine, which reads an exec line without it.
+    static final String NAME = "exec";
+    static final String NO_STDIN = "-n";
+    static final String CWD = "--cwd";
+    static final String TIMEOUT = "--timeout";
+    static final String ENV = "--env";
+
     @ParentCommand
     AirlockCli cli;
 
-    @Option(names = "-n", description = "Give the command no stdin (it reads end-of-input at once).")
+    @Option(names = NO_STDIN, description = "Give the command no stdin (it reads end-of-input at once).")
     boolean noStdin;
 
-    @Option(names = "--cwd", paramLabel = "DIR", description = "Working directory on the target (~ is the environment's home).")
+    @Option(names = CWD, paramLabel = "DIR", description = "Working directory on the target (~ is the environment's home).")
     String cwd;
 
-    @Option(names = "--timeout", paramLabel = "DURATION", description = "Kill the command and everything it started after this"
+    @Option(names = TIMEOUT, paramLabel = "DURATION", description = "Kill the command and everything it started after this"
             + " long (plain seconds, or 500ms, 2s, 1m, 1h); exit 124.")
     String timeout;
 
-    @Option(names = "--env", paramLabel = "K[=V]", description = "An environment variable for the command; K alone takes"
+    @Option(names = ENV, paramLabel = "K[=V]", description = "An environment variable for the command; K alone takes"
             + " its value from our environment (use that for secrets: K=V is visible in our argv). Repeatable.")
     List<String> env = new ArrayList<>();
 

@@ -13,16 +13,22 @@ import java.util.Map;
 
 /** The global options, given before the command: which backend, which config file, explicit values. */
 final class SettingsOptions {
-    @Option(names = "--backend", paramLabel = "NAME", description = "The backend to use (sets airlock.backend; default local).")
+    // Named once for picocli and for PlainExecLine, which reads an exec line without it.
+    static final String BACKEND = "--backend";
+    static final String CONFIG = "--config";
+    static final String SET = "--set";
+    static final String DEBUG = "--debug";
+
+    @Option(names = BACKEND, paramLabel = "NAME", description = "The backend to use (sets airlock.backend; default local).")
     String backend;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "A properties file (default $AIRLOCK_HOME/airlock.properties).")
+    @Option(names = CONFIG, paramLabel = "FILE", description = "A properties file (default $AIRLOCK_HOME/airlock.properties).")
     Path config;
 
-    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "A setting, above every other layer. Repeatable. Not for secrets.")
+    @Option(names = SET, paramLabel = "KEY=VALUE", description = "A setting, above every other layer. Repeatable. Not for secrets.")
     List<String> values = new ArrayList<>();
 
-    @Option(names = "--debug", description = "Debug logs and stack traces on stderr.")
+    @Option(names = DEBUG, description = "Debug logs and stack traces on stderr.")
     boolean debug;
 
     /** Defaults < config file < native variables < AIRLOCK_* variables < system properties < --set and --backend. */

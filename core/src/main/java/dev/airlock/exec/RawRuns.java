@@ -32,7 +32,7 @@ final class RawRuns {
     private static final int NO_STATUS = RemoteProcess.NO_STATUS;
     private static final String START = "@airlock-raw:";
 
-    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+    private static final java.security.SecureRandom RANDOM = dev.airlock.shell.KernelRandom.create();
 
     private final CoreEnvironment env;
 

@@ -17,7 +17,7 @@ public final class StdinScripts {
     /** Largest payload {@link #heredoc} accepts. */
     public static final int HEREDOC_MAX_BYTES = 64 * 1024;
 
-    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final SecureRandom RANDOM = KernelRandom.create();
 
     private StdinScripts() {
     }
