@@ -52,7 +52,9 @@ class HostBackend implements Backend, Stager, Killer {
     enum Fault {
         NONE, STALL, STALL_UNINTERRUPTIBLY, FAIL, LOSE,
         /** Fails as a hook the core interrupted at its deadline does: its thread still flagged interrupted. */
-        INTERRUPTED
+        INTERRUPTED,
+        /** Stalls until released, then fails (a launch whose request was lost while the caller gave up). */
+        STALL_THEN_FAIL
     }
 
     volatile Fault stage = Fault.NONE;
@@ -118,6 +120,8 @@ class HostBackend implements Backend, Stager, Killer {
     final List<Long> stdinEnds = new CopyOnWriteArrayList<>();
     /** Paths staged (user stdin, env, scripts). */
     final List<String> stagedPaths = new CopyOnWriteArrayList<>();
+    /** Paths the core asked the stager to remove. */
+    final List<String> removedPaths = new CopyOnWriteArrayList<>();
 
     HostBackend(Settings settings, StdinMode mode, boolean nativeEnv, List<dev.airlock.event.ExecListener> listeners) {
         this(settings, Capabilities.pipe().withStdinMode(mode).withNativeEnv(nativeEnv), listeners);
@@ -289,6 +293,10 @@ class HostBackend implements Backend, Stager, Killer {
                     throw new InterruptedIOException(what + " interrupted");
                 }
             }
+            case STALL_THEN_FAIL -> {
+                fault(Fault.STALL_UNINTERRUPTIBLY, what);
+                throw new IOException(what + " failed after its stall");
+            }
             case STALL_UNINTERRUPTIBLY -> {
                 stalled.countDown();
                 boolean interrupted = false;
@@ -389,6 +397,7 @@ class HostBackend implements Backend, Stager, Killer {
 
     @Override
     public void remove(String path, Deadline deadline) throws IOException {
+        removedPaths.add(path);
         env.runRaw(Shell.removeScript(path), null);
     }
 

@@ -1,0 +1,122 @@
+package dev.airlock.exec;
+
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Execution;
+import dev.airlock.Payload;
+import dev.airlock.StdinMode;
+import dev.airlock.exec.HostBackend.Fault;
+import dev.airlock.session.Session;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What a stop does beyond the exec it ends: a sandbox-wide cancel stops the sandbox once, an exec
+ * whose kill is stuck is let go at the stop bound, a launch that fails after a cancel is
+ * cancelled; and which staged files are removed, and that a session hears of each end before its
+ * caller does.
+ */
+class ExecStopTest {
+    @TempDir
+    Path dir;
+
+    private final List<HostBackend> opened = new ArrayList<>();
+
+    @AfterEach
+    void cleanUp() {
+        HostBackend.closeAll(opened);
+    }
+
+    private HostBackend open(StdinMode mode, String... more) {
+        HostBackend b = new HostBackend(HostBackend.settings(dir, more), mode, mode == StdinMode.PIPE, List.of());
+        opened.add(b);
+        return b;
+    }
+
+    private static void eventually(String what, BooleanSupplier done) throws InterruptedException {
+        long until = System.nanoTime() + HostBackend.HANG.toNanos();
+        while (!done.getAsBoolean()) {
+            assertTrue(System.nanoTime() < until, what);
+            Thread.sleep(10);
+        }
+    }
+
+    @Test
+    void aSandboxCancelOfARunningCommandStopsTheSandboxOnce() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, "airlock.cancel", "sandbox");
+        Execution e = b.start(ExecRequest.of("sleep 30"));
+        b.awaitLaunched();
+        e.cancel();
+        assertTrue(HostBackend.within(e).cancelled());
+        eventually("the sandbox-wide cancel never stopped the sandbox", () -> b.stops.get() > 0);
+        e.cancel();
+        assertEquals(1, b.stops.get(), "the sandbox was stopped more than once");
+    }
+
+    /**
+     * A kill that never answers: the caller has the result at the stop bound, and the flow waiting
+     * on the command is let go then too, so the exec gives back its slot among the live ones.
+     */
+    @Test
+    void anExecWhoseKillIsStuckGivesBackItsSlotAtTheStopBound() throws Exception {
+        HostBackend b = open(StdinMode.PIPE);
+        b.kill = Fault.STALL_UNINTERRUPTIBLY;
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("sleep 30").timeout(java.time.Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        eventually("an exec given up on at the stop bound still holds its slot", () -> b.env.live().size() == 0);
+    }
+
+    /** A launch that fails once the caller cancelled did not start anything the caller asked to keep: it is cancelled, not failed. */
+    @Test
+    void aLaunchThatFailsAfterACancelIsCancelled() throws Exception {
+        HostBackend b = open(StdinMode.PIPE);
+        b.launch = Fault.STALL_THEN_FAIL;
+        Execution e = b.start(ExecRequest.of("echo ran"));
+        HostBackend.await(b.stalled);
+        e.cancel(); // dispatched: the kill waits for the launch to return
+        b.release.countDown(); // well within the stop bound, so the flow's own answer is the result
+        ExecResult r = HostBackend.within(e);
+        assertTrue(r.cancelled(), "a launch failing after the cancel was reported as: " + r);
+    }
+
+    /** The command's prefix removes its staged files itself once it runs: the core asks for no second removal. */
+    @Test
+    void aStartedCommandsStagedFilesAreNotRemovedAgain() throws Exception {
+        HostBackend b = open(StdinMode.PAYLOAD);
+        ExecResult r = b.exec(ExecRequest.builder("cat").stdin(Payload.ofUtf8("staged")).build());
+        assertEquals("staged", r.stdout().text());
+        assertTrue(!b.stagedPaths.isEmpty(), "nothing was staged");
+        assertEquals(List.of(), b.removedPaths, "removals of files the command's prefix had removed");
+        assertEquals(List.of(), b.stagedLeft());
+    }
+
+    /** The session hears of the end before the caller has it: a next exec that may not wait starts at once. */
+    @Test
+    void aSessionsNextExecStartsAsSoonAsThePreviousReturned() {
+        HostBackend b = open(StdinMode.PIPE, "airlock.session.wait", "false");
+        try (Session s = b.env.session()) {
+            for (int i = 0; i < 3; i++) {
+                assertEquals("ran\n", s.exec(ExecRequest.of("echo ran")).stdout().text());
+            }
+        }
+    }
+
+    @Test
+    void aSessionsNextExecStartsAsSoonAsAFailedOneReturned() {
+        HostBackend b = open(StdinMode.PIPE, "airlock.session.wait", "false", "airlock.guard", "on");
+        try (Session s = b.env.session()) {
+            assertThrows(dev.airlock.DeniedException.class, () -> s.exec(ExecRequest.of("echo KEY > ~/.ssh/id_rsa")));
+            assertEquals("ran\n", s.exec(ExecRequest.of("echo ran")).stdout().text());
+        }
+    }
+}
