@@ -186,11 +186,19 @@ final class DockerFiles implements RemoteFiles {
         } catch (IOException e) {
             throw new BackendException("write to " + t + ": closing the content failed: " + e.getMessage(), e);
         } catch (RuntimeException e) {
-            IOException source = tar.failure();
-            if (source != null) {
-                throw new BackendException("write to " + t + " failed on docker: " + source.getMessage(), source);
-            }
+            throwIfSourceFailed(t, tar);
             throw e;
+        }
+        // A source that failed ends the archive early, and the daemon answered after it stopped
+        // unpacking: usually an error, but a tail cut at a block's end can look whole to it.
+        throwIfSourceFailed(t, tar);
+    }
+
+    /** The content source's failure is the write's, whatever the daemon answered. */
+    private static void throwIfSourceFailed(String t, TarEntryStream tar) {
+        IOException source = tar.failure();
+        if (source != null) {
+            throw new BackendException("write to " + t + " failed on docker: " + source.getMessage(), source);
         }
     }
 

@@ -11,8 +11,13 @@ import java.nio.charset.StandardCharsets;
  * size, mtime), the content read from its source a buffer at a time, the padding and the two
  * end-of-archive blocks. Nothing beyond a header is held. A size past the 11 octal digits
  * (8 GiB) goes in the header's base-256 form, which Docker's Go tar reader takes. The source must
- * give exactly {@code size} bytes: fewer or more fail the read, so the daemon never receives a
- * whole archive of other bytes than declared.
+ * give exactly {@code size} bytes. A source that ends early, runs long or fails ends this stream
+ * at once, before the archive's end blocks, and keeps the cause in {@link #failure()}: the upload
+ * then completes as a request and the daemon answers it (an unexpected end of the archive) after
+ * it stopped unpacking, so the caller's clean-up cannot run while the daemon still writes. Failing
+ * the read instead would abort the request on this side only, and the daemon could create the
+ * entry after the clean-up removed it. The daemon never receives a whole archive of other bytes
+ * than declared: the caller reports {@link #failure()} whatever the daemon answered.
  */
 final class TarEntryStream extends BulkInputStream {
     private static final int BLOCK = 512;
@@ -46,9 +51,12 @@ final class TarEntryStream extends BulkInputStream {
     }
 
     @Override
-    public int read(byte[] b, int off, int len) throws IOException {
+    public int read(byte[] b, int off, int len) {
         if (len == 0) {
             return 0;
+        }
+        if (failure != null) {
+            return -1;
         }
         if (header != null) {
             int k = Math.min(len, header.length - headerPos);
@@ -64,18 +72,20 @@ final class TarEntryStream extends BulkInputStream {
             try {
                 n = content.read(b, off, (int) Math.min(len, size - sent));
             } catch (IOException e) {
-                throw failed(e);
+                return failed(e);
             }
             if (n < 0) {
-                throw failed(new IOException("the content to write ended after " + sent + " bytes, not the " + size
+                return failed(new IOException("the content to write ended after " + sent + " bytes, not the " + size
                         + " it declared; nothing was written"));
             }
             sent += n;
             return n;
         }
         if (!ended) {
-            checkEnd();
             ended = true;
+            if (!sourceEnded()) {
+                return -1;
+            }
         }
         if (trailer == 0) {
             return -1;
@@ -86,23 +96,27 @@ final class TarEntryStream extends BulkInputStream {
         return k;
     }
 
-    /** The source must end where it said it would. */
-    private void checkEnd() throws IOException {
+    /** Whether the source ended where it said it would; if not, the failure is kept. */
+    private boolean sourceEnded() {
         int more;
         try {
             more = content.read();
         } catch (IOException e) {
-            throw failed(e);
+            failed(e);
+            return false;
         }
         if (more >= 0) {
-            throw failed(new IOException("the content to write was longer than the " + size
+            failed(new IOException("the content to write was longer than the " + size
                     + " bytes it declared; nothing was written"));
+            return false;
         }
+        return true;
     }
 
-    private IOException failed(IOException e) {
+    /** Keeps the source's failure and ends this stream (-1). */
+    private int failed(IOException e) {
         failure = e;
-        return e;
+        return -1;
     }
 
     @Override
