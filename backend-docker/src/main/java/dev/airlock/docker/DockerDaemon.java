@@ -21,6 +21,7 @@ import dev.airlock.spi.ResourceLabels;
 import dev.airlock.BackendException;
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.ConfigurationException;
+import dev.airlock.NoSuchPathException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -296,14 +297,7 @@ final class DockerDaemon implements Closeable {
      */
     boolean diedWithContainer(String containerId) throws InterruptedException {
         for (int i = 0; i < 6; i++) {
-            InspectContainerResponse r;
-            try {
-                r = call("inspect container " + shortId(containerId), () -> client.inspectContainerCmd(containerId).exec());
-            } catch (NotFoundException e) {
-                return true;
-            }
-            InspectContainerResponse.ContainerState st = r.getState();
-            if (st == null || !Boolean.TRUE.equals(st.getRunning()) || "removing".equals(st.getStatus())) {
+            if (!runs(containerId)) {
                 return true;
             }
             Thread.sleep(50);
@@ -341,8 +335,27 @@ final class DockerDaemon implements Closeable {
                         .withNoOverwriteDirNonDir(true).exec();
                 return null;
             });
-        } catch (NotFoundException | ConflictException e) {
+        } catch (NotFoundException e) {
+            // 404 is both "no such container" and "no such directory": a directory removed by a
+            // command between the write's place script and this upload is a failed write, not a
+            // lost container.
+            if (runs(containerId)) {
+                throw new NoSuchPathException(dir);
+            }
             throw containerLost(containerId, "so the file was not written");
+        } catch (ConflictException e) {
+            throw containerLost(containerId, "so the file was not written");
+        }
+    }
+
+    /** Whether the container exists, runs and is not being removed. */
+    private boolean runs(String containerId) {
+        try {
+            InspectContainerResponse.ContainerState st = call("inspect container " + shortId(containerId),
+                    () -> client.inspectContainerCmd(containerId).exec()).getState();
+            return st != null && Boolean.TRUE.equals(st.getRunning()) && !"removing".equals(st.getStatus());
+        } catch (NotFoundException e) {
+            return false;
         }
     }
 

@@ -203,6 +203,30 @@ class DockerArchiveWritesTest {
         assertEquals("gone", sh(env, "[ -e /work/x ] || echo gone").stdout().text().trim(), "no /work/x made");
     }
 
+    /**
+     * The daemon answers 404 for a missing directory as for a missing container: a directory a
+     * command removed between the write's place script and the upload is a failed write (not
+     * found), and only a container that is gone is a lost container.
+     */
+    @Test
+    void anUploadIntoAVanishedDirectoryIsNotFoundAndOnlyAGoneContainerIsLost() throws Exception {
+        DockerEnvironment env = open(DockerFixture.settings());
+        DockerSettings s = DockerSettings.from(DockerFixture.settings(), java.util.Map.of());
+        try (DockerDaemon daemon = new DockerDaemon(s)) {
+            sh(env, "mkdir -p /work/gone && rmdir /work/gone");
+            dev.airlock.NoSuchPathException e = assertThrows(dev.airlock.NoSuchPathException.class,
+                    () -> daemon.putArchive(env.containerId(), "/work/gone", oneByteArchive()));
+            assertEquals("/work/gone", e.path());
+            String id = env.containerId();
+            env.close();
+            assertThrows(dev.airlock.BackendUnavailableException.class, () -> daemon.putArchive(id, "/work", oneByteArchive()));
+        }
+    }
+
+    private static java.io.InputStream oneByteArchive() {
+        return new TarEntryStream("f", 0644, 0, 0, 1, 0, new ByteArrayInputStream(new byte[] {1}));
+    }
+
     @Test
     void aSymlinkedTargetIsWrittenThroughAndTheLinkStays() {
         DockerEnvironment env = archive();

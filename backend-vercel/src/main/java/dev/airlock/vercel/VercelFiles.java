@@ -23,10 +23,12 @@ import java.util.function.UnaryOperator;
 
 /**
  * Files through Vercel's file API where it has one: {@code write} uploads the bytes with
- * {@code fs/write} (a gzipped tar, header mode 0600) to a temp sibling of the target, in parts of
- * {@link #PART} bytes joined on the target when the file is larger (so no more than one part is
- * ever held in memory, and each part is one whole retryable upload), then one small script checks
- * the place, sets the mode, checks the size and renames it over the target; {@code read} streams
+ * {@code fs/write} (a gzipped tar, header mode 0600) to a temp sibling of the target, then one
+ * small script checks the place, sets the mode, checks the size and renames it over the target.
+ * Content that can be read again (bytes, a file) goes up as one upload streamed from its source,
+ * a buffer at a time, and is read again if the upload is retried. A stream, which cannot be read
+ * again, goes up in parts of {@link #PART} bytes joined on the target when it is larger (no more
+ * than one part is ever held in memory, and each part is one whole retryable upload); {@code read} streams
  * {@code fs/read}. The rest (stat, list, copyIn, copyOut) and the cases the native path cannot
  * judge (a symlinked target or a symlink on the way to it, which the shell implementation
  * resolves and judges where the write lands) go through the core's shell implementation.
@@ -135,8 +137,24 @@ final class VercelFiles implements RemoteFiles {
         }
     }
 
-    /** Uploads the content as one file, or as numbered parts when it is larger than one part; returns the part count (0: one file). */
+    /**
+     * Uploads the content as one file, or a stream larger than one part as numbered parts; returns
+     * the part count (0: one file).
+     */
     private int upload(Place p, Payload content) {
+        if (content.isRepeatable() && content.length().isPresent()) {
+            Streamed source = new Streamed(content, content.length().getAsLong());
+            try {
+                api.write(sessionId, p.tempPath(), 0600, source);
+            } catch (RuntimeException e) {
+                if (source.mismatch != null) {
+                    throw new BackendException(source.mismatch, e);
+                }
+                throw e;
+            }
+            p.sent = source.size;
+            return 0;
+        }
         byte[] buf = new byte[PART];
         try (InputStream in = content.open()) {
             int n = in.readNBytes(buf, 0, PART);
@@ -184,6 +202,50 @@ final class VercelFiles implements RemoteFiles {
                 o.write(data, 0, length);
             }
         });
+    }
+
+    /** Content that can be read again, streamed into the upload a buffer at a time (again on a retry). */
+    private static final class Streamed implements VercelApi.TarSource {
+        private static final int BUFFER = 64 << 10;
+        final Payload content;
+        final long size;
+        /** Why the content did not give the bytes it declared (the upload then fails; this is the reason). */
+        volatile String mismatch;
+
+        Streamed(Payload content, long size) {
+            this.content = content;
+            this.size = size;
+        }
+
+        @Override
+        public long size() {
+            return size;
+        }
+
+        @Override
+        public void writeTo(OutputStream o) throws IOException {
+            byte[] buf = new byte[BUFFER];
+            long left = size;
+            try (InputStream in = content.open()) {
+                while (left > 0) {
+                    int n = in.read(buf, 0, (int) Math.min(buf.length, left));
+                    if (n < 0) {
+                        throw mismatch("the content to write was " + (size - left) + " bytes, not the " + size
+                                + " it declared; nothing was written");
+                    }
+                    o.write(buf, 0, n);
+                    left -= n;
+                }
+                if (in.read() >= 0) {
+                    throw mismatch("the content to write was longer than the " + size + " bytes it declared; nothing was written");
+                }
+            }
+        }
+
+        private IOException mismatch(String why) {
+            mismatch = why;
+            return new IOException(why);
+        }
     }
 
     /** Joins the parts, sets the mode, checks the size, renames over the target: the core's atomic-write steps. */

@@ -3,20 +3,26 @@ package dev.airlock.vercel;
 import dev.airlock.Environment;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
+import dev.airlock.Payload;
+import dev.airlock.WriteOptions;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.tck.Sample;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
  * Run by {@link VercelLargeFileTest} in a JVM with a 64 MiB heap: a file of {@code args[1]} bytes
- * written with {@code files().write}, hashed on the target, read back with {@code files().read},
- * and sent as a command's stdin (staged), each compared by SHA-256. Exits 0 and prints "large ok".
+ * written with {@code files().write} from a stream (in parts) and from a local file (one streamed
+ * upload), hashed on the target, read back with {@code files().read}, and sent as a command's
+ * stdin (staged), each compared by SHA-256. Exits 0 and prints "large ok".
  */
 public final class LargeFileMain {
     private LargeFileMain() {
@@ -33,6 +39,16 @@ public final class LargeFileMain {
             env.files().write("/tmp/large/big.bin", big.payload());
             check("the written file", expected, hashOnTarget(env, "sha256sum < /tmp/large/big.bin", null));
             check("the file read back", expected, sha256(env.files().read("/tmp/large/big.bin")));
+            Path local = Files.createTempFile("airlock-vercel-large-", ".bin");
+            try {
+                try (InputStream in = big.open()) {
+                    Files.copy(in, local, StandardCopyOption.REPLACE_EXISTING);
+                }
+                env.files().write("/tmp/large/file.bin", Payload.ofFile(local), WriteOptions.defaults());
+            } finally {
+                Files.delete(local);
+            }
+            check("the file written from a local file", expected, hashOnTarget(env, "sha256sum < /tmp/large/file.bin; rm -f /tmp/large/file.bin", null));
             check("the staged stdin", expected, hashOnTarget(env, "rm -f /tmp/large/big.bin; sha256sum", big));
         }
         System.out.println("large ok");

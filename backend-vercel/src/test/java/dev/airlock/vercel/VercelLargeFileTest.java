@@ -25,6 +25,7 @@ class VercelLargeFileTest {
             assertTrue(p.waitFor(15, TimeUnit.MINUTES), "a hang guard");
             assertEquals(0, p.exitValue(), out);
             assertTrue(out.contains("the written file: sha256 ok") && out.contains("the file read back: sha256 ok")
+                    && out.contains("the file written from a local file: sha256 ok")
                     && out.contains("the staged stdin: sha256 ok") && out.contains("large ok"), out);
             assertEquals(0, fixture.emulator.runningSessions(), "the sandbox stopped");
             assertTrue(fixture.emulator.sandboxNames().isEmpty(), "the sandbox was deleted");
