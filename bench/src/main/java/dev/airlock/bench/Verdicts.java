@@ -10,10 +10,10 @@ import java.util.Map;
 final class Verdicts {
     /** Why a row misses, found by profiling (see bench/analysis.md); a miss without an entry says "see What remains". */
     private static final Map<String, String> REASONS = Map.of(
-            "local 256 MiB stdin", "each command's own session (setsid) puts it in a new scheduler autogroup, which on this"
-                    + " loaded host slows a pipe by itself (see the setsid row and What remains)",
-            "local 256 MiB stdout", "each command's own session (setsid) puts it in a new scheduler autogroup, which on this"
-                    + " loaded host slows a pipe by itself (see the setsid row and What remains)",
+            "local 256 MiB stdin", "each command's own session (setsid) puts it in a new scheduler autogroup, which"
+                    + " slows a pipe by itself (see the setsid row and What remains)",
+            "local 256 MiB stdout", "each command's own session (setsid) puts it in a new scheduler autogroup, which"
+                    + " slows a pipe by itself (see the setsid row and What remains)",
             "local `exec true`", "thread hand-offs per exec in the core (flow, two pumps, the JDK's reaper) and the"
                     + " setsid process and autogroup (see What remains)",
             // The cloud reasons below are read from the backends' code, not yet profiled.
@@ -21,9 +21,9 @@ final class Verdicts {
                     + " TaskExecStdinWrite call each (64 calls), where the SDK's writeBytes sends the buffer at once (not profiled yet)",
             "modal 64 MiB stdin", "likely 1 MiB per TaskExecStdinWrite call (64 calls) against the SDK's four 16 MiB writes"
                     + " (not profiled yet)",
-            "vercel `files().write`", "by design for a bounded heap: eight 8 MiB uploads joined by a command on the sandbox (a"
-                    + " second 64 MiB copy there), then a check-and-rename script, against the SDK's one upload of the whole"
-                    + " buffer (read from the code, not profiled yet)");
+            "vercel `files().write`", "the two commands around the one streamed upload (the place script: a temp file"
+                    + " below the physical parent; the finish script: mode, size check, atomic rename), which the SDK's plain"
+                    + " upload does not run (see What changed this session)");
 
     private Verdicts() {
     }
