@@ -209,7 +209,7 @@ final class VercelFiles implements RemoteFiles {
         private static final int BUFFER = 64 << 10;
         final Payload content;
         final long size;
-        /** Why the content did not give the bytes it declared (the upload then fails; this is the reason). */
+        /** Why the content could not be read or did not give the bytes it declared (the upload then fails; this is the reason). */
         volatile String mismatch;
 
         Streamed(Payload content, long size) {
@@ -224,21 +224,37 @@ final class VercelFiles implements RemoteFiles {
 
         @Override
         public void writeTo(OutputStream o) throws IOException {
+            mismatch = null; // this attempt's reason only (a retry reads the content again)
             byte[] buf = new byte[BUFFER];
             long left = size;
-            try (InputStream in = content.open()) {
+            InputStream in;
+            try {
+                in = content.open();
+            } catch (IOException e) {
+                throw mismatch("cannot read the content to write: " + e.getMessage());
+            }
+            try (in) {
                 while (left > 0) {
-                    int n = in.read(buf, 0, (int) Math.min(buf.length, left));
+                    int n = read(in, buf, (int) Math.min(buf.length, left));
                     if (n < 0) {
                         throw mismatch("the content to write was " + (size - left) + " bytes, not the " + size
                                 + " it declared; nothing was written");
                     }
-                    o.write(buf, 0, n);
+                    o.write(buf, 0, n); // a failure here is the upload's own, not the content's
                     left -= n;
                 }
-                if (in.read() >= 0) {
+                if (read(in, buf, 1) >= 0) {
                     throw mismatch("the content to write was longer than the " + size + " bytes it declared; nothing was written");
                 }
+            }
+        }
+
+        /** Reads the content; a failure there is the write's reason, whatever the upload then reports. */
+        private int read(InputStream in, byte[] buf, int len) throws IOException {
+            try {
+                return in.read(buf, 0, len);
+            } catch (IOException e) {
+                throw mismatch("cannot read the content to write: " + e.getMessage());
             }
         }
 

@@ -102,4 +102,21 @@ class VercelWriteRoutesTest {
             assertEquals("", sh(env, "ls -a /tmp/short | grep airlock-write || true").stdout().text(), "no temp file is left");
         }
     }
+
+    @Test
+    void aFileThatCannotBeReadFailsTheWriteNamingTheContentNotVercel(@TempDir Path local) throws Exception {
+        Path file = local.resolve("gone.bin");
+        Files.write(file, new byte[100]);
+        Payload declared = Payload.ofFile(file);
+        Files.delete(file);
+        try (Environment env = new VercelProvider().open(OpenContext.of(FIXTURE.settings()))) {
+            sh(env, "mkdir -p /tmp/gone && printf old > /tmp/gone/f");
+            BackendException e = assertThrows(BackendException.class,
+                    () -> env.files().write("/tmp/gone/f", declared, WriteOptions.defaults()));
+            assertTrue(e.getMessage().startsWith("cannot read the content to write: ") && e.getMessage().contains("gone.bin"),
+                    e.getMessage());
+            assertEquals("old", new String(env.files().read("/tmp/gone/f").readAllBytes(), StandardCharsets.UTF_8));
+            assertEquals("", sh(env, "ls -a /tmp/gone | grep airlock-write || true").stdout().text(), "no temp file is left");
+        }
+    }
 }
