@@ -185,9 +185,13 @@ final class VercelFiles implements RemoteFiles {
 
     private static void check(Payload content, long sent) {
         if (content.length().isPresent() && content.length().getAsLong() != sent) {
-            throw new BackendException("the content to write was " + sent + " bytes, not the " + content.length().getAsLong()
-                    + " it declared; nothing was written");
+            throw new BackendException(notAsDeclared(sent, content.length().getAsLong()));
         }
+    }
+
+    /** The one wording for content whose length is not the one it declared, on both upload routes. */
+    private static String notAsDeclared(long sent, long declared) {
+        return "the content to write was " + sent + " bytes, not the " + declared + " it declared; nothing was written";
     }
 
     private void put(String path, byte[] data, int length) {
@@ -237,8 +241,7 @@ final class VercelFiles implements RemoteFiles {
                 while (left > 0) {
                     int n = read(in, buf, (int) Math.min(buf.length, left));
                     if (n < 0) {
-                        throw mismatch("the content to write was " + (size - left) + " bytes, not the " + size
-                                + " it declared; nothing was written");
+                        throw mismatch(notAsDeclared(size - left, size));
                     }
                     o.write(buf, 0, n); // a failure here is the upload's own, not the content's
                     left -= n;
