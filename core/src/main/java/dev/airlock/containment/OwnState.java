@@ -5,11 +5,15 @@ import dev.airlock.settings.AirlockHome;
 import dev.airlock.settings.Settings;
 
 import java.io.IOException;
+import java.net.URI;
 import java.net.URISyntaxException;
+import java.net.URL;
+import java.nio.file.FileSystemNotFoundException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.CodeSource;
-import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -66,36 +70,42 @@ public final class OwnState {
     }
 
     /**
-     * Airlock's program files: where its classes were loaded from, and when that is a checkout (a
-     * directory with the {@code airlock} launcher, {@code mvnw} and {@code pom.xml}), the launcher,
-     * the build files, every module's {@code pom.xml}, {@code src/main} and {@code target}.
+     * Airlock's program files: every place its classes load from (each class path root holding a
+     * {@code dev.airlock} class, so a backend module run from a checkout counts as much as the core
+     * loaded from a jar elsewhere; the application's other jars and classes are its own, and an
+     * agent may rebuild them), and for each one that is inside a checkout
+     * (a directory with the {@code airlock} launcher, {@code mvnw} and {@code pom.xml}) the
+     * launcher, the build files, every module's {@code pom.xml}, {@code src/main} and {@code target}.
      */
     public static List<Path> programFiles() {
-        Set<Path> out = new LinkedHashSet<>();
-        codeSource().ifPresent(src -> {
-            out.add(src);
-            checkout(src).ifPresent(root -> {
-                for (String f : List.of("airlock", "mvnw", ".mvn", "pom.xml")) {
-                    out.add(root.resolve(f));
-                }
-                try (Stream<Path> modules = Files.list(root)) {
-                    modules.filter(m -> Files.isRegularFile(m.resolve("pom.xml"))).sorted().forEach(m -> {
-                        out.add(m.resolve("pom.xml"));
-                        out.add(m.resolve("src/main"));
-                        out.add(m.resolve("target"));
-                    });
-                } catch (IOException e) {
-                    // an unreadable checkout: only the code source is known
-                }
-            });
-        });
-        List<Path> existing = new ArrayList<>();
+        Set<Path> roots = new LinkedHashSet<>();
+        codeSource().ifPresent(roots::add);
+        roots.addAll(airlockRoots());
+        Set<Path> out = new LinkedHashSet<>(roots);
+        Set<Path> checkouts = new LinkedHashSet<>();
+        Set<Path> seen = new HashSet<>();
+        roots.forEach(root -> checkout(root, seen).ifPresent(checkouts::add));
+        for (Path root : checkouts) {
+            for (String f : List.of("airlock", "mvnw", ".mvn", "pom.xml")) {
+                out.add(root.resolve(f));
+            }
+            try (Stream<Path> modules = Files.list(root)) {
+                modules.filter(m -> Files.isRegularFile(m.resolve("pom.xml"))).sorted().forEach(m -> {
+                    out.add(m.resolve("pom.xml"));
+                    out.add(m.resolve("src/main"));
+                    out.add(m.resolve("target"));
+                });
+            } catch (IOException e) {
+                // an unreadable checkout: only the roots are known
+            }
+        }
+        Set<Path> existing = new LinkedHashSet<>();
         for (Path p : out) {
             if (Files.exists(p)) {
                 existing.add(real(p));
             }
         }
-        return existing;
+        return List.copyOf(existing);
     }
 
     private static Optional<Path> codeSource() {
@@ -110,8 +120,60 @@ public final class OwnState {
         }
     }
 
-    private static Optional<Path> checkout(Path src) {
-        for (Path d = src.getParent(); d != null; d = d.getParent()) {
+    /**
+     * The class path roots (a jar or a class dir) that hold {@code dev/airlock}, as the loaders of
+     * this class, of the thread and of the application see them.
+     */
+    private static Set<Path> airlockRoots() {
+        Set<Path> roots = new LinkedHashSet<>();
+        Set<ClassLoader> loaders = new LinkedHashSet<>();
+        loaders.add(OwnState.class.getClassLoader());
+        loaders.add(Thread.currentThread().getContextClassLoader());
+        loaders.add(ClassLoader.getSystemClassLoader());
+        String pkg = "dev/airlock";
+        for (ClassLoader loader : loaders) {
+            if (loader == null) {
+                continue;
+            }
+            try {
+                Enumeration<URL> found = loader.getResources(pkg);
+                while (found.hasMoreElements()) {
+                    rootOf(found.nextElement(), pkg).ifPresent(roots::add);
+                }
+            } catch (IOException e) {
+                // a loader that cannot list: the code source and the class path still count
+            }
+        }
+        return roots;
+    }
+
+    /** {@code file:/x/classes/dev/airlock} is {@code /x/classes}; {@code jar:file:/x/a.jar!/dev/airlock} is {@code /x/a.jar}. */
+    static Optional<Path> rootOf(URL url, String pkg) {
+        try {
+            if (url.getProtocol().equals("jar")) {
+                String spec = url.getPath();
+                int bang = spec.indexOf("!/");
+                return bang < 0 ? Optional.empty() : Optional.of(Path.of(new URI(spec.substring(0, bang))));
+            }
+            if (url.getProtocol().equals("file")) {
+                Path p = Path.of(url.toURI());
+                if (!p.endsWith(pkg)) {
+                    return Optional.empty();
+                }
+                for (int i = Path.of(pkg).getNameCount(); i > 0 && p != null; i--) {
+                    p = p.getParent();
+                }
+                return Optional.ofNullable(p);
+            }
+        } catch (URISyntaxException | IllegalArgumentException | FileSystemNotFoundException e) {
+            // a URL that names no local file (a jar nested in a jar, say)
+        }
+        return Optional.empty();
+    }
+
+    /** The nearest directory above {@code src} that is a checkout of Airlock; directories in {@code seen} were looked at already. */
+    private static Optional<Path> checkout(Path src, Set<Path> seen) {
+        for (Path d = src.toAbsolutePath().getParent(); d != null && seen.add(d); d = d.getParent()) {
             if (Files.isRegularFile(d.resolve("airlock")) && Files.isRegularFile(d.resolve("mvnw"))
                     && Files.isRegularFile(d.resolve("pom.xml"))) {
                 return Optional.of(d);
