@@ -41,6 +41,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongConsumer;
 import java.util.zip.Deflater;
 import java.util.zip.GZIPOutputStream;
@@ -64,7 +65,19 @@ final class VercelApi implements AutoCloseable {
     interface TarSource {
         long size();
 
+        /**
+         * Writes the {@link #size()} bytes. The source's own failure (its content cannot be read,
+         * or is not the size it declared) is a {@link ContentFailure}; any other exception is the
+         * upload's.
+         */
         void writeTo(OutputStream out) throws IOException;
+    }
+
+    /** The content to upload failed, not Vercel: never retried, never counted against the service. */
+    static final class ContentFailure extends IOException {
+        ContentFailure(String message) {
+            super(message);
+        }
     }
 
     private final VercelSettings settings;
@@ -264,9 +277,15 @@ final class VercelApi implements AutoCloseable {
      * Writes one file through {@code fs/write}: a gzipped tar streamed from {@code source} with one
      * entry named {@code path} (relative to /) and header mode {@code mode}. The source is read
      * again on a retry, so it must be repeatable.
+     *
+     * <p>When the source fails ({@link ContentFailure}) the upload still ends as a request, the
+     * archive cut short, so Vercel answers only once it has stopped unpacking and the caller's
+     * clean-up cannot race it; then the source's failure is thrown as a {@link BackendException},
+     * whatever Vercel answered, without a retry and without counting against the service.
      */
     void write(String sessionId, String path, int mode, TarSource source) {
         String name = path.replaceFirst("^/+", "");
+        AtomicReference<ContentFailure> failed = new AtomicReference<>();
         RequestBody body = new RequestBody() {
             @Override
             public MediaType contentType() {
@@ -275,21 +294,41 @@ final class VercelApi implements AutoCloseable {
 
             @Override
             public void writeTo(BufferedSink sink) throws IOException {
+                failed.set(null); // this attempt's only
                 GZIPOutputStream gz = new GZIPOutputStream(sink.outputStream(), 65536) {
                     {
                         def.setLevel(Deflater.BEST_SPEED);
                     }
                 };
                 Tar.header(gz, name, mode, source.size());
-                source.writeTo(gz);
-                Tar.finish(gz, source.size());
+                try {
+                    source.writeTo(gz);
+                    Tar.finish(gz, source.size());
+                } catch (ContentFailure e) {
+                    failed.set(e); // the archive ends here; the request still completes
+                }
                 gz.finish();
                 gz.flush();
             }
         };
-        inSession(sessionId, () -> calls.call(CallKind.UPLOAD_PART, "write " + path, Resource.path(path),
-                () -> json(http, new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/fs/write"))
-                        .header("x-cwd", "/").post(body), "")));
+        inSession(sessionId, () -> calls.call(CallKind.UPLOAD_PART, "write " + path, Resource.path(path), () -> {
+            JsonNode answer = null;
+            WireFailure wire = null;
+            try {
+                answer = json(http, new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/fs/write"))
+                        .header("x-cwd", "/").post(body), "");
+            } catch (WireFailure w) {
+                wire = w;
+            }
+            ContentFailure content = failed.get();
+            if (content != null) {
+                throw new BackendException(content.getMessage(), content); // not a WireFailure: neither retried nor counted
+            }
+            if (wire != null) {
+                throw wire;
+            }
+            return answer;
+        }));
     }
 
     /** A file's bytes, streamed; the caller closes the stream (which ends the download). */

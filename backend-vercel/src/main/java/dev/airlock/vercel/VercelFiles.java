@@ -144,14 +144,7 @@ final class VercelFiles implements RemoteFiles {
     private int upload(Place p, Payload content) {
         if (content.isRepeatable() && content.length().isPresent()) {
             Streamed source = new Streamed(content, content.length().getAsLong());
-            try {
-                api.write(sessionId, p.tempPath(), 0600, source);
-            } catch (RuntimeException e) {
-                if (source.mismatch != null) {
-                    throw new BackendException(source.mismatch, e);
-                }
-                throw e;
-            }
+            api.write(sessionId, p.tempPath(), 0600, source);
             p.sent = source.size;
             return 0;
         }
@@ -208,13 +201,15 @@ final class VercelFiles implements RemoteFiles {
         });
     }
 
-    /** Content that can be read again, streamed into the upload a buffer at a time (again on a retry). */
+    /**
+     * Content that can be read again, streamed into the upload a buffer at a time (again on a
+     * retry). Content that cannot be read, or is not the length it declared, is a
+     * {@link VercelApi.ContentFailure}: the write's reason, whatever the upload then reports.
+     */
     private static final class Streamed implements VercelApi.TarSource {
         private static final int BUFFER = 64 << 10;
         final Payload content;
         final long size;
-        /** Why the content could not be read or did not give the bytes it declared (the upload then fails; this is the reason). */
-        volatile String mismatch;
 
         Streamed(Payload content, long size) {
             this.content = content;
@@ -228,42 +223,42 @@ final class VercelFiles implements RemoteFiles {
 
         @Override
         public void writeTo(OutputStream o) throws IOException {
-            mismatch = null; // this attempt's reason only (a retry reads the content again)
             byte[] buf = new byte[BUFFER];
             long left = size;
             InputStream in;
             try {
                 in = content.open();
             } catch (IOException e) {
-                throw mismatch("cannot read the content to write: " + e.getMessage());
+                throw unreadable(e);
             }
             try (in) {
                 while (left > 0) {
                     int n = read(in, buf, (int) Math.min(buf.length, left));
                     if (n < 0) {
-                        throw mismatch(notAsDeclared(size - left, size));
+                        throw new VercelApi.ContentFailure(notAsDeclared(size - left, size));
                     }
                     o.write(buf, 0, n); // a failure here is the upload's own, not the content's
                     left -= n;
                 }
                 if (read(in, buf, 1) >= 0) {
-                    throw mismatch("the content to write was longer than the " + size + " bytes it declared; nothing was written");
+                    throw new VercelApi.ContentFailure("the content to write was longer than the " + size
+                            + " bytes it declared; nothing was written");
                 }
             }
         }
 
-        /** Reads the content; a failure there is the write's reason, whatever the upload then reports. */
-        private int read(InputStream in, byte[] buf, int len) throws IOException {
+        private static int read(InputStream in, byte[] buf, int len) throws IOException {
             try {
                 return in.read(buf, 0, len);
             } catch (IOException e) {
-                throw mismatch("cannot read the content to write: " + e.getMessage());
+                throw unreadable(e);
             }
         }
 
-        private IOException mismatch(String why) {
-            mismatch = why;
-            return new IOException(why);
+        private static VercelApi.ContentFailure unreadable(IOException e) {
+            VercelApi.ContentFailure f = new VercelApi.ContentFailure("cannot read the content to write: " + e.getMessage());
+            f.initCause(e);
+            return f;
         }
     }
 

@@ -7,6 +7,7 @@ import dev.airlock.ExecResult;
 import dev.airlock.Payload;
 import dev.airlock.WriteOptions;
 import dev.airlock.emulator.FaultPlan;
+import dev.airlock.settings.Settings;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.vercel.emulator.VercelEmulator;
 import org.junit.jupiter.api.AfterAll;
@@ -18,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -117,6 +119,31 @@ class VercelWriteRoutesTest {
                     e.getMessage());
             assertEquals("old", new String(env.files().read("/tmp/gone/f").readAllBytes(), StandardCharsets.UTF_8));
             assertEquals("", sh(env, "ls -a /tmp/gone | grep airlock-write || true").stdout().text(), "no temp file is left");
+        }
+    }
+
+    /**
+     * Content that fails is the caller's problem, not Vercel's: each such write is sent once, not
+     * retried, and many of them in a row do not open the circuit breaker, so the next good write
+     * goes through.
+     */
+    @Test
+    void failingContentIsNeitherRetriedNorCountedAgainstVercel(@TempDir Path local) throws Exception {
+        Path file = local.resolve("shrinks.bin");
+        Files.write(file, new byte[1000]);
+        Payload declared = Payload.ofFile(file);
+        Files.write(file, new byte[10]);
+        Settings twoFailuresOpen = FIXTURE.settings().with(Map.of("airlock.vercel.breaker.failures", "2",
+                "airlock.vercel.retry.max-attempts", "3"));
+        try (Environment env = new VercelProvider().open(OpenContext.of(twoFailuresOpen))) {
+            int before = FIXTURE.journal.entries("fs-write").size();
+            for (int i = 0; i < 3; i++) {
+                assertThrows(BackendException.class, () -> env.files().write("/tmp/nobreak/f", declared, WriteOptions.defaults()));
+            }
+            assertEquals(3, FIXTURE.journal.entries("fs-write").size() - before, "each failing write was sent once");
+            env.files().write("/tmp/nobreak/f", "fine".getBytes(StandardCharsets.UTF_8));
+            assertEquals("fine", new String(env.files().read("/tmp/nobreak/f").readAllBytes(), StandardCharsets.UTF_8));
+            assertEquals("", sh(env, "ls -a /tmp/nobreak | grep airlock-write || true").stdout().text(), "no temp file is left");
         }
     }
 }
