@@ -10,6 +10,7 @@ import dev.airlock.spi.OpenContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
@@ -138,6 +139,22 @@ class DockerArchiveWritesTest {
                 Payload.ofStream(new ByteArrayInputStream(new byte[10]), 20), WriteOptions.defaults()));
         assertEquals(true, e.getMessage().contains("ended after 10"), e.getMessage());
         assertEquals("old", new String(seenByCommands(env, "/work/short"), StandardCharsets.UTF_8));
+        assertEquals("", sh(env, "ls -a /work | grep airlock-write || true").stdout().text(), "no temp file is left");
+    }
+
+    /** A file that grew after {@code Payload.ofFile} measured it: the write fails, nothing is cut short and landed. */
+    @Test
+    void aFileLongerThanItDeclaredFailsAndLeavesTheOldFile(@TempDir Path local) throws Exception {
+        DockerEnvironment env = archive();
+        Path file = local.resolve("grows.bin");
+        Files.write(file, new byte[10]);
+        Payload declared = Payload.ofFile(file); // 10 bytes, read when delivered
+        Files.write(file, new byte[30]);
+        sh(env, "mkdir -p /work && printf old > /work/long");
+        AirlockException e = assertThrows(AirlockException.class,
+                () -> env.files().write("/work/long", declared, WriteOptions.defaults()));
+        assertEquals(true, e.getMessage().contains("longer than the 10 bytes"), e.getMessage());
+        assertEquals("old", new String(seenByCommands(env, "/work/long"), StandardCharsets.UTF_8));
         assertEquals("", sh(env, "ls -a /work | grep airlock-write || true").stdout().text(), "no temp file is left");
     }
 
