@@ -103,16 +103,23 @@ public final class AsideWrite {
 
     /**
      * A failed native write's clean-up: in {@code dir}, {@code rm -f -- RM_ARGS} (shell words,
-     * already quoted), then the directories it made from {@code createdFrom} (empty: none).
+     * already quoted), then the directories it made from {@code createdFrom} (empty: none), also
+     * when {@code dir} itself is gone by now.
      */
     public static String cleanUp(String dir, String createdFrom, String rmArgs) {
-        return "cd -P -- " + Shell.quotePath(dir) + " || exit 0\n" + "rm -f -- " + rmArgs + "\n"
-                + (createdFrom.isEmpty() ? "" : removeMade(dir, createdFrom));
+        return "if cd -P -- " + Shell.quotePath(dir) + "; then rm -f -- " + rmArgs + "; fi\n"
+                + (createdFrom.isEmpty() ? "" : removeMade(dir, createdFrom)) + "exit 0\n";
     }
 
-    /** Removes the (empty) directories a write made, deepest first, from {@code dir} up to {@code createdFrom}, which existed. */
+    /**
+     * Removes the (empty) directories a write made, deepest first, from {@code dir} up to
+     * {@code createdFrom}, which existed; one already gone is passed over, one no longer empty
+     * stops it.
+     */
     public static String removeMade(String dir, String createdFrom) {
         return "c=" + Shell.quote(dir) + "\ne=" + Shell.quote(createdFrom) + "\n"
-                + "while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do rmdir -- \"$c\" 2>/dev/null || break; c=$(dirname -- \"$c\"); done\n";
+                + "while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do\n"
+                + "    if [ -e \"$c\" ] || [ -L \"$c\" ]; then rmdir -- \"$c\" 2>/dev/null || break; fi\n"
+                + "    c=$(dirname -- \"$c\")\ndone\n";
     }
 }

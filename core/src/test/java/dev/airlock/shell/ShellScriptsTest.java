@@ -225,4 +225,35 @@ class ShellScriptsTest {
             return "";
         }
     }
+
+    /**
+     * A failed write's clean-up takes its temp file and the directories it made, deepest first, up
+     * to the one that existed; a made directory a command removed meanwhile is passed over, one a
+     * command filled stops it, and nothing that existed before is touched.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("shells")
+    void aFailedWritesCleanUpTakesWhatItMadeEvenWhenItsDirIsGone(String shell) throws Exception {
+        Path existed = Files.createDirectories(dir.resolve(Path.of(shell).getFileName() + "/existed"));
+        Path made = existed.resolve("made 1/made 2");
+        Files.createDirectories(made);
+        Files.writeString(made.resolve(".tmp-x"), "half");
+        Result r = run(shell, AsideWrite.cleanUp(made.toString(), existed.toString(), Shell.quote(".tmp-x")), new byte[0]);
+        assertEquals(0, r.exit(), r.err());
+        assertFalse(Files.exists(existed.resolve("made 1")), "the made directories are gone");
+        assertTrue(Files.isDirectory(existed), "the directory that existed stays");
+
+        Files.createDirectories(made);
+        Files.delete(made); // a command removed the write's directory before the clean-up
+        r = run(shell, AsideWrite.cleanUp(made.toString(), existed.toString(), Shell.quote(".tmp-x")), new byte[0]);
+        assertEquals(0, r.exit(), r.err());
+        assertFalse(Files.exists(existed.resolve("made 1")), "the made parent of a vanished dir is gone too");
+
+        Files.createDirectories(made);
+        Files.writeString(existed.resolve("made 1/theirs"), "kept");
+        r = run(shell, AsideWrite.cleanUp(made.toString(), existed.toString(), Shell.quote(".tmp-x")), new byte[0]);
+        assertEquals(0, r.exit(), r.err());
+        assertFalse(Files.exists(made));
+        assertEquals("kept", Files.readString(existed.resolve("made 1/theirs")), "a directory a command filled stays, with its file");
+    }
 }
