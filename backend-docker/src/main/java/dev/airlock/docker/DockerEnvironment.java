@@ -4,13 +4,16 @@ import dev.airlock.Capabilities;
 import dev.airlock.shell.Shell;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.ControlShell;
 import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +34,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class DockerEnvironment extends AbstractEnvironment {
     private static final Logger LOG = LoggerFactory.getLogger(DockerEnvironment.class);
+    /** The control shell's builtins and /proc scan answer in milliseconds; past this it is taken for gone. */
+    private static final Duration CONTROL_ANSWER = Duration.ofMillis(500);
     private final DockerSettings docker;
     private final DockerDaemon daemon;
     private final boolean attached;
@@ -171,7 +176,9 @@ public final class DockerEnvironment extends AbstractEnvironment {
     /** The control shell, or null (then every group read and signal is an exec of its own). */
     private ControlShell startControl() {
         try {
-            return ControlShell.start(daemon, containerId, docker.apiTimeout());
+            String execId = daemon.createExec(containerId, DockerProcess.argv("sh", ControlShell.LOOP), Map.of(), true);
+            return ControlShell.start(DockerProcess.start(daemon, containerId, execId, docker.apiTimeout()), execId.substring(0, 12),
+                    CONTROL_ANSWER, docker.apiTimeout());
         } catch (IOException | RuntimeException e) {
             LOG.debug("no control shell in container {}: {}", DockerDaemon.shortId(containerId), e.getMessage());
             return null;

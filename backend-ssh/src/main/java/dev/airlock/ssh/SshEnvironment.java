@@ -4,27 +4,30 @@ import com.jcraft.jsch.JSch;
 import com.jcraft.jsch.JSchException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
 import dev.airlock.shell.Shell;
-import dev.airlock.spi.RawResult;
-import dev.airlock.spi.ResourceLabels;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.ControlShell;
+import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.RawResult;
 import dev.airlock.spi.RemoteProcess;
+import dev.airlock.spi.ResourceLabels;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Commands on a remote host over SSH, one exec channel each (PIPE mode: stdin streams in and its
@@ -33,7 +36,8 @@ import java.util.HexFormat;
  *
  * <p>Each command runs under {@code setsid}, so it leads its own process group, which the core's
  * launcher record reports before the command starts. A timeout or cancel is then the core's
- * checked {@code kill -TERM -PGID} in a second exec, which reaches grandchildren too.
+ * checked {@code kill -TERM -PGID}, which reaches grandchildren too, sent through the control
+ * shell while it lives, else in a second exec.
  */
 public final class SshEnvironment extends AbstractEnvironment {
     private static final Logger LOG = LoggerFactory.getLogger(SshEnvironment.class);
@@ -43,13 +47,22 @@ public final class SshEnvironment extends AbstractEnvironment {
     private final SshSettings ssh;
     private final Connections connections;
     private final Capabilities capabilities;
+    /**
+     * A group read or signal through the control shell answers within a round trip; past this the
+     * shell is taken for gone and each step is an exec of its own again.
+     */
+    private static final Duration CONTROL_ANSWER = Duration.ofSeconds(2);
+
+    private final String nonce;
     private volatile String privateDir;
     private volatile ScheduledFuture<?> heartbeat;
+    private volatile ControlShell control;
 
     private SshEnvironment(OpenContext context, SshSettings ssh, Connections connections, String nonce) {
         super("ssh", "ssh-" + ssh.display() + "-" + nonce.substring(0, 8), context);
         this.ssh = ssh;
         this.connections = connections;
+        this.nonce = nonce;
         // The core stages scripts longer than argvLimit (counting 3 bytes a character); escaping can
         // grow a byte 5x, so 24 KiB keeps the escaped text under Linux's 128 KiB per argument.
         this.capabilities = Capabilities.pipe().withArgvLimit(24 * 1024);
@@ -87,6 +100,7 @@ public final class SshEnvironment extends AbstractEnvironment {
         SshEnvironment env = new SshEnvironment(context, s, new Connections(s, jsch, hostKeys), HexFormat.of().formatHex(n));
         try {
             env.initialize();
+            env.control = env.startControl();
         } catch (RuntimeException e) {
             env.close();
             throw e;
@@ -148,13 +162,56 @@ public final class SshEnvironment extends AbstractEnvironment {
         return sb.toString();
     }
 
+    /**
+     * The core's checked process-group kill, each step through the {@link ControlShell} while it
+     * lives (a line each way, no login), else in an exec of its own.
+     */
     @Override
     protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
         if (group.isPresent()) {
-            super.kill(process, group, force);
+            if (inControl(Shell.signalGroupScript(force ? "KILL" : "TERM", group.getAsLong())) == null) {
+                super.kill(process, group, force);
+            }
         } else if (process instanceof SshProcess p) {
             // No group id (the launcher record never came): the channel's signal reaches the shell at least.
             p.signal(force ? "KILL" : "TERM");
+        }
+    }
+
+    /** The group read before each signal, through the {@link ControlShell} while it lives, else in an exec. */
+    @Override
+    protected GroupState groupState(long pgid) throws IOException {
+        String out = inControl(Shell.groupStateScript(pgid));
+        return out != null ? GroupState.parse(out) : super.groupState(pgid);
+    }
+
+    /** {@code script}'s output from the control shell; null when there is none (then an exec runs it). */
+    private String inControl(String script) {
+        ControlShell c = control;
+        if (c == null || c.dead()) {
+            return null;
+        }
+        try {
+            return c.run(script);
+        } catch (IOException e) {
+            LOG.debug("the control shell on {} failed ({}); scripts run in execs", ssh.display(), e.getMessage());
+            return null;
+        }
+    }
+
+    /**
+     * One {@code sh} kept running on the host for the kill's steps: every new exec goes through the
+     * login shell, which reads the user's startup files each time (a slow {@code ~/.bashrc} made
+     * each kill step take seconds). Null when it cannot start; then every step is an exec.
+     */
+    private ControlShell startControl() {
+        SshProcess p = null;
+        try {
+            p = connections.exec(commandText("sh", ControlShell.LOOP).getBytes(StandardCharsets.UTF_8));
+            return ControlShell.start(p, "ssh-" + nonce.substring(0, 8), CONTROL_ANSWER, ssh.connectTimeout());
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("no control shell on {}: {}", ssh.display(), e.getMessage());
+            return null;
         }
     }
 
@@ -201,6 +258,10 @@ public final class SshEnvironment extends AbstractEnvironment {
         ScheduledFuture<?> beat = heartbeat;
         if (beat != null) {
             beat.cancel(false);
+        }
+        ControlShell c = control;
+        if (c != null) {
+            c.close();
         }
         // The host is not ours to stop: closing the environment logs out.
         connections.close();

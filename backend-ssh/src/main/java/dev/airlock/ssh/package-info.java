@@ -10,7 +10,9 @@
  *       tcsh included), and under {@code setsid}; the core's launcher record names its process
  *       group. The exit status returns with the server's exit-status, then the output grace
  *       applies. Timeouts, cancels and a lost connection are the core's checked process-group
- *       kill in a second exec (over a fresh connection when the first one died).</li>
+ *       kill, each step a line to one {@code sh} kept running per environment (the core's
+ *       {@code ControlShell}: no login, so a slow {@code ~/.bashrc} cannot delay a KILL), or an
+ *       exec of its own over a fresh connection once that shell is gone.</li>
  *   <li>Environment values travel in the core's staged 0600 file, never in the command text.</li>
  *   <li>Anything a non-interactive login prints to stdout (a noisy {@code .bashrc}) before the
  *       launcher record is dropped by the core.</li>

@@ -80,4 +80,25 @@ class SshLoginShellTest {
             assertTrue(SshExecTest.gone(SshExecTest.awaitPid(pidFile)), "the command that ignored TERM survived its timeout");
         }
     }
+    /**
+     * A login that takes seconds to start (a {@code ~/.bashrc} running {@code pyenv init} on a busy
+     * host): a timeout's kill steps go through the control shell, not a login each, so a tree that
+     * ignores TERM gets its KILL at the grace, not logins later. (Through a login per step the KILL
+     * came more than 4 s after the result here; through the control shell, under 2 s.)
+     */
+    @Test
+    void aSlowLoginDoesNotDelayATimeoutsKill(@TempDir Path dir) throws Exception {
+        Path shell = dir.resolve("slow-login");
+        Files.writeString(shell, "#!/bin/sh\nsleep 3\nexec /bin/sh \"$@\"\n");
+        Files.setPosixFilePermissions(shell, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (SshdServer server = SshdServer.start(shell); Environment env = Environments.open(server.settings())) {
+            Path pidFile = server.dir.resolve("slow-ignorer.pid");
+            ExecResult t = env.exec(ExecRequest.builder("trap '' TERM; sleep 300 & echo $! > " + pidFile + "; wait")
+                    .timeout(Duration.ofSeconds(12)).build()); // staging and the launch are a login each
+            assertEquals(124, t.exitCode(), t.stderr().text());
+            long pid = SshExecTest.awaitPid(pidFile);
+            // The KILL is due a grace (1 s) after the TERM; 4 s leaves room for a loaded host, not for two logins.
+            assertTrue(SshExecTest.gone(pid, 200), "the tree that ignored TERM outlived its timeout by over 4 s (pid " + pid + ")");
+        }
+    }
 }
