@@ -5,7 +5,6 @@ import dev.airlock.shell.Shell;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.AbstractEnvironment;
 import dev.airlock.spi.ControlShell;
-import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
@@ -42,7 +41,6 @@ public final class DockerEnvironment extends AbstractEnvironment {
     private final Capabilities capabilities;
     private volatile String containerId;
     private volatile HijackedExec lease;
-    private volatile ControlShell control;
     /** The core's shell files, taken before {@link #nativeFiles()} has anything: the archive route falls back on them. */
     private final dev.airlock.RemoteFiles shellFiles;
     private volatile DockerFiles files;
@@ -83,7 +81,7 @@ public final class DockerEnvironment extends AbstractEnvironment {
             env.initialize();
             env.files = new DockerFiles(env.shellFiles, script -> env.runRaw(script, null), (dir, tar) -> daemon.putArchive(cid, dir, tar),
                     path -> env.target().expand(path), mounts);
-            env.control = env.startControl();
+            env.useControlShell(env.startControl());
         } catch (RuntimeException e) {
             env.close();
             throw e;
@@ -137,40 +135,15 @@ public final class DockerEnvironment extends AbstractEnvironment {
     }
 
     /**
-     * Docker has no exec kill: the core's process-group kill, noted so the signal exit is not
-     * blamed on the container, sent through the {@link ControlShell} while it lives, else in an exec.
+     * Docker has no exec kill: the core's process-group kill (through the control shell while it
+     * lives), noted so the signal exit is not blamed on the container.
      */
     @Override
     protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
         if (process instanceof DockerProcess p) {
             p.markKilled();
         }
-        if (group.isPresent() && inControl(Shell.signalGroupScript(force ? "KILL" : "TERM", group.getAsLong())) != null) {
-            return;
-        }
         super.kill(process, group, force);
-    }
-
-    /** The group read before each signal, through the {@link ControlShell} while it lives, else in an exec. */
-    @Override
-    protected GroupState groupState(long pgid) throws IOException {
-        String out = inControl(Shell.groupStateScript(pgid));
-        return out != null ? GroupState.parse(out) : super.groupState(pgid);
-    }
-
-    /** {@code script}'s output from the control shell; null when there is none (then an exec runs it). */
-    private String inControl(String script) {
-        ControlShell c = control;
-        if (c == null || c.dead()) {
-            return null;
-        }
-        try {
-            return c.run(script);
-        } catch (IOException e) {
-            LOG.debug("the control shell in container {} failed ({}); scripts run in execs", DockerDaemon.shortId(containerId),
-                    e.getMessage());
-            return null;
-        }
     }
 
     /** The control shell, or null (then every group read and signal is an exec of its own). */
@@ -198,10 +171,6 @@ public final class DockerEnvironment extends AbstractEnvironment {
     @Override
     protected void stopSandbox() {
         try {
-            ControlShell c = control;
-            if (c != null) {
-                c.close();
-            }
             String cid = containerId;
             if (cid != null && !attached) {
                 daemon.remove(cid);

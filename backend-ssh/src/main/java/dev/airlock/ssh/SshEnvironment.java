@@ -9,7 +9,6 @@ import dev.airlock.containment.Containment;
 import dev.airlock.shell.Shell;
 import dev.airlock.spi.AbstractEnvironment;
 import dev.airlock.spi.ControlShell;
-import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RawResult;
@@ -56,7 +55,6 @@ public final class SshEnvironment extends AbstractEnvironment {
     private final String nonce;
     private volatile String privateDir;
     private volatile ScheduledFuture<?> heartbeat;
-    private volatile ControlShell control;
 
     private SshEnvironment(OpenContext context, SshSettings ssh, Connections connections, String nonce) {
         super("ssh", "ssh-" + ssh.display() + "-" + nonce.substring(0, 8), context);
@@ -100,7 +98,7 @@ public final class SshEnvironment extends AbstractEnvironment {
         SshEnvironment env = new SshEnvironment(context, s, new Connections(s, jsch, hostKeys), HexFormat.of().formatHex(n));
         try {
             env.initialize();
-            env.control = env.startControl();
+            env.useControlShell(env.startControl());
         } catch (RuntimeException e) {
             env.close();
             throw e;
@@ -162,52 +160,25 @@ public final class SshEnvironment extends AbstractEnvironment {
         return sb.toString();
     }
 
-    /**
-     * The core's checked process-group kill, each step through the {@link ControlShell} while it
-     * lives (a line each way, no login), else in an exec of its own.
-     */
     @Override
     protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
         if (group.isPresent()) {
-            if (inControl(Shell.signalGroupScript(force ? "KILL" : "TERM", group.getAsLong())) == null) {
-                super.kill(process, group, force);
-            }
+            super.kill(process, group, force); // through the control shell while it lives
         } else if (process instanceof SshProcess p) {
             // No group id (the launcher record never came): the channel's signal reaches the shell at least.
             p.signal(force ? "KILL" : "TERM");
         }
     }
 
-    /** The group read before each signal, through the {@link ControlShell} while it lives, else in an exec. */
-    @Override
-    protected GroupState groupState(long pgid) throws IOException {
-        String out = inControl(Shell.groupStateScript(pgid));
-        return out != null ? GroupState.parse(out) : super.groupState(pgid);
-    }
-
-    /** {@code script}'s output from the control shell; null when there is none (then an exec runs it). */
-    private String inControl(String script) {
-        ControlShell c = control;
-        if (c == null || c.dead()) {
-            return null;
-        }
-        try {
-            return c.run(script);
-        } catch (IOException e) {
-            LOG.debug("the control shell on {} failed ({}); scripts run in execs", ssh.display(), e.getMessage());
-            return null;
-        }
-    }
-
     /**
-     * One {@code sh} kept running on the host for the kill's steps: every new exec goes through the
-     * login shell, which reads the user's startup files each time (a slow {@code ~/.bashrc} made
-     * each kill step take seconds). Null when it cannot start; then every step is an exec.
+     * One {@code sh} kept running on the host for the kill's steps and the staged files' removal:
+     * every new exec goes through the login shell, which reads the user's startup files each time
+     * (a slow {@code ~/.bashrc} made each kill step take seconds). Null when it cannot start; then
+     * every step is an exec.
      */
     private ControlShell startControl() {
-        SshProcess p = null;
         try {
-            p = connections.exec(commandText("sh", ControlShell.LOOP).getBytes(StandardCharsets.UTF_8));
+            SshProcess p = connections.exec(commandText("sh", ControlShell.LOOP).getBytes(StandardCharsets.UTF_8));
             return ControlShell.start(p, "ssh-" + nonce.substring(0, 8), CONTROL_ANSWER, ssh.connectTimeout());
         } catch (IOException | RuntimeException e) {
             LOG.debug("no control shell on {}: {}", ssh.display(), e.getMessage());
@@ -258,10 +229,6 @@ public final class SshEnvironment extends AbstractEnvironment {
         ScheduledFuture<?> beat = heartbeat;
         if (beat != null) {
             beat.cancel(false);
-        }
-        ControlShell c = control;
-        if (c != null) {
-            c.close();
         }
         // The host is not ours to stop: closing the environment logs out.
         connections.close();

@@ -14,6 +14,8 @@ import dev.airlock.exec.CoreSettings;
 import dev.airlock.safety.GuardMode;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.Shell;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -41,9 +43,12 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
     public static final String OUTPUT_GRACE_KEY = CoreSettings.OUTPUT_GRACE_KEY;
     public static final String AUDIT_FILE_KEY = CoreSettings.AUDIT_FILE_KEY;
 
+    private static final Logger LOG = LoggerFactory.getLogger(AbstractEnvironment.class);
+
     protected final OpenContext context;
     protected final Settings settings;
     private final CoreEnvironment core;
+    private volatile ControlShell control;
 
     protected AbstractEnvironment(String backend, String id, OpenContext context) {
         this.context = context;
@@ -77,29 +82,43 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
         }
     }
 
-    /** Removes a staged path; the default runs {@code rm -f}. Must not fail when it is already gone. */
+    /**
+     * Removes a staged path; the default runs {@code rm -f}, through the {@link #useControlShell
+     * control shell} while it lives. Must not fail when it is already gone.
+     */
     protected void removeStaged(String path) throws IOException {
-        runRaw(Shell.removeScript(path), null);
+        if (!"ok\n".equals(inControl(Shell.removeScript(path) + "[ ! -e " + Shell.quotePath(path) + " ] && echo ok\n"))) {
+            runRaw(Shell.removeScript(path), null);
+        }
     }
 
     /**
      * Signals an exec's whole process tree: SIGTERM first ({@code force=false}), SIGKILL after
      * the grace period. {@code pgid} is the command's process group, from the backend or from the
      * launcher record, already checked against its leader's start time; empty when neither knows
-     * it (then only a native kill can help). The default signals the group in a second exec.
+     * it (then only a native kill can help). The default signals the group through the
+     * {@link #useControlShell control shell} while it lives, else in a second exec.
      */
     protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
         long pgid = group.orElseThrow(() -> new IOException(
                 "the command's process group is unknown and the backend has no native kill"));
-        runRaw(Shell.signalGroupScript(force ? "KILL" : "TERM", pgid), null);
+        String script = Shell.signalGroupScript(force ? "KILL" : "TERM", pgid);
+        if (inControl(script) == null) {
+            runRaw(script, null);
+        }
     }
 
     /**
      * Reads a process group right before the core signals it: whether it has members, and its
-     * leader's start time. The default asks the target with builtins and {@code /proc}; a backend
-     * whose commands run in another pid namespace than its scripts overrides it.
+     * leader's start time. The default asks the target with builtins and {@code /proc}, through
+     * the {@link #useControlShell control shell} while it lives; a backend whose commands run in
+     * another pid namespace than its scripts overrides it.
      */
     protected GroupState groupState(long pgid) throws IOException {
+        String out = inControl(Shell.groupStateScript(pgid));
+        if (out != null) {
+            return GroupState.parse(out);
+        }
         RawResult r = runRaw(Shell.groupStateScript(pgid), null);
         return GroupState.parse(new String(r.stdout(), StandardCharsets.UTF_8));
     }
@@ -185,6 +204,39 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
      */
     protected final RawResult runRaw(String script, Payload stdin) throws IOException {
         return core.runRaw(script, stdin);
+    }
+
+    /**
+     * Hands the default {@link #kill}, {@link #groupState} and {@link #removeStaged} a shell kept
+     * running on the target, so each of their steps is a line each way instead of a new command
+     * (which some backends start slowly: a docker exec under load, an ssh login reading startup
+     * files). Once it dies (a command may kill it) they run their scripts as commands again. It is
+     * closed before {@link #stopSandbox}.
+     */
+    protected final void useControlShell(ControlShell shell) {
+        this.control = shell;
+    }
+
+    /** {@code script}'s output from the control shell; null when there is none or it failed (then a command runs it). */
+    private String inControl(String script) {
+        ControlShell c = control;
+        if (c == null || c.dead()) {
+            return null;
+        }
+        try {
+            return c.run(script);
+        } catch (IOException e) {
+            LOG.debug("the control shell of {} failed ({}); its scripts run as commands", id(), e.getMessage());
+            return null;
+        }
+    }
+
+    /** Ends the control shell, if any: the sandbox is about to stop. */
+    final void closeControlShell() {
+        ControlShell c = control;
+        if (c != null) {
+            c.close();
+        }
     }
 
     /** Reports an audit event to every listener. */

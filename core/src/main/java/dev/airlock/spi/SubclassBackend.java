@@ -45,6 +45,7 @@ final class SubclassBackend implements Backend, Stager, Killer {
 
     @Override
     public void stopSandbox(Deadline deadline) {
+        env.closeControlShell();
         env.stopSandbox();
     }
 
