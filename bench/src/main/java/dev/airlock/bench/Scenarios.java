@@ -40,6 +40,7 @@ final class Scenarios {
             rows.addAll(Transfers.rows("local", env, pb, plan, growth, "3", 1.05, "3", 1.05));
             rows.add(sessionCost(env));
             rows.add(write(env));
+            rows.add(atomicWrite(env));
             Side a = () -> execTrue(env);
             Side r = () -> Meter.program(List.of("bash", "-c", "true"), null, false);
             Sample[] s = Concurrency.measure("local exec", a, r, plan, growth);
@@ -86,6 +87,37 @@ final class Scenarios {
         Files.deleteIfExists(b);
         return new Row("2", "local `files().write` 256 MiB (file to file)", "`files().write(path, Payload.ofFile(src))`, wall time",
                 "`Files.copy(src, dst, REPLACE_EXISTING)`, wall time", sa, sb, "<= 1.2", 1.2, "");
+    }
+
+    /**
+     * The same write against a reference with Airlock's semantics: copy to a temp sibling, then
+     * rename it over the target, so a reader sees the old file or the new one, never a part. On
+     * ext4 (auto_da_alloc) a rename over an existing file starts the new file's writeback at once,
+     * which {@code Files.copy}'s unlink-then-write never pays; this row shows that price apart.
+     */
+    private Row atomicWrite(Environment env) throws Exception {
+        Path src = work.resolve("source-256");
+        Path a = work.resolve("airlock-written");
+        Path b = work.resolve("renamed-over");
+        Path tmp = work.resolve("renamed-over.tmp");
+        Sample sa = new Sample();
+        Sample sb = new Sample();
+        Files.copy(src, a, StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(src, b, StandardCopyOption.REPLACE_EXISTING);
+        Progress.say("local files().write 256 MiB against a copy renamed over the target");
+        Meter.alternate(() -> {
+            env.files().write(a.toString(), Payload.ofFile(src));
+            Streams.expect(Plan.MAIN_MIB * MIB, Files.size(a), "written");
+        }, sa, () -> {
+            Files.copy(src, tmp, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(tmp, b, StandardCopyOption.ATOMIC_MOVE);
+        }, sb, plan.warmup(), plan.reps());
+        Files.deleteIfExists(a);
+        Files.deleteIfExists(b);
+        return new Row("2", "local `files().write` 256 MiB, reference also renamed over the target",
+                "`files().write(path, Payload.ofFile(src))`, wall time",
+                "`Files.copy(src, tmp)` then `Files.move(tmp, dst, ATOMIC_MOVE)` over an existing file, wall time", sa, sb,
+                "(diagnostic)", Double.NaN, "");
     }
 
     private Row percentile(String backend, Sample[] s, int p, String how) {

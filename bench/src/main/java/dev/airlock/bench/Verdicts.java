@@ -16,6 +16,9 @@ final class Verdicts {
                     + " slows a pipe by itself (see the setsid row and What remains)",
             "local `exec true`", "thread hand-offs per exec in the core (flow, two pumps, the JDK's reaper) and the"
                     + " setsid process and autogroup (see What remains)",
+            "local `files().write`", "the atomic replace: on ext4 (auto_da_alloc) a rename over an existing file starts"
+                    + " the new file's writeback at once, which Files.copy's unlink-then-write (not atomic) never pays; against a"
+                    + " copy renamed over the target (the next row) the ratio is about 1 (see What remains)",
             // The cloud reasons below are read from the backends' code, not yet profiled.
             "modal `files().write`", "likely the stdin path the write goes through: the core hands stdin over in 1 MiB chunks, one"
                     + " TaskExecStdinWrite call each (64 calls), where the SDK's writeBytes sends the buffer at once (not profiled yet)",
