@@ -124,7 +124,7 @@ final class ExecScript {
                     in = p.open();
                 }
                 int n = in.read(b, off, len);
-                if (n > 0 && (seen += n) > maxStaged) {
+                if (n != -1 && (seen += n) > maxStaged) {
                     throw new IOException("stdin exceeds " + key + " (" + maxStaged + " bytes); raise it or send less");
                 }
                 return n;

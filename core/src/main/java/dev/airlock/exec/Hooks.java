@@ -67,12 +67,17 @@ final class Hooks {
         try {
             return body.run(deadline);
         } finally {
-            synchronized (lock) {
-                done[0] = true;
-            }
-            if (alarm != null) {
-                alarm.cancel(false);
-            }
+            disarm(lock, done, alarm);
+        }
+    }
+
+    /** The hook ended: its alarm must not interrupt the caller any more (null: the environment was closed, no alarm). */
+    private static void disarm(Object lock, boolean[] done, ScheduledFuture<?> alarm) {
+        synchronized (lock) {
+            done[0] = true;
+        }
+        if (alarm != null) {
+            alarm.cancel(false);
         }
     }
 
@@ -131,7 +136,7 @@ final class Hooks {
             });
             return;
         }
-        bounded(killBound, d -> raw.run(Shell.removeScript(path), null));
+        runBounded(Shell.removeScript(path));
     }
 
     void kill(RemoteProcess p, OptionalLong group, boolean force) throws IOException {
@@ -144,7 +149,15 @@ final class Hooks {
         }
         long pgid = group.orElseThrow(() -> new IOException(
                 "the command's process group is unknown and the backend has no native kill"));
-        bounded(killBound, d -> raw.run(Shell.signalGroupScript(force ? "KILL" : "TERM", pgid), null));
+        runBounded(Shell.signalGroupScript(force ? "KILL" : "TERM", pgid));
+    }
+
+    /** Runs one of the core's rm or kill scripts within the kill bound: only a failure to run it fails the hook, its exit status is not read. */
+    private void runBounded(String script) throws IOException {
+        bounded(killBound, d -> {
+            raw.run(script, null);
+            return null;
+        });
     }
 
     /** What {@link Shell#leadersByNonceScript} printed: the group leaders whose command line holds {@code nonce}. */

@@ -1,5 +1,6 @@
 package dev.airlock.exec;
 
+import java.io.ByteArrayOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -73,7 +74,7 @@ public final class LaunchRecordStream extends FilterInputStream {
     public int read() throws IOException {
         byte[] one = new byte[1];
         int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
+        return n == -1 ? -1 : one[0] & 0xff;
     }
 
     @Override
@@ -101,13 +102,14 @@ public final class LaunchRecordStream extends FilterInputStream {
     /** Reads until the record line is complete, the window is full, or the stream ends. */
     private void scan() throws IOException {
         byte[] buf = new byte[8192];
-        int length = 0;
-        byte[] window = new byte[0];
+        Window read = new Window();
         while (true) {
+            byte[] window = read.bytes();
+            int length = read.size();
             int at = indexOf(window, length, tag);
             if (at >= 0) {
                 int nl = indexOf(window, length, new byte[] {'\n'}, at);
-                if (nl >= 0) {
+                if (nl != -1) {
                     Record r = parse(new String(window, at + tag.length, nl - at - tag.length, StandardCharsets.US_ASCII));
                     if (r != null) {
                         record = r;
@@ -121,19 +123,15 @@ public final class LaunchRecordStream extends FilterInputStream {
             }
             // Past the window only a record already begun is read on, and only as far as one line goes.
             if (length >= WINDOW && at != -2 && !(length < WINDOW + MAX_LINE && endsInTagStart(window, length))) {
-                held = Arrays.copyOf(window, length); // no record: the command never started; keep what came
+                held = read.toByteArray(); // no record: the command never started; keep what came
                 break;
             }
             int n = in.read(buf, 0, buf.length);
-            if (n < 0) {
-                held = Arrays.copyOf(window, length);
+            if (n == -1) {
+                held = read.toByteArray();
                 break;
             }
-            if (length + n > window.length) {
-                window = Arrays.copyOf(window, Math.max(window.length * 2, length + n));
-            }
-            System.arraycopy(buf, 0, window, length, n);
-            length += n;
+            read.write(buf, 0, n);
         }
         if (record == null && !keepWithoutRecord) {
             // Before the record there is nothing of the command's: startup-file noise, or nothing.
@@ -167,6 +165,13 @@ public final class LaunchRecordStream extends FilterInputStream {
             }
         }
         return false;
+    }
+
+    /** The bytes read so far, searched in place (its array is longer than what was read). */
+    private static final class Window extends ByteArrayOutputStream {
+        byte[] bytes() {
+            return buf;
+        }
     }
 
     private static int indexOf(byte[] hay, int length, byte[] needle) {

@@ -1,6 +1,7 @@
 package dev.airlock.exec;
 
 import dev.airlock.shell.Shell;
+import dev.airlock.spi.Deadline;
 import dev.airlock.spi.GroupState;
 import dev.airlock.spi.RemoteProcess;
 import org.slf4j.Logger;
@@ -56,9 +57,10 @@ final class Reaper {
      * {@code reach} has passed.
      */
     void terminate(RemoteProcess p, Identity id, BooleanSupplier exited, Duration reach) throws InterruptedException {
-        long began = System.nanoTime();
-        long until = began + grace.toNanos();
-        long reachUntil = began + reach.toNanos();
+        Deadline graceOver = Deadline.in(grace);
+        Deadline reachOver = Deadline.in(reach);
+        // A target that was not reached is tried for the grace or the reach, whichever is longer.
+        Deadline unreachedOver = new Deadline(Math.max(graceOver.nanoTime(), reachOver.nanoTime()));
         // A group not there yet while the shell runs: setsid had not made it when launch returned.
         boolean failed = false;
         boolean termed = false;
@@ -70,11 +72,10 @@ final class Reaper {
                 break;
             }
             failed |= s == null;
-            long limit = s == null ? Math.max(until, reachUntil) : until;
             if (s != null && exited.getAsBoolean()) {
                 return;
             }
-            if (System.nanoTime() >= limit) {
+            if ((s == null ? unreachedOver : graceOver).passed()) {
                 if (!failed) {
                     return; // the group was never there, or is gone: nothing to signal
                 }
@@ -87,9 +88,9 @@ final class Reaper {
         }
         if (termed) {
             if (failed) {
-                until = System.nanoTime() + grace.toNanos(); // the SIGTERM came late: its grace starts now
+                graceOver = Deadline.in(grace); // the SIGTERM came late: its grace starts now
             }
-            while (!exited.getAsBoolean() && System.nanoTime() < until) {
+            while (!exited.getAsBoolean() && !graceOver.passed()) {
                 Thread.sleep(10);
             }
         }
@@ -97,7 +98,7 @@ final class Reaper {
         // (SIGKILL follows at once once the shell ended: waiting out the grace for the rest costs
         // remote round trips the caller's stop bound cannot afford.)
         Backoff killBackoff = new Backoff();
-        while (trySignal(p, id, true) == null && System.nanoTime() < reachUntil) {
+        while (trySignal(p, id, true) == null && !reachOver.passed()) {
             Thread.sleep(killBackoff.afterFailure());
         }
     }
@@ -109,21 +110,22 @@ final class Reaper {
      * when it ran the command under setsid), or the only match.
      */
     Identity find(String nonce, Duration reach) throws InterruptedException {
-        long until = System.nanoTime() + reach.toNanos();
+        Deadline over = Deadline.in(reach);
         Backoff backoff = new Backoff();
         while (true) {
             try {
                 Identity id = pick(env.hooks().leadersByNonce(nonce));
-                if (id == null) {
-                    LOG.warn("the process group of a command on {} whose start was never confirmed was not found; not killed",
-                            env.name());
+                if (id != null) {
+                    return id;
                 }
-                return id;
+                LOG.warn("the process group of a command on {} whose start was never confirmed was not found; not killed",
+                        env.name());
+                return null;
             } catch (IOException | RuntimeException e) {
                 LOG.warn("looking up a command's process group on {} failed: {}", env.name(), e.getMessage());
                 clearDeadlineInterrupt(e);
             }
-            if (System.nanoTime() >= until) {
+            if (over.passed()) {
                 return null;
             }
             Thread.sleep(backoff.afterFailure());

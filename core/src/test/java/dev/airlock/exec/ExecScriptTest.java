@@ -1,11 +1,16 @@
 package dev.airlock.exec;
 
+import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.Payload;
 import dev.airlock.StagingException;
+import dev.airlock.PayloadStrategy;
 import dev.airlock.StdinMode;
+import dev.airlock.Target;
+import dev.airlock.shell.Launcher;
+import dev.airlock.spi.Launch;
 import dev.airlock.shell.StdinScripts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -13,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,6 +31,7 @@ import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -116,5 +123,104 @@ class ExecScriptTest {
         Process p = pb.start();
         assertEquals("it's $HOME|unset", new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
         assertEquals(0, p.waitFor());
+    }
+
+    private static final Target TARGET = new Target("Linux", "box", 1000, "op", "/home/op", "/home/op", "/home/op", "/tmp",
+            "/home/op/.airlock", "bash", false, "none");
+
+    /** The launch of {@code request} as the user's command, recording the paths staged for it. */
+    private static Launch build(ExecRequest request, Capabilities caps, List<String> staged) throws IOException {
+        return build(request, false, caps, Map.of(), Set.of(), staged);
+    }
+
+    private static Launch build(ExecRequest request, boolean internal, Capabilities caps, Map<String, String> set, Set<String> unset,
+                                List<String> staged) throws IOException {
+        return ExecScript.build(request, request.command(), internal, caps, TARGET, set, unset, 1 << 20, Launcher.nonce(), null,
+                (path, data) -> {
+                    staged.add(path);
+                    try (InputStream in = data.open()) {
+                        in.readAllBytes();
+                    }
+                });
+    }
+
+    /**
+     * The argv estimate (the staging lines, 512 bytes for the lines after them, three bytes per
+     * command byte for quoting) may be exactly the backend's limit: only past it is the command staged.
+     */
+    @Test
+    void aCommandWhoseArgvEstimateIsExactlyTheLimitIsPassedAndOneByteMoreIsStaged() throws Exception {
+        String fits = ": " + "x".repeat(998);
+        Capabilities caps = Capabilities.builder().nativeEnv(true)
+                .argvLimit(StdinScripts.noStdinPrefix().length() + 512 + 3 * fits.length()).build();
+        List<String> staged = new ArrayList<>();
+        assertTrue(build(ExecRequest.of(fits), caps, staged).script().endsWith(fits), "the command is not in the argv");
+        assertEquals(List.of(), staged);
+
+        String over = fits + "x";
+        assertFalse(build(ExecRequest.of(over), caps, staged).script().contains(over), "a command past the limit is in the argv");
+        assertEquals(1, staged.size(), "a command past the limit was not staged: " + staged);
+    }
+
+    /** A backend that sets env natively gets the variables with the launch; otherwise they are staged, never launched. */
+    @Test
+    void theEnvGoesWithTheLaunchOnlyToABackendThatSetsItNatively() throws Exception {
+        Map<String, String> set = Map.of("A", "secret-value");
+        Set<String> unset = Set.of("GONE");
+        List<String> staged = new ArrayList<>();
+        Launch nativeEnv = build(ExecRequest.of("true"), false, Capabilities.builder().nativeEnv(true).build(), set, unset, staged);
+        assertEquals(set, nativeEnv.env());
+        assertEquals(unset, nativeEnv.unset());
+        assertEquals(List.of(), staged);
+
+        Launch stagedEnv = build(ExecRequest.of("true"), false, Capabilities.builder().nativeEnv(false).build(), set, unset, staged);
+        assertEquals(Map.of(), stagedEnv.env());
+        assertEquals(Set.of(), stagedEnv.unset());
+        assertEquals(1, staged.size(), "the env was not staged: " + staged);
+        assertFalse(stagedEnv.script().contains("secret-value"), "an env value is in the command text");
+    }
+
+    /** A PAYLOAD backend whose SDK streams stdin while the command runs gets it piped: nothing is staged. */
+    @Test
+    void aStreamedPayloadBackendGetsStdinPipedNotStaged() throws Exception {
+        Capabilities caps = Capabilities.builder().nativeEnv(true).stdinMode(StdinMode.PAYLOAD)
+                .payloadStrategy(PayloadStrategy.STREAMED).build();
+        List<String> staged = new ArrayList<>();
+        Launch l = build(ExecRequest.builder("cat").stdin(Payload.ofUtf8("in")).build(), caps, staged);
+        assertTrue(l.pipeStdin());
+        assertEquals(List.of(), staged);
+    }
+
+    /** Airlock's own scripts run under sh; the user's command under the target's shell. */
+    @Test
+    void internalScriptsRunUnderShAndTheUsersCommandUnderTheTargetsShell() throws Exception {
+        Capabilities caps = Capabilities.builder().nativeEnv(true).build();
+        List<String> staged = new ArrayList<>();
+        assertEquals("sh", build(ExecRequest.of("true"), true, caps, Map.of(), Set.of(), staged).shell());
+        assertEquals("bash", build(ExecRequest.of("true"), caps, staged).shell());
+    }
+
+    /** The cwd, its ~ expanded on the target, is entered before the command. */
+    @Test
+    void theCommandRunsInTheRequestedCwd() throws Exception {
+        Launch l = build(ExecRequest.builder("pwd").cwd("~/w").build(), Capabilities.builder().nativeEnv(true).build(), new ArrayList<>());
+        assertTrue(l.script().contains("\ncd -- /home/op/w || exit 126\n"), l.script());
+    }
+
+    /** The caller's stdin stream, staged whole on a PAYLOAD backend, is closed once staged. */
+    @Test
+    void aStagedStdinStreamIsClosedOnceStaged() throws Exception {
+        boolean[] closed = {false};
+        InputStream callers = new ByteArrayInputStream("in".getBytes(StandardCharsets.US_ASCII)) {
+            @Override
+            public void close() {
+                closed[0] = true;
+            }
+        };
+        List<String> staged = new ArrayList<>();
+        build(ExecRequest.builder("cat").stdin(Payload.ofStream(callers)).build(),
+                Capabilities.builder().nativeEnv(true).stdinMode(StdinMode.PAYLOAD).build(), staged);
+        assertEquals(1, staged.size());
+        assertTrue(closed[0], "the caller's stdin stream was left open");
     }
 }

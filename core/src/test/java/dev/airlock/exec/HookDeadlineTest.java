@@ -13,6 +13,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The core never waits on a hook past its deadline: a stuck hook is interrupted then, and the core goes on. */
@@ -43,5 +46,37 @@ class HookDeadlineTest {
             assertTrue(System.nanoTime() < until, "the stuck kill hook was never interrupted at its deadline");
             Thread.sleep(20);
         }
+    }
+
+    /**
+     * A hook that failed before its deadline leaves no interrupt behind: the thread that called it
+     * is not interrupted at the deadline, long after it went on to other work.
+     */
+    @Test
+    void aHookThatFailedIsNotInterruptedAtItsDeadlineLater() throws Exception {
+        // the kill hooks' bound is the grace plus the slack: 200 ms
+        b = new HostBackend(HostBackend.settings(dir, "airlock.kill.grace", "100ms", "airlock.kill.slack", "100ms"),
+                StdinMode.PIPE, true, List.of());
+        b.kill = Fault.FAIL;
+        java.io.IOException x = assertThrows(java.io.IOException.class,
+                () -> b.env.hooks().kill(null, java.util.OptionalLong.of(1), false));
+        assertEquals("kill failed on request", x.getMessage());
+        try {
+            Thread.sleep(700);
+        } catch (InterruptedException e) {
+            throw new AssertionError("the failed hook's deadline interrupted its caller afterwards", e);
+        }
+        assertFalse(Thread.currentThread().isInterrupted());
+    }
+
+    /** A kill still running when the environment closed (no alarm can be set any more) fails with its own error. */
+    @Test
+    void aHookCalledAfterCloseFailsWithItsOwnError() {
+        b = new HostBackend(HostBackend.settings(dir), StdinMode.PIPE, true, List.of());
+        b.env.close();
+        b.kill = Fault.FAIL;
+        java.io.IOException x = assertThrows(java.io.IOException.class,
+                () -> b.env.hooks().kill(null, java.util.OptionalLong.of(1), false));
+        assertEquals("kill failed on request", x.getMessage());
     }
 }

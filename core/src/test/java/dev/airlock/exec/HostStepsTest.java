@@ -123,4 +123,14 @@ class HostStepsTest {
         assertEquals(List.of("removePrivateDir"), b.interrupted);
         assertFalse(Files.exists(priv), "the private dir outlived the close");
     }
+
+    /** A backend that declines the host steps (answers false) leaves them to the scripts: the home is made, the dir removed. */
+    @Test
+    void declinedHostStepsAreDoneByTheScripts() {
+        HostBackend b = open(x -> x.answersHostSteps = false);
+        assertTrue(Files.isDirectory(home(b)), "the profile home was never made");
+        Path priv = Path.of(b.target().privateDir());
+        b.env.close();
+        assertFalse(Files.exists(priv), "the private dir outlived the close");
+    }
 }

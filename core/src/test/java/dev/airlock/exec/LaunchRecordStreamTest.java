@@ -217,6 +217,80 @@ class LaunchRecordStreamTest {
                 "awaitRecord waited out its bound although the stream had ended");
     }
 
+    /** A command that prints nothing: the record's newline is the stream's last byte, and it is the record. */
+    @Test
+    void aRecordThatEndsTheStreamIsFound() throws IOException {
+        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream(("@airlock:" + NONCE + ":5:6:ok\n").getBytes()), NONCE);
+        assertEquals("", readAll(s));
+        assertEquals(new LaunchRecordStream.Record(5, OptionalLong.of(6)), s.record());
+    }
+
+    /**
+     * A record line of the longest length read on (tag to newline, 128 bytes) whose newline comes
+     * right after the window is found; one byte longer and it is given up on.
+     */
+    @Test
+    void aRecordLineOfTheLongestLengthFinishedPastTheWindowIsFoundAndALongerOneIsNot() throws IOException {
+        String tag = "@airlock:" + NONCE + ":";
+        String longest = tag + "0".repeat(128 - tag.length() - ":987654:ok".length() - 4) + "4242:987654:ok";
+        assertEquals(128, longest.length());
+        LaunchRecordStream s = new LaunchRecordStream(chunked(afterNoise(LaunchRecordStream.WINDOW - 128, longest + "\nout"), 8192), NONCE);
+        assertEquals("out", readAll(s));
+        assertEquals(new LaunchRecordStream.Record(4242, OptionalLong.of(987654)), s.record());
+
+        LaunchRecordStream longer = new LaunchRecordStream(
+                chunked(afterNoise(LaunchRecordStream.WINDOW - 129, tag + "0" + longest.substring(tag.length()) + "\nout"), 8192), NONCE);
+        assertEquals("\nout", readAll(longer), "the window is dropped, what follows it is output");
+        assertFalse(longer.seen());
+    }
+
+    /**
+     * Tag starts at the window's end are read on for one line's length only: a record whose tag
+     * begins past that is the command's output, not the record.
+     */
+    @Test
+    void aRecordBegunPastTheWindowAndOneLineMoreIsOutput() throws IOException {
+        String rest = NONCE + ":4242:987654:ok\nout";
+        byte[][] reads = new byte[10][];
+        for (int i = 0; i < 8; i++) {
+            reads[i] = new byte[8192];
+            java.util.Arrays.fill(reads[i], (byte) 'n');
+        }
+        reads[7][8191] = '@'; // the window ends in a tag's first byte: read on
+        reads[8] = ("n".repeat(128 - "@airlock:".length()) + "@airlock:").getBytes(StandardCharsets.US_ASCII);
+        reads[9] = rest.getBytes(StandardCharsets.US_ASCII);
+        LaunchRecordStream s = new LaunchRecordStream(inReads(reads), NONCE);
+        assertEquals(rest, readAll(s));
+        assertFalse(s.seen(), "a tag begun 128 bytes past the window was taken for the record");
+    }
+
+    /** {@code n} bytes of noise, then {@code text}. */
+    private static byte[] afterNoise(int n, String text) {
+        return ("n".repeat(n) + text).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** A source whose reads give exactly the given pieces, in order. */
+    private static InputStream inReads(byte[]... reads) {
+        return new InputStream() {
+            int i;
+
+            @Override
+            public int read() {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                if (i == reads.length) {
+                    return -1;
+                }
+                assertTrue(len >= reads[i].length, "a read too short for its piece");
+                System.arraycopy(reads[i], 0, b, off, reads[i].length);
+                return reads[i++].length;
+            }
+        };
+    }
+
     /** A source that gives at most {@code max} bytes per read and says how many it still has. */
     private static InputStream chunked(byte[] all, int max) {
         return new ByteArrayInputStream(all) {

@@ -22,6 +22,8 @@ class ReaperTest {
 
     private HostBackend b;
     private Process group;
+    /** The signals a backend with its own kill took (see {@link #openWithOwnKill}). */
+    private final List<String> taken = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private HostBackend open() {
         return open("300ms");
@@ -280,5 +282,114 @@ class ReaperTest {
         assertTrue(b.reaper().signal(handle(id.pgid()), id, true), "the launched group was not signalled");
         assertTrue(group.waitFor(10, TimeUnit.SECONDS));
         assertEquals(List.of("KILL " + id.pgid()), b.signals);
+    }
+
+    /** A backend whose own kill needs no process group (it kills the command by its handle), as a sandbox API's does. */
+    private HostBackend openWithOwnKill(String grace) {
+        b = new HostBackend(HostBackend.settings(dir, "airlock.kill.grace", grace), StdinMode.PIPE, true, List.of()) {
+            @Override
+            public void kill(RemoteProcess process, OptionalLong group, boolean force, dev.airlock.spi.Deadline deadline)
+                    throws java.io.IOException {
+                if (group.isEmpty() && (force ? forceKill : term) == HostBackend.Fault.NONE) {
+                    signals.add((force ? "KILL " : "TERM ") + "-1");
+                    taken.add((force ? "KILL " : "TERM ") + "-1");
+                    return;
+                }
+                super.kill(process, group, force, deadline); // records the signal, then fails as its fault says
+            }
+        };
+        return b;
+    }
+
+    private long count(String signal) {
+        return b.signals.stream().filter(x -> x.startsWith(signal)).count();
+    }
+
+    /** Without a group the backend's own kill is the means: when it took the signal, the command was signalled. */
+    @Test
+    void aBackendsOwnKillThatTookTheSignalCountsAsSignalled() {
+        openWithOwnKill("300ms");
+        assertTrue(b.reaper().signal(handle(1), null, false));
+        assertEquals(List.of("TERM -1"), b.signals);
+    }
+
+    /**
+     * A target that is not reached is tried again after waits that double (10, 20, 40 ... ms), both
+     * for the SIGTERM and for the SIGKILL: 7 tries in half a second at most, not one every few ms.
+     */
+    @Test
+    void triesThatDoNotReachTheTargetAreSpacedByTheBackoff() throws Exception {
+        openWithOwnKill("100ms");
+        b.term = HostBackend.Fault.FAIL;
+        b.reaper().terminate(handle(1), null, () -> false, java.time.Duration.ofMillis(500));
+        assertTrue(count("TERM") > 2, "the SIGTERM was not tried again: " + b.signals);
+        assertTrue(count("TERM") <= 15, "the SIGTERM tries did not back off: " + count("TERM") + " in 0.5 s");
+
+        b.signals.clear();
+        b.term = HostBackend.Fault.NONE;
+        b.forceKill = HostBackend.Fault.FAIL;
+        int[] looks = {0};
+        b.reaper().terminate(handle(1), null, () -> looks[0]++ < 0, java.time.Duration.ofMillis(300));
+        assertEquals("TERM -1", b.signals.get(0));
+        assertTrue(count("KILL") > 1, "the SIGKILL was not tried again: " + b.signals);
+        assertTrue(count("KILL") <= 15, "the SIGKILL tries did not back off: " + count("KILL") + " in 0.2 s");
+        assertTrue(looks[0] <= 30, "the 100 ms grace was spun, not waited in 10 ms steps: " + looks[0] + " looks at the shell");
+    }
+
+    /**
+     * A try that ran into its hook deadline leaves its thread interrupted; the kill clears that and
+     * goes on trying (the SIGKILL still comes) instead of ending at its next wait.
+     */
+    @Test
+    void aTryInterruptedAtItsDeadlineDoesNotEndTheKill() throws Exception {
+        open();
+        b.kill = HostBackend.Fault.INTERRUPTED;
+        b.reaper().terminate(handle(1), null, () -> false);
+        assertTrue(count("TERM") > 1, "the SIGTERM was not tried again: " + b.signals);
+        assertEquals("KILL -1", b.signals.get(b.signals.size() - 1), "no SIGKILL after the interrupted TERMs: " + b.signals);
+        assertFalse(Thread.interrupted(), "the kill left its caller interrupted");
+    }
+
+    /** A lookup by nonce that ran into its hook deadline is tried again within its reach, not ended by the interrupt. */
+    @Test
+    void aLookupInterruptedAtItsDeadlineIsTriedAgain() throws Exception {
+        open();
+        b.script = HostBackend.Fault.INTERRUPTED;
+        int before = b.scripts.get();
+        assertEquals(null, b.reaper().find(dev.airlock.shell.Launcher.nonce(), java.time.Duration.ofMillis(300)));
+        assertTrue(b.scripts.get() - before > 1, "the interrupted lookup was not tried again");
+        assertFalse(Thread.interrupted(), "the lookup left its caller interrupted");
+    }
+
+    /** A group that is gone while its shell has ended is read once: the kill does not poll it until the grace is over. */
+    @Test
+    void aGoneGroupWhoseShellEndedIsReadOnce() throws Exception {
+        open("1s");
+        Reaper.Identity id = start("exec sleep 30");
+        group.destroyForcibly().waitFor();
+        int before = b.scripts.get();
+        b.reaper().terminate(handle(id.pgid()), id, () -> true);
+        assertEquals(1, b.scripts.get() - before, "the gone group was read again and again");
+        assertEquals(List.of(), b.signals);
+    }
+
+    /** A leader that started at clock tick 0 has a start time, and it is checked like any other. */
+    @Test
+    void aLeaderStartOfZeroIsAStartTime() {
+        assertEquals(new Reaper.Identity(100, OptionalLong.of(0)), Reaper.pick("100 1 0\n"));
+    }
+
+    /**
+     * A target not reached for longer than the grace, but again within the reach, gets the SIGTERM
+     * first (a TERM trap can run), not a SIGKILL at the grace's end.
+     */
+    @Test
+    void aTargetReachedAgainWithinTheReachGetsTheTermFirst() throws Exception {
+        openWithOwnKill("100ms");
+        b.term = HostBackend.Fault.FAIL;
+        Thread heal = healAfter(400, () -> b.term = HostBackend.Fault.NONE);
+        b.reaper().terminate(handle(1), null, () -> false, java.time.Duration.ofSeconds(5));
+        heal.join();
+        assertEquals(List.of("TERM -1", "KILL -1"), taken, "signals that got through");
     }
 }

@@ -115,4 +115,13 @@ class ShellHooksTest {
         assertTrue(r.timedOut());
         assertEquals("term\n", Files.readString(trapped), "the command got SIGKILL, not SIGTERM");
     }
+
+    /** Without a process group and without a native kill nothing can be signalled: the kill fails saying why. */
+    @Test
+    void aKillWithoutAProcessGroupFailsSayingWhy() {
+        open();
+        java.io.IOException x = assertThrows(java.io.IOException.class,
+                () -> b.env.hooks().kill(null, java.util.OptionalLong.empty(), false));
+        assertTrue(x.getMessage().contains("process group is unknown"), x.getMessage());
+    }
 }
