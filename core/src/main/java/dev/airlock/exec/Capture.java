@@ -104,7 +104,7 @@ final class Capture {
         }
         CoreEnvironment.closeQuietly(outCap);
         CoreEnvironment.closeQuietly(errCap);
-        CoreEnvironment.closeQuietly(transportErr);
+        // transportErr needs no close: it keeps at most its heap part and never opens a spill file.
         flushQuietly(request.stdoutSink());
         flushQuietly(request.stderrSink());
         process.release();
@@ -136,9 +136,10 @@ final class Capture {
             throw new BackendException("the command ended but its output could not be downloaded from "
                     + env.name() + ": " + downloadFailure.getMessage(), downloadFailure);
         }
+        // The caller gives both sinks or neither (ExecRequest.Builder.output), so stdout's says for both.
+        String where = outCap == null ? " to the caller's stream" : " to its capture";
         for (OutputPump d : new OutputPump[] {outPump, errPump}) {
             if (d.failure() != null && !stopped) {
-                String where = (d == outPump ? outCap : errCap) == null ? " to the caller's stream" : " to its capture";
                 throw new BackendException("writing the command's " + (d == outPump ? "stdout" : "stderr") + where
                         + " failed: " + d.failure().getMessage(), d.failure());
             }

@@ -240,11 +240,11 @@ final class ExecRun extends ExecHandle {
         env.hooks().stage(path, data);
     }
 
+    /** Once, at the flow's end: nothing stages or reads the list after it, so it is left as it is. */
     private void removeAllStaged() {
         List<String> paths;
         synchronized (staged) {
-            paths = new ArrayList<>(staged);
-            staged.clear();
+            paths = List.copyOf(staged);
         }
         for (String path : paths) {
             try {

@@ -77,6 +77,28 @@ class CallerStreamsTest {
         }
     }
 
+    /** A stdin source that takes a moment to close is closed by the time the exec returns: the exec waits for its input's end. */
+    @Test
+    void aStdinSourceSlowToCloseIsClosedWhenTheExecReturns() {
+        HostBackend b = open(StdinMode.PIPE);
+        AtomicBoolean closed = new AtomicBoolean();
+        InputStream source = new ByteArrayInputStream("in\n".getBytes(StandardCharsets.UTF_8)) {
+            @Override
+            public void close() throws IOException {
+                try {
+                    Thread.sleep(500); // a network source saying goodbye
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                closed.set(true);
+                super.close();
+            }
+        };
+        ExecResult r = b.exec(ExecRequest.builder("cat").stdin(Payload.ofStream(source)).build());
+        assertEquals("in\n", r.stdout().text());
+        assertTrue(closed.get(), "the exec returned while its stdin source was still being closed");
+    }
+
     /** No stdin given: a command that reads it sees its end at once (the core closes the pipe), on every route. */
     @Test
     void withoutStdinACommandThatReadsItSeesItsEnd() throws Exception {

@@ -422,16 +422,24 @@ class ExecCoreTest {
 
     // ---- 8. bounded
 
+    /**
+     * The execs that fill the bound are held in their launch (no process is started for them):
+     * each is live until it ends, and when let go their launches fail, so nothing runs.
+     */
     @Test
     void execsBeyondTheBoundAreRefusedWithAClearError() throws Exception {
         HostBackend b = open(StdinMode.PIPE, true);
+        b.launch = Fault.STALL_THEN_FAIL;
         List<Execution> es = new ArrayList<>();
         for (int i = 0; i < LiveExecs.MAX_LIVE; i++) {
             es.add(b.start(ExecRequest.of("sleep 30")));
         }
         BackendException x = assertThrows(BackendException.class, () -> b.start(ExecRequest.of("echo one too many")));
         assertTrue(x.getMessage().contains("wait for some to finish"), x.getMessage());
-        es.forEach(Execution::cancel);
+        b.release.countDown();
+        for (Execution e : es) {
+            assertThrows(BackendException.class, e::await, "a held launch that failed is the exec's error");
+        }
     }
 
     // ---- 9. the cause is decided with the state

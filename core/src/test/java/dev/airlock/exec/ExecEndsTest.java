@@ -207,6 +207,17 @@ class ExecEndsTest {
         assertEquals("err\n", r.stderr().text());
     }
 
+    /** A capture limit of 0 keeps none of the output and counts all of it as dropped: 0 is a limit, not the default. */
+    @Test
+    void aCaptureLimitOfZeroKeepsNothingAndCountsItAllAsDropped() {
+        HostBackend b = open(StdinMode.PIPE, true);
+        ExecResult r = b.exec(ExecRequest.builder("printf 12345; printf 678 >&2").captureLimit(0).build());
+        assertEquals(0, r.stdout().size());
+        assertEquals(5, r.stdoutDropped());
+        assertEquals(0, r.stderr().size());
+        assertEquals(3, r.stderrDropped());
+    }
+
     @Test
     void aBrokenStdinSourceFailsTheExecAndKillsTheCommandBeforeItSeesEndOfInput() throws Exception {
         HostBackend b = open(StdinMode.PIPE, true);

@@ -11,9 +11,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -87,6 +91,73 @@ class ExecStopTest {
         b.release.countDown(); // well within the stop bound, so the flow's own answer is the result
         ExecResult r = HostBackend.within(e);
         assertTrue(r.cancelled(), "a launch failing after the cancel was reported as: " + r);
+    }
+
+    /**
+     * The caller cancelled; while the kill ran, the caller's stdin source broke too: once the
+     * command is gone the cancel is the answer, given then, not held until the stop bound (long here).
+     */
+    @Test
+    void aCancelledExecWhoseStdinSourceBrokeDuringTheKillIsAnsweredWhenItEnded() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, "airlock.kill.slack", "20s");
+        b.kill = Fault.STALL_UNINTERRUPTIBLY;
+        CountDownLatch waiting = new CountDownLatch(1);
+        CountDownLatch breakNow = new CountDownLatch(1);
+        CountDownLatch broke = new CountDownLatch(1);
+        InputStream source = new InputStream() {
+            private boolean first = true;
+
+            @Override
+            public int read() {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public int read(byte[] buf, int off, int len) throws IOException {
+                if (first) {
+                    first = false;
+                    buf[off] = 'x';
+                    return 1;
+                }
+                waiting.countDown();
+                try {
+                    breakNow.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                broke.countDown();
+                throw new IOException("the source broke");
+            }
+        };
+        Execution e = b.start(ExecRequest.builder("cat > /dev/null").stdin(Payload.ofStream(source)).build());
+        HostBackend.await(waiting);
+        e.cancel();
+        HostBackend.await(b.stalled); // the kill is on its way, held
+        breakNow.countDown();
+        HostBackend.await(broke);
+        b.release.countDown();
+        assertTrue(HostBackend.within(e).cancelled());
+    }
+
+    /** A caller whose thread is interrupted while cancel() waits keeps its interrupt; the exec still ends cancelled. */
+    @Test
+    void aCancelFromAnInterruptedThreadEndsTheExecAndKeepsTheInterrupt() throws Exception {
+        HostBackend b = open(StdinMode.PAYLOAD);
+        b.stage = Fault.STALL_UNINTERRUPTIBLY;
+        Execution e = b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).build());
+        HostBackend.await(b.stalled);
+        AtomicBoolean keptInterrupt = new AtomicBoolean();
+        Thread caller = new Thread(() -> {
+            Thread.currentThread().interrupt();
+            e.cancel();
+            keptInterrupt.set(Thread.currentThread().isInterrupted());
+        });
+        caller.start();
+        caller.join(HostBackend.HANG.toMillis());
+        assertTrue(!caller.isAlive(), "cancel() blocked on a stuck upload");
+        assertTrue(keptInterrupt.get(), "cancel() swallowed its caller's interrupt");
+        assertTrue(e.isDone(), "cancel() returned before the exec had its result");
+        assertTrue(HostBackend.within(e).cancelled());
     }
 
     /** The command's prefix removes its staged files itself once it runs: the core asks for no second removal. */

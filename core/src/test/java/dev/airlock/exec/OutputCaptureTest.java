@@ -66,4 +66,20 @@ class OutputCaptureTest {
         assertEquals(4 + 100, out.dropped());
         assertArrayEquals(new byte[] {'a', 'b', 'c', 'd', 'e', 'f', 0, 0, 0, 0}, out.bytes());
     }
+
+    /** A spilled result's file is deleted once nobody holds the result any more, long before its environment closes. */
+    @Test
+    void aSpillFileIsDeletedOnceItsResultIsUnreachable() throws Exception {
+        OutputCapture c = new OutputCapture(100, 4, () -> OutputCapture.newSpillFile(dir));
+        c.write(new byte[10], 0, 10);
+        c.close();
+        Path spill = c.spillPath();
+        assertEquals(10, c.result().size()); // then let go of
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(8);
+        while (Files.exists(spill)) {
+            org.junit.jupiter.api.Assertions.assertTrue(System.nanoTime() < until, "the spill file outlived its result");
+            System.gc();
+            Thread.sleep(20);
+        }
+    }
 }

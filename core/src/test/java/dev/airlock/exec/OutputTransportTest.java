@@ -8,6 +8,7 @@ import dev.airlock.Execution;
 import dev.airlock.OutputTransport;
 import dev.airlock.Payload;
 import dev.airlock.PayloadStrategy;
+import dev.airlock.RemoteFiles;
 import dev.airlock.StdinMode;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.BulkInputStream;
@@ -144,6 +145,65 @@ class OutputTransportTest {
         e.cancel();
         assertTrue(within(e).cancelled());
         eventually("the output files of a cancelled command stayed", () -> uncheckedFiles(b).isEmpty());
+    }
+
+    /** Output files that cannot be read after the command ended (the backend's files API fails): the exec fails saying so. */
+    @Test
+    void outputThatCannotBeDownloadedFailsTheExecSayingWhy() throws Exception {
+        HostBackend b = new HostBackend(HostBackend.settings(dir), Capabilities.pipe().withOutputTransport(OutputTransport.FILES),
+                List.of()) {
+            @Override
+            public Optional<RemoteFiles> files() {
+                return super.files().map(UnreadableFiles::new);
+            }
+        };
+        opened.add(b);
+        BackendException x = assertThrows(BackendException.class, () -> within(b.start(ExecRequest.of("echo out"))));
+        assertEquals("the command ended but its output could not be downloaded from host: java.io.IOException: the file is gone",
+                x.getMessage());
+    }
+
+    /** The target's files, except that reading one fails as an SDK does (unchecked). */
+    private record UnreadableFiles(RemoteFiles files) implements RemoteFiles {
+        @Override
+        public InputStream read(String path) {
+            throw new java.io.UncheckedIOException(new IOException("the file is gone"));
+        }
+
+        @Override
+        public Optional<dev.airlock.FileStat> stat(String path) {
+            return files.stat(path);
+        }
+
+        @Override
+        public boolean delete(String path) {
+            return files.delete(path);
+        }
+
+        @Override
+        public void write(String path, Payload content, dev.airlock.WriteOptions options) {
+            files.write(path, content, options);
+        }
+
+        @Override
+        public List<dev.airlock.FileStat> list(String dir) {
+            return files.list(dir);
+        }
+
+        @Override
+        public void mkdirs(String dir) {
+            files.mkdirs(dir);
+        }
+
+        @Override
+        public void copyIn(String dir, InputStream tar) {
+            files.copyIn(dir, tar);
+        }
+
+        @Override
+        public InputStream copyOut(String dir) {
+            return files.copyOut(dir);
+        }
     }
 
     @Test

@@ -1,0 +1,213 @@
+package dev.airlock.exec;
+
+import dev.airlock.BackendException;
+import dev.airlock.ExecRequest;
+import dev.airlock.ExecResult;
+import dev.airlock.Execution;
+import dev.airlock.StdinMode;
+import dev.airlock.exec.HostBackend.Fault;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.Deadline;
+import dev.airlock.spi.Launch;
+import dev.airlock.spi.RemoteProcess;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The kill of a stopped exec's process tree, as its caller sees it: the result waits for the kill
+ * (no process of the tree outlives it) but not for a grace nobody needs, the tree is found without
+ * the backend naming its group, and what a finished command left running dies at close.
+ */
+class ExecKillTest {
+    @TempDir
+    Path dir;
+
+    private final List<HostBackend> opened = new ArrayList<>();
+
+    @AfterEach
+    void cleanUp() {
+        HostBackend.closeAll(opened);
+    }
+
+    /**
+     * The kill's hooks (group reads, signals) are bounded by the stop bound: a roomy slack keeps a
+     * loaded machine's slow group read from passing for a failed kill.
+     */
+    private Settings settings(String... more) {
+        List<String> kv = new ArrayList<>(List.of("airlock.kill.slack", "5s"));
+        kv.addAll(List.of(more));
+        return HostBackend.settings(dir, kv.toArray(String[]::new));
+    }
+
+    private HostBackend open(String... more) {
+        return opened(new HostBackend(settings(more), StdinMode.PIPE, true, List.of()));
+    }
+
+    private HostBackend opened(HostBackend b) {
+        opened.add(b);
+        return b;
+    }
+
+    /** After close returned its kill was sent: this allows only for the signal's delivery. */
+    private static final Duration GONE = Duration.ofSeconds(3);
+
+    private static void eventually(String what, BooleanSupplier done) throws InterruptedException {
+        eventually(what, HostBackend.HANG, done);
+    }
+
+    private static void eventually(String what, Duration bound, BooleanSupplier done) throws InterruptedException {
+        long until = System.nanoTime() + bound.toNanos();
+        while (!done.getAsBoolean()) {
+            assertTrue(System.nanoTime() < until, what);
+            Thread.sleep(10);
+        }
+    }
+
+    private static long pidIn(Path file) throws Exception {
+        eventually("the command never wrote its pid", () -> Files.exists(file) && file.toFile().length() > 0);
+        return Long.parseLong(Files.readString(file).strip());
+    }
+
+    /**
+     * A timed-out command that dies of its SIGTERM is answered as soon as it is gone: the kill
+     * grace (long here) is for commands that ignore the TERM, not a wait imposed on every timeout.
+     */
+    @Test
+    void aTimedOutCommandThatDiesOfTermIsAnsweredWithoutWaitingOutTheKillGrace() throws Exception {
+        HostBackend b = open("airlock.kill.grace", "20s");
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("sleep 30").timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        assertTrue(!HostBackend.alive(b.launched.get(0).pid()), "the timed-out command still runs");
+    }
+
+    /**
+     * The shell died of the TERM but a child that ignores it still runs: the result waits for its
+     * SIGKILL (held here until the test lets it go), so no process of a killed command outlives its result.
+     */
+    @Test
+    void noProcessOfAKilledCommandOutlivesItsResult() throws Exception {
+        HostBackend b = open();
+        b.forceKill = Fault.STALL_UNINTERRUPTIBLY;
+        Path pid = dir.resolve("survivor.pid");
+        Execution e = b.start(ExecRequest.builder("(trap '' TERM; exec sleep 300) >/dev/null 2>&1 & echo $! > '" + pid
+                + "'; wait").timeout(Duration.ofSeconds(1)).build());
+        long survivor = pidIn(pid);
+        HostBackend.await(b.stalled); // the SIGKILL for the survivor is on its way
+        assertTrue(e.await(Duration.ofMillis(500)).isEmpty(), "the result came while the command's survivor still ran");
+        b.release.countDown();
+        assertTrue(HostBackend.within(e).timedOut());
+        eventually("the child that ignored TERM was never killed", () -> !HostBackend.alive(survivor));
+    }
+
+    /**
+     * A backend's launch that returns with its thread still flagged interrupted (it overran its
+     * hook deadline and then returned anyway): the exec fails as interrupted, and the command it
+     * started is killed, not left running unwatched.
+     */
+    @Test
+    void aLaunchReturningInterruptedFailsTheExecAndKillsTheCommand() throws Exception {
+        HostBackend b = opened(new HostBackend(settings(), dev.airlock.Capabilities.pipe().withNativeEnv(true),
+                List.of()) {
+            @Override
+            public RemoteProcess launch(Launch l, Deadline deadline) throws IOException {
+                RemoteProcess p = super.launch(l, deadline);
+                if (!l.internal()) {
+                    Thread.currentThread().interrupt();
+                }
+                return p;
+            }
+        });
+        Execution e = b.start(ExecRequest.of("sleep 30"));
+        BackendException x = assertThrows(BackendException.class, () -> e.await(HostBackend.HANG));
+        assertTrue(x.getMessage().contains("interrupted"), x.getMessage());
+        eventually("the command of an exec that failed as interrupted still runs", () -> !HostBackend.alive(b.launched.get(0).pid()));
+    }
+
+    /**
+     * A backend that cannot name the command's process group: the launcher record names it, so a
+     * cancel still kills the command.
+     */
+    @Test
+    void aCancelKillsTheCommandWhenOnlyTheLauncherRecordNamesItsGroup() throws Exception {
+        HostBackend b = opened(new HostBackend(settings(), dev.airlock.Capabilities.pipe().withNativeEnv(true),
+                List.of()) {
+            @Override
+            public RemoteProcess launch(Launch l, Deadline deadline) throws IOException {
+                RemoteProcess p = super.launch(l, deadline);
+                return l.internal() ? p : new DelegatingProcess(p) {
+                    @Override
+                    public OptionalLong processGroup() {
+                        return OptionalLong.empty();
+                    }
+
+                    @Override
+                    public OptionalLong startTime() {
+                        return OptionalLong.empty();
+                    }
+                };
+            }
+        });
+        Execution e = b.start(ExecRequest.of("sleep 30"));
+        b.awaitLaunched();
+        e.cancel();
+        assertTrue(HostBackend.within(e).cancelled());
+        eventually("the cancelled command still runs", () -> !HostBackend.alive(b.launched.get(0).pid()));
+    }
+
+    /**
+     * A background job that still holds the output when its command ended is given up on after the
+     * output grace, and killed when the environment closes.
+     */
+    @Test
+    void aBackgroundJobHoldingTheOutputIsKilledAtClose() throws Exception {
+        HostBackend b = open("airlock.exec.output-grace", "200ms");
+        Path pid = dir.resolve("job.pid");
+        ExecResult r = b.exec(ExecRequest.of("sleep 300 & echo $! > '" + pid + "'; echo done"));
+        assertTrue(r.stdout().text().startsWith("done"), r.stdout().text());
+        long job = pidIn(pid);
+        assertTrue(HostBackend.alive(job), "the background job died before close");
+        b.env.close();
+        eventually("the background job outlived close", GONE, () -> !HostBackend.alive(job));
+    }
+
+    /**
+     * A backend that can tell a command left processes behind (a background job that let go of
+     * the output): those are killed when the environment closes.
+     */
+    @Test
+    void survivorsTheBackendReportsAreKilledAtClose() throws Exception {
+        HostBackend b = opened(new HostBackend(settings(), dev.airlock.Capabilities.pipe().withNativeEnv(true),
+                List.of()) {
+            @Override
+            public RemoteProcess launch(Launch l, Deadline deadline) throws IOException {
+                RemoteProcess p = super.launch(l, deadline);
+                return l.internal() ? p : new DelegatingProcess(p) {
+                    @Override
+                    public boolean hasSurvivors() {
+                        return true; // as a backend that checked the group would say: the job below runs on
+                    }
+                };
+            }
+        });
+        Path pid = dir.resolve("job.pid");
+        ExecResult r = b.exec(ExecRequest.of("sleep 300 >/dev/null 2>&1 & echo $! > '" + pid + "'"));
+        assertTrue(r.exitCode() == 0, r.stderr().text());
+        long job = pidIn(pid);
+        assertTrue(HostBackend.alive(job), "the background job died before close");
+        b.env.close();
+        eventually("a survivor the backend reported outlived close", GONE, () -> !HostBackend.alive(job));
+    }
+}
