@@ -312,23 +312,24 @@ final class VercelApi implements AutoCloseable {
             }
         };
         inSession(sessionId, () -> calls.call(CallKind.UPLOAD_PART, "write " + path, Resource.path(path), () -> {
-            JsonNode answer = null;
-            WireFailure wire = null;
+            JsonNode answer;
             try {
                 answer = json(http, new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/fs/write"))
                         .header("x-cwd", "/").post(body), "");
             } catch (WireFailure w) {
-                wire = w;
+                throwIfFailed(failed.get());
+                throw w;
             }
-            ContentFailure content = failed.get();
-            if (content != null) {
-                throw new BackendException(content.getMessage(), content); // not a WireFailure: neither retried nor counted
-            }
-            if (wire != null) {
-                throw wire;
-            }
+            throwIfFailed(failed.get());
             return answer;
         }));
+    }
+
+    /** The content's own failure, as one that is neither retried nor counted against Vercel (not a WireFailure). */
+    private static void throwIfFailed(ContentFailure content) {
+        if (content != null) {
+            throw new BackendException(content.getMessage(), content);
+        }
     }
 
     /** A file's bytes, streamed; the caller closes the stream (which ends the download). */

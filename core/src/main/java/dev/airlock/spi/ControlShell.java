@@ -98,6 +98,11 @@ public final class ControlShell implements AutoCloseable {
         if (dead) {
             throw new IOException("the control shell ended");
         }
+        if (("\n" + script + "\n").contains("\n" + END + "\n")) {
+            // The shell would take that line for the request's end, and the rest for another
+            // request whose answer would then be taken for the next one's.
+            throw new IOException("the script holds the control shell's end line; it runs as a command instead");
+        }
         try {
             in.write((script + (script.endsWith("\n") ? "" : "\n") + END + "\n").getBytes(StandardCharsets.UTF_8));
             in.flush();

@@ -63,6 +63,17 @@ class ControlShellTest {
         assertTrue(p.waitFor(5, java.util.concurrent.TimeUnit.SECONDS), "the shell ends when closed");
     }
 
+    /** A script with the request's end line in it is refused, not split into two requests whose answers would slip by one. */
+    @Test
+    void aScriptHoldingTheEndLineIsRefusedAndTheShellGoesOn() throws Exception {
+        Process p = start("");
+        try (ControlShell c = ControlShell.start(remote(p), "test", BOUND, BOUND)) {
+            IOException e = assertThrows(IOException.class, () -> c.run("echo one\n" + ControlShell.END + "\necho two"));
+            assertTrue(e.getMessage().contains("end line"), e.getMessage());
+            assertEquals("three\n", c.run("echo three"), "the next answer is its own");
+        }
+    }
+
     @Test
     void aShellThatDiesIsDeadAtOnceAndSaysSo() throws Exception {
         Process p = start("");
