@@ -182,7 +182,8 @@ final class ExecRun extends ExecHandle {
         try {
             end = p.awaitEnd();
         } catch (InterruptedException e) {
-            kill.exited();
+            // Interrupted while the command runs (the watchdog gave the caller its result): the
+            // command did not end, so its kill keeps the grace and the group checks of any other.
             kill.request();
             throw e;
         }

@@ -132,28 +132,34 @@ public final class ExecStateMachine {
 
     private boolean end(ExecState to, Cause why) {
         ExecState from;
+        boolean ended;
         synchronized (lock) {
-            if (state.isTerminal()) {
-                return false;
-            }
             from = state;
-            state = to;
-            if (why != null) {
-                cause = why;
+            ended = !from.isTerminal();
+            if (ended) {
+                state = to;
+                if (why != null) {
+                    cause = why;
+                }
             }
         }
-        observer.accept(from, to);
-        return true;
+        if (ended) {
+            observer.accept(from, to); // outside the lock: an observer may read the state
+        }
+        return ended;
     }
 
     private boolean move(ExecState from, ExecState to) {
+        boolean moved;
         synchronized (lock) {
-            if (state != from) {
-                return false;
+            moved = state == from;
+            if (moved) {
+                state = to;
             }
-            state = to;
         }
-        observer.accept(from, to);
-        return true;
+        if (moved) {
+            observer.accept(from, to);
+        }
+        return moved;
     }
 }

@@ -10,7 +10,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -36,6 +35,11 @@ final class Lifecycle {
 
     void registerShutdownHook() {
         Runtime.getRuntime().addShutdownHook(shutdownHook);
+    }
+
+    /** The hook the JVM holds while this environment is open (for tests: close must let go of it). */
+    Thread shutdownHook() {
+        return shutdownHook;
     }
 
     boolean isClosed() {
@@ -80,9 +84,9 @@ final class Lifecycle {
             // In parallel: each stop is bounded by the stop bound, and so is the sum.
             env.workers().runAsync(() -> r.stop(ExecStateMachine.Cause.CANCEL));
         }
-        long deadline = System.nanoTime() + env.config().stopBound().toNanos() + TimeUnit.SECONDS.toNanos(2);
+        Deadline answered = Deadline.in(env.config().stopBound().plusSeconds(2));
         for (ExecRun r : runs) {
-            r.awaitResultQuietly(Math.max(0, deadline - System.nanoTime()));
+            r.awaitResultQuietly(answered.remaining().toNanos());
         }
         env.live().drainLingering((p, id) -> env.reaper().signal(p, id, true));
         Target t = env.probedTarget();

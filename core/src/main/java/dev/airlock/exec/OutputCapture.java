@@ -50,14 +50,12 @@ public final class OutputCapture extends OutputStream {
         long kept = headLength + spillLength;
         int keep = (int) Math.max(0, Math.min(len, cap - kept));
         dropped += len - keep;
-        int toHeap = Math.min(keep, heapLimit - headLength);
-        if (toHeap > 0) {
-            if (headLength + toHeap > head.length) {
-                head = Arrays.copyOf(head, Math.min(heapLimit, Math.max(head.length * 2, headLength + toHeap)));
-            }
-            System.arraycopy(b, off, head, headLength, toHeap);
-            headLength += toHeap;
+        int toHeap = Math.min(keep, heapLimit - headLength); // 0 once the heap part is full
+        if (headLength + toHeap > head.length) {
+            head = Arrays.copyOf(head, Math.min(heapLimit, Math.max(head.length * 2, headLength + toHeap)));
         }
+        System.arraycopy(b, off, head, headLength, toHeap);
+        headLength += toHeap;
         int toSpill = keep - toHeap;
         if (toSpill > 0) {
             if (spillOut == null) {

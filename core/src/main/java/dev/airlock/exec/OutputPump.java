@@ -38,7 +38,7 @@ public final class OutputPump implements Runnable {
         byte[] buf = new byte[CHUNK];
         try {
             int n;
-            while ((n = from.read(buf)) >= 0) {
+            while ((n = from.read(buf)) != -1) {
                 lastActivity = System.nanoTime();
                 if (detached) {
                     continue; // a background process still writes after we gave up: discard

@@ -1,17 +1,24 @@
 package dev.airlock.exec;
 
 import dev.airlock.ExecRequest;
+import dev.airlock.Execution;
+import dev.airlock.Payload;
 import dev.airlock.StdinMode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -104,5 +111,74 @@ class CloseTest {
         assertEquals(1, b.closes.get());
         org.junit.jupiter.api.Assertions.assertThrows(dev.airlock.EnvironmentClosedException.class,
                 () -> b.exec(ExecRequest.of("true")));
+    }
+
+    /**
+     * The JVM holds an open environment's shutdown hook, so an exit closes it, and lets go of it at
+     * close, so a closed environment is not kept alive (an agent opens many in one JVM).
+     */
+    @Test
+    void theShutdownHookIsHeldWhileOpenAndReleasedByClose() {
+        HostBackend b = open();
+        Thread hook = b.env.lifecycle().shutdownHook();
+        assertTrue(Runtime.getRuntime().removeShutdownHook(hook), "an open environment has no shutdown hook");
+        Runtime.getRuntime().addShutdownHook(hook);
+        b.env.close();
+        assertFalse(Runtime.getRuntime().removeShutdownHook(hook), "close left the shutdown hook registered");
+    }
+
+    /** close() returns once every exec it stopped has its result, even one that ignores SIGTERM. */
+    @Test
+    void closeReturnsWithEveryExecItStoppedAnswered() throws Exception {
+        HostBackend b = open("airlock.kill.grace", "1s");
+        Path ready = dir.resolve("ready");
+        Execution e = b.start(ExecRequest.of("trap '' TERM; touch '" + ready + "'; sleep 30"));
+        long until = System.nanoTime() + HANG.toNanos();
+        while (!Files.exists(ready)) {
+            assertTrue(System.nanoTime() < until, "the command never started");
+            Thread.sleep(10);
+        }
+        b.env.close();
+        assertTrue(e.isDone(), "close() returned before the exec it stopped had its result");
+        assertTrue(HostBackend.within(e).cancelled());
+    }
+
+    /** A native write still reading its caller's source ends with close, as a shell write's command is killed. */
+    @Test
+    void closeEndsANativeWriteStillReadingItsSource() throws Exception {
+        HostBackend b = open();
+        AtomicBoolean testOver = new AtomicBoolean();
+        InputStream endless = new InputStream() {
+            @Override
+            public int read() {
+                return testOver.get() ? -1 : 7;
+            }
+        };
+        NativeWrites.Write w = b.env.nativeWrites().begin(Payload.ofStream(endless), "the test write");
+        CompletableFuture<IOException> reading = new CompletableFuture<>();
+        Thread writer = new Thread(() -> {
+            byte[] buf = new byte[64 * 1024];
+            try (InputStream in = w.payload().open()) {
+                while (in.read(buf) != -1) {
+                    // as a backend's upload reads its source
+                }
+                reading.complete(null);
+            } catch (IOException ex) {
+                reading.complete(ex);
+            } finally {
+                w.close();
+            }
+        }, "close-test-native-write");
+        writer.start();
+        try {
+            b.env.close();
+            IOException ended = reading.get(5, TimeUnit.SECONDS);
+            assertTrue(ended != null && w.aborted(), "the write ended without close aborting it");
+        } catch (TimeoutException stillReading) {
+            throw new AssertionError("close() left a native write reading its source");
+        } finally {
+            testOver.set(true);
+            writer.join(HANG.toMillis());
+        }
     }
 }
