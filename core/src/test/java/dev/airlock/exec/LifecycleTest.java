@@ -26,10 +26,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What closing an environment leaves behind: its worker threads end, the audit log is complete and
- * released, and the backend is closed once however often the environment is.
+ * Closing an environment ({@link Lifecycle}) and what it leaves behind: its worker threads end, the
+ * audit log is complete and released, the backend is closed once however often the environment is,
+ * stopped execs are answered, native writes and spill files end with it, and the JVM lets go of it.
  */
-class CloseTest {
+class LifecycleTest {
     private static final Duration HANG = HostBackend.HANG;
 
     @TempDir
@@ -179,6 +180,27 @@ class CloseTest {
         } finally {
             testOver.set(true);
             writer.join(HANG.toMillis());
+        }
+    }
+
+    /** Spill files no result took (an exec that failed or was answered early) are deleted by close. */
+    @Test
+    void closeDeletesTheSpillFilesNoResultTook() {
+        HostBackend b = open();
+        Path taken = b.env.spills().newFile();
+        Path orphan = b.env.spills().newFile();
+        b.env.spills().delivered(taken);
+        try {
+            b.env.close();
+            assertFalse(Files.exists(orphan), "a spill file no result took outlived close()");
+            assertTrue(Files.exists(taken), "close() deleted a spill file a result owns (its output is read after close)");
+        } finally {
+            try {
+                Files.deleteIfExists(taken);
+                Files.deleteIfExists(orphan);
+            } catch (IOException ignored) {
+                // in the JVM's temp dir, 0600 and randomly named
+            }
         }
     }
 }

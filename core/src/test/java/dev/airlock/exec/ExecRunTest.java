@@ -42,11 +42,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The exec core's defects (issue 11), each driven through the real core on host processes with a
+ * The exec run ({@link ExecRun}: one exec's flow from staging to its result) against the exec
+ * core's defects (issue 11), each driven through the real core on host processes with a
  * backend that stalls, fails or loses a hook on request. Bounds in awaits detect hangs (a result
  * that never comes); they are generous and assert nothing about speed.
  */
-class ExecCoreTest {
+class ExecRunTest {
     /** Far above the stop bound (kill grace plus slack, under a second here): only a hang exceeds it. */
     private static final Duration HANG = Duration.ofSeconds(8);
 
