@@ -227,6 +227,20 @@ class ExecRunTest {
         assertEquals(List.of(), staged(b), "a failed exec left what it had staged");
     }
 
+    /** A cancel during staging returns once what was staged is removed, not later with await(). */
+    @Test
+    void stagedFilesAreGoneWhenACancelDuringStagingReturns() throws Exception {
+        HostBackend b = open();
+        b.stagesBeforeFault = 1;
+        b.stage = Fault.STALL;
+        Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
+        HostBackend.await(b.stalled);
+        assertFalse(staged(b).isEmpty(), "the env script was staged before the stall");
+        e.cancel();
+        assertEquals(List.of(), staged(b), "cancel() returned with staged files still on the target");
+        assertTrue(within(e).cancelled());
+    }
+
     @Test
     void aLostResponseEndsFailedAndIsNeverRunAgain() throws Exception {
         HostBackend b = open(StdinMode.PIPE, true);
