@@ -5,6 +5,7 @@ import dev.airlock.Environment;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.Payload;
+import dev.airlock.emulator.CallJournal;
 import dev.airlock.emulator.Fault;
 import dev.airlock.emulator.FaultPlan;
 import dev.airlock.settings.Settings;
@@ -18,6 +19,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -116,16 +118,16 @@ class VercelLifecycleTest {
         try (VercelEmulatorFixture counting = new VercelEmulatorFixture(FaultPlan.none());
              VercelEnvironment probe = open(counting.settings())) {
             probe.stage(path, Payload.ofUtf8("secret staged payload"));
-            // Opening and staging run commands too; counted at arrival, as the fault plan counts.
-            before = Math.toIntExact(counting.faults.callCounts().getOrDefault("cmd", 0L));
+            // Opening and staging run commands too; counted at arrival, as the fault plan counts,
+            // once each launched command's output clean-up (sent in the background) has arrived.
+            before = settledCommands(counting);
         }
         // The first command after opening and staging is the removal: refused, it never runs.
         fixture = new VercelEmulatorFixture(FaultPlan.builder(1)
                 .nth("cmd", before + 1, new Fault.Status(400, "", Optional.empty())).build());
         try (VercelEnvironment env = open(fixture.settings())) {
             env.stage(path, Payload.ofUtf8("secret staged payload"));
-            assertEquals(before, fixture.faults.callCounts().getOrDefault("cmd", 0L).intValue(),
-                    "opening and staging ran a different number of commands");
+            assertEquals(before, settledCommands(fixture), "opening and staging ran a different number of commands");
             env.removeStaged(path);
             assertEquals(1, fixture.faults.faults("cmd"), "the removal was not refused: " + fixture.faults.report());
             ExecResult r = env.exec(ExecRequest.of("wc -c < " + path));
@@ -134,5 +136,32 @@ class VercelLifecycleTest {
         List<VercelEmulator.StagedWrite> writes = fixture.emulator.writes().stream().filter(w -> w.path().equals(path)).toList();
         assertEquals(List.of(21L, 0L), writes.stream().map(VercelEmulator.StagedWrite::size).toList());
         assertTrue(writes.stream().allMatch(w -> w.headerMode() == 0600), writes.toString());
+    }
+
+    /**
+     * The number of commands sent once every launched command's clean-up has arrived: a launch
+     * removes its output files in the background after its result ({@code rm -f}), so counting
+     * right after a call could see the launch without its clean-up.
+     */
+    private static int settledCommands(VercelEmulatorFixture f) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            List<CallJournal.Entry> cmds = f.journal.entries("cmd");
+            long launches = cmds.stream().filter(e -> e.argv().contains("airlock")).count();
+            long cleanUps = cmds.stream().filter(e -> e.argv().size() > 1 && e.argv().get(0).equals("rm")
+                    && e.argv().get(1).equals("-f")).count();
+            if (cleanUps >= launches) {
+                return Math.toIntExact(f.faults.callCounts().getOrDefault("cmd", 0L));
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(launches + " commands launched but only " + cleanUps + " cleaned up after 10 s");
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        }
     }
 }
