@@ -136,9 +136,16 @@ public final class SshEnvironment extends AbstractEnvironment {
      * script's own first output) reports it. Without {@code setsid} (macOS), the exec'd shell is
      * sshd's session leader, so its pid is the group too. The {@code exit $?} after setsid keeps a
      * bash-as-sh from exec'ing setsid itself (which would then fork and return at once).
+     *
+     * <p>{@code SHLVL} is made at least 1 first. bash sources {@code ~/.bashrc} when it thinks sshd
+     * started it ({@code SSH_CLIENT} set and a shell level below 2), and a login bash's
+     * {@code exec} lowers {@code SHLVL} to 0 for what it execs, so a bash command shell read the
+     * user's startup files a second time: side effects and output of the user's own, and a whole
+     * second login's time per exec (0.5 s with a {@code pyenv init} there).
      */
     static String commandText(String shell, String script) {
-        String wrapper = "s=$(printf %b \"$2\"; echo x); s=${s%x};"
+        String wrapper = "[ \"${SHLVL:-0}\" -gt 0 ] 2>/dev/null || { SHLVL=1; export SHLVL; };"
+                + " s=$(printf %b \"$2\"; echo x); s=${s%x};"
                 + " if command -v setsid >/dev/null 2>&1; then setsid \"$1\" -c \"$s\"; exit $?; fi;"
                 + " exec \"$1\" -c \"$s\"";
         return "exec sh -c '" + wrapper + "' sh " + Shell.quote(shell) + " '" + octalEscaped(script) + "'";

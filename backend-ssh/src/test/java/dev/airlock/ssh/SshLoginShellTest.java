@@ -101,4 +101,35 @@ class SshLoginShellTest {
             assertTrue(SshExecTest.gone(pid, 200), "the tree that ignored TERM outlived its timeout by over 4 s (pid " + pid + ")");
         }
     }
+
+    /**
+     * A bash login whose {@code ~/.bashrc} is slow or has effects (here it counts itself): an exec
+     * with environment variables is one login (its env file goes through the control shell, not a
+     * login of its own), and the command's own bash does not read the user's startup files again.
+     * Before: two logins per exec and three reads of {@code ~/.bashrc}.
+     */
+    @Test
+    void anExecIsOneLoginAndTheCommandsBashDoesNotReadTheStartupFilesAgain(@TempDir Path dir) throws Exception {
+        Path bash = SshdServer.find("bash");
+        Services.require(bash != null, "bash is needed as the login shell");
+        Path home = Files.createDirectories(dir.resolve("home"));
+        Path logins = dir.resolve("logins");
+        Path reads = dir.resolve("bashrc-reads");
+        Files.writeString(home.resolve(".bashrc"), "echo read >> '" + reads + "'\n");
+        Path shell = dir.resolve("counting-login");
+        Files.writeString(shell, "#!/bin/sh\necho login >> '" + logins + "'\nHOME='" + home + "'; export HOME\nexec "
+                + bash + " \"$@\"\n");
+        Files.setPosixFilePermissions(shell, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (SshdServer server = SshdServer.start(shell); Environment env = Environments.open(server.settings())) {
+            long before = lines(logins);
+            ExecResult r = env.exec(ExecRequest.builder("printf '%s' \"$GREETING\"").env(java.util.Map.of("GREETING", "hi there")).build());
+            assertEquals("hi there", r.stdout().text(), r.stderr().text());
+            assertEquals(1, lines(logins) - before, "logins for one exec with environment variables");
+        }
+        assertEquals(lines(logins), lines(reads), "each login reads ~/.bashrc once; a command's bash read it again");
+    }
+
+    private static long lines(Path file) throws java.io.IOException {
+        return Files.exists(file) ? Files.readAllLines(file).size() : 0;
+    }
 }

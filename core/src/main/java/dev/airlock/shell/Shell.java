@@ -88,6 +88,15 @@ public final class Shell {
         return "umask 077\ncat > " + quotePath(path) + "\n";
     }
 
+    /**
+     * Writes {@code text} to {@code path} with mode 0600 from the script itself, and prints
+     * {@code ok} when it did: {@code printf} is a builtin in every POSIX shell Airlock meets
+     * (dash, bash, busybox, ksh, zsh), so the text never reaches a process's argv.
+     */
+    public static String stageTextScript(String path, String text) {
+        return "umask 077\nprintf '%s' " + quote(text) + " > " + quotePath(path) + " && echo ok\n";
+    }
+
     /** Removes a staged file; succeeds when it is already gone. */
     public static String removeScript(String path) {
         return "rm -f -- " + quotePath(path) + "\n";

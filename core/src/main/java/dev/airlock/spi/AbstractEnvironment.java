@@ -73,9 +73,16 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
 
     /**
      * Puts {@code data} at {@code path} on the target with mode 0600 (for PAYLOAD stdin, staged
-     * env and scripts). The default streams it through {@code cat} with the backend's stdin pipe.
+     * env and scripts). The default writes small text (the staged env, a long command's script)
+     * through the {@link #useControlShell control shell} while it lives, which costs a line each
+     * way instead of a new command (on ssh a login per exec); anything else, or when the shell
+     * fails, goes through {@code cat} with the backend's stdin pipe.
      */
     protected void stage(String path, Payload data) throws IOException {
+        Optional<String> text = ControlShell.carriableText(data);
+        if (text.isPresent() && "ok\n".equals(inControl(Shell.stageTextScript(path, text.get())))) {
+            return;
+        }
         RawResult r = runRaw(Shell.stageScript(path), data);
         if (r.exit() != 0) {
             throw new IOException("cat exited " + r.exit() + ": " + r.stderrLine());

@@ -1,12 +1,18 @@
 package dev.airlock.spi;
 
+import dev.airlock.Payload;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -20,8 +26,9 @@ import java.util.concurrent.TimeUnit;
  * steps could then outlast the stop bound, and a hook interrupted at its deadline left the tree's
  * TERM-ignoring grandchild running.
  *
- * <p>Each request is the backend's own script (numbers only, never user text), then the line
- * {@link #END}; the shell runs it in a subshell and answers with its output and
+ * <p>Each request is a script the core or the backend wrote (group reads and signals, with numbers
+ * only; or a staged file's small text, quoted as one word, see {@link #carriableText}), then the
+ * line {@link #END}; the shell runs it in a subshell and answers with its output and
  * {@code @airlock-control:STATUS}. What the target prints before the loop runs (a noisy login)
  * goes with the first request, a no-op whose answer is dropped. Once the shell fails, ends (a
  * command may kill it) or misses an answer's bound it is {@link #dead()} for good, and the caller
@@ -42,6 +49,9 @@ public final class ControlShell implements AutoCloseable {
             + "(eval \"$s\") </dev/null 2>/dev/null\n"
             + "printf '\\n" + DONE + "%s\\n' \"$?\"\n"
             + "done\n";
+
+    /** The largest staged text sent through the shell; more goes through a command of its own. */
+    static final int MAX_TEXT = 16 * 1024;
 
     private final RemoteProcess process;
     private final OutputStream in;
@@ -119,6 +129,37 @@ public final class ControlShell implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             close();
             throw e instanceof IOException io ? io : new IOException(e);
+        }
+    }
+
+    /**
+     * {@code data} as text the shell's {@code read -r} carries unchanged, when it is: known, at most
+     * {@link #MAX_TEXT} bytes, well-formed UTF-8 (it travels as a Java string) without NUL (no shell
+     * variable holds one). Empty otherwise, and then it goes through a command of its own.
+     */
+    public static Optional<String> carriableText(Payload data) throws IOException {
+        if (!data.isRepeatable() || data.length().isEmpty() || data.length().getAsLong() > MAX_TEXT) {
+            return Optional.empty();
+        }
+        byte[] bytes;
+        try (InputStream in = data.open()) {
+            bytes = in.readNBytes(MAX_TEXT + 1);
+        }
+        if (bytes.length > MAX_TEXT) {
+            return Optional.empty();
+        }
+        for (byte b : bytes) {
+            if (b == 0) {
+                return Optional.empty();
+            }
+        }
+        try {
+            return Optional.of(StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes)).toString());
+        } catch (CharacterCodingException e) {
+            return Optional.empty();
         }
     }
 

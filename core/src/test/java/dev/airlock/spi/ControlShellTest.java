@@ -105,4 +105,33 @@ class ControlShellTest {
             p.destroyForcibly();
         }
     }
+
+    /**
+     * Small text staged through the shell lands byte for byte with mode 0600: quotes, backslashes,
+     * a {@code -} first, blank and space-only lines, CR, non-ASCII, no newline at the end. What the
+     * shell cannot carry (NUL, malformed UTF-8, over the size, unknown length) is left to a command.
+     */
+    @Test
+    void smallTextIsStagedExactlyAndTheRestIsLeftToACommand(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        String text = "-n 'a' \"b\" \\ \\n $HOME `x` !\n\n   \n\ttab\r\n\u00e9\u4e2d\ud83d\ude00 %s %% end";
+        Process p = start("");
+        try (ControlShell c = ControlShell.start(remote(p), "test", BOUND, BOUND)) {
+            java.nio.file.Path file = dir.resolve("staged it's");
+            String carried = ControlShell.carriableText(dev.airlock.Payload.ofUtf8(text)).orElseThrow();
+            assertEquals("ok\n", c.run(dev.airlock.shell.Shell.stageTextScript(file.toString(), carried)));
+            assertEquals(text, java.nio.file.Files.readString(file));
+            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(java.nio.file.Files.getPosixFilePermissions(file)));
+            java.nio.file.Path empty = dir.resolve("empty");
+            assertEquals("ok\n", c.run(dev.airlock.shell.Shell.stageTextScript(empty.toString(), "")));
+            assertEquals(0, java.nio.file.Files.size(empty));
+        }
+        assertTrue(ControlShell.carriableText(dev.airlock.Payload.of(new byte[] {'a', 0, 'b'})).isEmpty(), "NUL");
+        assertTrue(ControlShell.carriableText(dev.airlock.Payload.of(new byte[] {'a', (byte) 0xff})).isEmpty(), "malformed UTF-8");
+        assertTrue(ControlShell.carriableText(dev.airlock.Payload.ofUtf8("x".repeat(ControlShell.MAX_TEXT + 1))).isEmpty(), "over the size");
+        assertEquals(ControlShell.MAX_TEXT, ControlShell.carriableText(dev.airlock.Payload.ofUtf8("x".repeat(ControlShell.MAX_TEXT)))
+                .orElseThrow().length(), "at the size");
+        assertTrue(ControlShell.carriableText(dev.airlock.Payload.ofStream(new java.io.ByteArrayInputStream(new byte[] {'a'}), 1))
+                .isEmpty(), "a stream cannot be read twice");
+    }
 }
