@@ -126,6 +126,10 @@ public final class Bench {
                 "`ProcessBuilder` `bash -c true`, outputs read to EOF, waitFor; " + h,
                 by.getOrDefault("airlockExecTrue", new Sample()), by.getOrDefault("processBuilderExecTrue", new Sample()),
                 "<= 1.3", 1.3, ""));
+        s.rows.add(new Row("1", "local `exec true`, reference also in a new session (`setsid`)", "`env.exec(\"true\")`, " + h,
+                "`ProcessBuilder` `setsid bash -c true`, outputs read to EOF, waitFor; " + h,
+                by.getOrDefault("airlockExecTrue", new Sample()), by.getOrDefault("processBuilderSetsidExecTrue", new Sample()),
+                "(diagnostic)", Double.NaN, ""));
         s.rows.add(new Row("2", "local `files().write` 4 KiB (in-process)", "`files().write(path, bytes)`, " + h,
                 "`Files.write(path, bytes)`, " + h, by.getOrDefault("airlockWrite4k", new Sample()),
                 by.getOrDefault("filesWrite4k", new Sample()), "(no target; latency)", Double.NaN, ""));

@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The small in-process scenarios under JMH (sample time, one fork): {@code exec true} on the local
  * backend against {@code ProcessBuilder} running {@code bash -c true} (both read stdout and stderr
- * to their end and wait for the exit), and a 4 KiB {@code files().write} against {@code Files.write}.
+ * to their end and wait for the exit), the same reference under {@code setsid} (a diagnostic: what
+ * a session of its own costs), and a 4 KiB {@code files().write} against {@code Files.write}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.SampleTime)
@@ -55,6 +56,16 @@ public class ExecBenchmark {
     @Benchmark
     public int processBuilderExecTrue() throws IOException, InterruptedException {
         Process p = new ProcessBuilder("bash", "-c", "true").start();
+        p.getOutputStream().close();
+        p.getInputStream().readAllBytes();
+        p.getErrorStream().readAllBytes();
+        return p.waitFor();
+    }
+
+    /** The same, in a session of its own as Airlock's commands are: what the {@code setsid} exec costs. */
+    @Benchmark
+    public int processBuilderSetsidExecTrue() throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("setsid", "bash", "-c", "true").start();
         p.getOutputStream().close();
         p.getInputStream().readAllBytes();
         p.getErrorStream().readAllBytes();

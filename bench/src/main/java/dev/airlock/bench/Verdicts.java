@@ -14,16 +14,16 @@ final class Verdicts {
                     + " slows a pipe by itself (see the setsid row and What remains)",
             "local 256 MiB stdout", "each command's own session (setsid) puts it in a new scheduler autogroup, which"
                     + " slows a pipe by itself (see the setsid row and What remains)",
-            "local `exec true`", "thread hand-offs per exec in the core (flow, two pumps, the JDK's reaper) and the"
-                    + " setsid process and autogroup (see What remains)",
+            "local `exec true`", "the command's own session: one more exec per command (setsid), 2.3-2.9 ms on this VM;"
+                    + " against a reference also under setsid (the next row) the core's own share is what remains (see What remains)",
             "local `files().write`", "the atomic replace: on ext4 (auto_da_alloc) a rename over an existing file starts"
                     + " the new file's writeback at once, which Files.copy's unlink-then-write (not atomic) never pays; against a"
                     + " copy renamed over the target (the next row) the ratio is about 1 (see What remains)",
-            // The cloud reasons below are read from the backends' code, not yet profiled.
-            "modal `files().write`", "likely the stdin path the write goes through: the core hands stdin over in 1 MiB chunks, one"
-                    + " TaskExecStdinWrite call each (64 calls), where the SDK's writeBytes sends the buffer at once (not profiled yet)",
-            "modal 64 MiB stdin", "likely 1 MiB per TaskExecStdinWrite call (64 calls) against the SDK's four 16 MiB writes"
-                    + " (not profiled yet)",
+            // Modal: measured 2026-12-05 on a quiet machine (see What remains): not a fixed cost.
+            "modal `files().write`", "run-to-run spread, not a fixed cost: six full runs on a quiet machine gave 0.66 to 1.17"
+                    + " (five under 1.0); 4 MiB stdin chunks instead of 1 MiB measured no different (see What remains)",
+            "modal 64 MiB stdin", "run-to-run spread, not a fixed cost: six full runs on a quiet machine gave 0.58 to 0.87;"
+                    + " 4 MiB chunks measured no different (see What remains)",
             "vercel `files().write`", "the two commands around the one streamed upload (the place script: a temp file"
                     + " below the physical parent; the finish script: mode, size check, atomic rename), which the SDK's plain"
                     + " upload does not run (see What changed this session)");
