@@ -90,11 +90,13 @@ public final class Shell {
 
     /**
      * Writes {@code text} to {@code path} with mode 0600 from the script itself, and prints
-     * {@code ok} when it did: {@code printf} is a builtin in every POSIX shell Airlock meets
-     * (dash, bash, busybox, ksh, zsh), so the text never reaches a process's argv.
+     * {@code ok} when it did. Only where {@code printf} is the shell's builtin (dash, bash, busybox,
+     * ksh, zsh), so the text never reaches a process's argv: for a builtin {@code command -v}
+     * prints the bare name, for a program its path, and then the script writes nothing.
      */
     public static String stageTextScript(String path, String text) {
-        return "umask 077\nprintf '%s' " + quote(text) + " > " + quotePath(path) + " && echo ok\n";
+        return "[ \"$(command -v printf)\" = printf ] || exit 1\numask 077\nprintf '%s' " + quote(text) + " > "
+                + quotePath(path) + " && echo ok\n";
     }
 
     /** Removes a staged file; succeeds when it is already gone. */

@@ -134,4 +134,17 @@ class ControlShellTest {
         assertTrue(ControlShell.carriableText(dev.airlock.Payload.ofStream(new java.io.ByteArrayInputStream(new byte[] {'a'}), 1))
                 .isEmpty(), "a stream cannot be read twice");
     }
+
+    /** Where {@code printf} is a program, not the shell's builtin, the text would be in its argv: nothing is written. */
+    @Test
+    void noTextIsStagedWherePrintfIsNotABuiltin(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isExecutable(java.nio.file.Path.of("/bin/bash")), "bash is needed");
+        Process p = new ProcessBuilder("/bin/bash", "-c", "enable -n printf\n" + ControlShell.LOOP).start();
+        try (ControlShell c = ControlShell.start(remote(p), "test", BOUND, BOUND)) {
+            java.nio.file.Path file = dir.resolve("not staged");
+            assertEquals("", c.run(dev.airlock.shell.Shell.stageTextScript(file.toString(), "a secret")));
+            assertTrue(java.nio.file.Files.notExists(file), "written by a printf program, with the text in its argv");
+            assertEquals("still here\n", c.run("echo still here"));
+        }
+    }
 }
