@@ -115,6 +115,13 @@ final class Cloud {
                     s.rows.add(Row.notMeasured("6", spec.backend() + " 64 MiB stdin vs the official SDK", "<= 1.0",
                             "the " + spec.npm() + " SDK has no command stdin that reaches end-of-input; nothing to compare"));
                 }
+                // Target 8 on the emulator: 64 execs at once, Airlock alone (the SDK harness is one node process).
+                Sample c = Concurrency.alone(spec.backend() + " exec", () -> Scenarios.execTrue(env), 64, s.plan.rounds(64));
+                for (int p : new int[] {50, 99}) {
+                    s.rows.add(new Row("8", spec.backend() + " 64 concurrent `exec true` (emulator in-process), p" + p,
+                            "Airlock `exec`, 64 threads at once, each timed", "-", Scenarios.fixed(c, c.percentile(p)),
+                            new Sample(), "no failures", Double.NaN, ""));
+                }
             }
         }
     }

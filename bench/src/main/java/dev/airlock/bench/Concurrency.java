@@ -47,6 +47,25 @@ final class Concurrency {
         return last;
     }
 
+    /**
+     * N commands at once on one side alone, where there is nothing to alternate with (an emulator's
+     * exec latency): a warm-up round, then {@code rounds} rounds; every command's latency is one sample.
+     */
+    static Sample alone(String label, Side side, int n, int rounds) {
+        Progress.say(label + " x" + n);
+        Sample a = new Sample();
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            round(pool, n, side, null);
+            for (int i = 0; i < rounds; i++) {
+                round(pool, n, side, a);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        return a;
+    }
+
     private static void round(ExecutorService pool, int n, Side side, Sample into) {
         CountDownLatch go = new CountDownLatch(1);
         List<Future<?>> fs = new ArrayList<>();

@@ -128,7 +128,7 @@ final class Scenarios {
     }
 
     /** A sample standing for one statistic of another (its percentile), keeping failures and memory. */
-    private static Sample fixed(Sample from, double value) {
+    static Sample fixed(Sample from, double value) {
         Sample s = new Sample();
         if (!Double.isNaN(value)) {
             for (int i = 0; i < from.count(); i++) {
