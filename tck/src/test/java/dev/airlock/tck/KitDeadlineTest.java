@@ -16,7 +16,7 @@ import org.junit.platform.launcher.core.LauncherFactory;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.CountDownLatch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -25,11 +25,12 @@ import static org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder.r
 
 /** A kit case that hangs fails at its own deadline naming the promise, and the rest of the run fails at once. */
 class KitDeadlineTest {
-    static final AtomicBoolean interrupted = new AtomicBoolean();
+    /** Counted down by the hung case when the deadline interrupts it: that happens on the case's own thread, after the failure is reported. */
+    static final CountDownLatch interrupted = new CountDownLatch(1);
 
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS) // the guard if the deadline did not work
-    void aHangFailsAtItsDeadlineNamingThePromiseAndStopsTheRun() {
+    void aHangFailsAtItsDeadlineNamingThePromiseAndStopsTheRun() throws InterruptedException {
         Map<String, String> failures = new TreeMap<>();
         String before = System.getProperty(KitDeadline.PROPERTY);
         System.setProperty(KitDeadline.PROPERTY, "1");
@@ -54,7 +55,8 @@ class KitDeadlineTest {
         String hang = failures.get("aKillThatNeverEnds()");
         assertTrue(hang.contains("TimeoutsAndCancel > aKillThatNeverEnds() did not finish within 1s")
                 && hang.contains("(setsid)"), hang);
-        assertTrue(interrupted.get(), "the hung case was interrupted");
+        // well short of the case's 60 s sleep: only an interrupt ends it this soon
+        assertTrue(interrupted.await(10, TimeUnit.SECONDS), "the hung case was interrupted");
         assertTrue(failures.get("zLater()").contains("not run: TimeoutsAndCancel > aKillThatNeverEnds() did not finish"),
                 failures.toString());
     }
@@ -112,7 +114,7 @@ class KitDeadlineTest {
                 try {
                     Thread.sleep(60_000);
                 } catch (InterruptedException e) {
-                    interrupted.set(true);
+                    interrupted.countDown();
                 }
             }
 
