@@ -101,7 +101,8 @@ final class VercelEnvironment extends AbstractEnvironment {
         }, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
         // The core's shell files, taken while nativeFiles() is still empty: the native files fall back on them.
         RemoteFiles shell = super.files();
-        this.files = new VercelFiles(api, sessionId, shell, script -> runRaw(script, null), path -> target().expand(path), "vercel");
+        this.files = new VercelFiles(api, sessionId, shell, script -> runRaw(script, null), path -> target().expand(path),
+                () -> target().stagingDir(), waits, "vercel");
         try {
             initialize();
         } catch (RuntimeException e) {

@@ -4,6 +4,7 @@ import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.DeniedException;
+import dev.airlock.EnvironmentClosedException;
 import dev.airlock.FileStat;
 import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
@@ -11,6 +12,7 @@ import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
 import dev.airlock.shell.AsideWrite;
 import dev.airlock.shell.Shell;
+import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.RawResult;
 
 import java.io.IOException;
@@ -19,15 +21,23 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
  * Files through Vercel's file API where it has one: {@code write} uploads the bytes with
- * {@code fs/write} (a gzipped tar, header mode 0600) to a temp sibling of the target, then one
- * small script checks the place, sets the mode, checks the size and renames it over the target.
- * Content that can be read again (bytes, a file) goes up as one upload streamed from its source,
- * a buffer at a time, and is read again if the upload is retried. A stream, which cannot be read
- * again, goes up in parts of {@link #PART} bytes joined on the target when it is larger (no more
+ * {@code fs/write} (a gzipped tar, header mode 0600), a small script judges the place and makes a
+ * temp sibling of the target, and a last one sets the mode, checks the size and renames it over
+ * the target. Content that can be read again (bytes, a file) goes up as one upload streamed from
+ * its source, a buffer at a time (read again if the upload is retried), into the environment's
+ * private staging dir while the place script runs, so a write waits for the slower of the two,
+ * not both; the last script moves it beside the target. A stream, which cannot be read again, is
+ * read only once the place is judged (the shell write may still have to take it) and goes up
+ * beside the target, in parts of {@link #PART} bytes joined there when it is larger (no more
  * than one part is ever held in memory, and each part is one whole retryable upload); {@code read} streams
  * {@code fs/read}. The rest (stat, list, copyIn, copyOut) and the cases the native path cannot
  * judge (a symlinked target or a symlink on the way to it, which the shell implementation
@@ -42,6 +52,8 @@ final class VercelFiles implements RemoteFiles {
     private static final int NAME_MAX = 255;
     /** The place script's exit when the native write cannot judge the place: the shell write does it. */
     private static final int USE_SHELL = 20;
+    /** The name prefix of an upload waiting in the staging dir for its place. */
+    static final String STAGED_PREFIX = ".airlock-upload-";
 
     /** A small script through the environment's raw runs (probe-like: no guard, output capped). */
     interface Raw {
@@ -53,14 +65,24 @@ final class VercelFiles implements RemoteFiles {
     private final RemoteFiles shell;
     private final Raw raw;
     private final UnaryOperator<String> expand;
+    private final Supplier<String> stagingDir;
+    private final Executor uploads;
     private final String backend;
 
-    VercelFiles(VercelApi api, String sessionId, RemoteFiles shell, Raw raw, UnaryOperator<String> expand, String backend) {
+    /**
+     * {@code stagingDir}: the environment's private 0700 dir for staged files (asked per write: it
+     * is known once the environment is up); {@code uploads}: where an upload runs beside the place
+     * script.
+     */
+    VercelFiles(VercelApi api, String sessionId, RemoteFiles shell, Raw raw, UnaryOperator<String> expand,
+                Supplier<String> stagingDir, Executor uploads, String backend) {
         this.api = api;
         this.sessionId = sessionId;
         this.shell = shell;
         this.raw = raw;
         this.expand = expand;
+        this.stagingDir = stagingDir;
+        this.uploads = uploads;
         this.backend = backend;
     }
 
@@ -70,6 +92,10 @@ final class VercelFiles implements RemoteFiles {
     public void write(String path, Payload content, WriteOptions options) {
         String t = resolve(path);
         checkLength(t);
+        if (content.isRepeatable() && content.length().isPresent()) {
+            writeStaged(path, t, content, options);
+            return;
+        }
         Optional<Place> place = enter(t, options.createParents());
         if (place.isEmpty()) {
             shell.write(path, content, options);
@@ -88,6 +114,82 @@ final class VercelFiles implements RemoteFiles {
         }
     }
 
+    /**
+     * Content that can be read again: uploaded into the staging dir while the place script runs,
+     * then moved beside the target by the last script (a rename, or a copy where the staging dir
+     * is on another filesystem than the target). Whatever ends the write early (the place refused,
+     * the shell write taking over, the upload failing), the upload is waited for before its file
+     * is removed, so no removal races an upload still landing.
+     */
+    private void writeStaged(String path, String t, Payload content, WriteOptions options) {
+        String staged = stagingDir.get() + "/" + STAGED_PREFIX + StdinScripts.randomToken();
+        Streamed source = new Streamed(content, content.length().getAsLong());
+        CompletableFuture<Void> upload;
+        try {
+            upload = CompletableFuture.runAsync(() -> api.write(sessionId, staged, 0600, source), uploads);
+        } catch (RejectedExecutionException e) {
+            throw new EnvironmentClosedException("the " + backend + " environment is closed; open a new one");
+        }
+        Optional<Place> place;
+        try {
+            place = enter(t, options.createParents());
+        } catch (RuntimeException e) {
+            discard(upload, staged);
+            throw e;
+        }
+        if (place.isEmpty()) {
+            discard(upload, staged);
+            shell.write(path, content, options);
+            return;
+        }
+        Place p = place.get();
+        p.staged = staged;
+        boolean done = false;
+        try {
+            awaitUpload(upload);
+            p.sent = source.size;
+            finish(p, t, 0, options);
+            done = true;
+        } finally {
+            if (!done) {
+                p.cleanUp(); // the upload has ended: it was awaited first thing
+            }
+        }
+    }
+
+    /** The upload's own failure, as it would have been thrown on this thread. */
+    private static void awaitUpload(CompletableFuture<Void> upload) {
+        try {
+            upload.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            throw e;
+        }
+    }
+
+    private static void awaitQuietly(CompletableFuture<Void> upload) {
+        try {
+            upload.join();
+        } catch (CompletionException | java.util.concurrent.CancellationException e) {
+            // its failure is reported by whoever awaited it; here only its end counts
+        }
+    }
+
+    /** The write ended before its upload was placed: the upload's file goes, once the upload ended. */
+    private void discard(CompletableFuture<Void> upload, String staged) {
+        awaitQuietly(upload);
+        try {
+            raw.run("rm -f -- " + Shell.quotePath(staged) + "\nexit 0\n");
+        } catch (IOException | AirlockException ignored) {
+            // best effort: the staging dir goes with the environment
+        }
+    }
+
     /** Where the write lands, and what to undo when it fails. */
     private final class Place {
         final String dir;
@@ -95,6 +197,8 @@ final class VercelFiles implements RemoteFiles {
         final String temp;
         final String createdFrom;
         long sent;
+        /** The upload waiting in the staging dir, when it went there (null: it went beside the target). */
+        String staged;
 
         Place(String dir, String name, String temp, String createdFrom) {
             this.dir = dir;
@@ -110,7 +214,8 @@ final class VercelFiles implements RemoteFiles {
         /** The temp file, its parts, and the directories this write made: all gone, best effort. */
         void cleanUp() {
             try {
-                raw.run(AsideWrite.cleanUp(dir, createdFrom, Shell.quotePath(temp) + " " + Shell.quotePath(temp) + ".p*"));
+                raw.run((staged == null ? "" : "rm -f -- " + Shell.quotePath(staged) + "\n")
+                        + AsideWrite.cleanUp(dir, createdFrom, Shell.quotePath(temp) + " " + Shell.quotePath(temp) + ".p*"));
             } catch (IOException | AirlockException ignored) {
                 // best effort: the write's own failure is what the caller hears about
             }
@@ -269,9 +374,14 @@ final class VercelFiles implements RemoteFiles {
         s.append("cd -P -- ").append(dir).append(" || exit 4\n")
                 .append("[ \"$(pwd -P)\" = ").append(dir).append(" ] || { echo \"the directory changed while writing; nothing was written\" >&2; exit 11; }\n")
                 .append("n=").append(Shell.quotePath(p.name)).append("\ntmp=").append(Shell.quotePath(p.temp)).append('\n')
-                .append("trap 'rm -f -- \"$tmp\" \"$tmp\".p*' EXIT\n")
-                .append("trap 'exit 143' TERM INT HUP\n")
-                .append("[ -f \"$tmp\" ] || { echo \"the uploaded file is gone\" >&2; exit 7; }\n");
+                .append("st=").append(p.staged == null ? "" : Shell.quotePath(p.staged)).append('\n')
+                .append("trap 'rm -f -- \"$tmp\" \"$tmp\".p* ${st:+\"$st\"}' EXIT\n")
+                .append("trap 'exit 143' TERM INT HUP\n");
+        if (p.staged != null) {
+            // over the empty temp file the place script made: a rename, or a copy across filesystems
+            s.append("mv -f -- \"$st\" \"$tmp\" || { echo \"the uploaded file is gone\" >&2; exit 7; }\n");
+        }
+        s.append("[ -f \"$tmp\" ] || { echo \"the uploaded file is gone\" >&2; exit 7; }\n");
         if (parts > 0) {
             s.append("i=0; while [ $i -lt ").append(parts).append(" ]; do cat -- \"$tmp.p$i\" >> \"$tmp\" || exit 7;"
                     + " rm -f -- \"$tmp.p$i\"; i=$((i+1)); done\n");

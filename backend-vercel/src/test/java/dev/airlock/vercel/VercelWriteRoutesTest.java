@@ -21,6 +21,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -29,9 +32,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * How {@code files().write} goes up to Vercel: content that can be read again (bytes, a file) as
- * one upload streamed from its source, a stream larger than a part in parts joined on the target;
- * byte-exact either way, and a file that no longer has the length it declared fails the write
- * with the old file kept and nothing left beside it.
+ * one upload streamed from its source into the staging dir while the place is judged, a stream
+ * larger than a part in parts joined on the target; byte-exact either way, and a file that no
+ * longer has the length it declared, a refused place or a symlinked target leave nothing beside
+ * the target and no upload in the staging dir.
  */
 class VercelWriteRoutesTest {
     private static final VercelEmulatorFixture FIXTURE = new VercelEmulatorFixture(FaultPlan.none());
@@ -55,6 +59,20 @@ class VercelWriteRoutesTest {
         return FIXTURE.emulator.writes().stream().filter(w -> w.path().startsWith(dir + "/.airlock-write-")).toList();
     }
 
+    /** The uploads into the staging dir made since {@code before} uploads had been made. */
+    private static List<VercelEmulator.StagedWrite> stagedSince(Environment env, int before) {
+        List<VercelEmulator.StagedWrite> all = FIXTURE.emulator.writes();
+        return all.subList(before, all.size()).stream()
+                .filter(w -> w.path().startsWith(env.target().stagingDir() + "/" + VercelFiles.STAGED_PREFIX)).toList();
+    }
+
+    /** No temp file beside the target and no upload waiting in the staging dir. */
+    private static void assertNothingLeft(Environment env, String dir) {
+        assertEquals("", sh(env, "ls -a " + dir + " | grep airlock-write || true").stdout().text(), "no temp file is left");
+        assertEquals("", sh(env, "ls -a " + env.target().stagingDir() + " | grep -- " + VercelFiles.STAGED_PREFIX + " || true")
+                .stdout().text(), "no upload is left in the staging dir");
+    }
+
     private static ExecResult sh(Environment env, String script) {
         ExecResult r = env.exec(ExecRequest.builder(script).build());
         assertEquals(0, r.exitCode(), script + ": " + r.stderr().text());
@@ -67,13 +85,15 @@ class VercelWriteRoutesTest {
         Path file = local.resolve("src.bin");
         Files.write(file, data);
         try (Environment env = new VercelProvider().open(OpenContext.of(FIXTURE.settings()))) {
+            int before = FIXTURE.emulator.writes().size();
             env.files().write("/tmp/one/bytes.bin", data);
             env.files().write("/tmp/one/file.bin", Payload.ofFile(file), WriteOptions.defaults());
             assertArrayEquals(data, env.files().read("/tmp/one/bytes.bin").readAllBytes());
             assertArrayEquals(data, env.files().read("/tmp/one/file.bin").readAllBytes());
-            assertEquals(List.of((long) SIZE, (long) SIZE), uploadsFor("/tmp/one").stream().map(VercelEmulator.StagedWrite::size).toList(),
-                    "one upload of the whole file each");
-            assertEquals("", sh(env, "ls -a /tmp/one | grep airlock-write || true").stdout().text(), "no temp file is left");
+            assertEquals(List.of((long) SIZE, (long) SIZE), stagedSince(env, before).stream().map(VercelEmulator.StagedWrite::size).toList(),
+                    "one upload of the whole file each, into the staging dir");
+            assertEquals(List.of(), uploadsFor("/tmp/one"), "nothing went up beside the target");
+            assertNothingLeft(env, "/tmp/one");
         }
     }
 
@@ -101,7 +121,7 @@ class VercelWriteRoutesTest {
                     () -> env.files().write("/tmp/short/f", declared, WriteOptions.defaults()));
             assertTrue(e.getMessage().contains("was 600 bytes, not the 1000 it declared"), e.getMessage());
             assertEquals("old", new String(env.files().read("/tmp/short/f").readAllBytes(), StandardCharsets.UTF_8));
-            assertEquals("", sh(env, "ls -a /tmp/short | grep airlock-write || true").stdout().text(), "no temp file is left");
+            assertNothingLeft(env, "/tmp/short");
         }
     }
 
@@ -118,7 +138,7 @@ class VercelWriteRoutesTest {
             assertTrue(e.getMessage().startsWith("cannot read the content to write: ") && e.getMessage().contains("gone.bin"),
                     e.getMessage());
             assertEquals("old", new String(env.files().read("/tmp/gone/f").readAllBytes(), StandardCharsets.UTF_8));
-            assertEquals("", sh(env, "ls -a /tmp/gone | grep airlock-write || true").stdout().text(), "no temp file is left");
+            assertNothingLeft(env, "/tmp/gone");
         }
     }
 
@@ -143,7 +163,80 @@ class VercelWriteRoutesTest {
             assertEquals(3, FIXTURE.journal.entries("fs-write").size() - before, "each failing write was sent once");
             env.files().write("/tmp/nobreak/f", "fine".getBytes(StandardCharsets.UTF_8));
             assertEquals("fine", new String(env.files().read("/tmp/nobreak/f").readAllBytes(), StandardCharsets.UTF_8));
-            assertEquals("", sh(env, "ls -a /tmp/nobreak | grep airlock-write || true").stdout().text(), "no temp file is left");
+            assertNothingLeft(env, "/tmp/nobreak");
+        }
+    }
+
+    /**
+     * The place is judged while the upload runs: a place that is refused (no parent, and none to
+     * be made; a directory at the target) fails the write as before, and the upload that was
+     * already on its way is removed from the staging dir.
+     */
+    @Test
+    void aRefusedPlaceFailsTheWriteAndLeavesNoUploadBehind() {
+        byte[] data = content();
+        try (Environment env = new VercelProvider().open(OpenContext.of(FIXTURE.settings()))) {
+            int before = FIXTURE.emulator.writes().size();
+            assertThrows(dev.airlock.NoSuchPathException.class,
+                    () -> env.files().write("/tmp/refused/none/f", Payload.of(data), WriteOptions.defaults().withCreateParents(false)));
+            sh(env, "mkdir -p /tmp/refused/dir/f");
+            BackendException e = assertThrows(BackendException.class, () -> env.files().write("/tmp/refused/dir/f", data));
+            assertTrue(e.getMessage().contains("is a directory"), e.getMessage());
+            assertEquals(2, stagedSince(env, before).size(), "both uploads went on while the place was judged");
+            assertNothingLeft(env, "/tmp/refused/dir");
+            assertEquals("", sh(env, "ls -A /tmp/refused/dir/f").stdout().text(), "nothing landed in the directory");
+        }
+    }
+
+    /**
+     * A symlink on the way to the target is the shell write's to judge: it takes the write, which
+     * lands byte-exact where the link points, and the staged upload is removed.
+     */
+    @Test
+    void aSymlinkedTargetIsWrittenByTheShellWriteAndLeavesNoUploadBehind() throws Exception {
+        byte[] data = content();
+        try (Environment env = new VercelProvider().open(OpenContext.of(FIXTURE.settings()))) {
+            sh(env, "mkdir -p /tmp/linked/real && ln -s real /tmp/linked/via");
+            env.files().write("/tmp/linked/via/f.bin", data);
+            assertArrayEquals(data, env.files().read("/tmp/linked/real/f.bin").readAllBytes());
+            assertNothingLeft(env, "/tmp/linked/real");
+        }
+    }
+
+    /**
+     * The upload landed in the staging dir, but the target's directory went away before the last
+     * script could move it there (removed behind the API's back while the upload was held up): the
+     * write fails, and the upload does not stay in the staging dir.
+     */
+    @Test
+    void anUploadWhosePlaceWentAwayGoesWithTheFailedWrite() throws Exception {
+        try (VercelEmulatorFixture slow = new VercelEmulatorFixture(FaultPlan.parse("fs-write:delay=2s@always", 1));
+             Environment env = new VercelProvider().open(OpenContext.of(slow.settings()))) {
+            Path dir = slow.emulator.hostPath(env.id(), "/tmp/moved");
+            Files.createDirectories(dir);
+            CompletableFuture<Void> write = CompletableFuture.runAsync(() -> env.files().write("/tmp/moved/f", new byte[1024]));
+            // The place script made its temp file while the upload is held up: now the directory goes.
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!hasTempFile(dir)) {
+                assertTrue(System.nanoTime() < until && !write.isDone(), "the place script made no temp file in " + dir);
+                Thread.sleep(10);
+            }
+            try (var files = Files.walk(dir)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+            ExecutionException e = assertThrows(ExecutionException.class, () -> write.get(60, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof BackendException, e.getCause().toString());
+            Path staging = slow.emulator.hostPath(env.id(), env.target().stagingDir());
+            try (var left = Files.list(staging)) {
+                assertEquals(List.of(), left.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(VercelFiles.STAGED_PREFIX)).toList(),
+                        "no upload is left in the staging dir");
+            }
+        }
+    }
+
+    private static boolean hasTempFile(Path dir) throws java.io.IOException {
+        try (var files = Files.list(dir)) {
+            return files.anyMatch(p -> p.getFileName().toString().startsWith(dev.airlock.shell.AsideWrite.TEMP_PREFIX));
         }
     }
 }

@@ -123,6 +123,16 @@ public final class VercelEmulator implements Emulator {
         return List.copyOf(sandboxes.keySet());
     }
 
+    /**
+     * Where {@code sandboxPath} of a sandbox's running session lives on this host, resolved as the
+     * sandbox would (tests change a sandbox's files behind the API's back with it).
+     */
+    public java.nio.file.Path hostPath(String sandboxName, String sandboxPath) {
+        SessionState s = sessions.values().stream().filter(x -> x.owner.name.equals(sandboxName) && x.status().equals("running"))
+                .findFirst().orElseThrow(() -> new IllegalArgumentException("no running session of " + sandboxName));
+        return s.sandbox.resolve(sandboxPath).host();
+    }
+
     /** How many sessions are running now. */
     public long runningSessions() {
         return sessions.values().stream().filter(s -> s.status().equals("running")).count();
