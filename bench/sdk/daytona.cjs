@@ -10,8 +10,8 @@ const { Daytona } = lines.sdk('@daytona/sdk');
   const daytona = new Daytona();
   const sandbox = await daytona.create({ labels: { purpose: 'airlock-bench' } }, { timeout: 60 });
   await lines.serve({
-    write: async (file, n) => {
-      const data = lines.payload(Number(n));
+    write: async (file, n, kind) => {
+      const data = lines.payload(Number(n), kind);
       const ms = await lines.time(() => sandbox.fs.uploadFile(data, file));
       const seen = await sandbox.process.executeCommand(`wc -c < '${file}'`, undefined, undefined, 60);
       if (seen.result.trim() !== String(data.length)) throw new Error(`wrote ${data.length} bytes, the sandbox has ${seen.result.trim()}`);

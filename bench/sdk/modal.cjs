@@ -17,8 +17,8 @@ const STDIN_CHUNK = 16 * 1024 * 1024;
     return parseInt(out, 10);
   };
   await lines.serve({
-    write: async (file, n) => {
-      const data = lines.payload(Number(n));
+    write: async (file, n, kind) => {
+      const data = lines.payload(Number(n), kind);
       const ms = await lines.time(() => sb.filesystem.writeBytes(data, file));
       const seen = await size(file);
       if (seen !== data.length) throw new Error(`wrote ${data.length} bytes, the sandbox has ${seen}`);

@@ -13,8 +13,8 @@ const creds = { token: 'opaque-bench-token', teamId: 'team_airlock', projectId: 
 (async () => {
   const sandbox = await Sandbox.create({ ...creds, timeout: 600000, tags: { owner: 'airlock-bench' } });
   await lines.serve({
-    write: async (file, n) => {
-      const data = lines.payload(Number(n));
+    write: async (file, n, kind) => {
+      const data = lines.payload(Number(n), kind);
       const ms = await lines.time(() => sandbox.writeFiles([{ path: file, content: data }]));
       const run = await sandbox.runCommand('sh', ['-c', `wc -c < '${file}'`]);
       const seen = (await run.stdout()).trim();

@@ -43,7 +43,6 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongConsumer;
-import java.util.zip.Deflater;
 import java.util.zip.GZIPOutputStream;
 
 /**
@@ -295,11 +294,7 @@ final class VercelApi implements AutoCloseable {
             @Override
             public void writeTo(BufferedSink sink) throws IOException {
                 failed.set(null); // this attempt's only
-                GZIPOutputStream gz = new GZIPOutputStream(sink.outputStream(), 65536) {
-                    {
-                        def.setLevel(Deflater.BEST_SPEED);
-                    }
-                };
+                GZIPOutputStream gz = new AdaptiveGzipOutputStream(sink.outputStream(), 65536);
                 Tar.header(gz, name, mode, source.size());
                 try {
                     source.writeTo(gz);

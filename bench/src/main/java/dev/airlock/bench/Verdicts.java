@@ -24,9 +24,10 @@ final class Verdicts {
                     + " (five under 1.0); 4 MiB stdin chunks instead of 1 MiB measured no different (see What remains)",
             "modal 64 MiB stdin", "run-to-run spread, not a fixed cost: six full runs on a quiet machine gave 0.58 to 0.87;"
                     + " 4 MiB chunks measured no different (see What remains)",
-            "vercel `files().write`", "the two commands around the one streamed upload (the place script: a temp file"
-                    + " below the physical parent; the finish script: mode, size check, atomic rename), which the SDK's plain"
-                    + " upload does not run (see What changed this session)");
+            "vercel `files().write`", "the commands around the one streamed upload, which the SDK's plain upload does not"
+                    + " run: the guard's path check, the place script (a temp file below the physical parent; the upload runs"
+                    + " beside it) and the finish script (mode, size check, atomic rename), each a command of 150-200 ms on the"
+                    + " emulator (see What remains)");
 
     private Verdicts() {
     }
