@@ -20,6 +20,9 @@ public final class CallJournal {
      * for calls that carry none); {@code envNames} only the names of natively sent variables
      * (their values are a legitimate channel, not a command); {@code dispatchKey} identifies a
      * dispatch (the exec id, idempotency key or command id), empty for other calls.
+     * {@code requestBytes} is the request body read when the answer started; {@code responseBytes}
+     * the answer's declared length, -1 when it streams, has no body or never started (a call is
+     * journalled before its answer leaves, so a client holding the answer finds it here).
      */
     public record Entry(long seq, String call, String sandbox, String command, List<String> argv,
                         List<String> envNames, long requestBytes, long responseBytes, String dispatchKey,

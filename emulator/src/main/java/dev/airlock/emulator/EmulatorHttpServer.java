@@ -20,7 +20,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongConsumer;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -135,9 +137,9 @@ public final class EmulatorHttpServer implements AutoCloseable {
         }
         CountingInputStream in = new CountingInputStream(ex.getRequestBody());
         in.transferTo(OutputStream.nullOutputStream());
-        Response resp = new Response(ex, Optional.empty(), errors);
+        Response resp = new Response(ex, Optional.empty(), errors,
+                declared -> journal.call("unknown", "", in.count, declared, Optional.empty()));
         resp.error(404, "not_found", "no route for " + method + " " + path);
-        journal.call("unknown", "", in.count, resp.sent(), Optional.empty());
         ex.close();
     }
 
@@ -145,7 +147,17 @@ public final class EmulatorHttpServer implements AutoCloseable {
         Optional<Fault> fault = faults.next(r.call);
         CountingInputStream in = new CountingInputStream(ex.getRequestBody());
         Request req = new Request(ex, r.call, params, in, fault);
-        Response resp = new Response(ex, fault, errors);
+        String sandbox = params.getOrDefault("sandbox", params.getOrDefault("id", ""));
+        // Journalled as the answer starts, before its first byte leaves: a client that has its
+        // answer finds the call in the journal (recorded after the answer, a fast client could
+        // look before it was there). A call that never answers is journalled at its end.
+        AtomicBoolean journalled = new AtomicBoolean();
+        LongConsumer record = declared -> {
+            if (journalled.compareAndSet(false, true)) {
+                journal.call(r.call, sandbox, in.count, declared, fault);
+            }
+        };
+        Response resp = new Response(ex, fault, errors, record);
         boolean dropped = false;
         try {
             if (!r.open && req.bearer().isEmpty()) {
@@ -175,7 +187,7 @@ public final class EmulatorHttpServer implements AutoCloseable {
             }
             resp.error(500, "emulator_error", r.call + " failed in the emulator: " + e);
         } finally {
-            journal.call(r.call, params.getOrDefault("sandbox", params.getOrDefault("id", "")), in.count, resp.sent(), fault);
+            record.accept(-1);
             if (!dropped) {
                 ex.close();
             }
@@ -293,21 +305,20 @@ public final class EmulatorHttpServer implements AutoCloseable {
         private final HttpExchange ex;
         private final Optional<Fault> fault;
         private final ErrorBody errors;
+        /** Told the answer's declared length (-1: streamed or none) just before it starts. */
+        private final LongConsumer onStart;
         private CuttingOutputStream out;
         private boolean headersSent;
 
-        Response(HttpExchange ex, Optional<Fault> fault, ErrorBody errors) {
+        Response(HttpExchange ex, Optional<Fault> fault, ErrorBody errors, LongConsumer onStart) {
             this.ex = ex;
             this.fault = fault;
             this.errors = errors;
+            this.onStart = onStart;
         }
 
         boolean losing() {
             return fault.isPresent() && fault.get() instanceof Fault.LoseResponse;
-        }
-
-        long sent() {
-            return out == null ? 0 : out.count;
         }
 
         public Response header(String name, String value) {
@@ -344,6 +355,7 @@ public final class EmulatorHttpServer implements AutoCloseable {
                 throw new IllegalStateException("the response was already started");
             }
             headersSent = true;
+            onStart.accept(length > 0 ? length : -1);
             if (losing()) {
                 out = new CuttingOutputStream(OutputStream.nullOutputStream(), Long.MAX_VALUE, Long.MAX_VALUE);
                 return out;
