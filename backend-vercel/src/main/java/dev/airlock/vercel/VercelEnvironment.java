@@ -102,7 +102,7 @@ final class VercelEnvironment extends AbstractEnvironment {
         // The core's shell files, taken while nativeFiles() is still empty: the native files fall back on them.
         RemoteFiles shell = super.files();
         this.files = new VercelFiles(api, sessionId, shell, script -> runRaw(script, null), path -> target().expand(path),
-                () -> target().stagingDir(), waits, "vercel");
+                () -> target().stagingDir(), this::removeStaged, waits, "vercel");
         try {
             initialize();
         } catch (RuntimeException e) {

@@ -60,28 +60,36 @@ final class VercelFiles implements RemoteFiles {
         RawResult run(String script) throws IOException;
     }
 
+    /** The environment's removal of a staged file: its bytes are gone even where {@code rm} cannot run. */
+    interface RemoveStaged {
+        void remove(String path) throws IOException;
+    }
+
     private final VercelApi api;
     private final String sessionId;
     private final RemoteFiles shell;
     private final Raw raw;
     private final UnaryOperator<String> expand;
     private final Supplier<String> stagingDir;
+    private final RemoveStaged removeStaged;
     private final Executor uploads;
     private final String backend;
 
     /**
      * {@code stagingDir}: the environment's private 0700 dir for staged files (asked per write: it
-     * is known once the environment is up); {@code uploads}: where an upload runs beside the place
-     * script.
+     * is known once the environment is up), where uploads wait for their place and from which
+     * {@code removeStaged} removes them when a write ends early; {@code uploads}: where an upload
+     * runs beside the place script.
      */
     VercelFiles(VercelApi api, String sessionId, RemoteFiles shell, Raw raw, UnaryOperator<String> expand,
-                Supplier<String> stagingDir, Executor uploads, String backend) {
+                Supplier<String> stagingDir, RemoveStaged removeStaged, Executor uploads, String backend) {
         this.api = api;
         this.sessionId = sessionId;
         this.shell = shell;
         this.raw = raw;
         this.expand = expand;
         this.stagingDir = stagingDir;
+        this.removeStaged = removeStaged;
         this.uploads = uploads;
         this.backend = backend;
     }
@@ -172,19 +180,15 @@ final class VercelFiles implements RemoteFiles {
         }
     }
 
-    private static void awaitQuietly(CompletableFuture<Void> upload) {
-        try {
-            upload.join();
-        } catch (CompletionException | java.util.concurrent.CancellationException e) {
-            // its failure is reported by whoever awaited it; here only its end counts
-        }
-    }
-
     /** The write ended before its upload was placed: the upload's file goes, once the upload ended. */
     private void discard(CompletableFuture<Void> upload, String staged) {
-        awaitQuietly(upload);
         try {
-            raw.run("rm -f -- " + Shell.quotePath(staged) + "\nexit 0\n");
+            upload.join();
+        } catch (CompletionException e) {
+            // the write's own end is what the caller hears about; here only the upload's end counts
+        }
+        try {
+            removeStaged.remove(staged);
         } catch (IOException | AirlockException ignored) {
             // best effort: the staging dir goes with the environment
         }
@@ -214,7 +218,7 @@ final class VercelFiles implements RemoteFiles {
         /** The temp file, its parts, and the directories this write made: all gone, best effort. */
         void cleanUp() {
             try {
-                raw.run((staged == null ? "" : "rm -f -- " + Shell.quotePath(staged) + "\n")
+                raw.run((staged == null ? "" : Shell.removeScript(staged))
                         + AsideWrite.cleanUp(dir, createdFrom, Shell.quotePath(temp) + " " + Shell.quotePath(temp) + ".p*"));
             } catch (IOException | AirlockException ignored) {
                 // best effort: the write's own failure is what the caller hears about

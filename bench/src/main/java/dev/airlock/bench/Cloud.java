@@ -98,23 +98,11 @@ final class Cloud {
             List<String> args = urlArg ? List.of(harness.toString(), url) : List.of(harness.toString());
             try (Environment env = Environments.open(Settings.of(airlock.apply(url)));
                  SdkProcess sdk = SdkProcess.start(Path.of("bench/sdk", spec.script()), args, nodeEnv.apply(url), s.work)) {
-                Sample a = new Sample();
-                Sample r = new Sample();
-                Progress.say(spec.backend() + " files().write 64 MiB");
-                Meter.alternate(() -> airlockWrite(env, payload), a, () -> sdk.request("write " + SDK_FILE + " " + BYTES), r,
-                        s.plan.warmup(), s.plan.reps());
-                s.rows.add(new Row("6", spec.backend() + " `files().write` 64 MiB (emulator in-process)",
+                write(spec, env, sdk, payload, "write", "64 MiB (emulator in-process)",
                         "`files().write(path, Payload.of(bytes))`, timed around the call (environment open; RSS includes the emulator)",
-                        sdkName + " " + spec.writeCall() + ", timed inside node around the call (sandbox created)",
-                        a, r, "<= 1.0", 1.0, ""));
-                Sample na = new Sample();
-                Sample nr = new Sample();
-                Progress.say(spec.backend() + " files().write 64 MiB of random bytes");
-                Meter.alternate(() -> airlockWrite(env, noise), na, () -> sdk.request("write-noise " + SDK_FILE + " " + BYTES), nr,
-                        s.plan.warmup(), s.plan.reps());
-                s.rows.add(new Row("6", spec.backend() + " `files().write` 64 MiB of random bytes (incompressible; emulator in-process)",
-                        "as above, random bytes", sdkName + " " + spec.writeCall() + ", random bytes, timed as above",
-                        na, nr, "<= 1.0", 1.0, ""));
+                        sdkName + " " + spec.writeCall() + ", timed inside node around the call (sandbox created)");
+                write(spec, env, sdk, noise, "write-noise", "64 MiB of random bytes (incompressible; emulator in-process)",
+                        "as above, random bytes", sdkName + " " + spec.writeCall() + ", random bytes, timed as above");
                 if (spec.stdinCall() != null) {
                     Sample sa = new Sample();
                     Sample sr = new Sample();
@@ -136,6 +124,20 @@ final class Cloud {
                 }
             }
         }
+    }
+
+    /**
+     * One write row (target 6): {@code bytes} through Airlock against the SDK script's
+     * {@code request}, which sends bytes of the same size and kind, alternately.
+     */
+    private void write(Spec spec, Environment env, SdkProcess sdk, byte[] bytes, String request, String what,
+                       String airlockHow, String sdkHow) throws Exception {
+        Sample a = new Sample();
+        Sample r = new Sample();
+        Progress.say(spec.backend() + " files().write " + what);
+        Meter.alternate(() -> airlockWrite(env, bytes), a, () -> sdk.request(request + " " + SDK_FILE + " " + BYTES), r,
+                s.plan.warmup(), s.plan.reps());
+        s.rows.add(new Row("6", spec.backend() + " `files().write` " + what, airlockHow, sdkHow, a, r, "<= 1.0", 1.0, ""));
     }
 
     /** The write alone is timed; the size check after it (a stat) is not, as on the SDK side. */
