@@ -96,13 +96,15 @@ final class ExecRun extends ExecHandle {
         // Every throwable was caught above, so this runs on every path (written once, not as a
         // finally block, which the compiler copies into each of them).
         afterFlow();
+        // Out of the live set before the caller sees the end: a caller that starts its next exec
+        // as each returns, holding the bound exactly, is never refused for one that has returned.
+        env.ended(this);
         if (failure != null) {
             endWith(failure);
         } else {
             deliver(r);
         }
         flowEnded.countDown();
-        env.ended(this);
     }
 
     private void afterFlow() {

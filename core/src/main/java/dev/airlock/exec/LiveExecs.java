@@ -10,8 +10,8 @@ import java.util.function.BiConsumer;
 
 /**
  * The execs an environment runs, and the stop that ends them: an exec is registered before it is
- * dispatched, and the registration is re-checked against the stop, so either close sees the exec
- * and cancels it, or the exec sees the stop and is refused. Also the finished execs whose
+ * dispatched, and registration and the stop hold one lock, so either close sees the exec and
+ * cancels it, or the exec sees the stop and is refused. Also the finished execs whose
  * background processes still held output (killed, checked, at close).
  */
 final class LiveExecs {
@@ -25,18 +25,18 @@ final class LiveExecs {
     private final Map<RemoteProcess, Optional<Reaper.Identity>> lingering = new ConcurrentHashMap<>();
     private volatile boolean stopped;
 
-    Refusal register(ExecRun run) {
-        live.add(run);
-        // Checked after registering: the stop is set before the snapshot of live execs is taken,
-        // so either the snapshot holds this exec or this sees the stop.
+    /**
+     * Registers {@code run} unless the stop came or the bound is full; checked and added as one
+     * step, so two execs racing for the last place never both lose it.
+     */
+    synchronized Refusal register(ExecRun run) {
         if (stopped) {
-            live.remove(run);
             return Refusal.STOPPED;
         }
-        if (live.size() > MAX_LIVE) {
-            live.remove(run);
+        if (live.size() >= MAX_LIVE) {
             return Refusal.FULL;
         }
+        live.add(run);
         return Refusal.NONE;
     }
 
@@ -53,7 +53,7 @@ final class LiveExecs {
     }
 
     /** Marks the stop and returns the execs it must end; none registers after this. */
-    List<ExecRun> stop() {
+    synchronized List<ExecRun> stop() {
         stopped = true;
         return List.copyOf(live);
     }

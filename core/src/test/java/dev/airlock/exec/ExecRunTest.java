@@ -326,6 +326,20 @@ class ExecRunTest {
         }
     }
 
+    @Test
+    void aCallerHoldingTheBoundExactlyIsNeverRefusedForAnExecThatReturned() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        List<Execution> held = new ArrayList<>();
+        for (int i = 0; i < LiveExecs.MAX_LIVE - 1; i++) {
+            held.add(b.start(ExecRequest.of("sleep 30")));
+        }
+        // One place left: each exec takes it, returns, and the next starts at once.
+        for (int i = 0; i < 200; i++) {
+            assertEquals(0, b.exec(ExecRequest.of("true")).exitCode(), "round " + i);
+        }
+        held.forEach(Execution::cancel);
+    }
+
     // ---- 3. a pump that meets a RuntimeException keeps draining
 
     @Test
