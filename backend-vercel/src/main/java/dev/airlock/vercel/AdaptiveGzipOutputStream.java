@@ -21,20 +21,36 @@ final class AdaptiveGzipOutputStream extends GZIPOutputStream {
     /** Compressed size over input size below which deflating pays for its CPU. */
     static final double PAYS = 0.9;
 
+    /**
+     * Writes shorter than this (a tar header, the archive's padding and end) are too small a sample
+     * to choose a window's level: they go at the current level (at first {@link Deflater#BEST_SPEED})
+     * and leave the choice to the next larger write, for at most {@link #SAMPLE} bytes in a row.
+     */
+    static final int MIN_SAMPLE = 4 << 10;
+
     private final Deflater probe = new Deflater(Deflater.BEST_SPEED, true);
     private final byte[] scratch = new byte[SAMPLE + 1024];
     private long windowLeft;
+    /** Bytes written since the last choice without making one. */
+    private long undecided;
 
     AdaptiveGzipOutputStream(OutputStream out, int size) throws IOException {
         super(out, size);
+        def.setLevel(Deflater.BEST_SPEED);
     }
 
     @Override
     public synchronized void write(byte[] b, int off, int len) throws IOException {
         while (len > 0) {
             if (windowLeft == 0) {
+                if (len < MIN_SAMPLE && undecided + len <= SAMPLE) {
+                    super.write(b, off, len);
+                    undecided += len;
+                    return;
+                }
                 def.setLevel(levelFor(b, off, Math.min(len, SAMPLE)));
                 windowLeft = WINDOW;
+                undecided = 0;
             }
             int n = (int) Math.min(len, windowLeft);
             super.write(b, off, n);

@@ -71,6 +71,27 @@ class AdaptiveGzipOutputStreamTest {
     }
 
     /**
+     * A tar header (one small write) does not choose the level for the payload after it: random
+     * bytes behind it are stored from their first window, where deflating at level 1 would frame
+     * them in blocks of about 16 KiB instead of 64 KiB.
+     */
+    @Test
+    void aSmallFirstWriteDoesNotChooseTheLevelOfThePayloadAfterIt() throws IOException {
+        byte[] header = new byte[512];
+        header[0] = 'f';
+        byte[] noise = random(2 * MIB, 4);
+        byte[] data = concat(header, noise);
+        byte[] gz = gzip(data, 512, 65536);
+        assertArrayEquals(data, gunzip(gz));
+        int framing = 2 * MIB / 65535 * 5 + 5 + 18 + 64 + 64; // as below, and the header's few bytes
+        assertTrue(gz.length <= noise.length + framing, "the payload took " + (gz.length - noise.length) + " bytes over its size");
+        byte[] tinyWrites = gzip(data, 512, 100);
+        assertArrayEquals(data, gunzip(tinyWrites), "a payload in writes too small to sample is still chosen for, and exact");
+        // Up to SAMPLE bytes go at level 1 before a choice is made: a few more block headers.
+        assertTrue(tinyWrites.length <= noise.length + framing + 128, "writes of 100 bytes took " + (tinyWrites.length - noise.length) + " over");
+    }
+
+    /**
      * Random bytes cost no more than stored blocks' framing (5 bytes per block of at most 64 KiB),
      * which deflating them would exceed; content that shrinks is deflated next to them.
      */
