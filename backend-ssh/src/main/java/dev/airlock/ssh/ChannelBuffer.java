@@ -19,14 +19,27 @@ import java.util.ArrayDeque;
  * connection. Here a write never waits: bytes queue in memory up to {@link #MEMORY}, then in an
  * unlinked temp file, up to {@code limit}; only past that does the writer wait (the connection
  * stalls, as with plain JSch, and the pool opens new channels elsewhere meanwhile).
+ *
+ * <p>Memory is a queue of {@link #CHUNK}-byte arrays filled end to end; a chunk the reader has
+ * emptied is kept for the next bytes (a few at most), so a stream that the reader keeps up with
+ * reuses the same chunks instead of allocating a copy of every packet (256 MiB of output was
+ * 256 MiB of garbage, and the young collections it caused cost more than the cipher).
  */
 final class ChannelBuffer {
     static final int MEMORY = 1 << 20;
+    /** One array of the memory queue: an SSH packet's worth (OpenSSH and JSch send at most 32 KiB). */
+    static final int CHUNK = 32 << 10;
+    /** Emptied chunks kept for reuse. */
+    private static final int SPARES = 4;
 
     private final long limit;
+    /** Full chunks, then the tail chunk filled to {@link #tailLen}; read from {@link #headPos} of the first. */
     private final ArrayDeque<byte[]> memory = new ArrayDeque<>();
+    private final ArrayDeque<byte[]> spare = new ArrayDeque<>();
     private int headPos;
+    private int tailLen;
     private long memoryBytes;
+    private long chunksMade;
     private FileChannel spill;
     private long spillWrite;
     private long spillRead;
@@ -97,10 +110,7 @@ final class ChannelBuffer {
             return;
         }
         if (!spilling && memoryBytes + len <= MEMORY) {
-            byte[] copy = new byte[len];
-            System.arraycopy(b, off, copy, 0, len);
-            memory.add(copy);
-            memoryBytes += len;
+            append(b, off, len);
         } else {
             spilling = true;
             FileChannel f = spillFile();
@@ -130,13 +140,17 @@ final class ChannelBuffer {
         int n;
         if (memoryBytes > 0) {
             byte[] head = memory.peek();
-            n = Math.min(len, head.length - headPos);
+            int filled = memory.size() == 1 ? tailLen : CHUNK;
+            n = Math.min(len, filled - headPos);
             System.arraycopy(head, headPos, b, off, n);
             headPos += n;
             memoryBytes -= n;
-            if (headPos == head.length) {
-                memory.poll();
+            if (headPos == filled) {
+                recycle(memory.poll());
                 headPos = 0;
+                if (memory.isEmpty()) {
+                    tailLen = 0;
+                }
             }
         } else {
             n = spill.read(ByteBuffer.wrap(b, off, (int) Math.min(len, spillWrite - spillRead)), spillRead);
@@ -150,6 +164,42 @@ final class ChannelBuffer {
         }
         notifyAll();
         return n;
+    }
+
+    /** Copies into the tail chunk, then into fresh ones (spares first) as each fills. */
+    private void append(byte[] b, int off, int len) {
+        while (len > 0) {
+            if (memory.isEmpty() || tailLen == CHUNK) {
+                memory.add(chunk());
+                tailLen = 0;
+            }
+            int n = Math.min(len, CHUNK - tailLen);
+            System.arraycopy(b, off, memory.peekLast(), tailLen, n);
+            tailLen += n;
+            memoryBytes += n;
+            off += n;
+            len -= n;
+        }
+    }
+
+    private byte[] chunk() {
+        byte[] c = spare.poll();
+        if (c == null) {
+            c = new byte[CHUNK];
+            chunksMade++;
+        }
+        return c;
+    }
+
+    private void recycle(byte[] c) {
+        if (spare.size() < SPARES) {
+            spare.push(c);
+        }
+    }
+
+    /** How many chunks this buffer has allocated: a reader that keeps up needs only a few. */
+    synchronized long chunksMade() {
+        return chunksMade;
     }
 
     private long buffered() {
@@ -169,8 +219,10 @@ final class ChannelBuffer {
     private synchronized void closeReader() {
         readerClosed = true;
         memory.clear();
+        spare.clear();
         memoryBytes = 0;
         headPos = 0;
+        tailLen = 0;
         if (spill != null) {
             try {
                 spill.close();
