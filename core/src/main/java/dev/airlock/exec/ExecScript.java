@@ -63,7 +63,11 @@ final class ExecScript {
             command = StdinScripts.heredoc(readCapped(stdin.get(), StdinScripts.HEREDOC_MAX_BYTES), command);
         }
         String shell = internal ? "sh" : t.shell();
-        boolean stagedScript = opens.length() + 512 + command.length() * 3L > caps.argvLimit();
+        // After the staging lines, so a bad cwd cannot leave a staged file behind.
+        String cd = request.cwd().map(cwd -> "cd -- " + Shell.quotePath(t.expand(cwd)) + " || exit 126\n").orElse("");
+        // The estimate: the staging lines, 512 bytes for the fixed lines after them, and three
+        // bytes per character of what the caller chose (the cwd and the command) for quoting.
+        boolean stagedScript = opens.length() + 512 + (cd.length() + command.length()) * 3L > caps.argvLimit();
         if (stagedScript) {
             String scriptPath = StdinScripts.stagedScriptPath(t.stagingDir());
             stager.stage(scriptPath, Payload.of(StdinScripts.stagedScript(command).getBytes(StandardCharsets.UTF_8)));
@@ -76,8 +80,7 @@ final class ExecScript {
         if (files != null) {
             script.append(files.redirect()); // after the staging lines: their errors stay on the transport
         }
-        // After the staging lines, so a bad cwd cannot leave a staged file behind.
-        request.cwd().ifPresent(cwd -> script.append("cd -- ").append(Shell.quotePath(t.expand(cwd))).append(" || exit 126\n"));
+        script.append(cd);
         script.append(files != null ? OutputFiles.recordOnTransport(Launcher.recordLine(nonce)) : Launcher.recordLines(nonce));
         script.append(stagedScript ? StdinScripts.execStagedScript(shell) : command);
         return new Launch(shell, script.toString(), caps.nativeEnv() ? set : Map.of(), caps.nativeEnv() ? unset : Set.of(),

@@ -162,6 +162,20 @@ class ExecScriptTest {
         assertEquals(1, staged.size(), "a command past the limit was not staged: " + staged);
     }
 
+    /** The cwd travels in the launch too: a long one pushes a command that fits without it into the staged script. */
+    @Test
+    void aLongCwdCountsTowardsTheArgvEstimate() throws Exception {
+        String fits = ": " + "x".repeat(998);
+        Capabilities caps = Capabilities.builder().nativeEnv(true)
+                .argvLimit(StdinScripts.noStdinPrefix().length() + 512 + 3 * fits.length()).build();
+        List<String> staged = new ArrayList<>();
+        String cwd = "/work/" + "d".repeat(2000);
+        Launch l = build(ExecRequest.builder(fits).cwd(cwd).build(), caps, staged);
+        assertFalse(l.script().contains(fits), "a command whose cwd took it past the limit is in the argv");
+        assertTrue(l.script().contains(cwd), "the cwd is not in the launch");
+        assertEquals(1, staged.size(), "the command was not staged: " + staged);
+    }
+
     /** A backend that sets env natively gets the variables with the launch; otherwise they are staged, never launched. */
     @Test
     void theEnvGoesWithTheLaunchOnlyToABackendThatSetsItNatively() throws Exception {
