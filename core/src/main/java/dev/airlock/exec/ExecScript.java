@@ -63,7 +63,6 @@ final class ExecScript {
             command = StdinScripts.heredoc(readCapped(stdin.get(), StdinScripts.HEREDOC_MAX_BYTES), command);
         }
         String shell = internal ? "sh" : t.shell();
-        // After the staging lines, so a bad cwd cannot leave a staged file behind.
         String cd = request.cwd().map(cwd -> "cd -- " + Shell.quotePath(t.expand(cwd)) + " || exit 126\n").orElse("");
         // The estimate: the staging lines, 512 bytes for the fixed lines after them, and three
         // bytes per character of what the caller chose (the cwd and the command) for quoting.
@@ -80,7 +79,7 @@ final class ExecScript {
         if (files != null) {
             script.append(files.redirect()); // after the staging lines: their errors stay on the transport
         }
-        script.append(cd);
+        script.append(cd); // after the staging lines, so a bad cwd cannot leave a staged file behind
         script.append(files != null ? OutputFiles.recordOnTransport(Launcher.recordLine(nonce)) : Launcher.recordLines(nonce));
         script.append(stagedScript ? StdinScripts.execStagedScript(shell) : command);
         return new Launch(shell, script.toString(), caps.nativeEnv() ? set : Map.of(), caps.nativeEnv() ? unset : Set.of(),
