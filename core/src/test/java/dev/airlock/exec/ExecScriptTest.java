@@ -144,6 +144,12 @@ class ExecScriptTest {
                 });
     }
 
+    /** A backend whose argv limit is exactly the estimate for {@code command} without stdin or cwd. */
+    private static Capabilities argvLimitFitting(String command) {
+        return Capabilities.builder().nativeEnv(true)
+                .argvLimit(StdinScripts.noStdinPrefix().length() + 512 + 3 * command.length()).build();
+    }
+
     /**
      * The argv estimate (the staging lines, 512 bytes for the lines after them, three bytes per
      * command byte for quoting) may be exactly the backend's limit: only past it is the command staged.
@@ -151,8 +157,7 @@ class ExecScriptTest {
     @Test
     void aCommandWhoseArgvEstimateIsExactlyTheLimitIsPassedAndOneByteMoreIsStaged() throws Exception {
         String fits = ": " + "x".repeat(998);
-        Capabilities caps = Capabilities.builder().nativeEnv(true)
-                .argvLimit(StdinScripts.noStdinPrefix().length() + 512 + 3 * fits.length()).build();
+        Capabilities caps = argvLimitFitting(fits);
         List<String> staged = new ArrayList<>();
         assertTrue(build(ExecRequest.of(fits), caps, staged).script().endsWith(fits), "the command is not in the argv");
         assertEquals(List.of(), staged);
@@ -166,8 +171,7 @@ class ExecScriptTest {
     @Test
     void aLongCwdCountsTowardsTheArgvEstimate() throws Exception {
         String fits = ": " + "x".repeat(998);
-        Capabilities caps = Capabilities.builder().nativeEnv(true)
-                .argvLimit(StdinScripts.noStdinPrefix().length() + 512 + 3 * fits.length()).build();
+        Capabilities caps = argvLimitFitting(fits);
         List<String> staged = new ArrayList<>();
         String cwd = "/work/" + "d".repeat(2000);
         Launch l = build(ExecRequest.builder(fits).cwd(cwd).build(), caps, staged);
