@@ -1,7 +1,5 @@
 package dev.airlock.emulator;
 
-import dev.airlock.NoSuchPathException;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -88,8 +86,10 @@ public final class EmulatedSandbox implements AutoCloseable {
     private final Set<SandboxProcess> processes = ConcurrentHashMap.newKeySet();
     private final Object lifecycle = new Object();
     private boolean stopped;
-    /** The sandbox's own pid and network namespaces (see {@link Namespaces}); empty without them. */
+    /** The sandbox's own root and namespaces (see {@link Namespaces}); empty where each command has its own bwrap. */
     private Optional<Namespaces> namespaces;
+    /** The seccomp program's file, beside the root (with bubblewrap). */
+    private Optional<Path> seccomp = Optional.empty();
 
     private EmulatedSandbox(String id, String image, Path root, String home, SandboxIsolation isolation, CallJournal journal) {
         this.id = id;
@@ -153,7 +153,7 @@ public final class EmulatedSandbox implements AutoCloseable {
     }
 
     public boolean isolated() {
-        return isolation.bwrap().isPresent();
+        return isolation.runsCommands();
     }
 
     public boolean stopped() {
@@ -162,7 +162,7 @@ public final class EmulatedSandbox implements AutoCloseable {
         }
     }
 
-    /** Records the command in the journal, then starts it. A stopped sandbox refuses. */
+    /** Records the command in the journal, then starts it. A stopped sandbox refuses, and so does one without isolation. */
     public SandboxProcess exec(Command c) throws IOException {
         journal.dispatch(c.call(), id, c.argv().size() == 3 && c.argv().get(1).equals("-c") ? c.argv().get(2) : String.join(" ", c.argv()),
                 c.argv(), new ArrayList<>(c.env().keySet()), c.requestBytes(), c.dispatchKey(), c.fault());
@@ -170,22 +170,20 @@ public final class EmulatedSandbox implements AutoCloseable {
             if (stopped) {
                 throw new IllegalStateException("sandbox " + id + " is stopped");
             }
-            if (namespaces == null) {
-                namespaces = isolated() ? Namespaces.start(isolation.bwrap().get()) : Optional.empty();
+            if (!isolation.runsCommands()) {
+                throw new IOException("this emulator cannot run commands in a sandbox: " + isolation.reason());
+            }
+            if (namespaces == null) { // the first exec sets the sandbox up
+                seccomp = isolation.kind() == SandboxIsolation.Kind.BWRAP ? SeccompFilter.writeTo(seccompFile()) : Optional.empty();
+                namespaces = sharedNamespaces() ? Optional.of(Namespaces.start(isolation, root, systemDirs())) : Optional.empty();
             }
             ProcessBuilder pb = new ProcessBuilder(argv(c));
             Map<String, String> env = pb.environment();
             env.clear();
             env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-            env.put("HOME", isolated() ? home : root.resolve(home.substring(1)).toString());
-            if (!isolated()) {
-                env.put("TMPDIR", root.resolve("tmp").toString());
-            }
+            env.put("HOME", home);
             env.putAll(c.env());
             env.put(MARKER, marker);
-            if (!isolated()) {
-                pb.directory(hostDir(c.cwd()).toFile());
-            }
             Process p = pb.start();
             SandboxProcess sp = new SandboxProcess(p, this);
             processes.add(sp);
@@ -194,27 +192,34 @@ public final class EmulatedSandbox implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether commands share the sandbox's own namespaces ({@link Namespaces}): always with
+     * unshare; with bubblewrap when this JVM is root ({@code nsenter} needs CAP_SYS_ADMIN).
+     * Otherwise each command gets its own bwrap of the root, in the host's pid namespace.
+     */
+    private boolean sharedNamespaces() {
+        return isolation.kind() == SandboxIsolation.Kind.UNSHARE || SandboxIsolation.privileged();
+    }
+
     private List<String> argv(Command c) {
         List<String> a = new ArrayList<>();
         a.add("setsid"); // its own process group, so a kill takes the whole tree
-        if (isolated()) {
-            namespaces.ifPresent(n -> a.addAll(n.enter()));
-            a.add(isolation.bwrap().get().toString());
+        if (seccomp.isPresent()) {
+            // bwrap reads the filter from a descriptor: opened here, inherited through nsenter.
+            a.addAll(List.of("sh", "-c", "exec \"$@\" 3<\"$0\"", seccomp.get().toString()));
+        }
+        Optional<Namespaces> ns = namespaces == null ? Optional.empty() : namespaces;
+        if (ns.isPresent()) {
+            a.addAll(ns.get().enter(c.cwd(), isolation.bwrap(), systemDirs(), seccomp.isPresent()));
+        } else {
+            a.add(isolation.bwrap().orElseThrow().toString());
             a.addAll(List.of("--bind", root.toString(), "/"));
-            for (String d : SYSTEM) {
-                Path host = Path.of("/", d);
-                if (Files.isDirectory(host, LinkOption.NOFOLLOW_LINKS)) {
-                    a.addAll(List.of("--ro-bind", host.toString(), host.toString()));
-                }
+            for (String d : systemDirs()) {
+                a.addAll(List.of("--ro-bind", "/" + d, "/" + d));
             }
-            // No --unshare-pid per exec: a pid namespace dies with its exec, and a real sandbox keeps a
-            // background process (a server started by one exec, used by the next) until it stops. The
-            // sandbox-wide namespaces entered above give that, and hide the host's processes and loopback.
             a.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--unshare-ipc", "--unshare-uts"));
-            if ("root".equals(System.getProperty("user.name"))) {
-                // Only a privileged bwrap takes --cap-*; an unprivileged one has no capabilities to drop.
-                a.addAll(List.of("--cap-drop", "ALL", "--cap-add", "CAP_CHOWN", "--cap-add", "CAP_DAC_OVERRIDE",
-                        "--cap-add", "CAP_FOWNER", "--cap-add", "CAP_FSETID"));
+            if (seccomp.isPresent()) {
+                a.addAll(List.of("--seccomp", "3"));
             }
             a.addAll(List.of("--chdir", c.cwd(), "--"));
         }
@@ -223,6 +228,15 @@ public final class EmulatedSandbox implements AutoCloseable {
         a.addAll(DEFAULT_SIGNALS);
         a.addAll(c.argv());
         return a;
+    }
+
+    private Path seccompFile() {
+        return root.resolveSibling(root.getFileName() + ".seccomp");
+    }
+
+    /** The host's system dirs a command sees read-only (real directories, not the usr-merge links). */
+    private static List<String> systemDirs() {
+        return SYSTEM.stream().filter(d -> Files.isDirectory(Path.of("/", d), LinkOption.NOFOLLOW_LINKS)).toList();
     }
 
     /** {@code env --default-signal=...} where this host's env has the option, else nothing. */
@@ -241,14 +255,6 @@ public final class EmulatedSandbox implements AutoCloseable {
             Thread.currentThread().interrupt();
             return List.of();
         }
-    }
-
-    private Path hostDir(String cwd) {
-        Path d = resolve(cwd).host();
-        if (!Files.isDirectory(d)) {
-            throw new NoSuchPathException(cwd);
-        }
-        return d;
     }
 
     /**
@@ -302,6 +308,7 @@ public final class EmulatedSandbox implements AutoCloseable {
         stop();
         try {
             deleteTree(root);
+            Files.deleteIfExists(seccompFile());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot remove the sandbox root " + root, e);
         }

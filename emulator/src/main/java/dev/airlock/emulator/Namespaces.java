@@ -3,66 +3,147 @@ package dev.airlock.emulator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One sandbox's own pid and network namespaces, shared by all of its commands: an anchor
- * ({@code bwrap --unshare-pid --unshare-net ... sleep infinity}, with bwrap as the namespace's init
- * reaping orphans) that every command enters with {@code nsenter} before its own bwrap. A command
- * sees the sandbox's processes only (so it cannot signal the emulator's JVM, or any host process)
- * and a loopback of its own (so it cannot reach the emulator's port or any other host listener),
- * while a background process started by one exec is still there for the next, as in a real
+ * One sandbox's own root and namespaces, shared by all of its commands: an anchor process whose
+ * root is the sandbox's (its directory as {@code /}, the host's system dirs bound read-only, its
+ * own {@code /dev} and {@code /proc}; the host's {@code /} is unmounted from its mount namespace)
+ * in new pid, network, IPC and UTS namespaces. Every command enters them with {@code nsenter}
+ * (root included), so a command sees the sandbox's processes only, and every one of them, pid 1
+ * included, has the sandbox's root: {@code /proc/1/root} leads back into the sandbox, never to
+ * the host. A background process started by one exec is still there for the next, as in a real
  * sandbox. Ending the anchor ends the namespace, and the kernel kills everything left in it.
  *
- * <p>Only for a root emulator ({@code nsenter} into namespaces needs CAP_SYS_ADMIN, which CI has);
- * otherwise commands share the host's namespaces as before, which {@link EmulatedSandbox#toString()} says.
+ * <p>Two anchors, one result: {@code bwrap ... sleep infinity} (bwrap's pid 1 reaps orphans), or
+ * where bubblewrap is missing, {@code unshare} running a short script that binds, mounts
+ * {@code /proc} and {@code /dev}, pivots into the root and stays as a reaping pid 1.
  */
 final class Namespaces implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Namespaces.class);
+    private static final String READY = "airlock-sandbox-ready";
+
+    /**
+     * The unshare anchor's set-up, run as the new namespaces' pid 1 with the host's root still
+     * visible; {@code $1} is the sandbox root, the rest the system dirs to bind read-only.
+     * Non-recursive binds: the system dirs as they are on disk, not what is mounted over them.
+     */
+    private static final String UNSHARE_SETUP = String.join("\n",
+            "set -eu",
+            "r=$1; shift",
+            "mount --bind \"$r\" \"$r\"",
+            "for d in \"$@\"; do mkdir -p \"$r/$d\"; mount --bind \"/$d\" \"$r/$d\"; mount -o remount,bind,ro,nosuid \"$r/$d\"; done",
+            "mkdir -p \"$r/proc\" \"$r/dev\"",
+            "mount -t proc -o nosuid,nodev,noexec proc \"$r/proc\"",
+            "mount -t tmpfs -o mode=0755,nosuid,noexec airlock-dev \"$r/dev\"",
+            "for n in null zero full random urandom tty; do : > \"$r/dev/$n\"; mount --bind \"/dev/$n\" \"$r/dev/$n\"; done",
+            "ln -s /proc/self/fd \"$r/dev/fd\"; ln -s fd/0 \"$r/dev/stdin\"; ln -s fd/1 \"$r/dev/stdout\"; ln -s fd/2 \"$r/dev/stderr\"",
+            "mkdir \"$r/dev/shm\" \"$r/dev/pts\"",
+            "mount -t tmpfs -o mode=1777,nosuid,nodev airlock-shm \"$r/dev/shm\"",
+            "if mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts \"$r/dev/pts\" 2>/dev/null; then ln -s pts/ptmx \"$r/dev/ptmx\"; fi",
+            "cd \"$r\"",
+            "old=.airlock-old-root-$$",
+            "mkdir \"$old\"",
+            "pivot_root . \"$old\"",
+            "umount -l \"/$old\"",
+            "rmdir \"/$old\"",
+            "cd /",
+            "echo " + READY,
+            // pid 1 of the namespace: waits, and so reaps every orphan reparented to it.
+            "exec sh -c 'while :; do sleep 3600 & wait $!; done' </dev/null >/dev/null 2>&1");
 
     private final Process anchor;
-    private final long init;
+    private final long target;
+    private final SandboxIsolation.Kind kind;
 
-    private Namespaces(Process anchor, long init) {
+    private Namespaces(Process anchor, long target, SandboxIsolation.Kind kind) {
         this.anchor = anchor;
-        this.init = init;
+        this.target = target;
+        this.kind = kind;
     }
 
-    /** Starts the anchor, or says why not (empty: commands then run in the host's namespaces). */
-    static Optional<Namespaces> start(Path bwrap) {
-        Optional<Path> nsenter = SandboxIsolation.onPath("nsenter");
-        if (!"root".equals(System.getProperty("user.name")) || nsenter.isEmpty()) {
-            return Optional.empty();
+    /**
+     * Starts the anchor for {@code root} with {@code systemDirs} (names under {@code /}) bound
+     * read-only.
+     *
+     * @throws IOException when the namespaces do not come up (the message says why)
+     */
+    static Namespaces start(SandboxIsolation isolation, Path root, List<String> systemDirs) throws IOException {
+        return switch (isolation.kind()) {
+            case BWRAP -> bwrapAnchor(isolation.bwrap().orElseThrow(), root, systemDirs);
+            case UNSHARE -> unshareAnchor(root, systemDirs);
+            case NONE -> throw new IOException("no isolation: " + isolation.reason());
+        };
+    }
+
+    private static Namespaces bwrapAnchor(Path bwrap, Path root, List<String> systemDirs) throws IOException {
+        List<String> argv = new ArrayList<>(List.of(bwrap.toString(), "--bind", root.toString(), "/"));
+        for (String d : systemDirs) {
+            argv.addAll(List.of("--ro-bind", "/" + d, "/" + d));
         }
+        argv.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                "--unshare-uts", "--cap-drop", "ALL", "--", "sleep", "infinity"));
+        Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try {
-            Process p = new ProcessBuilder(bwrap.toString(), "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid",
-                    "--unshare-net", "--", "sleep", "infinity")
-                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (p.isAlive() && System.nanoTime() < until) {
-                // The sleep is in every namespace the anchor made (pid, net and its mount of /proc).
+                // The sleep runs once bwrap has pivoted into the root, in every namespace the anchor made.
                 Optional<ProcessHandle> sleep = p.toHandle().descendants()
                         .filter(h -> h.info().command().map(c -> c.endsWith("/sleep")).orElse(false)).findFirst();
                 if (sleep.isPresent() && inOtherPidNamespace(sleep.get().pid())) {
-                    return Optional.of(new Namespaces(p, sleep.get().pid()));
+                    return new Namespaces(p, sleep.get().pid(), SandboxIsolation.Kind.BWRAP);
                 }
                 Thread.sleep(10);
             }
-            p.destroyForcibly();
-            LOG.warn("the sandbox namespaces did not come up; commands share the host's");
-        } catch (IOException e) {
-            LOG.warn("cannot start the sandbox namespaces ({}); commands share the host's", e.getMessage());
         } catch (InterruptedException e) {
+            p.destroyForcibly();
             Thread.currentThread().interrupt();
+            throw new IOException("interrupted while starting the sandbox namespaces");
         }
-        return Optional.empty();
+        p.destroyForcibly();
+        throw new IOException("the sandbox namespaces did not come up within 10 s (bwrap exited " + exit(p) + ")");
+    }
+
+    private static Namespaces unshareAnchor(Path root, List<String> systemDirs) throws IOException {
+        List<String> argv = new ArrayList<>(List.of("unshare"));
+        argv.addAll(SandboxIsolation.unshareFlags());
+        argv.addAll(List.of("--", "sh", "-c", UNSHARE_SETUP, "sh", root.toString()));
+        argv.addAll(systemDirs);
+        Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectErrorStream(true).start();
+        // Until the ready line the set-up is still on the host's root: nothing may enter before it.
+        StringBuilder said = new StringBuilder();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line; (line = r.readLine()) != null; ) {
+                if (line.equals(READY)) {
+                    Optional<ProcessHandle> init = p.toHandle().children().findFirst();
+                    if (init.isPresent() && inOtherPidNamespace(init.get().pid())) {
+                        return new Namespaces(p, init.get().pid(), SandboxIsolation.Kind.UNSHARE);
+                    }
+                    break;
+                }
+                if (said.length() < 2000) {
+                    said.append(line).append(' ');
+                }
+            }
+        }
+        p.destroyForcibly();
+        throw new IOException("the sandbox namespaces did not come up (unshare: " + said.toString().strip() + ")");
+    }
+
+    private static String exit(Process p) {
+        return p.isAlive() ? "not yet" : Integer.toString(p.exitValue());
     }
 
     private static boolean inOtherPidNamespace(long pid) {
@@ -74,9 +155,41 @@ final class Namespaces implements AutoCloseable {
         }
     }
 
-    /** The argv prefix that runs the rest in the sandbox's namespaces (nsenter forks into the pid namespace and waits). */
-    List<String> enter() {
-        return List.of("nsenter", "--target", Long.toString(init), "--pid", "--net", "--mount", "--");
+    /**
+     * The argv that runs a command in the sandbox, in directory {@code cwd} (a sandbox path),
+     * before the command's own words: {@code nsenter} into every namespace and the sandbox's root,
+     * then, with bubblewrap, a bwrap of the root as it is there that drops every capability and
+     * loads {@code seccomp} (read from descriptor 3, which the caller opens); with unshare,
+     * {@code setpriv} emptying the capability sets and setting no-new-privileges.
+     */
+    List<String> enter(String cwd, Optional<Path> bwrap, List<String> systemDirs, boolean seccomp) {
+        List<String> a = new ArrayList<>(List.of("nsenter", "--target", Long.toString(target)));
+        if (kind == SandboxIsolation.Kind.UNSHARE && !SandboxIsolation.privileged()) {
+            a.add("--user");
+        }
+        // --root and --wd without a directory: the anchor's own, opened in its mount namespace (a
+        // directory opened on the host would leave the command a way out of its root through "..").
+        a.addAll(List.of("--pid", "--net", "--ipc", "--uts", "--mount", "--root", "--wd", "--"));
+        if (kind == SandboxIsolation.Kind.BWRAP) {
+            a.addAll(List.of(bwrap.orElseThrow().toString(), "--bind", "/", "/"));
+            for (String d : systemDirs) {
+                a.addAll(List.of("--ro-bind", "/" + d, "/" + d));
+            }
+            a.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL"));
+            if (seccomp) {
+                a.addAll(List.of("--seccomp", "3"));
+            }
+            a.addAll(List.of("--chdir", cwd, "--"));
+        } else {
+            a.addAll(List.of("setpriv", "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all",
+                    "--", "env", "-C", cwd));
+        }
+        return a;
+    }
+
+    /** The pid (as the host sees it) of a process in the sandbox's namespaces. */
+    long target() {
+        return target;
     }
 
     /** Ends the anchor: its init dies, and with it every process of the namespace. */
@@ -85,7 +198,9 @@ final class Namespaces implements AutoCloseable {
         anchor.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
         anchor.destroyForcibly();
         try {
-            anchor.waitFor(5, TimeUnit.SECONDS);
+            if (!anchor.waitFor(5, TimeUnit.SECONDS)) {
+                LOG.warn("the sandbox anchor {} did not end within 5 s", anchor.pid());
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -8,80 +8,163 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Whether emulated sandboxes run their commands under bubblewrap. {@code airlock.emulator.isolation}:
- * {@code auto} (default: bwrap when it is installed and can create its namespaces here),
- * {@code bwrap} (required: an error otherwise), {@code none} (plain processes in the sandbox's
- * root; {@code /tmp} and {@code /} writes then reach the host). {@code airlock.emulator.bwrap}
- * names the binary.
+ * How emulated sandboxes get a root of their own. {@code airlock.emulator.isolation}:
+ * <ul>
+ *   <li>{@code auto} (default): {@code bwrap} where bubblewrap can create its namespaces here,
+ *       else {@code unshare}, else {@code none};</li>
+ *   <li>{@code bwrap}: bubblewrap (required: an error otherwise), with no capability, no new
+ *       privileges and {@link SeccompFilter}; {@code airlock.emulator.bwrap} names the binary;</li>
+ *   <li>{@code unshare}: util-linux's {@code unshare}, {@code nsenter} and {@code setpriv}, for a
+ *       machine without bubblewrap: the same root, namespaces and dropped capabilities, but no
+ *       seccomp filter (nothing here can load one), which {@link #describe()} says;</li>
+ *   <li>{@code none}: no sandbox can run a command (each exec is refused with the reason): a
+ *       command without its own root would write the host's {@code /root} while the file API read
+ *       the sandbox's, which is worse than a clear refusal.</li>
+ * </ul>
+ * In both working modes a command and the file API see the same files at the same paths.
  */
 public final class SandboxIsolation {
     public static final String KEY = "airlock.emulator.isolation";
     public static final String BWRAP_KEY = "airlock.emulator.bwrap";
 
+    /** The mechanism that gives a sandbox its root. */
+    public enum Kind { BWRAP, UNSHARE, NONE }
+
+    private final Kind kind;
     private final Optional<Path> bwrap;
     private final String reason;
 
-    private SandboxIsolation(Optional<Path> bwrap, String reason) {
+    private SandboxIsolation(Kind kind, Optional<Path> bwrap, String reason) {
+        this.kind = kind;
         this.bwrap = bwrap;
         this.reason = reason;
     }
 
+    /** No isolation: sandboxes refuse every command, saying {@code reason}. */
     public static SandboxIsolation none(String reason) {
-        return new SandboxIsolation(Optional.empty(), reason);
+        return new SandboxIsolation(Kind.NONE, Optional.empty(), reason);
+    }
+
+    /** The util-linux mode, whether or not bubblewrap is there (tests use it to cover both). */
+    public static SandboxIsolation unshare() {
+        Optional<String> why = unshareWorks();
+        if (why.isPresent()) {
+            throw new ConfigurationException(KEY + "=unshare but " + why.get() + "; install bubblewrap or set " + KEY + "=auto");
+        }
+        return new SandboxIsolation(Kind.UNSHARE, Optional.empty(), unshareReason("chosen"));
     }
 
     public static SandboxIsolation detect(Settings s) {
-        String mode = s.getChoice(KEY, "auto", "auto", "bwrap", "none");
+        String mode = s.getChoice(KEY, "auto", "auto", "bwrap", "unshare", "none");
         if (mode.equals("none")) {
             return none(KEY + "=none");
+        }
+        if (mode.equals("unshare")) {
+            return unshare();
         }
         Optional<Path> bin = s.get(BWRAP_KEY).map(String::trim).filter(v -> !v.isEmpty()).map(Path::of)
                 .or(() -> onPath("bwrap"));
         Optional<String> why = bin.isEmpty() ? Optional.of("bwrap is not installed (Debian package bubblewrap)")
-                : works(bin.get());
-        if (why.isPresent()) {
-            if (mode.equals("bwrap")) {
-                throw new ConfigurationException(KEY + "=bwrap but " + why.get() + "; install it or set " + KEY + "=auto");
-            }
-            return none(why.get());
+                : bwrapWorks(bin.get());
+        if (why.isEmpty()) {
+            return new SandboxIsolation(Kind.BWRAP, bin, "bwrap " + bin.get() + ", seccomp, no capability");
         }
-        return new SandboxIsolation(bin, "bwrap " + bin.get());
+        if (mode.equals("bwrap")) {
+            throw new ConfigurationException(KEY + "=bwrap but " + why.get() + "; install it or set " + KEY + "=auto");
+        }
+        Optional<String> noUnshare = unshareWorks();
+        if (noUnshare.isEmpty()) {
+            return new SandboxIsolation(Kind.UNSHARE, Optional.empty(), unshareReason(why.get()));
+        }
+        return none(why.get() + ", and " + noUnshare.get() + ": sandboxes cannot run commands here;"
+                + " install bubblewrap (apt-get install bubblewrap)");
+    }
+
+    private static String unshareReason(String whyNotBwrap) {
+        return "unshare (own root, pid, network, IPC and UTS namespaces, no capability; no seccomp filter: "
+                + whyNotBwrap + ")";
+    }
+
+    public Kind kind() {
+        return kind;
     }
 
     public Optional<Path> bwrap() {
         return bwrap;
     }
 
-    /** One line for logs and the emulator's banner: which isolation, or why none. */
-    public String describe() {
-        return bwrap.isPresent() ? reason : "none (" + reason + ")";
+    /** Whether sandboxes can run commands at all (in a root of their own). */
+    public boolean runsCommands() {
+        return kind != Kind.NONE;
     }
 
-    private static Optional<String> works(Path bwrap) {
+    /** Why not, for a refused exec; empty when they can. */
+    public String reason() {
+        return reason;
+    }
+
+    /** One line for logs and the emulator's banner: which isolation, or why none. */
+    public String describe() {
+        return kind == Kind.NONE ? "none (" + reason + ")" : reason;
+    }
+
+    /** Whether this JVM runs as root: then sandboxes share namespaces entered with nsenter. */
+    static boolean privileged() {
+        return "root".equals(System.getProperty("user.name"));
+    }
+
+    private static Optional<String> bwrapWorks(Path bwrap) {
+        return probe(List.of(bwrap.toString(), "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "--", "true"),
+                "bwrap cannot create its namespaces here", "cannot run " + bwrap);
+    }
+
+    private static Optional<String> unshareWorks() {
+        for (String tool : List.of("unshare", "nsenter", "setpriv")) {
+            if (onPath(tool).isEmpty()) {
+                return Optional.of(tool + " is not installed (Debian package util-linux)");
+            }
+        }
+        List<String> argv = new ArrayList<>(List.of("unshare"));
+        argv.addAll(unshareFlags());
+        argv.addAll(List.of("--", "true"));
+        return probe(argv, "unshare cannot create its namespaces here", "cannot run unshare");
+    }
+
+    /** The namespaces an unshare anchor makes; a user namespace too when this JVM is not root. */
+    static List<String> unshareFlags() {
+        List<String> f = new ArrayList<>();
+        if (!privileged()) {
+            f.addAll(List.of("--user", "--map-root-user"));
+        }
+        f.addAll(List.of("--mount", "--propagation", "private", "--pid", "--fork", "--kill-child", "--net", "--ipc", "--uts"));
+        return f;
+    }
+
+    private static Optional<String> probe(List<String> argv, String failed, String cannotRun) {
         try {
-            Process p = new ProcessBuilder(bwrap.toString(), "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent",
-                    "--", "true").redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+            Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             byte[] err = p.getErrorStream().readNBytes(2048);
             if (!p.waitFor(30, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
-                return Optional.of("bwrap did not start within 30 s");
+                return Optional.of(argv.get(0) + " did not start within 30 s");
             }
             if (p.exitValue() != 0) {
                 String line = new String(err, StandardCharsets.UTF_8).strip().lines().findFirst().orElse("exit " + p.exitValue());
-                return Optional.of("bwrap cannot create its namespaces here (" + line + ")");
+                return Optional.of(failed + " (" + line + ")");
             }
             return Optional.empty();
         } catch (IOException e) {
-            return Optional.of("cannot run " + bwrap + " (" + e.getMessage() + ")");
+            return Optional.of(cannotRun + " (" + e.getMessage() + ")");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return Optional.of("interrupted while checking bwrap");
+            return Optional.of("interrupted while checking " + argv.get(0));
         }
     }
 
@@ -95,6 +178,6 @@ public final class SandboxIsolation {
                 }
             }
         }
-        return List.of(Path.of("/usr/bin", name)).stream().filter(Files::isExecutable).findFirst();
+        return List.of(Path.of("/usr/bin", name), Path.of("/usr/sbin", name)).stream().filter(Files::isExecutable).findFirst();
     }
 }

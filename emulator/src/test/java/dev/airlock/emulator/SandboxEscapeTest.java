@@ -1,0 +1,142 @@
+package dev.airlock.emulator;
+
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A hostile command, run as the emulator's user (root in CI), tries the doors a sandbox must
+ * keep shut, under each isolation an emulator can have: bubblewrap, and util-linux's unshare
+ * (what a machine without bubblewrap gets). Both must hold the same, but for the seccomp filter,
+ * which only bubblewrap can load.
+ */
+class SandboxEscapeTest {
+    @TempDir
+    Path dir;
+
+    enum Isolation {
+        BWRAP, UNSHARE;
+
+        SandboxIsolation get() {
+            return this == BWRAP ? Services.bwrap() : Services.unshare();
+        }
+    }
+
+    private EmulatedSandbox sandbox(Isolation iso) {
+        return EmulatedSandbox.create("sb-" + iso.name().toLowerCase(), "debian:12", dir.resolve("sb"), "/root", iso.get(),
+                new CallJournal());
+    }
+
+    /** Exit code, stdout and stderr of one command. */
+    private record Run(int code, String out, String err) {
+    }
+
+    private static Run run(EmulatedSandbox sb, String script) throws Exception {
+        SandboxProcess p = sb.exec(EmulatedSandbox.Command.shell("exec", script, "/root", Map.of(), UUID.randomUUID().toString()));
+        p.stdin().close();
+        byte[] out = p.stdout().readAllBytes();
+        String err = new String(p.stderr().readAllBytes(), StandardCharsets.UTF_8);
+        return new Run(p.waitFor(), new String(out, StandardCharsets.UTF_8), err);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Isolation.class)
+    void noProcessOfTheSandboxLeadsToTheHostsRoot(Isolation iso) throws Exception {
+        // A file only the host has: outside the sandbox's root, at a path the sandbox lacks.
+        Path hostOnly = Files.createDirectories(dir.resolve("host-only")).resolve("marker-" + UUID.randomUUID());
+        Files.writeString(hostOnly, "host");
+        String tag = "proof-" + UUID.randomUUID();
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            Run r = run(sb, "for p in /proc/[0-9]*; do cat $p/root" + hostOnly + " 2>/dev/null && echo \"via $p\"; done;"
+                    + " echo X > /proc/1/root/tmp/" + tag + "; for s in /run/docker.sock /var/run/docker.sock; do"
+                    + " for p in /proc/[0-9]*; do [ -S $p/root$s ] && echo \"socket $p/root$s\"; done; done; echo end");
+            assertEquals("end\n", r.out(), "a process of the sandbox showed the host's root: " + r.out());
+            // Where pid 1's root is open to the command at all (bwrap's init has no capability), it is the sandbox's.
+            assertFalse(Files.exists(Path.of("/tmp", tag)), "a command wrote the host's /tmp through /proc/1/root");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Isolation.class)
+    void commandsRunWithoutCapabilitiesOrNewPrivileges(Isolation iso) throws Exception {
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            Run r = run(sb, "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status");
+            assertEquals(0, r.code(), r.err());
+            for (String set : List.of("CapInh", "CapPrm", "CapEff", "CapAmb")) {
+                assertTrue(r.out().contains(set + ":\t0000000000000000"), set + " is not empty: " + r.out());
+            }
+            if (iso == Isolation.UNSHARE) {
+                // bwrap leaves the bounding set; with no-new-privileges a root exec cannot take anything back from it.
+                assertTrue(r.out().contains("CapBnd:\t0000000000000000"), r.out());
+            }
+            assertTrue(r.out().contains("NoNewPrivs:\t1"), r.out());
+            if (iso == Isolation.BWRAP) {
+                assertTrue(r.out().contains("Seccomp:\t2"), "no seccomp filter: " + r.out());
+            }
+            // Without a capability a root command cannot mount or remount its way out.
+            Run m = run(sb, "mount -t tmpfs x /tmp && echo mounted; mount -o remount,rw /usr && echo remounted; echo end");
+            assertEquals("end\n", m.out(), m.err());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Isolation.class, names = "BWRAP")
+    void theSeccompFilterRefusesNamespacesAndTracingButNotOrdinaryWork(Isolation iso) throws Exception {
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            // Creating a user namespace needs no capability: only the filter stops it.
+            Run u = run(sb, "unshare --user --map-root-user true");
+            assertTrue(u.code() != 0 && u.err().contains("Operation not permitted"), u.code() + " " + u.err());
+            Run n = run(sb, "unshare --net true");
+            assertTrue(n.code() != 0, n.err());
+            // Ordinary work: pipes, background jobs, subshells (clone without namespace flags), files.
+            Run ok = run(sb, "(echo a; sleep 0.1 & wait) | cat; x=$(printf b); echo $x > /tmp/y; cat /tmp/y");
+            assertEquals(0, ok.code(), ok.err());
+            assertEquals("a\nb\n", ok.out());
+        }
+    }
+
+    /** Issue 38: without bubblewrap a command's absolute paths and the file API are one place. */
+    @ParameterizedTest
+    @EnumSource(Isolation.class)
+    void aCommandAndTheFileApiSeeTheSameFiles(Isolation iso) throws Exception {
+        String tag = "same-" + UUID.randomUUID();
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            Run w = run(sb, "printf cmd > /root/f && mkdir -p /work && printf tmp > /tmp/" + tag + " && printf w > /work/w"
+                    + " && pwd && echo $HOME");
+            assertEquals(0, w.code(), w.err());
+            assertEquals("/root\n/root\n", w.out());
+            assertEquals("cmd", new String(sb.read("/root/f").readAllBytes(), StandardCharsets.UTF_8));
+            assertEquals("tmp", new String(sb.read("/tmp/" + tag).readAllBytes(), StandardCharsets.UTF_8));
+            assertEquals("w", new String(sb.read("/work/w").readAllBytes(), StandardCharsets.UTF_8));
+            assertFalse(Files.exists(Path.of("/tmp", tag)), "the command's /tmp is the sandbox's");
+
+            sb.write("/root/g", new ByteArrayInputStream(new byte[] {'a', 0, (byte) 0xff}), 0640);
+            Run r = run(sb, "od -An -tx1 /root/g; stat -c %a /root/g");
+            assertEquals(" 61 00 ff\n640\n", r.out(), r.err());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Isolation.class)
+    void aBackgroundProcessOutlivesItsExecUntilTheSandboxStops(Isolation iso) throws Exception {
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            assertEquals(0, run(sb, "sleep 600 >/dev/null 2>&1 & echo $! > /tmp/bg").code());
+            Run r = run(sb, "kill -0 $(cat /tmp/bg) && echo alive");
+            assertEquals("alive\n", r.out(), r.err());
+            sb.stop();
+            assertTrue(sb.livePids().isEmpty(), "processes left after stop: " + sb.livePids());
+        }
+    }
+}
