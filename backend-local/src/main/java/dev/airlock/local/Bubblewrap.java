@@ -126,6 +126,7 @@ final class Bubblewrap {
         // After the refusals above, which name the broader mistake (a real home as the workdir, say).
         OwnState.refuseInside(settings, writable);
         refuseLinkedCredentials(protectedHomes, new ArrayList<>(writable.keySet()));
+        refuseLinkedGitMetadata(writable.keySet(), new ArrayList<>(writable.keySet()));
 
         List<String> a = new ArrayList<>(List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"));
         for (Path tmp : sharedTmp) {
@@ -179,6 +180,28 @@ final class Bubblewrap {
         for (String state : List.of(c.airlockHome(), c.realHome() + "/.airlock")) {
             Safety.hardDeniedAirlockFiles().forEach(f -> guarded.add(Path.of(state, f)));
         }
+        // Read-only too, made where missing (a file created inside a writable bind stays on the host):
+        // the credential files of a writable home, and the git metadata of every writable checkout,
+        // whose config and hooks the operator's own git would run (core.fsmonitor, a hook).
+        Map<Path, Boolean> placeholders = new LinkedHashMap<>();
+        for (Path home : protectedHomes) {
+            for (String f : Safety.hardDeniedHomeFiles()) {
+                if (Safety.hardDeniedHomeDirs().stream().noneMatch(d -> f.startsWith(d + "/"))) {
+                    placeholders.put(home.resolve(f), false); // those under a credential dir are that dir's
+                }
+            }
+        }
+        for (Path w : writable.keySet()) {
+            GitMetadata.of(w).forEach(pin -> placeholders.putIfAbsent(pin.path(), pin.directory()));
+        }
+        List<Path> pinnedReadOnly = new ArrayList<>();
+        for (Map.Entry<Path, Boolean> e : placeholders.entrySet()) {
+            Path p = e.getKey();
+            if (under(p, binds) && ensureExists(p, e.getValue())) {
+                pinnedReadOnly.add(p);
+                guarded.add(p);
+            }
+        }
         Set<Path> pins = new LinkedHashSet<>();
         for (Path g : guarded) {
             Path p = real(g);
@@ -216,6 +239,9 @@ final class Bubblewrap {
             for (String f : Safety.hardDeniedHomeFiles()) {
                 readOnlyIfPresent(a, readOnly, home.resolve(f), binds);
             }
+        }
+        for (Path p : pinnedReadOnly) {
+            readOnlyIfPresent(a, readOnly, p, binds);
         }
         for (String state : List.of(c.airlockHome(), c.realHome() + "/.airlock")) {
             for (String f : Safety.hardDeniedAirlockFiles()) {
@@ -281,22 +307,39 @@ final class Bubblewrap {
      * next command). A credential path that is a link inside a writable bind is refused instead.
      */
     private static void refuseLinkedCredentials(Set<Path> homes, List<Path> binds) {
+        List<Path> paths = new ArrayList<>();
         for (Path home : homes) {
-            List<String> names = new ArrayList<>(Safety.hardDeniedHomeDirs());
-            names.addAll(Safety.hardDeniedHomeFiles());
-            for (String name : names) {
-                Path p = home.resolve(name);
-                if (Files.isSymbolicLink(p) && (under(p, binds) || binds.contains(p))) {
-                    String target;
-                    try {
-                        target = Files.readSymbolicLink(p).toString();
-                    } catch (IOException e) {
-                        target = "?";
-                    }
-                    throw new ConfigurationException("refusing to open: " + p + " is a symbolic link (to " + target
-                            + ") inside a directory commands can write, so a command could replace it and write "
-                            + "credentials there; make it a real directory or file, or remove it");
+            Safety.hardDeniedHomeDirs().forEach(name -> paths.add(home.resolve(name)));
+            Safety.hardDeniedHomeFiles().forEach(name -> paths.add(home.resolve(name)));
+        }
+        refuseLinks(paths, binds, "write credentials there");
+    }
+
+    /**
+     * The same for a checkout's git metadata: a linked {@code .git}, config or hooks dir could be
+     * swapped for one whose config or hooks the host's git runs.
+     */
+    private static void refuseLinkedGitMetadata(Set<Path> checkouts, List<Path> binds) {
+        List<Path> paths = new ArrayList<>();
+        for (Path dir : checkouts) {
+            paths.add(dir.resolve(".git"));
+            GitMetadata.of(dir).forEach(pin -> paths.add(pin.path()));
+        }
+        refuseLinks(paths, binds, "leave a git config or hooks that the host's git would run");
+    }
+
+    private static void refuseLinks(List<Path> paths, List<Path> binds, String consequence) {
+        for (Path p : paths) {
+            if (Files.isSymbolicLink(p) && (under(p, binds) || binds.contains(p))) {
+                String target;
+                try {
+                    target = Files.readSymbolicLink(p).toString();
+                } catch (IOException e) {
+                    target = "?";
                 }
+                throw new ConfigurationException("refusing to open: " + p + " is a symbolic link (to " + target
+                        + ") inside a directory commands can write, so a command could replace it and " + consequence
+                        + "; make it a real directory or file, or remove it");
             }
         }
     }
@@ -307,6 +350,31 @@ final class Bubblewrap {
             if (under(r, binds) && done.add(r)) {
                 add(a, "--ro-bind", r, r);
             }
+        }
+    }
+
+    /**
+     * Makes a missing placeholder (an empty 0600 file, or a 0755 dir) so it can be bound read-only;
+     * false when the path is a link (never bound: the bind would land on its target) or cannot be made.
+     */
+    private static boolean ensureExists(Path p, boolean directory) {
+        if (Files.isSymbolicLink(p)) {
+            return false;
+        }
+        if (Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            return true;
+        }
+        try {
+            Files.createDirectories(p.getParent());
+            if (directory) {
+                Files.createDirectory(p);
+            } else {
+                Files.createFile(p, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+            }
+            return true;
+        } catch (IOException e) {
+            return false;
         }
     }
 

@@ -38,6 +38,8 @@ final class DoctorRules {
         rows.add(passwdHome(f));
         rows.add(sessions(f));
         rows.add(ownState(f));
+        rows.add(gitMetadata(f));
+        rows.add(processRoots(f));
         return new DoctorReport(backend, target.user() + "@" + target.hostname(), target.uid(), target.container(),
                 target.containerSignal(), plan.map(p -> p.homeMode().name().toLowerCase(java.util.Locale.ROOT)).orElse("unknown"),
                 plan.map(p -> p.profile().label()).orElse("unknown"), plan.flatMap(Containment::runDir), commandGuard,
@@ -243,6 +245,35 @@ final class DoctorRules {
         }
         return new Row("processes", Verdict.CONTAINED_ENFORCED, "neither the JVM nor another exec's processes are visible"
                 + " (a PID namespace of its own)");
+    }
+
+    /** The working directory's git config and hooks: code the operator's own git runs on the host. */
+    private static Row gitMetadata(Map<String, String> f) {
+        String dir = f.getOrDefault("git_dir", "");
+        if (dir.isEmpty()) {
+            return new Row("git metadata", Verdict.NOT_APPLICABLE, "the working directory is not a git checkout");
+        }
+        if ("1".equals(f.get("git_config_ro")) && "1".equals(f.get("git_hooks_ro"))) {
+            return new Row("git metadata", Verdict.CONTAINED_ENFORCED, dir + "/config and hooks are read-only here");
+        }
+        return new Row("git metadata", Verdict.LEAKS, "a command can change " + dir + "/config or its hooks, which the"
+                + " host's git runs (core.fsmonitor, a pre-commit hook) the next time the operator uses it");
+    }
+
+    /** Another process's root that a command can open through /proc: a path out of a sandbox's root. */
+    private static Row processRoots(Map<String, String> f) {
+        if (!f.containsKey("foreign_roots")) {
+            return new Row("process roots", Verdict.NOT_APPLICABLE, "no /proc on the target");
+        }
+        String pids = f.get("foreign_roots").trim();
+        if (pids.isEmpty()) {
+            return new Row("process roots", Verdict.CONTAINED_ENFORCED, "every process whose root a command can open"
+                    + " has the command's own root");
+        }
+        String[] list = pids.split(" ");
+        return new Row("process roots", Verdict.LEAKS, "a command can open the root of " + list.length + " process(es)"
+                + " with another root (/proc/PID/root, PID " + String.join(", ", java.util.Arrays.asList(list).subList(0,
+                Math.min(5, list.length))) + (list.length > 5 ? ", ..." : "") + "): a path around its own");
     }
 
     private static Row jvmEnvironment(Map<String, String> f) {

@@ -138,6 +138,21 @@ $AIRLOCK_DOCTOR_STATE
 AIRLOCK_DOCTOR_STATE_END
     p state_w "${w% }"
 fi
+# the working directory's git metadata: the operator's git runs what its config (core.fsmonitor) and hooks say
+g=
+if [ -d .git ]; then g=$PWD/.git; elif [ -f .git ]; then g=$(sed -n '1s/^gitdir: *//p' .git 2>/dev/null); fi
+case $g in /*|'') ;; *) g=$PWD/$g ;; esac
+if [ -n "$g" ] && [ -d "$g" ]; then
+    p git_dir "$g"
+    p git_config_ro "$(ro "$g/config")"
+    p git_hooks_ro "$(ro "$g/hooks")"
+fi
+# processes whose root this command can open and which is not its own: a way out of a sandbox
+o=
+for d in /proc/[0-9]*; do
+    if [ -e "$d/root/." ] && ! [ "$d/root/." -ef / ]; then o="$o ${d#/proc/}"; fi
+done
+[ -d /proc/self ] && p foreign_roots "${o# }"
 # a job in a session of its own: doctor looks for it (by the marker in its argv) after this exec ended
 if [ -n "${AIRLOCK_DOCTOR_SURVIVOR:-}" ] && command -v setsid >/dev/null 2>&1; then
     setsid sh -c 'sleep 60; :' "$AIRLOCK_DOCTOR_SURVIVOR" </dev/null >/dev/null 2>&1 &

@@ -209,4 +209,35 @@ class DoctorJudgeTest {
         f.put("tcp_listeners", "0");
         assertEquals(Verdict.CONTAINED_ENFORCED, Doctor.judge("docker", HOST, plan(), "on", "container", f).row("sockets").orElseThrow().verdict());
     }
+    @Test
+    void aWritableGitConfigOrHooksLeakAndReadOnlyOnesAreEnforced() {
+        Map<String, String> f = hostFacts();
+        assertEquals(Verdict.NOT_APPLICABLE, Doctor.judge("local", HOST, plan(), "on", "none", f).row("git metadata").orElseThrow().verdict());
+        f.put("git_dir", "/work/p/.git");
+        f.put("git_config_ro", "1");
+        f.put("git_hooks_ro", "0");
+        DoctorReport hooks = Doctor.judge("local", HOST, plan(), "on", "none", f);
+        assertEquals(Verdict.LEAKS, hooks.row("git metadata").orElseThrow().verdict());
+        assertTrue(hooks.row("git metadata").orElseThrow().evidence().contains("/work/p/.git/config"));
+        f.put("git_hooks_ro", "1");
+        assertEquals(Verdict.CONTAINED_ENFORCED, Doctor.judge("local", HOST, plan(), "on", "none", f).row("git metadata")
+                .orElseThrow().verdict());
+        f.put("git_config_ro", "0");
+        assertEquals(Verdict.LEAKS, Doctor.judge("local", HOST, plan(), "on", "none", f).row("git metadata").orElseThrow().verdict());
+    }
+
+    @Test
+    void aProcessWithAnotherRootThatACommandCanOpenLeaks() {
+        Map<String, String> f = hostFacts();
+        assertEquals(Verdict.NOT_APPLICABLE, Doctor.judge("vercel", HOST, plan(), "on", "none", f).row("process roots")
+                .orElseThrow().verdict());
+        f.put("foreign_roots", "");
+        assertEquals(Verdict.CONTAINED_ENFORCED, Doctor.judge("vercel", HOST, plan(), "on", "none", f).row("process roots")
+                .orElseThrow().verdict());
+        f.put("foreign_roots", "1 3 9 10 11 12");
+        DoctorReport.Row row = Doctor.judge("vercel", HOST, plan(), "on", "none", f).row("process roots").orElseThrow();
+        assertEquals(Verdict.LEAKS, row.verdict());
+        assertTrue(row.evidence().contains("root of 6 process(es)") && row.evidence().contains("PID 1, 3, 9, 10, 11, ..."),
+                row.evidence());
+    }
 }

@@ -8,6 +8,8 @@ import dev.airlock.Environment;
 import dev.airlock.Environments;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
+import dev.airlock.containment.Doctor;
+import dev.airlock.containment.DoctorReport;
 import dev.airlock.settings.Settings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -183,6 +185,89 @@ class BubblewrapEscapeTest {
         }
         assertFalse(Files.exists(home.resolve(".ssh/id_rsa")));
         assertFalse(Files.exists(home.resolve(".aws/credentials")));
+    }
+
+    /**
+     * Issue 31, door 3: a credential file that does not exist yet is as protected as one that does.
+     * Inside it reads as empty and takes no write; outside nothing but an empty placeholder remains.
+     */
+    @Test
+    void credentialFilesThatDoNotExistYetCannotBeCreated() throws IOException {
+        List<String> files = List.of(".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".netrc");
+        Path home;
+        try (Environment env = Environments.open(isolated())) {
+            home = Path.of(env.target().home());
+            for (String f : files) {
+                assertStopped(run(env, "printf 'secret' > ~/" + f), "creating ~/" + f);
+                assertStopped(run(env, "rm -f ~/" + f + " && printf 'secret' > ~/" + f), "replacing ~/" + f);
+                assertStopped(run(env, "mv ~/" + f + " ~/" + f + ".old"), "moving ~/" + f + " aside");
+            }
+            assertEquals(0, run(env, "printf ok > ~/.bash_history").exitCode(), "other files of the home stay writable");
+        }
+        for (String f : files) {
+            Path p = home.resolve(f);
+            assertTrue(!Files.exists(p) || Files.size(p) == 0, f + " holds what a command wrote");
+        }
+    }
+
+    /**
+     * Issue 31, door 2: a command in a git checkout must not leave code for the operator's git
+     * (core.fsmonitor, hooks, attributes selecting filters), while git itself keeps working there.
+     */
+    @Test
+    void theWorkdirsGitMetadataIsReadOnlyWhileGitWorks() throws Exception {
+        Services.require(Operator.executable("/usr/bin/git"), "git is not installed (apt-get install git)");
+        Path work = Files.createTempDirectory("airlock-git-work-");
+        try {
+            Path hooksPath = Files.createDirectories(work.resolve("tools/hooks"));
+            assertEquals(0, new ProcessBuilder("git", "init", "-q", work.toString()).inheritIO().start().waitFor());
+            assertEquals(0, new ProcessBuilder("git", "-C", work.toString(), "config", "core.hooksPath", "tools/hooks")
+                    .inheritIO().start().waitFor());
+            String configBefore = Files.readString(work.resolve(".git/config"));
+            try (Environment env = Environments.open(isolated("airlock.local.workdir", work.toString()))) {
+                assertStopped(run(env, "git config core.fsmonitor 'touch /tmp/ran'"), "git config core.fsmonitor");
+                assertStopped(run(env, "printf '[core]\\n\\tfsmonitor = touch /tmp/ran\\n' >> .git/config"), "appending to .git/config");
+                assertStopped(run(env, "printf '#!/bin/sh\\ntouch /tmp/ran\\n' > .git/hooks/pre-commit"), "a hook in .git/hooks");
+                assertStopped(run(env, "printf 'x' > tools/hooks/post-checkout"), "a hook in core.hooksPath");
+                assertStopped(run(env, "printf '* filter=x\\n' > .git/info/attributes"), ".git/info/attributes");
+                assertStopped(run(env, "mv .git .git.old && mkdir .git"), "moving .git aside");
+                assertStopped(run(env, "mv .git/hooks .git/hooks.old"), "moving .git/hooks aside");
+                ExecResult git = run(env, "printf hi > file && git add file && git -c user.name=a -c user.email=a@b.c"
+                        + " commit -qm one && git log --oneline | wc -l && printf edit >> README");
+                assertEquals(0, git.exitCode(), git.stderr().text());
+                assertEquals("1\n", git.stdout().text());
+                DoctorReport.Row row = Doctor.report(env).row("git metadata").orElseThrow();
+                assertEquals(DoctorReport.Verdict.CONTAINED_ENFORCED, row.verdict(), row.toString());
+            }
+            try (Environment plain = Environments.open(Settings.of("airlock.container", "no", "airlock.guard", "off",
+                    "airlock.local.workdir", work.toString()))) {
+                DoctorReport.Row row = Doctor.report(plain).row("git metadata").orElseThrow();
+                assertEquals(DoctorReport.Verdict.LEAKS, row.verdict(), "control, without isolation: " + row);
+            }
+            assertEquals(configBefore, Files.readString(work.resolve(".git/config")));
+            assertFalse(Files.exists(work.resolve(".git/hooks/pre-commit")));
+            assertFalse(Files.exists(hooksPath.resolve("post-checkout")));
+            assertTrue(!Files.exists(work.resolve(".git/info/attributes")) || Files.size(work.resolve(".git/info/attributes")) == 0);
+            assertTrue(Files.isRegularFile(work.resolve("README")), "the rest of the workdir is writable");
+        } finally {
+            Operator.deleteTree(work);
+        }
+    }
+
+    /** A linked .git in a writable workdir could be swapped for one with hooks: refused at open, naming it. */
+    @Test
+    void aLinkedGitDirInTheWorkdirIsRefused() throws Exception {
+        Path work = Files.createTempDirectory("airlock-git-link-");
+        try {
+            Files.createDirectories(work.resolve("real.git"));
+            Files.createSymbolicLink(work.resolve(".git"), Path.of("real.git"));
+            ConfigurationException e = assertThrows(ConfigurationException.class,
+                    () -> Environments.open(isolated("airlock.local.workdir", work.toString())).close());
+            assertTrue(e.getMessage().startsWith("refusing to open: " + work.toRealPath().resolve(".git") + " is a symbolic link"),
+                    e.getMessage());
+        } finally {
+            Operator.deleteTree(work);
+        }
     }
 
     /**
