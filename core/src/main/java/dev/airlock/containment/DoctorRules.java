@@ -326,7 +326,9 @@ final class DoctorRules {
                 ? new Row("Airlock's state", Verdict.CONTAINED_ENFORCED, "a command can write none of Airlock's config,"
                         + " approvals or program files")
                 : new Row("Airlock's state", Verdict.LEAKS, "a command can write Airlock's own files (the command guard"
-                        + " denies it, a program need not ask): " + String.join(", ", w.split(" ")));
+                        + " denies it, a program need not ask): " + String.join(", ", w.split(" ")) + "; a change to the"
+                        + " config or approvals made while commands run is ignored and put back at close, but a process"
+                        + " that outlives the environment, or a change to the program files, is not undone");
     }
 
     /** A read-only root: the sign of a sandbox that made its own /tmp and /run. */

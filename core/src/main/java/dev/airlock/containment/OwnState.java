@@ -42,6 +42,15 @@ public final class OwnState {
                 .orElseGet(AirlockHome::resolve).toAbsolutePath().normalize();
     }
 
+    /** This machine's name as {@code uname -n} gives it (the kernel's), for comparing with a probed target's. */
+    public static String hostName() {
+        try {
+            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
+        } catch (IOException | RuntimeException e) {
+            return System.getenv().getOrDefault("HOSTNAME", "");
+        }
+    }
+
     /** The files Airlock trusts as the operator's word: the approvals list and the config file read. */
     public static Map<Path, String> stateFiles(Settings settings) {
         Map<Path, String> files = new LinkedHashMap<>();

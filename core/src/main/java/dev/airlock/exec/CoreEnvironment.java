@@ -16,7 +16,9 @@ import dev.airlock.Target;
 import dev.airlock.containment.ContainedEnvironment;
 import dev.airlock.containment.Containment;
 import dev.airlock.containment.ContainmentSettings;
+import dev.airlock.containment.OwnState;
 import dev.airlock.containment.SecretVariables;
+import dev.airlock.containment.StateWitness;
 import dev.airlock.event.ExecTransition;
 import dev.airlock.safety.GuardMode;
 import dev.airlock.session.Session;
@@ -66,6 +68,8 @@ public final class CoreEnvironment implements ContainedEnvironment {
     private final SafetyGate safety;
     private volatile Target target;
     private volatile Containment containment;
+    /** Airlock's own state as commands found it, where they can write it (see {@link StateWitness}). */
+    private volatile Optional<StateWitness> stateWitness = Optional.empty();
 
     private CoreEnvironment(Backend backend, OpenContext context) {
         this.backend = backend;
@@ -105,9 +109,30 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.containment = probed.plan();
         Bootstrap.prepare(this, probed.plan());
         backend.onTargetReady(target, containment);
+        if (commandsCanWriteOwnState()) {
+            stateWitness = Optional.of(StateWitness.of(OwnState.stateFiles(settings)));
+        }
         lifecycle.registerShutdownHook();
         emit("open", target.user() + "@" + target.hostname(), Map.of("home", containment.home(),
                 "container", target.container(), "profile", containment.profile().label()));
+    }
+
+    /**
+     * Whether this environment's commands run unsandboxed on the JVM's own host as its user (or as
+     * root), so that they can write Airlock's config and approvals: the backend declares no
+     * isolation and the probed target is this machine.
+     */
+    private boolean commandsCanWriteOwnState() {
+        if (!backend.isolation().startsWith("none") || target.container()) {
+            return false;
+        }
+        String jvmUser = System.getProperty("user.name", "");
+        boolean sameUser = target.user().equals(jvmUser) || "root".equals(target.user());
+        return sameUser && target.hostname().equals(OwnState.hostName());
+    }
+
+    Optional<StateWitness> stateWitness() {
+        return stateWitness;
     }
 
     /** A backend's declared transports need their hooks: one clear line for the plugin's author otherwise. */
@@ -245,6 +270,9 @@ public final class CoreEnvironment implements ContainedEnvironment {
     /** A user's exec, or Airlock's own ({@code internal}); {@code session} wraps it when it runs in a session. */
     private ExecRun startRun(ExecRequest request, boolean internal, SessionHook session) {
         ensureOpen();
+        if (!internal) {
+            stateWitness.ifPresent(StateWitness::commandsMayRun);
+        }
         ExecRun run = new ExecRun(this, execIds.incrementAndGet(), request, internal, session);
         LiveExecs.Refusal refused = live.register(run);
         if (refused == LiveExecs.Refusal.STOPPED) {

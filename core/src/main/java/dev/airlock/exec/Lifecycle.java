@@ -2,6 +2,7 @@ package dev.airlock.exec;
 
 import dev.airlock.AirlockException;
 import dev.airlock.Target;
+import dev.airlock.containment.StateWitness;
 import dev.airlock.shell.Shell;
 import dev.airlock.spi.Deadline;
 import org.slf4j.Logger;
@@ -107,6 +108,8 @@ final class Lifecycle {
         } catch (RuntimeException e) {
             LOG.warn("closing the {} backend {} failed: {}", env.name(), env.id(), e.getMessage());
         }
+        // Last, when no command of this environment runs any more: what they changed of Airlock's state is put back.
+        env.stateWitness().ifPresent(StateWitness::undoChanges);
         env.emit("close", env.id(), Map.of());
         env.workers().shutdown();
         env.spills().deletePending();

@@ -52,7 +52,7 @@ final class SafetyGate {
                                 throw new IOException("exit " + r.exit() + ": " + r.stderrLine());
                             }
                             return r.stdout();
-                        }, env::emit);
+                        }, env::emit, env.stateWitness());
             }
             return safety;
         }

@@ -1,5 +1,6 @@
 package dev.airlock.safety;
 
+import dev.airlock.containment.StateWitness;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,6 +16,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -29,9 +31,16 @@ final class ApprovalStore {
     private static final String HEADER = "# Airlock approvals (scope: always). One per line: backend target path, URL-encoded.\n";
 
     private final Path file;
+    private final Optional<StateWitness> witness;
 
     ApprovalStore(Path airlockHome) {
+        this(airlockHome, Optional.empty());
+    }
+
+    /** With a witness, approvals a command may have written while it could run are not read (see {@link StateWitness}). */
+    ApprovalStore(Path airlockHome, Optional<StateWitness> witness) {
         this.file = airlockHome.resolve(FILE_NAME);
+        this.witness = witness;
     }
 
     Path file() {
@@ -39,6 +48,10 @@ final class ApprovalStore {
     }
 
     boolean contains(String backend, String target, String path) {
+        Optional<List<String>> witnessed = witness.flatMap(w -> w.witnessedLines(file));
+        if (witnessed.isPresent()) {
+            return witnessed.get().contains(line(backend, target, path));
+        }
         if (!Files.isRegularFile(file)) {
             return false;
         }
@@ -71,8 +84,10 @@ final class ApprovalStore {
                     b.append(HEADER);
                 }
                 b.append(line(backend, target, path)).append('\n');
-                ch.write(ByteBuffer.wrap(b.toString().getBytes(StandardCharsets.UTF_8)));
+                byte[] added = b.toString().getBytes(StandardCharsets.UTF_8);
+                ch.write(ByteBuffer.wrap(added));
                 ch.force(false);
+                witness.ifPresent(w -> w.appendedByAirlock(file, added));
             } finally {
                 lock.release();
             }

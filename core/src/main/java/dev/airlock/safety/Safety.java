@@ -1,6 +1,7 @@
 package dev.airlock.safety;
 
 import dev.airlock.containment.Containment;
+import dev.airlock.containment.StateWitness;
 import dev.airlock.Capabilities;
 import dev.airlock.DeniedException;
 import dev.airlock.Target;
@@ -53,6 +54,16 @@ public final class Safety {
      */
     public Safety(String backend, Target target, Containment containment, Settings settings, Capabilities caps,
                   Optional<ApprovalChannel> channel, TargetShell shell, ApprovalGate.Reporter reporter) {
+        this(backend, target, containment, settings, caps, channel, shell, reporter, Optional.empty());
+    }
+
+    /**
+     * @param witness where commands can write Airlock's state, what it was when they could first
+     *                run: approvals added after that are not read ({@link StateWitness})
+     */
+    public Safety(String backend, Target target, Containment containment, Settings settings, Capabilities caps,
+                  Optional<ApprovalChannel> channel, TargetShell shell, ApprovalGate.Reporter reporter,
+                  Optional<StateWitness> witness) {
         this.backend = backend;
         this.target = target;
         this.containment = containment;
@@ -61,7 +72,8 @@ public final class Safety {
         this.reporter = reporter;
         this.guard = GuardMode.decide(settings, caps);
         this.localAirlockHome = OwnState.operatorHome(settings);
-        this.gate = new ApprovalGate(backend, targetId(target), settings, channel, new ApprovalStore(localAirlockHome), reporter);
+        this.gate = new ApprovalGate(backend, targetId(target), settings, channel, new ApprovalStore(localAirlockHome, witness),
+                reporter);
     }
 
     /** The hard-denied directories under every protected home, relative (for sandboxes that bind them read-only). */
