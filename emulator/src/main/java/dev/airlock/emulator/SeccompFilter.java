@@ -36,46 +36,40 @@ public final class SeccompFilter {
             | 0x20000000 | 0x40000000;
     private static final int X32_BIT = 0x40000000;
 
-    /** One architecture: its audit id and the numbers of the calls refused. */
-    private record Arch(int audit, boolean x32Possible, int cloneNr, int clone3Nr, Map<String, Integer> refused) {
+    /** A refused call and its number on each architecture (x86_64's table, then the generic one aarch64 uses). */
+    private record Call(String name, int amd64, int aarch64) {
+    }
+
+    private static final List<Call> REFUSED = List.of(
+            new Call("ptrace", 101, 117), new Call("process_vm_readv", 310, 270), new Call("process_vm_writev", 311, 271),
+            new Call("kcmp", 312, 272), new Call("pidfd_getfd", 438, 438), new Call("mount", 165, 40),
+            new Call("umount2", 166, 39), new Call("pivot_root", 155, 41), new Call("open_tree", 428, 428),
+            new Call("move_mount", 429, 429), new Call("fsopen", 430, 430), new Call("fsconfig", 431, 431),
+            new Call("fsmount", 432, 432), new Call("fspick", 433, 433), new Call("mount_setattr", 442, 442),
+            new Call("unshare", 272, 97), new Call("setns", 308, 268), new Call("keyctl", 250, 219),
+            new Call("add_key", 248, 217), new Call("request_key", 249, 218), new Call("bpf", 321, 280),
+            new Call("perf_event_open", 298, 241), new Call("userfaultfd", 323, 282), new Call("io_uring_setup", 425, 425),
+            new Call("io_uring_enter", 426, 426), new Call("io_uring_register", 427, 427), new Call("kexec_load", 246, 104),
+            new Call("kexec_file_load", 320, 294), new Call("init_module", 175, 105), new Call("finit_module", 313, 273),
+            new Call("delete_module", 176, 106), new Call("open_by_handle_at", 304, 265), new Call("reboot", 169, 142),
+            new Call("swapon", 167, 224), new Call("swapoff", 168, 225), new Call("syslog", 103, 116),
+            new Call("acct", 163, 89), new Call("iopl", 172, -1), new Call("ioperm", 173, -1));
+
+    /** One architecture: its audit id, whether the x32 ABI shares it, clone's and clone3's numbers, and the refused ones. */
+    private record Arch(int audit, boolean x32Possible, int cloneNr, int clone3Nr, List<Integer> refused) {
     }
 
     private static final Map<String, Arch> ARCHES = Map.of(
-            "amd64", new Arch(0xc000003e, true, 56, 435, Map.ofEntries(
-                    Map.entry("ptrace", 101), Map.entry("process_vm_readv", 310), Map.entry("process_vm_writev", 311),
-                    Map.entry("kcmp", 312), Map.entry("pidfd_getfd", 438), Map.entry("mount", 165),
-                    Map.entry("umount2", 166), Map.entry("pivot_root", 155), Map.entry("open_tree", 428),
-                    Map.entry("move_mount", 429), Map.entry("fsopen", 430), Map.entry("fsconfig", 431),
-                    Map.entry("fsmount", 432), Map.entry("fspick", 433), Map.entry("mount_setattr", 442),
-                    Map.entry("unshare", 272), Map.entry("setns", 308), Map.entry("keyctl", 250),
-                    Map.entry("add_key", 248), Map.entry("request_key", 249), Map.entry("bpf", 321),
-                    Map.entry("perf_event_open", 298), Map.entry("userfaultfd", 323), Map.entry("io_uring_setup", 425),
-                    Map.entry("io_uring_enter", 426), Map.entry("io_uring_register", 427), Map.entry("kexec_load", 246),
-                    Map.entry("kexec_file_load", 320), Map.entry("init_module", 175), Map.entry("finit_module", 313),
-                    Map.entry("delete_module", 176), Map.entry("open_by_handle_at", 304), Map.entry("reboot", 169),
-                    Map.entry("swapon", 167), Map.entry("swapoff", 168), Map.entry("syslog", 103),
-                    Map.entry("acct", 163), Map.entry("iopl", 172), Map.entry("ioperm", 173))),
-            "aarch64", new Arch(0xc00000b7, false, 220, 435, Map.ofEntries(
-                    Map.entry("ptrace", 117), Map.entry("process_vm_readv", 270), Map.entry("process_vm_writev", 271),
-                    Map.entry("kcmp", 272), Map.entry("pidfd_getfd", 438), Map.entry("mount", 40),
-                    Map.entry("umount2", 39), Map.entry("pivot_root", 41), Map.entry("open_tree", 428),
-                    Map.entry("move_mount", 429), Map.entry("fsopen", 430), Map.entry("fsconfig", 431),
-                    Map.entry("fsmount", 432), Map.entry("fspick", 433), Map.entry("mount_setattr", 442),
-                    Map.entry("unshare", 97), Map.entry("setns", 268), Map.entry("keyctl", 219),
-                    Map.entry("add_key", 217), Map.entry("request_key", 218), Map.entry("bpf", 280),
-                    Map.entry("perf_event_open", 241), Map.entry("userfaultfd", 282), Map.entry("io_uring_setup", 425),
-                    Map.entry("io_uring_enter", 426), Map.entry("io_uring_register", 427), Map.entry("kexec_load", 104),
-                    Map.entry("kexec_file_load", 294), Map.entry("init_module", 105), Map.entry("finit_module", 273),
-                    Map.entry("delete_module", 106), Map.entry("open_by_handle_at", 265), Map.entry("reboot", 142),
-                    Map.entry("swapon", 224), Map.entry("swapoff", 225), Map.entry("syslog", 116),
-                    Map.entry("acct", 89))));
+            "amd64", new Arch(0xc000003e, true, 56, 435, REFUSED.stream().map(Call::amd64).toList()),
+            "aarch64", new Arch(0xc00000b7, false, 220, 435,
+                    REFUSED.stream().map(Call::aarch64).filter(n -> n >= 0).toList()));
 
     private SeccompFilter() {
     }
 
     /** The names of the refused calls, for a reader of {@code doctor} or a test. */
     public static List<String> refusedCalls() {
-        return ARCHES.get("amd64").refused().keySet().stream().sorted().toList();
+        return REFUSED.stream().map(Call::name).sorted().toList();
     }
 
     /** The compiled program for this JVM's architecture, or empty where none is defined. */
@@ -96,7 +90,7 @@ public final class SeccompFilter {
     }
 
     static byte[] compile(Arch a) {
-        List<Integer> refused = a.refused().values().stream().sorted().toList();
+        List<Integer> refused = a.refused().stream().sorted().toList();
         Program p = new Program();
         p.load(4);                                        // seccomp_data.arch
         p.jumpIfEqual(a.audit(), 1, 0);
