@@ -34,14 +34,14 @@ import java.util.concurrent.TimeUnit;
  * One emulated cloud sandbox: its own root directory, its commands in their own process groups,
  * and files with real modes and owners.
  *
- * <p>Under bubblewrap the root directory is the sandbox's {@code /} (writable, so {@code /tmp},
- * {@code /work} or {@code /anything} written by a command lands inside it), with the host's
- * {@code /usr} and {@code /etc} bound read-only for programs, its own {@code /dev}, new IPC and
- * UTS namespaces, and capabilities dropped except the four file ones a container keeps (chown,
- * dac_override, fowner, fsetid). It shares the host's PID namespace on purpose: background
- * processes outlive the exec that started them, as in a real sandbox, until {@link #stop()}. Without bwrap commands run as
- * plain processes with their working directory, HOME and TMPDIR inside the root; absolute writes
- * then reach the host, which {@link SandboxIsolation#describe()} says.
+ * <p>The root directory is every command's {@code /} (writable, so {@code /tmp}, {@code /work}
+ * or {@code /anything} written by a command lands inside it, where the file API finds it), with
+ * the host's system dirs bound read-only for programs and its own {@code /dev} and {@code /proc},
+ * in pid, network, IPC and UTS namespaces of the sandbox's own that all its commands share
+ * ({@link Namespaces}): background processes outlive the exec that started them, as in a real
+ * sandbox, until {@link #stop()}. Commands hold no capability and cannot gain one; under
+ * bubblewrap a seccomp filter ({@link SeccompFilter}) refuses what could reach past the sandbox.
+ * {@link SandboxIsolation} says which mechanism, or why there is none (then every exec is refused).
  *
  * <p>{@link #stop()} kills every process group the sandbox started, then every process that
  * still carries its marker variable, and waits for them to go. The file methods resolve paths as
@@ -86,7 +86,7 @@ public final class EmulatedSandbox implements AutoCloseable {
     private final Set<SandboxProcess> processes = ConcurrentHashMap.newKeySet();
     private final Object lifecycle = new Object();
     private boolean stopped;
-    /** The sandbox's own root and namespaces (see {@link Namespaces}); empty where each command has its own bwrap. */
+    /** The sandbox's own root and namespaces (see {@link Namespaces}); null until the first exec sets them up. */
     private Optional<Namespaces> namespaces;
     /** The seccomp program's file, beside the root (with bubblewrap). */
     private Optional<Path> seccomp = Optional.empty();
@@ -175,7 +175,7 @@ public final class EmulatedSandbox implements AutoCloseable {
             }
             if (namespaces == null) { // the first exec sets the sandbox up
                 seccomp = isolation.kind() == SandboxIsolation.Kind.BWRAP ? SeccompFilter.writeTo(seccompFile()) : Optional.empty();
-                namespaces = sharedNamespaces() ? Optional.of(Namespaces.start(isolation, root, systemDirs())) : Optional.empty();
+                namespaces = Optional.of(Namespaces.start(isolation, root, systemDirs()));
             }
             ProcessBuilder pb = new ProcessBuilder(argv(c));
             Map<String, String> env = pb.environment();
@@ -192,15 +192,6 @@ public final class EmulatedSandbox implements AutoCloseable {
         }
     }
 
-    /**
-     * Whether commands share the sandbox's own namespaces ({@link Namespaces}): always with
-     * unshare; with bubblewrap when this JVM is root ({@code nsenter} needs CAP_SYS_ADMIN).
-     * Otherwise each command gets its own bwrap of the root, in the host's pid namespace.
-     */
-    private boolean sharedNamespaces() {
-        return isolation.kind() == SandboxIsolation.Kind.UNSHARE || SandboxIsolation.privileged();
-    }
-
     private List<String> argv(Command c) {
         List<String> a = new ArrayList<>();
         a.add("setsid"); // its own process group, so a kill takes the whole tree
@@ -208,21 +199,7 @@ public final class EmulatedSandbox implements AutoCloseable {
             // bwrap reads the filter from a descriptor: opened here, inherited through nsenter.
             a.addAll(List.of("sh", "-c", "exec \"$@\" 3<\"$0\"", seccomp.get().toString()));
         }
-        Optional<Namespaces> ns = namespaces == null ? Optional.empty() : namespaces;
-        if (ns.isPresent()) {
-            a.addAll(ns.get().enter(c.cwd(), isolation.bwrap(), systemDirs(), seccomp.isPresent()));
-        } else {
-            a.add(isolation.bwrap().orElseThrow().toString());
-            a.addAll(List.of("--bind", root.toString(), "/"));
-            for (String d : systemDirs()) {
-                a.addAll(List.of("--ro-bind", "/" + d, "/" + d));
-            }
-            a.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--unshare-ipc", "--unshare-uts"));
-            if (seccomp.isPresent()) {
-                a.addAll(List.of("--seccomp", "3"));
-            }
-            a.addAll(List.of("--chdir", c.cwd(), "--"));
-        }
+        a.addAll(namespaces.orElseThrow().enter(c.cwd(), isolation.bwrap(), systemDirs(), seccomp.isPresent()));
         // A service's sandbox starts its commands with default signal dispositions, whatever this
         // JVM inherited (under nohup SIGHUP is ignored, and children would inherit that).
         a.addAll(DEFAULT_SIGNALS);

@@ -80,8 +80,11 @@ final class Namespaces implements AutoCloseable {
      */
     static Namespaces start(SandboxIsolation isolation, Path root, List<String> systemDirs) throws IOException {
         return switch (isolation.kind()) {
-            case BWRAP -> bwrapAnchor(isolation.bwrap().orElseThrow(), root, systemDirs);
-            case UNSHARE -> unshareAnchor(root, systemDirs);
+            // Not root, nsenter cannot enter a bwrap anchor's namespaces (its user namespace is not
+            // ours to enter): the unshare anchor, made in a user namespace of this user's, serves both.
+            case BWRAP -> SandboxIsolation.privileged() ? bwrapAnchor(isolation.bwrap().orElseThrow(), root, systemDirs)
+                    : unshareAnchor(root, systemDirs, SandboxIsolation.Kind.BWRAP);
+            case UNSHARE -> unshareAnchor(root, systemDirs, SandboxIsolation.Kind.UNSHARE);
             case NONE -> throw new IOException("no isolation: " + isolation.reason());
         };
     }
@@ -115,7 +118,7 @@ final class Namespaces implements AutoCloseable {
         throw new IOException("the sandbox namespaces did not come up within 10 s (bwrap exited " + exit(p) + ")");
     }
 
-    private static Namespaces unshareAnchor(Path root, List<String> systemDirs) throws IOException {
+    private static Namespaces unshareAnchor(Path root, List<String> systemDirs, SandboxIsolation.Kind kind) throws IOException {
         List<String> argv = new ArrayList<>(List.of("unshare"));
         argv.addAll(SandboxIsolation.unshareFlags());
         argv.addAll(List.of("--", "sh", "-c", UNSHARE_SETUP, "sh", root.toString()));
@@ -129,7 +132,7 @@ final class Namespaces implements AutoCloseable {
                 if (line.equals(READY)) {
                     Optional<ProcessHandle> init = p.toHandle().children().findFirst();
                     if (init.isPresent() && inOtherPidNamespace(init.get().pid())) {
-                        return new Namespaces(p, init.get().pid(), SandboxIsolation.Kind.UNSHARE);
+                        return new Namespaces(p, init.get().pid(), kind);
                     }
                     break;
                 }
@@ -164,8 +167,9 @@ final class Namespaces implements AutoCloseable {
      */
     List<String> enter(String cwd, Optional<Path> bwrap, List<String> systemDirs, boolean seccomp) {
         List<String> a = new ArrayList<>(List.of("nsenter", "--target", Long.toString(target)));
-        if (kind == SandboxIsolation.Kind.UNSHARE && !SandboxIsolation.privileged()) {
-            a.add("--user");
+        if (!SandboxIsolation.privileged()) { // the anchor was made by unshare, in a user namespace
+            // The anchor's user namespace, where this user is root; its groups cannot be set from outside.
+            a.addAll(List.of("--user", "--preserve-credentials"));
         }
         // --root and --wd without a directory: the anchor's own, opened in its mount namespace (a
         // directory opened on the host would leave the command a way out of its root through "..").

@@ -73,6 +73,10 @@ public final class SandboxIsolation {
         Optional<String> why = bin.isEmpty() ? Optional.of("bwrap is not installed (Debian package bubblewrap)")
                 : bwrapWorks(bin.get());
         if (why.isEmpty()) {
+            // Commands enter the sandbox's namespaces with nsenter; not as root, in an anchor unshare makes.
+            why = privileged() ? missing("nsenter") : unshareWorks();
+        }
+        if (why.isEmpty()) {
             return new SandboxIsolation(Kind.BWRAP, bin, "bwrap " + bin.get() + ", seccomp, no capability");
         }
         if (mode.equals("bwrap")) {
@@ -114,7 +118,7 @@ public final class SandboxIsolation {
         return kind == Kind.NONE ? "none (" + reason + ")" : reason;
     }
 
-    /** Whether this JVM runs as root: then sandboxes share namespaces entered with nsenter. */
+    /** Whether this JVM runs as root: then a bwrap anchor, else an unshare one in a user namespace of this user's. */
     static boolean privileged() {
         return "root".equals(System.getProperty("user.name"));
     }
@@ -124,10 +128,14 @@ public final class SandboxIsolation {
                 "bwrap cannot create its namespaces here", "cannot run " + bwrap);
     }
 
+    private static Optional<String> missing(String tool) {
+        return onPath(tool).isPresent() ? Optional.empty() : Optional.of(tool + " is not installed (Debian package util-linux)");
+    }
+
     private static Optional<String> unshareWorks() {
         for (String tool : List.of("unshare", "nsenter", "setpriv")) {
-            if (onPath(tool).isEmpty()) {
-                return Optional.of(tool + " is not installed (Debian package util-linux)");
+            if (missing(tool).isPresent()) {
+                return missing(tool);
             }
         }
         List<String> argv = new ArrayList<>(List.of("unshare"));
