@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One exec: its state machine, the cause of its end, its process handle and kill request, and the
@@ -51,6 +52,8 @@ final class ExecRun extends ExecHandle {
     private final List<String> staged = new ArrayList<>();
     private final Object threadLock = new Object();
     private final Instant created = Instant.now();
+    /** Set by the first end (result or failure), before its audit event and the caller's result. */
+    private final AtomicBoolean ending = new AtomicBoolean();
     private Thread flowThread;
     private final TreeKill kill;
     /** FILES output: where the command's stdout and stderr go; null for STREAM. */
@@ -274,12 +277,24 @@ final class ExecRun extends ExecHandle {
 
     // ---- ends
 
+    /**
+     * The first end wins. Its audit event goes out before the caller can see the result: a caller
+     * that closes the environment as soon as its exec returns still finds the event (it came after
+     * the close, and was lost, when the result went first).
+     */
     private void deliver(ExecResult r) {
         sessionEnded();
-        if (result.complete(r) && !internal) {
-            env.emit("exec", request.command(), Map.of("exit", r.exitCode(), "timedOut", r.timedOut(),
-                    "cancelled", r.cancelled(), "durationMs", r.duration().toMillis(),
-                    "stdoutDropped", r.stdoutDropped(), "stderrDropped", r.stderrDropped()));
+        if (!ending.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            if (!internal) {
+                env.emit("exec", request.command(), Map.of("exit", r.exitCode(), "timedOut", r.timedOut(),
+                        "cancelled", r.cancelled(), "durationMs", r.duration().toMillis(),
+                        "stdoutDropped", r.stdoutDropped(), "stderrDropped", r.stderrDropped()));
+            }
+        } finally {
+            result.complete(r);
         }
     }
 
@@ -287,8 +302,15 @@ final class ExecRun extends ExecHandle {
     private void endWith(AirlockException e) {
         sessionEnded();
         if (sm.fail() || sm.cause() == Cause.EXIT) {
-            if (result.completeExceptionally(e) && !internal) {
-                env.emit("exec", request.command(), Map.of("error", e.kind(), "message", e.getMessage()));
+            if (!ending.compareAndSet(false, true)) {
+                return;
+            }
+            try {
+                if (!internal) {
+                    env.emit("exec", request.command(), Map.of("error", e.kind(), "message", e.getMessage()));
+                }
+            } finally {
+                result.completeExceptionally(e);
             }
         } else {
             deliver(stopResult());

@@ -104,6 +104,33 @@ class ExecRunTest {
         return HostBackend.within(e);
     }
 
+    /** The audit event of an exec is out before its caller has the result: a close right after never loses it. */
+    @Test
+    void theExecEventIsOutBeforeTheCallerHasTheResult() {
+        List<String> events = new CopyOnWriteArrayList<>();
+        ExecListener slow = new ExecListener() {
+            @Override
+            public void onTransition(ExecTransition t) {
+            }
+
+            @Override
+            public void onEvent(AuditEvent e) {
+                if (e.type().equals("exec")) {
+                    try {
+                        Thread.sleep(300); // a listener that takes its time: the caller must not overtake it
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                    }
+                    events.add(e.type() + " " + e.fields().get("exit"));
+                }
+            }
+        };
+        HostBackend b = new HostBackend(HostBackend.settings(dir), StdinMode.PAYLOAD, false, List.of(slow));
+        opened.add(b);
+        assertEquals(3, b.env.exec(ExecRequest.of("exit 3")).exitCode());
+        assertEquals(List.of("exec 3"), events, "the event came after the caller had its result");
+    }
+
     // ---- 1. a timeout or cancel bounds staging and launch
 
     @Test
