@@ -199,7 +199,7 @@ public final class EmulatedSandbox implements AutoCloseable {
             // bwrap reads the filter from a descriptor: opened here, inherited through nsenter.
             a.addAll(List.of("sh", "-c", "exec \"$@\" 3<\"$0\"", seccomp.get().toString()));
         }
-        a.addAll(namespaces.orElseThrow().enter(c.cwd(), isolation.bwrap(), systemDirs(), seccomp.isPresent()));
+        a.addAll(namespaces.orElseThrow().enter(c.cwd(), root, isolation.bwrap(), systemDirs(), seccomp.isPresent()));
         // A service's sandbox starts its commands with default signal dispositions, whatever this
         // JVM inherited (under nohup SIGHUP is ignored, and children would inherit that).
         a.addAll(DEFAULT_SIGNALS);

@@ -158,15 +158,47 @@ final class Namespaces implements AutoCloseable {
         }
     }
 
+    /** Drops what is left of root's powers before the command: its capability sets, for good. */
+    private static final List<String> NO_CAPABILITIES = List.of("setpriv", "--no-new-privs", "--bounding-set=-all",
+            "--inh-caps=-all", "--ambient-caps=-all", "--");
+
     /**
      * The argv that runs a command in the sandbox, in directory {@code cwd} (a sandbox path),
-     * before the command's own words: {@code nsenter} into every namespace and the sandbox's root,
-     * then, with bubblewrap, a bwrap of the root as it is there that drops every capability and
-     * loads {@code seccomp} (read from descriptor 3, which the caller opens); with unshare,
-     * {@code setpriv} emptying the capability sets and setting no-new-privileges.
+     * before the command's own words. In every chain the command's parent is a process outside the
+     * sandbox's pid namespace (it reads as pid 0, as with a service's exec), so no process whose
+     * status is the exec's can be seen, signalled, stopped or written into by the command.
+     * <ul>
+     *   <li>bubblewrap, as root: bwrap of the sandbox's root (from the host, in the sandbox's
+     *       network, IPC and UTS namespaces) with only CAP_SYS_ADMIN and CAP_SETPCAP, no new
+     *       privileges and {@code seccomp} (descriptor 3, which the caller opens); inside it,
+     *       {@code nsenter --pid} forks the rest into the sandbox's pid namespace, {@code unshare
+     *       --mount-proc} gives it that namespace's /proc (bwrap's shows the host's), and
+     *       {@code setpriv} empties every capability set;</li>
+     *   <li>bubblewrap, not root: nsenter into every namespace of the anchor, its user namespace
+     *       and root included (bwrap cannot mount a /proc of the host's pid namespace there), then
+     *       bwrap with every capability dropped and seccomp: here bwrap stays the command's parent
+     *       inside the namespace, where a command can signal it;</li>
+     *   <li>unshare: nsenter into every namespace and the root (it forks into the pid namespace and
+     *       waits outside it), then {@code setpriv}.</li>
+     * </ul>
      */
-    List<String> enter(String cwd, Optional<Path> bwrap, List<String> systemDirs, boolean seccomp) {
-        List<String> a = new ArrayList<>(List.of("nsenter", "--target", Long.toString(target)));
+    List<String> enter(String cwd, Path root, Optional<Path> bwrap, List<String> systemDirs, boolean seccomp) {
+        String t = Long.toString(target);
+        List<String> a = new ArrayList<>(List.of("nsenter", "--target", t));
+        if (kind == SandboxIsolation.Kind.BWRAP && SandboxIsolation.privileged()) {
+            a.addAll(List.of("--net", "--ipc", "--uts", "--", bwrap.orElseThrow().toString(), "--bind", root.toString(), "/"));
+            for (String d : systemDirs) {
+                a.addAll(List.of("--ro-bind", "/" + d, "/" + d));
+            }
+            a.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN",
+                    "--cap-add", "CAP_SETPCAP"));
+            if (seccomp) {
+                a.addAll(List.of("--seccomp", "3"));
+            }
+            a.addAll(List.of("--chdir", cwd, "--", "nsenter", "--target", t, "--pid", "--", "unshare", "--mount-proc", "--"));
+            a.addAll(NO_CAPABILITIES);
+            return a;
+        }
         if (!SandboxIsolation.privileged()) { // the anchor was made by unshare, in a user namespace
             // The anchor's user namespace, where this user is root; its groups cannot be set from outside.
             a.addAll(List.of("--user", "--preserve-credentials"));
@@ -185,8 +217,8 @@ final class Namespaces implements AutoCloseable {
             }
             a.addAll(List.of("--chdir", cwd, "--"));
         } else {
-            a.addAll(List.of("setpriv", "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all",
-                    "--", "env", "-C", cwd));
+            a.addAll(NO_CAPABILITIES);
+            a.addAll(List.of("env", "-C", cwd));
         }
         return a;
     }

@@ -107,6 +107,26 @@ class SandboxEscapeTest {
         }
     }
 
+    /**
+     * Issue 32: the process whose status is the exec's must be none the command can reach. As root
+     * the command's parent is outside the sandbox's pid namespace (pid 0 there), as with a
+     * service's exec, so killing, stopping or rewriting "its parent" is not possible.
+     */
+    @ParameterizedTest
+    @EnumSource(Isolation.class)
+    void theCommandsParentIsOutsideTheSandbox(Isolation iso) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(SandboxIsolation.privileged(), "as another user bwrap stays the parent");
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            Run r = run(sb, "echo $PPID; exit 7");
+            assertEquals(7, r.code(), r.err());
+            assertEquals("0\n", r.out());
+            // Pid 1 is the sandbox's init (the anchor: a bwrap with no capability); no launcher step is there.
+            Run procs = run(sb, "for p in /proc/[0-9]*; do [ $p = /proc/1 ] || { tr '\\0' ' ' < $p/cmdline; echo; }; done");
+            assertFalse(procs.out().contains("bwrap") || procs.out().contains("nsenter") || procs.out().contains("setpriv"),
+                    "a launcher process is visible in the sandbox: " + procs.out());
+        }
+    }
+
     /** Issue 38: without bubblewrap a command's absolute paths and the file API are one place. */
     @ParameterizedTest
     @EnumSource(Isolation.class)
