@@ -2,10 +2,12 @@ package dev.airlock.local;
 
 import dev.airlock.BackendException;
 import dev.airlock.ConfigurationException;
+import dev.airlock.DeniedException;
 import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.WriteOptions;
 import dev.airlock.shell.KernelRandom;
+import dev.airlock.shell.SpecialFiles;
 
 import java.io.FileInputStream;
 import java.io.IOException;
@@ -146,6 +148,7 @@ final class LocalWrite {
                 }
                 int mode = options.mode().isPresent() ? options.mode().getAsInt() : existingMode.orElseGet(LocalWrite::defaultMode);
                 setMode(dir, tmp, place.dir().resolve(tmp), mode);
+                refuseSpecial(dir, name, place.path(), t);
                 try {
                     dir.move(tmp, dir, name); // renameat: replaces a file or a link at the name, never follows it
                 } catch (IOException e) {
@@ -238,6 +241,28 @@ final class LocalWrite {
             return Optional.of(((Integer) Files.getAttribute(absolute, "unix:mode", NOFOLLOW)) & 07777);
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        }
+    }
+
+    /**
+     * {@link SpecialFiles}' rule again at the last moment before the rename, in the held directory
+     * (the guarded files checked it before the write began): a device, FIFO or socket at the name
+     * is never replaced, nor a symlink, which no write leaves there (a link is followed first).
+     */
+    private static void refuseSpecial(SecureDirectoryStream<Path> dir, Path name, Path absolute, String t) throws IOException {
+        java.nio.file.attribute.BasicFileAttributes a;
+        try {
+            a = dir.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW).readAttributes();
+        } catch (NoSuchFileException e) {
+            return;
+        }
+        if (a.isSymbolicLink()) {
+            throw new BackendException("write " + t + " failed on local: a symlink appeared at " + absolute
+                    + " while writing; nothing was written (write again)");
+        }
+        if (a.isOther()) {
+            int mode = (Integer) Files.getAttribute(absolute, "unix:mode", NOFOLLOW);
+            throw new DeniedException(SpecialFiles.message("write to", t, SpecialFiles.kind(mode).orElse("not a regular file")));
         }
     }
 

@@ -108,4 +108,30 @@ class SpecialFilesNativeTest {
             assertTrue(env.files().delete(f.toString()));
         }
     }
+    /**
+     * The last check, in the held directory just before the rename: an entry made at the name after
+     * the guarded files looked (a command racing the write) is not replaced either.
+     */
+    @Test
+    void theRenameNeverReplacesAFifoOrALinkThatAppearedMeanwhile(@TempDir Path dir) throws Exception {
+        Path fifo = dir.resolve("fifo");
+        assertEquals(0, run("mkfifo", fifo.toString()));
+        LocalWrite.Place place = LocalWrite.enter(fifo, false); // as if it was judged before the FIFO came
+        DeniedException e = assertThrows(DeniedException.class, () -> LocalWrite.writeIn(place, fifo.toString(),
+                dev.airlock.Payload.ofUtf8("X"), dev.airlock.WriteOptions.defaults()));
+        assertTrue(e.getMessage().startsWith("write to " + fifo + " refused: it is a FIFO,"), e.getMessage());
+        assertEquals(0010000, typeBits(fifo), "the FIFO was replaced");
+        Path real = Files.writeString(dir.resolve("real"), "old");
+        Path name = dir.resolve("name");
+        LocalWrite.Place before = LocalWrite.enter(name, false); // nothing there yet
+        Files.createSymbolicLink(name, real);
+        dev.airlock.BackendException x = assertThrows(dev.airlock.BackendException.class, () -> LocalWrite.writeIn(before,
+                name.toString(), dev.airlock.Payload.ofUtf8("X"), dev.airlock.WriteOptions.defaults()));
+        assertTrue(x.getMessage().contains("a symlink appeared at"), x.getMessage());
+        assertTrue(Files.isSymbolicLink(name), "the link was replaced");
+        assertEquals("old", Files.readString(real));
+        try (var s = Files.list(dir)) {
+            assertEquals(0, s.filter(p -> p.getFileName().toString().startsWith(".airlock-write-")).count(), "a temp file was left");
+        }
+    }
 }
