@@ -252,7 +252,8 @@ class ExecRunTest {
 
     static List<Throwable> throwsFromCleanUp() {
         return List.of(new InterruptedException("sneaky, as OkHttp"), new java.util.concurrent.TimeoutException("sneaky"),
-                new NoClassDefFoundError("an Error"), new StackOverflowError());
+                new NoClassDefFoundError("an Error"), new StackOverflowError(),
+                new java.io.InterruptedIOException("interrupted at its deadline, the thread still flagged"));
     }
 
     /** A cancel during staging returns once what was staged is removed, not later with await(). */

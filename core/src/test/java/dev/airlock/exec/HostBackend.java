@@ -124,7 +124,8 @@ class HostBackend implements Backend, Stager, Killer {
     final List<String> removedPaths = new CopyOnWriteArrayList<>();
     /**
      * Thrown, once and undeclared, by the next removal (an Error, or a checked exception as OkHttp
-     * throws InterruptedException sneakily); that path stays on the target.
+     * throws InterruptedException sneakily; an InterruptedIOException with the thread left
+     * interrupted, as at a hook's deadline); that path stays on the target.
      */
     final java.util.concurrent.atomic.AtomicReference<Throwable> removeThrows = new java.util.concurrent.atomic.AtomicReference<>();
 
@@ -405,6 +406,9 @@ class HostBackend implements Backend, Stager, Killer {
         removedPaths.add(path);
         Throwable t = removeThrows.getAndSet(null);
         if (t != null) {
+            if (t instanceof InterruptedIOException) {
+                Thread.currentThread().interrupt(); // as a hook interrupted at its deadline leaves its thread
+            }
             throw HostBackend.<RuntimeException>sneaky(t);
         }
         env.runRaw(Shell.removeScript(path), null);
