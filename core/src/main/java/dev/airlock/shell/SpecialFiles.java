@@ -70,11 +70,4 @@ public final class SpecialFiles {
                 + "  fi\n"
                 + "fi\n";
     }
-
-    /** A script that refuses a write to ({@code operation} {@code write}) or a {@code delete} of {@code path} by this rule, else exits 0. */
-    public static String script(String operation, String path) {
-        return "p=" + Shell.quotePath(path) + "\n"
-                + ("delete".equals(operation) ? deleteCheck() : check("write to", "\"$p\"", "\"$p\""))
-                + "exit 0\n";
-    }
 }
