@@ -39,8 +39,9 @@ import java.util.Set;
  * file (0600 while written) is made, sized, given its mode and renamed over the name inside the
  * judged directory held open (reached from {@code /} by openat with O_NOFOLLOW, then renameat,
  * through a {@link SecureDirectoryStream}), so a symlink swapped in anywhere on the way meanwhile
- * cannot move the write and a link planted at the name is
- * replaced, never followed. Directories the write made are removed again when it fails.
+ * cannot move the write; a link, device, FIFO or socket found at the name just before the rename
+ * is refused (see {@link SpecialFiles}), and one planted after that check is replaced, never
+ * followed. Directories the write made are removed again when it fails.
  */
 final class LocalWrite {
     private static final int PATH_MAX = 4095;
