@@ -15,6 +15,9 @@ public interface RemoteFiles {
      * Writes {@code content} to {@code path} atomically: readers see the old file or the whole new
      * one, never a part. An existing file keeps its mode unless {@code options} sets one; a
      * symlinked target is written through (the link stays). The size is verified afterwards.
+     *
+     * @throws DeniedException when the target (or the end of its symlink) is a device, FIFO or
+     *         socket: Airlock never replaces one
      */
     void write(String path, Payload content, WriteOptions options);
 
@@ -43,7 +46,13 @@ public interface RemoteFiles {
      */
     List<FileStat> list(String dir);
 
-    /** Removes a file, a symlink or a whole directory tree. Returns false when nothing was there. */
+    /**
+     * Removes a file, a symlink (never its target) or a whole directory tree. Returns false when
+     * nothing was there.
+     *
+     * @throws DeniedException when the path is, or its symlink leads to, a device, FIFO or socket,
+     *         or the tree holds one: Airlock never removes one
+     */
     boolean delete(String path);
 
     /** Creates the directory and its parents; an existing directory is fine. */

@@ -9,6 +9,7 @@ import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
+import dev.airlock.shell.SpecialFiles;
 
 import java.io.File;
 import java.io.IOException;
@@ -210,6 +211,7 @@ final class LocalFiles implements RemoteFiles {
         if (last.equals(".") || last.equals("..")) {
             throw new BackendException("delete " + t + " failed on local: refusing to remove '.' or '..'; name the directory itself");
         }
+        refuseSpecial(p, t);
         Path parent = p.getParent() == null ? Path.of("/") : p.getParent();
         try {
             HostDirs.removeTree(parent, p.getFileName());
@@ -217,6 +219,40 @@ final class LocalFiles implements RemoteFiles {
             throw new BackendException("delete " + t + " failed on local: " + e.getMessage());
         }
         return true;
+    }
+
+    /**
+     * {@link SpecialFiles}' rule for a delete: never a device, FIFO or socket, nor a link that leads
+     * to one, nor a tree that holds one (links in a tree are removed, never followed, so they pass).
+     */
+    private static void refuseSpecial(Path p, String t) {
+        try {
+            Optional<String> kind = kindOf(p, false).or(() -> Files.isSymbolicLink(p) ? kindOf(p, true) : Optional.empty());
+            if (kind.isPresent()) {
+                throw new DeniedException(SpecialFiles.message("delete", t, kind.get()));
+            }
+            if (Files.isDirectory(p, NOFOLLOW)) {
+                try (java.util.stream.Stream<Path> all = Files.walk(p)) {
+                    Optional<Path> found = all.filter(e -> kindOf(e, false).isPresent()).findFirst();
+                    if (found.isPresent()) {
+                        throw new DeniedException(SpecialFiles.message("delete", found.get().toString(),
+                                kindOf(found.get(), false).orElseThrow()));
+                    }
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            // unreadable parts: the removal itself reports what it cannot do
+        }
+    }
+
+    /** The special kind of {@code p} (its link followed when {@code follow}), or empty (gone or unreadable too). */
+    private static Optional<String> kindOf(Path p, boolean follow) {
+        try {
+            int mode = (Integer) (follow ? Files.getAttribute(p, "unix:mode") : Files.getAttribute(p, "unix:mode", NOFOLLOW));
+            return SpecialFiles.kind(mode);
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
     }
 
     @Override

@@ -2,10 +2,12 @@ package dev.airlock.local;
 
 import dev.airlock.BackendException;
 import dev.airlock.ConfigurationException;
+import dev.airlock.DeniedException;
 import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.WriteOptions;
 import dev.airlock.shell.KernelRandom;
+import dev.airlock.shell.SpecialFiles;
 
 import java.io.FileInputStream;
 import java.io.IOException;
@@ -37,8 +39,9 @@ import java.util.Set;
  * file (0600 while written) is made, sized, given its mode and renamed over the name inside the
  * judged directory held open (reached from {@code /} by openat with O_NOFOLLOW, then renameat,
  * through a {@link SecureDirectoryStream}), so a symlink swapped in anywhere on the way meanwhile
- * cannot move the write and a link planted at the name is
- * replaced, never followed. Directories the write made are removed again when it fails.
+ * cannot move the write; a link, device, FIFO or socket found at the name just before the rename
+ * is refused (see {@link SpecialFiles}), and one planted after that check is replaced, never
+ * followed. Directories the write made are removed again when it fails.
  */
 final class LocalWrite {
     private static final int PATH_MAX = 4095;
@@ -146,6 +149,7 @@ final class LocalWrite {
                 }
                 int mode = options.mode().isPresent() ? options.mode().getAsInt() : existingMode.orElseGet(LocalWrite::defaultMode);
                 setMode(dir, tmp, place.dir().resolve(tmp), mode);
+                refuseSpecial(dir, name, place.path(), t);
                 try {
                     dir.move(tmp, dir, name); // renameat: replaces a file or a link at the name, never follows it
                 } catch (IOException e) {
@@ -238,6 +242,28 @@ final class LocalWrite {
             return Optional.of(((Integer) Files.getAttribute(absolute, "unix:mode", NOFOLLOW)) & 07777);
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        }
+    }
+
+    /**
+     * {@link SpecialFiles}' rule again at the last moment before the rename, in the held directory
+     * (the guarded files checked it before the write began): a device, FIFO or socket at the name
+     * is never replaced, nor a symlink, which no write leaves there (a link is followed first).
+     */
+    private static void refuseSpecial(SecureDirectoryStream<Path> dir, Path name, Path absolute, String t) throws IOException {
+        java.nio.file.attribute.BasicFileAttributes a;
+        try {
+            a = dir.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW).readAttributes();
+        } catch (NoSuchFileException e) {
+            return;
+        }
+        if (a.isSymbolicLink()) {
+            throw new BackendException("write " + t + " failed on local: a symlink appeared at " + absolute
+                    + " while writing; nothing was written (write again)");
+        }
+        if (a.isOther()) {
+            int mode = (Integer) Files.getAttribute(absolute, "unix:mode", NOFOLLOW);
+            throw new DeniedException(SpecialFiles.message("write to", t, SpecialFiles.kind(mode).orElse("not a regular file")));
         }
     }
 

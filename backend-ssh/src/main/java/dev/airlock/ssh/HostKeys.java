@@ -3,6 +3,7 @@ package dev.airlock.ssh;
 import com.jcraft.jsch.HostKey;
 import com.jcraft.jsch.HostKeyRepository;
 import com.jcraft.jsch.UserInfo;
+import dev.airlock.shell.SpecialFiles;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -36,6 +37,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * keys are appended here instead, like OpenSSH does.
  */
 final class HostKeys implements HostKeyRepository {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HostKeys.class);
     private static final String HASH_MAGIC = "|1|";
     private static final SecureRandom RANDOM = new SecureRandom();
     /** The key a server offered in the last check, for error messages. */
@@ -110,6 +112,7 @@ final class HostKeys implements HostKeyRepository {
                 append(hashed() ? hashedHost(host) + " " + type + " " + Base64.getEncoder().encodeToString(key) : entry);
             } catch (IOException e) {
                 // Refuse rather than trust a key we could not record: the next run would ask again.
+                LOG.warn("the host key of {} was not accepted: {}", host, e.getMessage());
                 return NOT_INCLUDED;
             }
             accepted.add(entry);
@@ -119,6 +122,15 @@ final class HostKeys implements HostKeyRepository {
     }
 
     private synchronized void append(String entry) throws IOException {
+        // Only ever appended to a regular file (through a link to one too), or a new one made where
+        // nothing is: a device, FIFO or socket (/dev/stdin's end) is never written, opened (a FIFO's
+        // open would block the connect) nor replaced, and a dangling link fails the exclusive create.
+        if (Files.exists(file) && !Files.isRegularFile(file)) {
+            int mode = (Integer) Files.getAttribute(file, "unix:mode");
+            throw new IOException(SpecialFiles.message("recording the host key in", file.toString(),
+                    SpecialFiles.kind(mode).orElse(Files.isDirectory(file) ? "a directory" : "not a regular file"))
+                    + "; set " + SshSettings.KNOWN_HOSTS + " to a known_hosts file");
+        }
         Path dir = file.toAbsolutePath().getParent();
         if (dir != null && !Files.isDirectory(dir)) {
             Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));

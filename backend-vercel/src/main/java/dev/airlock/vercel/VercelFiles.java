@@ -12,6 +12,7 @@ import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
 import dev.airlock.shell.AsideWrite;
 import dev.airlock.shell.Shell;
+import dev.airlock.shell.SpecialFiles;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.RawResult;
 
@@ -436,7 +437,11 @@ final class VercelFiles implements RemoteFiles {
         if (t.equals("/")) {
             throw new DeniedException("refusing to delete '/'");
         }
-        RawResult r = run("p=" + Shell.quotePath(t) + "\n[ -e \"$p\" ] || [ -L \"$p\" ] || exit 2\nexec rm -rf -- \"$p\"\n");
+        RawResult r = run("p=" + Shell.quotePath(t) + "\n[ -e \"$p\" ] || [ -L \"$p\" ] || exit 2\n"
+                + SpecialFiles.deleteCheck() + "exec rm -rf -- \"$p\"\n");
+        if (r.exit() == SpecialFiles.REFUSED) {
+            throw new DeniedException(r.stderrLine());
+        }
         if (r.exit() == 2) {
             return false;
         }

@@ -239,4 +239,24 @@ class VercelWriteRoutesTest {
             return files.anyMatch(p -> p.getFileName().toString().startsWith(dev.airlock.shell.AsideWrite.TEMP_PREFIX));
         }
     }
+    /**
+     * Issue 31 door 4 on Vercel's native files: a FIFO (or a tree holding one) is never deleted, and
+     * a write never replaces it (the upload's rename step refuses); the FIFO stays a FIFO.
+     */
+    @Test
+    void aFifoIsNeitherDeletedNorReplaced() throws Exception {
+        try (Environment env = new VercelProvider().open(OpenContext.of(FIXTURE.settings()))) {
+            assertEquals(0, sh(env, "rm -rf /tmp/special && mkdir -p /tmp/special/tree && mkfifo /tmp/special/tree/fifo").exitCode());
+            dev.airlock.DeniedException e = assertThrows(dev.airlock.DeniedException.class,
+                    () -> env.files().delete("/tmp/special/tree/fifo"));
+            assertTrue(e.getMessage().startsWith("delete /tmp/special/tree/fifo refused: it is a FIFO,"), e.getMessage());
+            e = assertThrows(dev.airlock.DeniedException.class, () -> env.files().delete("/tmp/special/tree"));
+            assertTrue(e.getMessage().startsWith("delete /tmp/special/tree/fifo refused: it is a FIFO,"), e.getMessage());
+            dev.airlock.AirlockException w = assertThrows(dev.airlock.AirlockException.class,
+                    () -> env.files().write("/tmp/special/tree/fifo", "X".getBytes(StandardCharsets.UTF_8)));
+            assertTrue(w.getMessage().contains("/tmp/special/tree/fifo refused: it is a FIFO,"), w.getMessage());
+            assertEquals("fifo\n", sh(env, "[ -p /tmp/special/tree/fifo ] && echo fifo").stdout().text(), "the FIFO was replaced or removed");
+            assertNothingLeft(env, "/tmp/special/tree");
+        }
+    }
 }

@@ -321,12 +321,12 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     @Override
     public Set<String> strippedSecretVariables() {
-        return secrets.among(System.getenv().keySet());
+        return secrets.among(System.getenv());
     }
 
     /** The core's proposal of variables no child inherits: the JVM's secrets and containment's list. */
     public Set<String> defaultChildUnset() {
-        Set<String> out = new TreeSet<>(secrets.among(System.getenv().keySet()));
+        Set<String> out = new TreeSet<>(secrets.among(System.getenv()));
         out.addAll(containmentSettings.unset());
         return out;
     }

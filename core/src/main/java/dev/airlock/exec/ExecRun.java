@@ -93,11 +93,13 @@ final class ExecRun extends ExecHandle {
             failure = e;
         } catch (InterruptedException | InterruptedIOException e) {
             failure = new BackendException("the command on " + env.name() + " was interrupted before it finished");
-        } catch (IOException | RuntimeException | Error e) {
+        } catch (Throwable e) {
+            // Errors and checked exceptions a hook threw undeclared (OkHttp's sneaky
+            // InterruptedException) too: the exec still ends, and its slot and files are released.
             failure = new BackendException(env.name() + ": " + e, e);
         }
-        // Every throwable was caught above, so this runs on every path (written once, not as a
-        // finally block, which the compiler copies into each of them).
+        // Every throwable was caught above, and afterFlow never throws, so this runs on every path
+        // (written once, not as a finally block, which the compiler copies into each of them).
         afterFlow();
         // Out of the live set before the caller sees the end: a caller that starts its next exec
         // as each returns, holding the bound exactly, is never refused for one that has returned.
@@ -117,11 +119,28 @@ final class ExecRun extends ExecHandle {
         Thread.interrupted(); // a cancel's interrupt belongs to this exec, not to the pooled thread
         removeAllStaged();
         if (outputFiles != null && dispatched) {
-            outputFiles.remove(env.hooks()); // downloaded, or never to be: after a timeout or cancel too
+            try {
+                outputFiles.remove(env.hooks()); // downloaded, or never to be: after a timeout or cancel too
+            } catch (Throwable e) {
+                cleanUpFailed("the output files", e);
+            }
         }
         ScheduledFuture<?> t = timeoutTask;
         if (t != null) {
             t.cancel(false);
+        }
+    }
+
+    /**
+     * A clean-up hook threw, an Error or a checked exception it did not declare included: logged,
+     * never thrown, because the exec must still end (a thread that dies here leaves no result and holds its slot).
+     */
+    private void cleanUpFailed(String what, Throwable e) {
+        Thread.interrupted(); // a hook interrupted at its deadline: the next clean-up step still runs
+        if (e instanceof Error) {
+            LOG.warn("could not remove {} of exec {} on {}: {}", what, execId, env.name(), e.toString());
+        } else {
+            LOG.debug("could not remove {} of exec {} on {}: {}", what, execId, env.name(), e.toString());
         }
     }
 
@@ -255,8 +274,8 @@ final class ExecRun extends ExecHandle {
         for (String path : paths) {
             try {
                 env.hooks().remove(path);
-            } catch (IOException | RuntimeException e) {
-                LOG.debug("could not remove staged {}: {}", path, e.getMessage());
+            } catch (Throwable e) {
+                cleanUpFailed("the staged file " + path, e); // and the other files are still removed
             }
         }
     }

@@ -66,9 +66,23 @@ final class Hooks {
         }, bound);
         try {
             return body.run(deadline);
+        } catch (IOException | RuntimeException | Error e) {
+            throw e;
+        } catch (Exception e) {
+            // A checked exception the hook did not declare (OkHttp throws InterruptedException
+            // sneakily when its deadline's interrupt lands): as the IOException every caller handles.
+            throw undeclared(e);
         } finally {
             disarm(lock, done, alarm);
         }
+    }
+
+    private static IOException undeclared(Exception e) {
+        IOException io = e instanceof InterruptedException
+                ? new java.io.InterruptedIOException("the hook was interrupted: " + e.getMessage())
+                : new IOException("the hook failed: " + e);
+        io.initCause(e);
+        return io;
     }
 
     /** The hook ended: its alarm must not interrupt the caller any more (null: the environment was closed, no alarm). */

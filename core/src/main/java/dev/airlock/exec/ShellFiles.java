@@ -8,6 +8,7 @@ import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
 import dev.airlock.shell.AsideWrite;
 import dev.airlock.shell.Shell;
+import dev.airlock.shell.SpecialFiles;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -158,6 +159,7 @@ final class ShellFiles implements RemoteFiles {
                 .append("printf '%s' \"$c\"\n");
         Counting counted = expected < 0 ? new Counting(content) : null;
         ShellFileRuns.Outcome o = runs.run(s.toString(), counted != null ? counted.payload() : content);
+        refused(o);
         if (o.exit() == 0) {
             long written = Long.parseLong(o.out().trim());
             if (counted != null && written != counted.count) {
@@ -167,6 +169,13 @@ final class ShellFiles implements RemoteFiles {
             return;
         }
         throw runs.failure("write", t, o);
+    }
+
+    /** A script that refused by {@link SpecialFiles}' rule: denied, with its one-line reason. */
+    private static void refused(ShellFileRuns.Outcome o) {
+        if (o.exit() == SpecialFiles.REFUSED) {
+            throw new dev.airlock.DeniedException(o.err().lines().findFirst().orElse("refused: not a regular file"));
+        }
     }
 
     @Override
@@ -242,11 +251,13 @@ final class ShellFiles implements RemoteFiles {
         env.safety().checkWrite(t, "delete");
         String script = "p=" + Shell.quotePath(t) + "\n"
                 + "[ -e \"$p\" ] || [ -L \"$p\" ] || exit 2\n"
+                + SpecialFiles.deleteCheck()
                 + "exec rm -rf -- \"$p\"\n";
         ShellFileRuns.Outcome o = runs.run(script, null);
         if (o.exit() == 2) {
             return false;
         }
+        refused(o);
         if (o.exit() != 0) {
             throw runs.failure("delete", t, o);
         }

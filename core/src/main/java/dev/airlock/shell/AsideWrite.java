@@ -91,13 +91,19 @@ public final class AsideWrite {
     }
 
     /**
-     * Renames {@code $tmp} over {@code $n}. {@code -T}: a link planted at the name is replaced,
-     * never followed into a directory (busybox mv may lack it). The plain mv only where {@code -T}
+     * Renames {@code $tmp} over {@code $n}, refusing first (exit 11) a symlink at the name and (exit
+     * {@link SpecialFiles#REFUSED}) a device, FIFO or socket. {@code -T}: a link planted at the name
+     * after that check is replaced, never followed into a directory (busybox mv may lack it). The plain mv only where {@code -T}
      * is missing: when the name became a directory meanwhile (a concurrent command), plain mv would
      * move the temp file into it and report a write that is not at the path (exit 10).
      */
     public static String rename(String shownPath) {
-        return "mv -fT -- \"$tmp\" \"$n\" 2>/dev/null || { [ ! -d \"$n\" ] && mv -f -- \"$tmp\" \"$n\"; } || { [ -d \"$n\" ]"
+        // Checked at the last moment before the replace (SpecialFiles): never a device, FIFO or
+        // socket, and never a link, which no route leaves at the name (a link is followed first).
+        return "[ -L \"$n\" ] && { echo " + Shell.quote("a symlink appeared at " + shownPath
+                + " while writing; nothing was written (write again)") + " >&2; exit 11; }\n"
+                + SpecialFiles.check("write to", "\"$n\"", Shell.quote(shownPath))
+                + "mv -fT -- \"$tmp\" \"$n\" 2>/dev/null || { [ ! -d \"$n\" ] && mv -f -- \"$tmp\" \"$n\"; } || { [ -d \"$n\" ]"
                 + " && echo " + Shell.quote("is a directory (made while writing): " + shownPath) + " >&2; exit 10; }\n";
     }
 

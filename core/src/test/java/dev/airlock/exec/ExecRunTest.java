@@ -254,6 +254,35 @@ class ExecRunTest {
         assertEquals(List.of(), staged(b), "a failed exec left what it had staged");
     }
 
+    /**
+     * Issue 33 defect 2: a removal hook that throws an Error or a checked exception it does not
+     * declare (OkHttp's sneaky InterruptedException) killed the flow thread: no result, the slot
+     * held, the other staged files left. The exec must still fail, once, and release both.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.MethodSource("throwsFromCleanUp")
+    void aCleanUpHookThatThrowsAnythingStillEndsTheExec(Throwable thrown) throws Exception {
+        HostBackend b = open();
+        b.launch = Fault.FAIL;
+        b.removeThrows.set(thrown);
+        Execution e = b.start(ExecRequest.builder("cat").stdin(Payload.ofUtf8("x")).build());
+        BackendException x = assertThrows(BackendException.class, () -> e.await(HANG), "no answer: the exec hung");
+        assertTrue(x.getMessage().contains("could not start"), x.getMessage());
+        assertEquals(List.of(ExecState.FAILED), ends());
+        assertEquals(0, b.env.live().size(), "the failed exec still holds its slot");
+        assertTrue(b.stagedPaths.size() >= 2, "the env script and the stdin were staged: " + b.stagedPaths);
+        assertEquals(b.stagedPaths.size(), b.removedPaths.size(), "a removal that threw stopped the others: " + b.removedPaths);
+        assertEquals(1, staged(b).size(), "only the file whose removal threw may stay: " + staged(b));
+        b.launch = Fault.NONE;
+        assertEquals("ok\n", b.exec(ExecRequest.of("echo ok")).stdout().text(), "the environment still works");
+    }
+
+    static List<Throwable> throwsFromCleanUp() {
+        return List.of(new InterruptedException("sneaky, as OkHttp"), new java.util.concurrent.TimeoutException("sneaky"),
+                new NoClassDefFoundError("an Error"), new StackOverflowError(),
+                new java.io.InterruptedIOException("interrupted at its deadline, the thread still flagged"));
+    }
+
     /** A cancel during staging returns once what was staged is removed, not later with await(). */
     @Test
     void stagedFilesAreGoneWhenACancelDuringStagingReturns() throws Exception {

@@ -79,4 +79,25 @@ class HookDeadlineTest {
                 () -> b.env.hooks().kill(null, java.util.OptionalLong.of(1), false));
         assertEquals("kill failed on request", x.getMessage());
     }
+    /**
+     * A checked exception a hook throws undeclared (OkHttp's InterruptedException at its deadline)
+     * reaches the core as the IOException every caller handles, the interrupt as an interrupted I/O;
+     * an Error passes unchanged.
+     */
+    @Test
+    void aHookThrowingAnUndeclaredCheckedExceptionFailsWithAnIOException() {
+        b = new HostBackend(HostBackend.settings(dir), StdinMode.PIPE, true, List.of());
+        InterruptedException sneaky = new InterruptedException("okhttp");
+        b.removeThrows.set(sneaky);
+        java.io.IOException x = assertThrows(java.io.InterruptedIOException.class, () -> b.env.hooks().remove("/nonexistent/a"));
+        assertTrue(x.getCause() == sneaky, "the cause was lost");
+        java.util.concurrent.TimeoutException other = new java.util.concurrent.TimeoutException("other");
+        b.removeThrows.set(other);
+        x = assertThrows(java.io.IOException.class, () -> b.env.hooks().remove("/nonexistent/b"));
+        assertFalse(x instanceof java.io.InterruptedIOException, "a timeout is no interrupt");
+        assertTrue(x.getCause() == other, "the cause was lost");
+        StackOverflowError error = new StackOverflowError();
+        b.removeThrows.set(error);
+        assertTrue(assertThrows(StackOverflowError.class, () -> b.env.hooks().remove("/nonexistent/c")) == error);
+    }
 }

@@ -122,6 +122,12 @@ class HostBackend implements Backend, Stager, Killer {
     final List<String> stagedPaths = new CopyOnWriteArrayList<>();
     /** Paths the core asked the stager to remove. */
     final List<String> removedPaths = new CopyOnWriteArrayList<>();
+    /**
+     * Thrown, once and undeclared, by the next removal (an Error, or a checked exception as OkHttp
+     * throws InterruptedException sneakily; an InterruptedIOException with the thread left
+     * interrupted, as at a hook's deadline); that path stays on the target.
+     */
+    final java.util.concurrent.atomic.AtomicReference<Throwable> removeThrows = new java.util.concurrent.atomic.AtomicReference<>();
 
     HostBackend(Settings settings, StdinMode mode, boolean nativeEnv, List<dev.airlock.event.ExecListener> listeners) {
         this(settings, Capabilities.pipe().withStdinMode(mode).withNativeEnv(nativeEnv), listeners);
@@ -398,6 +404,13 @@ class HostBackend implements Backend, Stager, Killer {
     @Override
     public void remove(String path, Deadline deadline) throws IOException {
         removedPaths.add(path);
+        Throwable t = removeThrows.getAndSet(null);
+        if (t != null) {
+            if (t instanceof InterruptedIOException) {
+                Thread.currentThread().interrupt(); // as a hook interrupted at its deadline leaves its thread
+            }
+            throw HostBackend.<RuntimeException>sneaky(t);
+        }
         env.runRaw(Shell.removeScript(path), null);
     }
 
@@ -516,6 +529,12 @@ class HostBackend implements Backend, Stager, Killer {
                 return recycledIdentity && start.isPresent() ? OptionalLong.of(start.getAsLong() + 1) : start;
             }
         };
+    }
+
+    /** Throws {@code t} whatever it is, as code compiled from other languages may. */
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T sneaky(Throwable t) throws T {
+        throw (T) t;
     }
 
     /** The staged files (env, stdin, scripts) still in the target's staging dir. */
