@@ -198,7 +198,7 @@ public final class EmulatedSandbox implements AutoCloseable {
         List<String> a = new ArrayList<>();
         a.add("setsid"); // its own process group, so a kill takes the whole tree
         if (isolated()) {
-            namespaces.ifPresent(n -> a.addAll(n.enter()));
+            namespaces.ifPresent(n -> a.addAll(n.enterNet()));
             a.add(isolation.bwrap().get().toString());
             a.addAll(List.of("--bind", root.toString(), "/"));
             for (String d : SYSTEM) {
@@ -210,13 +210,22 @@ public final class EmulatedSandbox implements AutoCloseable {
             // No --unshare-pid per exec: a pid namespace dies with its exec, and a real sandbox keeps a
             // background process (a server started by one exec, used by the next) until it stops. The
             // sandbox-wide namespaces entered above give that, and hide the host's processes and loopback.
+            // With the sandbox's namespaces, bwrap runs outside its pid namespace and the command enters it
+            // last (nsenter forks it in, and it mounts the sandbox's /proc): bwrap, whose status is the
+            // exec's, is then no process the command can see, signal or write into, as with a service's exec.
             a.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--unshare-ipc", "--unshare-uts"));
             if ("root".equals(System.getProperty("user.name"))) {
                 // Only a privileged bwrap takes --cap-*; an unprivileged one has no capabilities to drop.
                 a.addAll(List.of("--cap-drop", "ALL", "--cap-add", "CAP_CHOWN", "--cap-add", "CAP_DAC_OVERRIDE",
                         "--cap-add", "CAP_FOWNER", "--cap-add", "CAP_FSETID"));
+                if (namespaces.isPresent()) {
+                    // For nsenter (the anchor keeps more capabilities than this) and the /proc mount, then
+                    // dropped from the bounding set before the command (root's exec gets that set).
+                    a.addAll(List.of("--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SYS_PTRACE", "--cap-add", "CAP_SETPCAP"));
+                }
             }
             a.addAll(List.of("--chdir", c.cwd(), "--"));
+            namespaces.ifPresent(n -> a.addAll(n.enterPid()));
         }
         // A service's sandbox starts its commands with default signal dispositions, whatever this
         // JVM inherited (under nohup SIGHUP is ignored, and children would inherit that).

@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * One sandbox's own pid and network namespaces, shared by all of its commands: an anchor
  * ({@code bwrap --unshare-pid --unshare-net ... sleep infinity}, with bwrap as the namespace's init
- * reaping orphans) that every command enters with {@code nsenter} before its own bwrap. A command
+ * reaping orphans) whose network namespace every command's bwrap runs in, and whose pid namespace
+ * the command itself is forked into last (so bwrap stays outside it). A command
  * sees the sandbox's processes only (so it cannot signal the emulator's JVM, or any host process)
  * and a loopback of its own (so it cannot reach the emulator's port or any other host listener),
  * while a background process started by one exec is still there for the next, as in a real
@@ -74,9 +75,20 @@ final class Namespaces implements AutoCloseable {
         }
     }
 
-    /** The argv prefix that runs the rest in the sandbox's namespaces (nsenter forks into the pid namespace and waits). */
-    List<String> enter() {
-        return List.of("nsenter", "--target", Long.toString(init), "--pid", "--net", "--mount", "--");
+    /** The argv prefix that runs the rest in the sandbox's network namespace (no fork). */
+    List<String> enterNet() {
+        return List.of("nsenter", "--target", Long.toString(init), "--net", "--");
+    }
+
+    /**
+     * The argv prefix that forks the rest into the sandbox's pid namespace (nsenter waits and passes
+     * on its status), gives it a /proc of that namespace (so it sees the sandbox's processes only),
+     * and drops what those two steps needed from the bounding set: the command has the four
+     * capabilities bwrap gave it, nothing more.
+     */
+    List<String> enterPid() {
+        return List.of("nsenter", "--target", Long.toString(init), "--pid", "--", "unshare", "--mount-proc", "--",
+                "setpriv", "--bounding-set=-all,+chown,+dac_override,+fowner,+fsetid", "--");
     }
 
     /** Ends the anchor: its init dies, and with it every process of the namespace. */
