@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Commands in one long-lived Docker container: created hardened on open (or attached with
  * {@code airlock.docker.container}), removed once on close unless attached. Each command is an
- * exec of {@code sh -c WRAPPER} started over a hijacked connection ({@link HijackedExec}): stdin
+ * exec of the command's shell itself (no wrapper) started over a hijacked connection ({@link HijackedExec}): stdin
  * streams with a real end-of-input (PIPE mode), the environment travels in the exec's API call
  * (never argv), and the core's process-group kill stops a command's whole tree. Files go through
  * the core's shell implementation over that same pipe (byte-exact and streamed both ways, atomic

@@ -33,19 +33,6 @@ final class DockerProcess implements RemoteProcess {
     /** Docker closes an ended exec's output after at most 2 s of draining it; a little more than that. */
     private static final long DRAIN_MILLIS = 2500;
 
-    /**
-     * {@code sh -c WRAPPER SHELL SCRIPT}. The wrapper stays the exec's own process and runs the
-     * command's shell as a child under {@code setsid}: the command leads a fresh process group (the
-     * core's kill reaches its whole tree, never the wrapper), and the wrapper keeps the exec's
-     * output open until the command ends, so an output stream that ends while the exec still runs
-     * was cut, even when the command closed its own stdout and stderr. The wrapper's exit status
-     * (the command's, or 128+N for a signal) is what {@code inspectExec} reports. Without
-     * {@code setsid} in the image the wrapper execs the shell itself: runc makes every exec a
-     * session leader, so its pid is still the group.
-     */
-    static final String WRAPPER = "if command -v setsid >/dev/null 2>&1; then setsid \"$0\" -c \"$1\"; exit $?; fi\n"
-            + "exec \"$0\" -c \"$1\"\n";
-
     private final DockerDaemon daemon;
     private final String containerId;
     private final String execId;
@@ -67,9 +54,13 @@ final class DockerProcess implements RemoteProcess {
         this.stream = stream;
     }
 
-    /** The exec's command line: the wrapper, then the shell and script the core asked for. */
+    /**
+     * The exec's command line: the command's shell itself, with no wrapper as its parent (a wrapper
+     * of the same user could be killed, stopped or rewritten to report another status). runc makes
+     * every exec a session leader, so the shell leads its own process group, as the core's kill needs.
+     */
     static List<String> argv(String shell, String script) {
-        return List.of("sh", "-c", WRAPPER, shell, script);
+        return List.of(shell, "-c", script);
     }
 
     /**
@@ -162,17 +153,22 @@ final class DockerProcess implements RemoteProcess {
 
     /**
      * The exit status as the daemon records it, asked for when the output ends and, meanwhile,
-     * at growing intervals (a background job may hold the output after the command ended). A
-     * removed or stopped container is an error; so is an output stream that ended while the exec
-     * still ran (the wrapper holds it open, so it was cut): its status is still waited for, so a
-     * timeout or cancel still reaches the command, and then reported with the loss. Nothing is retried.
+     * at growing intervals (a background job may hold the output after the command ended, and a
+     * command may close its own output and go on running: the output's end is not the exec's). A
+     * removed or stopped container is an error; so is a connection that broke while the output
+     * came: its status is still waited for, so a timeout or cancel still reaches the command, and
+     * then reported with the loss. Nothing is retried.
      */
     @Override
     public int waitFor() throws InterruptedException {
-        boolean cut = false;
         long poll = FIRST_POLL_MILLIS;
         while (true) {
-            boolean streamEnded = awaitStreamEnd(poll);
+            boolean streamEnded = ended.isDone();
+            if (streamEnded) {
+                Thread.sleep(poll);
+            } else {
+                streamEnded = awaitStreamEnd(poll);
+            }
             DockerDaemon.ExecState s = inspect();
             if (s == null) {
                 release();
@@ -183,7 +179,7 @@ final class DockerProcess implements RemoteProcess {
                     // The daemon records the end before it has sent the last output, then closes the
                     // stream within its own drain time: wait that long, so no output passes for whole
                     // while still on its way (a background job holding the output is left to the core).
-                    streamEnded = awaitStreamEnd(DRAIN_MILLIS);
+                    awaitStreamEnd(DRAIN_MILLIS);
                 }
                 int code = (int) (long) s.exitCode();
                 if (code >= 128 && !killedByUs && daemon.diedWithContainer(containerId)) {
@@ -191,16 +187,13 @@ final class DockerProcess implements RemoteProcess {
                     throw daemon.containerLost(containerId, "while a command ran");
                 }
                 IOException f = streamFailure;
-                if (cut || f != null) {
+                if (f != null) {
                     release();
                     throw new BackendException("the connection carrying the command's output from the Docker daemon "
-                            + (f != null ? "broke (" + f.getMessage() + ")" : "was cut") + "; the command ended with exit "
+                            + "broke (" + f.getMessage() + "); the command ended with exit "
                             + code + " but its output is incomplete; it was not run again");
                 }
                 return code;
-            }
-            if (streamEnded) {
-                cut = true;
             }
             poll = Math.min(poll * 2, MAX_POLL_MILLIS);
         }
@@ -238,7 +231,7 @@ final class DockerProcess implements RemoteProcess {
         killedByUs = true;
     }
 
-    /** Unknown here: the core's launcher record reports the group (the wrapper runs the command under setsid). */
+    /** Unknown here: the core's launcher record reports the group (runc made the shell a session leader). */
     @Override
     public OptionalLong processGroup() {
         return OptionalLong.empty();

@@ -136,6 +136,17 @@ class DockerEnvironmentTest {
     }
 
     @Test
+    void aCommandThatClosesItsOutputAndGoesOnEndsWithItsOwnStatus() {
+        // The exec's output ends while the command still runs (no wrapper holds it open): the
+        // status is still the command's, taken when the daemon says the exec ended.
+        ExecResult r = env().exec(ExecRequest.builder("echo before; exec >&- 2>&-; sleep 2; exit 5")
+                .timeout(Duration.ofMinutes(1)).build());
+        assertEquals(5, r.exitCode());
+        assertFalse(r.timedOut());
+        assertEquals("before\n", r.stdout().text());
+    }
+
+    @Test
     void aCommandThatKillsItsOwnGroupKeepsItsOutputAndSignalStatus() {
         ExecResult r = env().exec(ExecRequest.builder("echo before; kill -9 0").build());
         assertEquals(137, r.exitCode());

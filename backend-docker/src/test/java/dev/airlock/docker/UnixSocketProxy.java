@@ -158,9 +158,14 @@ final class UnixSocketProxy implements AutoCloseable {
         t.start();
     }
 
-    /** Breaks every exec's connection open now (new ones are still accepted), as a network fault would. */
+    /**
+     * Breaks every exec's connection open now (new ones are still accepted), as a network fault
+     * would: with a reset, since a clean close while the exec runs is what a command that closed its
+     * own output looks like.
+     */
     void breakExecConnections() throws IOException {
         for (SocketChannel c : execs) {
+            c.setOption(java.net.StandardSocketOptions.SO_LINGER, 0);
             c.close();
         }
     }

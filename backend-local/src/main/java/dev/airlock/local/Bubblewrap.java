@@ -37,11 +37,13 @@ final class Bubblewrap {
 
     private final Path bwrap;
     private final List<String> args;
+    private final List<String> nest;
     private final String description;
 
-    private Bubblewrap(Path bwrap, List<String> args, String description) {
+    private Bubblewrap(Path bwrap, List<String> args, List<String> nest, String description) {
         this.bwrap = bwrap;
         this.args = List.copyOf(args);
+        this.nest = List.copyOf(nest);
         this.description = description;
     }
 
@@ -56,10 +58,11 @@ final class Bubblewrap {
 
     /** The command line for {@code shell -c script} inside the sandbox (after {@code setsid}). */
     List<String> argv(String shell, String script) {
-        List<String> argv = new ArrayList<>(args.size() + 5);
+        List<String> argv = new ArrayList<>(args.size() + nest.size() + 5);
         argv.add(bwrap.toString());
         argv.addAll(args);
         argv.add("--");
+        argv.addAll(nest);
         argv.add(shell);
         argv.add("-c");
         argv.add(script);
@@ -268,7 +271,32 @@ final class Bubblewrap {
 
         String description = "bwrap: read-only /, its own /tmp, /run, /dev and /proc; writable: "
                 + String.join(", ", writable.values()) + "; network " + (s.network() ? "on" : "off");
-        Bubblewrap b = new Bubblewrap(bwrap, a, description);
+        Optional<Path> unshare = LocalEnvironment.findOnPath("unshare");
+        Optional<Path> setpriv = LocalEnvironment.findOnPath("setpriv");
+        if (unshare.isPresent() && setpriv.isPresent()) {
+            // bwrap's init (pid 1) is the command's parent and reports its status. The shell gets a
+            // user namespace of its own (no fork, same uid, the bounding set it refills emptied
+            // again), so it cannot ptrace or write into that init; KILL and STOP to an init from
+            // inside its pid namespace the kernel ignores. Mapping uid 0 takes CAP_SETFCAP.
+            List<String> nested = new ArrayList<>(a);
+            if (t.uid() == 0) {
+                nested.addAll(List.of("--cap-add", "CAP_SETFCAP"));
+            }
+            List<String> nest = List.of(unshare.get().toString(), "--user", "--map-current-user", "--",
+                    setpriv.get().toString(), "--bounding-set=-all", "--");
+            Bubblewrap b = new Bubblewrap(bwrap, nested, nest, description + "; the command in a user namespace of its own");
+            try {
+                b.check();
+                return b;
+            } catch (BackendUnavailableException e) {
+                description += "; the command's parent (bwrap's init) is within its reach, so it could change its"
+                        + " exit status (a nested user namespace failed: " + e.getMessage() + ")";
+            }
+        } else {
+            description += "; the command's parent (bwrap's init) is within its reach, so it could change its exit"
+                    + " status (no unshare or setpriv on PATH: install util-linux)";
+        }
+        Bubblewrap b = new Bubblewrap(bwrap, a, List.of(), description);
         b.check();
         return b;
     }

@@ -79,7 +79,10 @@ public final class LocalEnvironment extends AbstractEnvironment {
         Optional<Path> bwrap = Bubblewrap.find(local);
         boolean eval = ContainmentSettings.from(context.settings()).eval();
         boolean isolate;
-        String why = "none";
+        // doctor prints this: without isolation the JVM is the commands' parent, within their reach.
+        String why = "none (commands are this JVM's own children: one can signal it or write into its memory, so"
+                + " what it reports, exit codes included, is not out of their reach; " + LocalSettings.ISOLATION
+                + "=bwrap puts them out of it)";
         if (local.isolation().isPresent()) {
             isolate = local.isolation().get() == LocalSettings.Isolation.BWRAP;
             if (isolate && bwrap.isEmpty()) {

@@ -33,8 +33,8 @@ import java.util.concurrent.TimeUnit;
  * end is an SSH EOF). The target is a real host, so the core's probe, home mode, scratch TMPDIR,
  * staged env (never in the command text) and guard all apply.
  *
- * <p>Each command runs under {@code setsid}, so it leads its own process group, which the core's
- * launcher record reports before the command starts. A timeout or cancel is then the core's
+ * <p>Each command's shell is the process sshd started (session leader, so it leads its own process
+ * group), which the core's launcher record reports before the command starts. A timeout or cancel is then the core's
  * checked {@code kill -TERM -PGID}, which reaches grandchildren too, sent through the control
  * shell while it lives, else in a second exec.
  */
@@ -131,11 +131,11 @@ public final class SshEnvironment extends AbstractEnvironment {
      * {@code \}, {@code !}, newline). The script travels as {@code \0ooo} octal escapes for those
      * and every byte outside printable ASCII, decoded by {@code printf %b} in {@code sh}.
      *
-     * <p>{@code setsid} needs a process that is not a group leader, which {@code sh}'s child is; it
-     * execs the command's shell, whose pid is then its group, and the core's launcher record (the
-     * script's own first output) reports it. Without {@code setsid} (macOS), the exec'd shell is
-     * sshd's session leader, so its pid is the group too. The {@code exit $?} after setsid keeps a
-     * bash-as-sh from exec'ing setsid itself (which would then fork and return at once).
+     * <p>Every step execs, so the command's shell keeps the pid sshd started and no wrapper of the
+     * user's stays its parent (one could be killed, stopped or rewritten to report another status):
+     * sshd's own exit-status is the command's. sshd makes that process a session leader, so its pid
+     * is its group, which the core's launcher record (the script's own first output) reports; a
+     * server that does not gets {@code exec setsid}, which does not fork for a non-leader.
      *
      * <p>{@code SHLVL} is made at least 1 first. bash sources {@code ~/.bashrc} when it thinks sshd
      * started it ({@code SSH_CLIENT} set and a shell level below 2), and a login bash's
@@ -146,7 +146,8 @@ public final class SshEnvironment extends AbstractEnvironment {
     static String commandText(String shell, String script) {
         String wrapper = "[ \"${SHLVL:-0}\" -gt 0 ] 2>/dev/null || { SHLVL=1; export SHLVL; };"
                 + " s=$(printf %b \"$2\"; echo x); s=${s%x};"
-                + " if command -v setsid >/dev/null 2>&1; then setsid \"$1\" -c \"$s\"; exit $?; fi;"
+                + " g=; read -r _ _ _ _ g _ 2>/dev/null </proc/$$/stat;"
+                + " [ \"$g\" = \"$$\" ] || { command -v setsid >/dev/null 2>&1 && exec setsid \"$1\" -c \"$s\"; };"
                 + " exec \"$1\" -c \"$s\"";
         return "exec sh -c '" + wrapper + "' sh " + Shell.quote(shell) + " '" + octalEscaped(script) + "'";
     }

@@ -72,7 +72,7 @@ final class SshProcess implements RemoteProcess {
         return channel.getExitStatus() >= 0 || channel.getExitSignal() != null || channel.isClosed();
     }
 
-    /** Unknown here: the core's launcher record reports the group (the wrapper runs it under setsid). */
+    /** Unknown here: the core's launcher record reports the group (sshd's session leader is the command's shell). */
     @Override
     public OptionalLong processGroup() {
         return OptionalLong.empty();

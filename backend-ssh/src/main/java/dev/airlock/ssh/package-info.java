@@ -7,8 +7,8 @@
  *   <li>One exec channel per command (PIPE stdin; its end is an SSH EOF), from a small pool of
  *       connections that each carry at most {@code airlock.ssh.channels-per-connection} channels.</li>
  *   <li>Each command runs through {@code sh -c} explicitly, whatever the login shell (fish and
- *       tcsh included), and under {@code setsid}; the core's launcher record names its process
- *       group. The exit status returns with the server's exit-status, then the output grace
+ *       tcsh included), exec'd in the process sshd started (no wrapper stays its parent, so the
+ *       status is the command's own); the core's launcher record names its process group. The exit status returns with the server's exit-status, then the output grace
  *       applies. Timeouts, cancels and a lost connection are the core's checked process-group
  *       kill, each step a line to one {@code sh} kept running per environment (the core's
  *       {@code ControlShell}: no login, so a slow {@code ~/.bashrc} cannot delay a KILL), or an

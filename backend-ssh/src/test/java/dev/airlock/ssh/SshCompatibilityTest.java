@@ -8,6 +8,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The SSH backend against the compatibility kit, on a real OpenSSH server with its default
@@ -26,6 +27,14 @@ class SshCompatibilityTest extends EnvironmentCompatibilityKit {
     @Override
     protected Environment openEnvironment(OpenContext context) {
         return new SshProvider().open(context);
+    }
+
+    /** The command's parent is sshd's own session process; {@link SshExecTest} checks what an attack on it gives. */
+    @Override
+    protected Optional<String> parentWithinReach(ParentAttack attack) {
+        return Optional.of("the command's parent is sshd's session process, which runs as the login user (as OpenSSH's"
+                + " own commands do): a command that kills, stops or (as root) rewrites it loses its connection, reported"
+                + " as lost, never as another exit code (SshExecTest)");
     }
 
     @Override

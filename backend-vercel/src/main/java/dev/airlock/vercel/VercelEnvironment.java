@@ -218,11 +218,14 @@ final class VercelEnvironment extends AbstractEnvironment {
     /**
      * {@code SHELL -c SCRIPT} as the leader of its own process group, which the launcher record
      * names and the core's kill signals: the service starts commands under its own process manager
-     * (the emulator under bubblewrap), whose child is not a group leader. {@code setsid -w} keeps
-     * the exit status (it forks only when already a leader); without setsid the shell runs as started.
+     * (the emulator under bubblewrap), whose child may not be a group leader. Every step execs, so
+     * no process of ours stays the command's parent (one the command could kill, stop or rewrite to
+     * report another status): a leader already runs the shell as it is, another one execs setsid,
+     * which does not fork for a non-leader ({@code -w} keeps the status where /proc cannot say).
      */
     static List<String> argv(String shell, String script) {
-        return List.of("sh", "-c", "command -v setsid >/dev/null 2>&1 && exec setsid -w \"$@\"; exec \"$@\"", "airlock",
+        return List.of("sh", "-c", "g=; read -r _ _ _ _ g _ 2>/dev/null </proc/$$/stat; [ \"$g\" = \"$$\" ] ||"
+                + " { command -v setsid >/dev/null 2>&1 && exec setsid -w \"$@\"; }; exec \"$@\"", "airlock",
                 shell, "-c", script);
     }
 

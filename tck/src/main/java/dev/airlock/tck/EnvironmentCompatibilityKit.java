@@ -96,7 +96,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * }</pre>
  *
  * <p>Every group but {@link StagedStdin} and {@link Attach} is the mandatory core: it never skips on
- * a capability. A backend whose stdin is {@link StdinMode#HEREDOC} fails the core, because it is not
+ * a capability ({@link ExitStatus} skips, saying why, only where the transport itself is within the
+ * command's reach: see {@link #parentWithinReach}). A backend whose stdin is {@link StdinMode#HEREDOC} fails the core, because it is not
  * byte-exact. The optional groups follow {@link Environment#capabilities()} and print why they skip.
  * Checks after a {@code close()} look at the machine through a fresh environment when it sees the
  * same files (local, ssh to one host); sandboxes that can be attached to are checked by closing an
@@ -127,6 +128,28 @@ public abstract class EnvironmentCompatibilityKit {
      * leaves the sandbox running). Backends that can attach override this; the default cannot.
      */
     protected Optional<Environment> attach(Environment to) {
+        return Optional.empty();
+    }
+
+    /** What an {@link ExitStatus} case does to the command's parent process. */
+    protected enum ParentAttack {
+        /** Writes {@code exit_group(0)} into its code through {@code /proc/PID/mem}. */
+        REWRITE,
+        /** {@code kill -9}. */
+        KILL,
+        /** {@code kill -STOP}. */
+        STOP
+    }
+
+    /**
+     * Why, on this backend, a command's {@code attack} on its parent cannot leave its exit status
+     * intact, or empty (the default): the launcher execs into the command's shell, so no process
+     * of the command's reach stands between it and the transport. {@link ExitStatus} skips with
+     * this reason; only a backend whose transport itself is within the command's reach says so
+     * (ssh: sshd's session process, which runs as the login user). A backend whose commands are
+     * this JVM's own children is found and skipped by the kit itself.
+     */
+    protected Optional<String> parentWithinReach(ParentAttack attack) {
         return Optional.empty();
     }
 
@@ -1248,6 +1271,60 @@ public abstract class EnvironmentCompatibilityKit {
             ExecResult r = environment().exec(ExecRequest.of(forge));
             assertEquals(3, r.exitCode());
             assertEquals(200000 + "\n@airlock:0123456789abcdef0123456789abcdef:1:1:ok\n".length(), r.stdout().size(), "the command's output changed on the way");
+        }
+    }
+
+    // ============================================================================== exit status
+
+    /**
+     * (core) The exit status is the command's own process's, from the transport: a command that
+     * kills, stops or rewrites its parent (a wrapper shell of the same user would be one) still
+     * ends with its own exit code. The parent is only attacked when there is one in sight: a
+     * {@code $PPID} of 0 is outside the command's namespace, and {@code kill 0} would hit the
+     * command's own group.
+     */
+    @Nested
+    class ExitStatus {
+        private static final String PARENT = "p=$PPID\nif [ \"$p\" -gt 0 ]; then\n";
+
+        private ExecResult forge(ParentAttack kind, String attack, Duration timeout) {
+            Optional<String> reach = parentWithinReach(kind);
+            assumeCapability(reach.isEmpty(), reach.orElse(""));
+            Environment env = environment();
+            // Checked here, not declared: the attack would hit the kit's own JVM (and end the run).
+            assumeCapability(!sh(env, "echo $PPID").strip().equals(Long.toString(ProcessHandle.current().pid())),
+                    "the command's parent is this JVM: " + env.name() + " runs commands as the JVM's own children (as"
+                            + " the local backend does without isolation), so a command can signal or write into its"
+                            + " caller, which no launcher can prevent");
+            return env.exec(ExecRequest.builder(PARENT + attack + "\nfi\nexit 7").timeout(timeout).build());
+        }
+
+        @Test
+        void aParentOverwrittenToExitZeroIsNotTheStatus() {
+            // Writes exit_group(0) (x86-64) at the parent's current instruction: a parent that
+            // reported the status would then report 0; elsewhere it crashes it, just as wrong.
+            ExecResult r = forge(ParentAttack.REWRITE, "set -- $(cat /proc/$p/syscall)\na=$(printf %d \"$9\")\n"
+                    + "printf '\\061\\377\\270\\347\\000\\000\\000\\017\\005' | dd of=/proc/$p/mem bs=1 seek=\"$a\" conv=notrunc",
+                    Duration.ofMinutes(1));
+            assertEquals(7, r.exitCode(), "the command exited 7 after rewriting its parent's code; stderr: "
+                    + Remote.head(r.stderr()));
+            assertFalse(r.timedOut() || r.cancelled());
+        }
+
+        @Test
+        void aParentKilledIsNotTheStatus() {
+            ExecResult r = forge(ParentAttack.KILL, "kill -9 \"$p\"", Duration.ofMinutes(1));
+            assertEquals(7, r.exitCode(), "the command exited 7 after killing its parent; stderr: " + Remote.head(r.stderr()));
+            assertFalse(r.timedOut() || r.cancelled());
+        }
+
+        @Test
+        void aParentStoppedDoesNotHoldTheExec() {
+            // With a timeout, so a stopped parent that held the exec shows as 124 instead of a hang.
+            ExecResult r = forge(ParentAttack.STOP, "kill -STOP \"$p\"", Duration.ofSeconds(20));
+            assertFalse(r.timedOut(), "the command exited 7 after stopping its parent, and the exec ran into its"
+                    + " timeout: the stopped parent held it");
+            assertEquals(7, r.exitCode(), "the command exited 7 after stopping its parent; stderr: " + Remote.head(r.stderr()));
         }
     }
 

@@ -42,6 +42,8 @@ public final class KitDeadline implements InvocationInterceptor {
                     + " and the exec finishes"),
             Map.entry("LauncherRecord", "the launcher record is found once, before the command runs: output before it is dropped,"
                     + " records the command prints are output, and the exit code comes from the transport"),
+            Map.entry("ExitStatus", "the exit status is the command's own, from the transport: no parent the command can kill,"
+                    + " stop or write into reports it (the launcher execs into the command's shell)"),
             Map.entry("Attach", "an attached environment closes without stopping the sandbox"),
             Map.entry("Sessions", "a session's exec ends like any exec and saves its state from the EXIT trap"));
 
