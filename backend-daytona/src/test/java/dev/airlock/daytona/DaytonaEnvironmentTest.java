@@ -100,10 +100,12 @@ class DaytonaEnvironmentTest {
             ExecResult r = env.exec(ExecRequest.of("kill -0 " + jvm + " 2>/dev/null && echo signalled\n"
                     + "[ -e /proc/" + jvm + "/cmdline ] && echo seen\n"
                     + "bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + port + "' 2>/dev/null && echo reached\n"
-                    + "sleep 1234.5 >/dev/null 2>&1 &\necho done"));
+                    + "setsid sleep 1234.5 >/dev/null 2>&1 &\necho done"));
             assertEquals("done\n", r.stdout().text(), "a command reached the emulator");
-            // Background processes still outlive their exec inside the sandbox, as in a real one.
-            assertEquals("1\n", env.exec(ExecRequest.of("pgrep -c -f 'sleep 1234.5'")).stdout().text());
+            // A background process that left the exec's session outlives it inside the sandbox, as in a
+            // real one (deleting the session kills its group). Matched whole: a pattern found anywhere
+            // also matched a launcher process whose argv held this command's text.
+            assertEquals("1\n", env.exec(ExecRequest.of("pgrep -c -f '^sleep 1234[.]5$'")).stdout().text());
         }
         assertEquals(0, emulator.liveProcesses(), "a sandbox process outlived its sandbox");
     }
