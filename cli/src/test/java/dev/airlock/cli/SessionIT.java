@@ -1,5 +1,6 @@
 package dev.airlock.cli;
 
+import dev.airlock.tck.Services;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -54,6 +55,8 @@ class SessionIT {
      */
     @Test
     void stateLeftUnderBubblewrapIsNotSourcedWithoutIt() throws IOException {
+        Services.require(Files.isExecutable(Path.of("/usr/bin/bwrap")),
+                "bubblewrap is not installed (apt-get install bubblewrap); this case runs the session under it first");
         String work = "airlock.local.workdir=" + Files.createDirectories(tmp.resolve("project"));
         Airlock.Result sandboxed = airlock("--set", "airlock.local.isolation=bwrap", "--set", work, "--set", "airlock.session=dev", "exec", "-n",
                 "--", "export FROM_SANDBOX=yes; f() { echo ran; }").env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
