@@ -22,7 +22,8 @@ import java.util.Optional;
  * the kernel's keyring, BPF, perf, userfaultfd and io_uring (whose operations bypass the filter),
  * modules, kexec, reboot, swap and the kernel log. A foreign syscall ABI (x32, i386 on x86_64)
  * kills the process, since its numbers mean other calls. Docker's default profile refuses the
- * same calls (with more besides); this list is the part that matters to an escape.
+ * same calls (with more besides); this list is the part that matters to an escape. {@code setns},
+ * {@code unshare} and {@code mount} pass only with the launcher's own arguments ({@link #compile}).
  */
 public final class SeccompFilter {
     private static final int EPERM = 1;
