@@ -58,8 +58,10 @@ public final class LocalEnvironment extends AbstractEnvironment {
     static final String UNENFORCED = "Commands are this JVM's own children and keep to their environment only if"
             + " they choose to: a command can write the passwd home by its real path (ssh-keygen, for one, ignores $HOME),"
             + " install a real crontab with /usr/bin/crontab by full path, read this JVM's environment and memory"
-            + " (/proc/PID/environ, /proc/PID/mem), signal it, and so change what it reports, exit codes included."
-            + " Only the kernel holds against that: " + LocalSettings.ISOLATION + "=bwrap";
+            + " (/proc/PID/environ, /proc/PID/mem), signal it, and so change what it reports, exit codes included;"
+            + " the command guard reads paths when it checks a command, so a link flipped after the check takes a"
+            + " write elsewhere (the file API's writes hold). Only the kernel holds against that: "
+            + LocalSettings.ISOLATION + "=bwrap";
     /** Why there is no sandbox, when there is none (for doctor). */
     private final String noIsolation;
     /** The one-line warning the first exec logs when bubblewrap was wanted and cannot run; null once logged or when none. */

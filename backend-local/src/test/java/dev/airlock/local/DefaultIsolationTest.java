@@ -136,7 +136,7 @@ class DefaultIsolationTest {
             }
         }
         assertTrue(isolation.startsWith("none, because bubblewrap is not at /nonexistent/bwrap"), isolation);
-        for (String exit : List.of("the passwd home", "/usr/bin/crontab by full path", "/proc/PID/environ")) {
+        for (String exit : List.of("the passwd home", "/usr/bin/crontab by full path", "/proc/PID/environ", "a link flipped after the check")) {
             assertTrue(isolation.contains(exit), exit + ": " + isolation);
         }
         String log = captured.toString(StandardCharsets.UTF_8);
