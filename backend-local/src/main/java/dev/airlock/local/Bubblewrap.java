@@ -153,9 +153,15 @@ final class Bubblewrap {
         refuseLinkedGitMetadata(writable.keySet(), new ArrayList<>(writable.keySet()));
 
         List<String> a = new ArrayList<>(List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"));
+        // The shared temp dirs are the environment's own: a dir in its private dir, bound in their
+        // place, so what one command leaves in /tmp the next one finds, the host's /tmp stays out of
+        // reach, and close removes it all with the private dir.
+        int n = 0;
         for (Path tmp : sharedTmp) {
             if (Files.isDirectory(tmp, LinkOption.NOFOLLOW_LINKS)) {
-                add(a, "--tmpfs", tmp);
+                Path own = Path.of(t.privateDir(), n++ == 0 ? "tmp" : "tmp-" + n);
+                HostDirs.makeDirs(own.toString());
+                add(a, "--bind", existing(own.toString(), "the environment's own temp dir"), tmp);
             }
         }
         a.addAll(List.of("--tmpfs", "/run"));
@@ -331,7 +337,8 @@ final class Bubblewrap {
         a.add("--chdir");
         a.add(s.workdir().map(w -> real(Path.of(w)).toString()).orElse(c.home()));
 
-        String description = "bwrap: read-only /, its own /tmp, /run, /dev and /proc; the real home and /etc/shadow"
+        String description = "bwrap: read-only /, its own /run, /dev and /proc, /tmp a dir of its own kept until close;"
+                + " the real home and /etc/shadow"
                 + " hidden; writable: "
                 + String.join(", ", writable.values()) + "; network " + (s.network() ? "on" : "off");
         Optional<Path> unshare = LocalEnvironment.findOnPath("unshare");

@@ -137,7 +137,7 @@ final class Airlock {
         ProcessBuilder pb = new ProcessBuilder(command());
         pb.environment().keySet().removeIf(k -> k.startsWith("AIRLOCK_"));
         pb.environment().putAll(env);
-        pb.directory((cwd != null ? cwd : DefaultCwd.DIR).toFile());
+        pb.directory((cwd != null ? cwd : workRoot()).toFile());
         if (stdinFile != null) {
             pb.redirectInput(stdinFile.toFile());
         }
@@ -232,18 +232,45 @@ final class Airlock {
     }
 
     /**
-     * Where a run starts unless told: a directory of this JVM's own, since the local backend binds
-     * its working directory writable under bubblewrap (and refuses the shared /tmp itself).
+     * Where a run starts unless told, and where every {@code @TempDir} of these tests is made
+     * ({@link WorkdirTempDirs}): a directory of this JVM's own under {@code airlock.test.root}, since
+     * the local backend binds its working directory writable under bubblewrap (and refuses the
+     * shared /tmp itself) and sees no other host dir.
      */
-    private static final class DefaultCwd {
-        static final Path DIR = make();
+    static Path workRoot() {
+        return Dirs.WORK;
+    }
 
-        private static Path make() {
+    /**
+     * A fresh dir outside {@link #workRoot()} for Airlock's own state ({@code AIRLOCK_HOME}):
+     * Airlock refuses state inside a directory commands can write.
+     */
+    static Path stateDir() {
+        try {
+            return Files.createTempDirectory(Dirs.STATE, "home-");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void removeTree(Path dir) {
+        try (java.util.stream.Stream<Path> all = Files.walk(dir)) {
+            all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // best effort at exit: the dir is this JVM's own, under the test root
+        }
+    }
+
+    private static final class Dirs {
+        static final Path WORK = make("work-");
+        static final Path STATE = make("state-");
+
+        private static Path make(String prefix) {
             try {
                 Path root = Path.of(System.getProperty("airlock.test.root", System.getProperty("java.io.tmpdir")));
                 Files.createDirectories(root);
-                Path dir = Files.createTempDirectory(root, "cwd-");
-                dir.toFile().deleteOnExit();
+                Path dir = Files.createTempDirectory(root, prefix + ProcessHandle.current().pid() + "-");
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> removeTree(dir)));
                 return dir;
             } catch (IOException e) {
                 throw new UncheckedIOException(e);

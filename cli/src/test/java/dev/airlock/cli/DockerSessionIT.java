@@ -16,13 +16,15 @@ class DockerSessionIT {
 
     @TempDir
     Path tmp;
+    /** Airlock's state, outside the working directory (where Airlock refuses it). */
+    private final Path home = Airlock.stateDir();
 
     private Airlock docker(String... args) {
         String[] all = new String[6 + args.length];
         System.arraycopy(new String[] {"--backend", "docker", "--set", "airlock.docker.image=" + DockerFixture.IMAGE,
                 "--set", "airlock.docker.pull=never"}, 0, all, 0, 6);
         System.arraycopy(args, 0, all, 6, args.length);
-        return raw(all).env("AIRLOCK_HOME", tmp.resolve("home").toString());
+        return raw(all).env("AIRLOCK_HOME", home.toString());
     }
 
     @Test

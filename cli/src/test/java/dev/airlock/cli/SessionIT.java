@@ -25,6 +25,8 @@ class SessionIT {
 
     @TempDir
     Path tmp;
+    /** Airlock's state, outside the working directory (where Airlock refuses it). */
+    private final Path home = Airlock.stateDir();
 
     private Airlock exec(String session, String... command) {
         String[] args = new String[4 + command.length];
@@ -33,7 +35,7 @@ class SessionIT {
         args[2] = "exec";
         args[3] = "-n";
         System.arraycopy(command, 0, args, 4, command.length);
-        return airlock(args).env("AIRLOCK_HOME", tmp.resolve("home").toString());
+        return airlock(args).env("AIRLOCK_HOME", home.toString());
     }
 
     @Test
@@ -45,7 +47,7 @@ class SessionIT {
         assertEquals(0, second.exit(), second::toString);
         assertEquals(work + "\nhi there", second.out(), "the session's directory and variable did not carry over");
         assertEquals("unset\n", exec("other", "--", "echo \"${GREETING-unset}\"").run().out(), "another session saw it");
-        Airlock.Result plain = airlock("exec", "-n", "--", "echo \"${GREETING-unset}\"").env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
+        Airlock.Result plain = airlock("exec", "-n", "--", "echo \"${GREETING-unset}\"").env("AIRLOCK_HOME", home.toString()).run();
         assertEquals("unset\n", plain.out(), "a plain exec saw the session's variable");
     }
 
@@ -59,10 +61,10 @@ class SessionIT {
                 "bubblewrap is not installed (apt-get install bubblewrap); this case runs the session under it first");
         String work = "airlock.local.workdir=" + Files.createDirectories(tmp.resolve("project"));
         Airlock.Result sandboxed = airlock("--set", "airlock.local.isolation=bwrap", "--set", work, "--set", "airlock.session=dev", "exec", "-n",
-                "--", "export FROM_SANDBOX=yes; f() { echo ran; }").env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
+                "--", "export FROM_SANDBOX=yes; f() { echo ran; }").env("AIRLOCK_HOME", home.toString()).run();
         assertEquals(0, sandboxed.exit(), sandboxed::toString);
         Airlock.Result plain = airlock("--set", "airlock.local.isolation=none", "--set", work, "--set", "airlock.session=dev", "exec", "-n",
-                "--", "echo \"${FROM_SANDBOX-unset}\"; command -v f || echo nof").env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
+                "--", "echo \"${FROM_SANDBOX-unset}\"; command -v f || echo nof").env("AIRLOCK_HOME", home.toString()).run();
         assertEquals("unset\nnof\n", plain.out(), plain::toString);
     }
 
@@ -132,7 +134,7 @@ class SessionIT {
     @ValueSource(strings = {"ssh", "docker", "modal"})
     void aNamedSessionOnARemoteBackendWithoutUpIsOneLine(String backend) {
         Airlock.Result r = airlock("--backend", backend, "--set", "airlock.session=dev", "exec", "-n", "--", "echo ran")
-                .env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
+                .env("AIRLOCK_HOME", home.toString()).run();
         assertEquals(125, r.exit(), r::toString);
         assertEquals(1, r.errLines().size(), r::toString);
         assertTrue(r.err().contains("airlock.session=dev keeps its state only where the target outlives this command"), r.err());
@@ -152,7 +154,7 @@ class SessionIT {
                 TimeUnit.MILLISECONDS.sleep(50);
             }
             Airlock.Result second = airlock("--set", "airlock.session=busy", "--set", "airlock.session.wait=false",
-                    "exec", "-n", "--", "echo ran").env("AIRLOCK_HOME", tmp.resolve("home").toString()).run();
+                    "exec", "-n", "--", "echo ran").env("AIRLOCK_HOME", home.toString()).run();
             assertEquals(125, second.exit(), second::toString);
             assertEquals(1, second.errLines().size(), second::toString);
             assertTrue(second.err().contains("session busy is in use by another airlock command"), second.err());

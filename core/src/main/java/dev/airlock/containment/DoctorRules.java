@@ -144,10 +144,15 @@ final class DoctorRules {
             return new Row("TMPDIR", Verdict.CONTAINED_ENFORCED, what + "; the shared /tmp is read-only here");
         }
         boolean sharedFresh = strip(target.tempDir()).equals("/tmp") || "1".equals(f.get("shared_tmp_ro"))
-                || (sandboxed(f) && "tmpfs".equals(f.get("shared_tmp_fs")));
+                || (sandboxed(f) && ("tmpfs".equals(f.get("shared_tmp_fs"))
+                        || ownTempDir(target, f.getOrDefault("shared_tmp_root", ""))));
         if (sandboxed(f) && "tmpfs".equals(f.get("tmp_fs")) && sharedFresh) {
             return new Row("TMPDIR", Verdict.CONTAINED_ENFORCED, what + "; / is read-only and the shared temp dir is this"
                     + " sandbox's own tmpfs");
+        }
+        if (sandboxed(f) && ownTempDir(target, f.getOrDefault("tmp_root", "")) && sharedFresh) {
+            return new Row("TMPDIR", Verdict.CONTAINED_ENFORCED, what + "; / is read-only and /tmp is a dir of this"
+                    + " environment's private dir, removed on close");
         }
         return new Row("TMPDIR", Verdict.CONTAINED_BY_ENVIRONMENT, what + "; the shared /tmp stays writable by absolute path");
     }
@@ -332,6 +337,17 @@ final class DoctorRules {
     }
 
     /** A read-only root: the sign of a sandbox that made its own /tmp and /run. */
+    /**
+     * Whether a mount shows a temp dir of the environment's own: its root (the dir of its
+     * filesystem it shows) is {@code tmp} or {@code tmp-N} right inside the private dir. The root is
+     * relative to that filesystem, so only the private dir's own name is compared.
+     */
+    private static boolean ownTempDir(Target target, String mountRoot) {
+        String privateName = java.nio.file.Path.of(strip(target.privateDir())).getFileName() == null ? ""
+                : java.nio.file.Path.of(strip(target.privateDir())).getFileName().toString();
+        return !privateName.isEmpty() && mountRoot.matches(".*/" + java.util.regex.Pattern.quote(privateName) + "/tmp(-[0-9]+)?");
+    }
+
     private static boolean sandboxed(Map<String, String> f) {
         return "1".equals(f.get("root_ro"));
     }

@@ -22,6 +22,15 @@ fstype() {
         END { print t }
     ' /proc/self/mountinfo 2>/dev/null
 }
+# the dir of its filesystem that the mount exactly at $1 shows (the topmost such mount), or nothing
+mountroot() {
+    [ -r /proc/self/mountinfo ] || return 0
+    awk -v path="$1" '
+        { mp = $5; gsub(/\\040/, " ", mp); r = $4; gsub(/\\040/, " ", r)
+          if (mp == path) { root = r } }
+        END { print root }
+    ' /proc/self/mountinfo 2>/dev/null
+}
 # the type of the filesystem that holds $1 (the longest mount point containing it)
 fsof() {
     [ -r /proc/self/mountinfo ] || return 0
@@ -64,10 +73,12 @@ p tmp_w "$(t [ -w /tmp ])"
 p tmp_ro "$(ro /tmp)"
 p root_ro "$(ro /)"
 p tmp_fs "$(fstype /tmp)"
+p tmp_root "$(mountroot /tmp)"
 p run_fs "$(fstype /run)"
 if [ -n "${AIRLOCK_DOCTOR_SHARED_TMP:-}" ]; then
     p shared_tmp_fs "$(fstype "$AIRLOCK_DOCTOR_SHARED_TMP")"
     p shared_tmp_ro "$(ro "$AIRLOCK_DOCTOR_SHARED_TMP")"
+    p shared_tmp_root "$(mountroot "$AIRLOCK_DOCTOR_SHARED_TMP")"
 fi
 # host sockets a command could reach: looked at, never connected to
 u=$(id -u)

@@ -149,6 +149,26 @@ class DoctorJudgeTest {
         assertTrue(b.toText().contains("isolation: bwrap: test"), b.toText());
     }
 
+    /**
+     * /tmp bound from a dir of the environment's private dir is its own; the same bind from any
+     * other dir (the host's /tmp itself, another environment's) is not.
+     */
+    @Test
+    void aTempDirBoundFromThePrivateDirIsTheEnvironmentsOwn() {
+        Map<String, String> box = hostFacts();
+        box.put("root_ro", "1");
+        box.put("tmp_fs", "ext4");
+        box.put("tmp_root", "/tmp/airlock-abc/tmp");
+        DoctorReport own = Doctor.judge("local", HOST, plan(), "on (auto: test)", "bwrap: test", box);
+        assertEquals(Verdict.CONTAINED_ENFORCED, own.row("TMPDIR").orElseThrow().verdict(), own.toText());
+        assertTrue(own.row("TMPDIR").orElseThrow().evidence().contains("removed on close"), own.toText());
+        for (String other : new String[] {"/tmp", "/", "/tmp/airlock-other/tmp", "/tmp/airlock-abc/tmp/x", "/tmp/airlock-abcd/tmp"}) {
+            box.put("tmp_root", other);
+            DoctorReport r = Doctor.judge("local", HOST, plan(), "on (auto: test)", "bwrap: test", box);
+            assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("TMPDIR").orElseThrow().verdict(), other + ": " + r.toText());
+        }
+    }
+
     @Test
     void jsonCarriesEveryRowAndTheDecidingSignal() {
         String json = Doctor.judge("local", HOST, plan(), "on (auto: test)", "none", hostFacts()).toJson();
