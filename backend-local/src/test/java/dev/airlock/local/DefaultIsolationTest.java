@@ -73,6 +73,23 @@ class DefaultIsolationTest {
         assertEquals("kept\n", Files.readString(work.resolve("made-inside")), "the workdir is the commands' to write");
     }
 
+    /** /tmp is the environment's own: what one command or write leaves there the next finds; the host's /tmp never sees it. */
+    @Test
+    void tmpIsTheEnvironmentsOwnAcrossItsCommandsAndGoesWithIt() throws Exception {
+        requireBubblewrap();
+        String name = "airlock-own-tmp-" + System.nanoTime();
+        String privateDir;
+        try (Environment env = open()) {
+            privateDir = env.target().privateDir();
+            sh(env, "echo from-a-command > /tmp/" + name);
+            env.files().write("/tmp/" + name + ".w", "from-a-write".getBytes(StandardCharsets.UTF_8));
+            assertEquals("from-a-command\nfrom-a-write", sh(env, "cat /tmp/" + name + " /tmp/" + name + ".w"));
+            assertFalse(Files.exists(Path.of("/tmp", name)), "the command wrote the host's /tmp");
+            assertFalse(Files.exists(Path.of("/tmp", name + ".w")), "the write went to the host's /tmp");
+        }
+        assertFalse(Files.exists(Path.of(privateDir)), "the environment's temp dir outlived it");
+    }
+
     @Test
     void aReadableBindOpensAPathOfTheHiddenHomeAndNothingBeside() throws Exception {
         requireBubblewrap();

@@ -122,7 +122,7 @@ class EvalProfileTest {
         Operator.RealCrontab crontabBefore = Operator.RealCrontab.read();
         Map<String, String> homeBefore = Operator.snapshot(Operator.home());
         String job = "0 3 * * * /bin/sh -c 'echo pwned'\n";
-        try (Environment env = Environments.open(eval())) {
+        try (Environment env = Environments.open(eval("airlock.guard", "off"))) { // the kernel alone holds, no guard asks
             String hostile = "pw=$(getent passwd $(id -u) | cut -d: -f6)\n"
                     + "printf '%s' \"$JOB\" | /usr/bin/crontab -\n"
                     + "printf '%s' \"$JOB\" | /usr/bin/crontab -u nobody -\n"
