@@ -180,7 +180,10 @@ public final class LocalEnvironment extends AbstractEnvironment {
         return b != null ? b.describe() : noIsolation;
     }
 
-    /** Signals the process group from the host: a second sandbox could not see the first one's processes. */
+    /**
+     * Signals the process group from the host: a second sandbox could not see the first one's
+     * processes. A TERM spares bwrap's own two processes (see below); a KILL takes the whole group.
+     */
     @Override
     protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
         if (sandbox == null) {
@@ -188,7 +191,17 @@ public final class LocalEnvironment extends AbstractEnvironment {
             return;
         }
         long pgid = group.orElseThrow(() -> new IOException("no process group to signal"));
-        Process p = new ProcessBuilder("kill", "-s", force ? "KILL" : "TERM", "--", "-" + pgid)
+        if (!force) {
+            // bwrap dies of a TERM, and its init then takes the sandbox's pid namespace down with
+            // SIGKILL: a TERM to the whole group would reach the command as a KILL, leaving no grace
+            // for its traps (a cancelled write's temp file). So the TERM goes to the processes
+            // inside only; bwrap's init reports their end. The KILL after the grace takes them all.
+            for (long pid : Procfs.groupMembersExcept(pgid, "bwrap")) {
+                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
+            }
+            return;
+        }
+        Process p = new ProcessBuilder("kill", "-s", "KILL", "--", "-" + pgid)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try {

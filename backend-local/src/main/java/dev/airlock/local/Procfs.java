@@ -47,6 +47,31 @@ final class Procfs {
         }
     }
 
+    /**
+     * The live processes of process group {@code pgid} whose name ({@code comm}) is not
+     * {@code except}; a full scan of /proc, for the rare moment a group is signalled.
+     */
+    static java.util.List<Long> groupMembersExcept(long pgid, String except) {
+        java.util.List<Long> out = new java.util.ArrayList<>();
+        String want = Long.toString(pgid);
+        try (java.util.stream.Stream<Path> all = Files.list(PROC)) {
+            all.forEach(proc -> {
+                if (statField(proc, 2).filter(want::equals).isPresent()) {
+                    try {
+                        if (!read(proc.resolve("comm")).strip().equals(except)) {
+                            out.add(Long.parseLong(proc.getFileName().toString()));
+                        }
+                    } catch (IOException | RuntimeException e) {
+                        // gone meanwhile
+                    }
+                }
+            });
+        } catch (IOException e) {
+            // no /proc to list: nothing found
+        }
+        return out;
+    }
+
     /** Field 22 of /proc/PID/stat (start time in clock ticks), when the process lives. */
     static OptionalLong startTimeOf(long pid) {
         return statField(PROC.resolve(Long.toString(pid)), 19).map(v -> OptionalLong.of(Long.parseLong(v)))

@@ -136,6 +136,22 @@ class DefaultIsolationTest {
         }
     }
 
+    /**
+     * A timeout's TERM reaches the command inside the sandbox as a TERM, with the grace to run its
+     * traps: bwrap dies of a TERM and would otherwise take the namespace down with a KILL.
+     */
+    @Test
+    void aTimedOutCommandGetsItsTermAndRunsItsTrap() throws Exception {
+        requireBubblewrap();
+        try (Environment env = open("airlock.kill.grace", "10s")) { // a grace no loaded machine outlasts
+            ExecResult r = env.exec(ExecRequest.builder("trap 'sleep 0.3; echo cleaned > trap-ran; exit 0' TERM; echo up; while :; do sleep 0.05; done")
+                    .timeout(Duration.ofSeconds(1)).build());
+            assertTrue(r.timedOut(), "the exec did not time out");
+            assertEquals("up\n", r.stdout().text());
+        }
+        assertEquals("cleaned\n", Files.readString(work.resolve("trap-ran")), "the command never saw its TERM");
+    }
+
     /** Without a usable bubblewrap the default falls back to none, warns at the first exec only, and doctor lists the exits. */
     @Test
     void withoutBubblewrapTheFirstExecWarnsOnceAndTheIsolationLineNamesTheExits() {
