@@ -83,7 +83,7 @@ class SessionIT {
         assertEquals("yes\n", after.out(), after::toString);
 
         Path stored;
-        try (Stream<Path> s = Files.walk(tmp.resolve("home/sessions"))) {
+        try (Stream<Path> s = Files.walk(home.resolve("sessions"))) {
             stored = s.filter(p -> p.getFileName().toString().equals("big.snapshot")).findFirst().orElseThrow();
         }
         try (var out = Files.newOutputStream(stored)) {
@@ -104,7 +104,10 @@ class SessionIT {
         Airlock.Result r = exec("keep.me_1", "--", "export OWN_TOKEN=mine; printf '%s' \"${OPERATOR_VALUE-}\"")
                 .env("MODAL_TOKEN_SECRET", "injected-provider-secret").env("OPERATOR_VALUE", "injected-operator-value").run();
         assertEquals(0, r.exit(), r::toString);
-        Path sessions = tmp.resolve("home/sessions/local");
+        Path sessions;
+        try (Stream<Path> kinds = Files.list(home.resolve("sessions"))) {
+            sessions = kinds.toList().get(0); // local, or local-isolated under bubblewrap (the default where it runs)
+        }
         List<Path> files;
         try (Stream<Path> s = Files.walk(sessions)) {
             files = s.filter(p -> p.getFileName().toString().equals("keep.me_1.snapshot")).toList();
