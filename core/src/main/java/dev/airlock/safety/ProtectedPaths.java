@@ -46,7 +46,7 @@ final class ProtectedPaths {
      * @param etcDirs      {@code /etc} and its resolved form
      * @param airlockHomes Airlock's state directories, spelled and resolved
      * @param safeRoots    the safe roots (empty: no limit), spelled and resolved
-     * @param exemptRoots  always writable even with safe roots (the environment's private dir)
+     * @param exemptRoots  always writable even with safe roots (the environment's private dir, the shims Airlock installs)
      */
     ProtectedPaths(Collection<String> homes, Collection<String> etcDirs, Collection<String> airlockHomes,
                    Collection<String> safeRoots, Collection<String> exemptRoots) {

@@ -360,6 +360,8 @@ public final class Safety {
             spelled.get('s').add(target.expand(root.trim()));
         }
         spelled.get('x').add(target.privateDir());
+        // Airlock's own set-up writes its shims there when the environment opens: safe roots limit the agent, not Airlock
+        containment.shimDir().ifPresent(spelled.get('x')::add);
         StringBuilder s = new StringBuilder("set +f\n").append(TargetResolver.FUNCTIONS);
         s.append("if [ -n \"${AIRLOCK_REAL_HOME:-}\" ]; then printf 'h\\t%s\\0' \"$AIRLOCK_REAL_HOME\";"
                 + " abs \"$AIRLOCK_REAL_HOME\"; printf 'h\\t'; canon \"$a\"; printf '\\0'; fi\n");
