@@ -24,7 +24,8 @@ final class CommandKinds {
             "column", "fold", "fmt", "paste", "join", "expand", "unexpand", "look", "ssh-add", "kill", "ps", "sleep",
             "seq", "yes", "base64", "base32", "jq", "getent", "lsof", "pgrep", "printenv", "locale", "tput", "stty",
             "clear", "exit", "return", "shift", "wait", "jobs", "fg", "bg", "umask", "ulimit", "set", "shopt",
-            "complete", "history", "help", "man", "info", "apropos", "sha1", "md5", "cd", "pushd", "popd", "dirs");
+            "complete", "history", "help", "man", "info", "apropos", "sha1", "md5", "cd", "pushd", "popd", "dirs",
+            "ssh-copy-id", "sftp");
 
     /**
      * Writers {@link WriteCommands} reads completely: every file they write is found, and their other
@@ -137,7 +138,8 @@ final class CommandKinds {
     static final Set<String> ENV_PRINTERS = Set.of("ssh-agent", "pyenv", "rbenv", "nodenv", "goenv", "jenv", "plenv",
             "direnv", "conda", "micromamba", "brew", "opam", "dircolors", "starship", "zoxide", "mise", "rtx", "asdf",
             "fnm", "thefuck", "luarocks", "keychain", "gpg-agent", "register-python-argcomplete", "gpgconf", "locale",
-            "resize", "tset", "lesspipe", "lesspipe.sh", "pkg-config");
+            "resize", "tset", "lesspipe", "lesspipe.sh", "pkg-config", "minikube", "atuin", "fzf", "poetry", "pipenv",
+            "navi", "tmuxifier", "chruby", "pdm", "rye", "uv", "nix", "devbox", "just", "kubectl", "helm", "gh", "npm");
 
     /**
      * Programs whose output, put into a path, cannot lead to a protected file: a fresh temporary
@@ -146,14 +148,18 @@ final class CommandKinds {
     static final Set<String> PLAIN_PRODUCERS = Set.of("mktemp", "date", "uname", "whoami", "id", "hostname", "nproc",
             "pwd", "arch", "seq");
 
-    /** Whether a command substitution's text is one {@link #PLAIN_PRODUCERS} call (or {@code git rev-parse}). */
+    /**
+     * Whether a command substitution's text is one {@link #PLAIN_PRODUCERS} call, or lists files of the
+     * workdir by relative names ({@code git ls-files}, {@code find .}, {@code ls src}).
+     */
     static boolean plainProducer(String text) {
         String t = text.strip();
-        if (t.matches(".*[;&|<>`$\\n].*") && !t.matches("git rev-parse [-\\w ]*")) {
+        if (t.matches("(?s).*[;&|<>`$\\n].*")) {
             return false;
         }
         String first = t.split("\\s+")[0];
-        return PLAIN_PRODUCERS.contains(first) || t.matches("git rev-parse [-\\w ]*");
+        return PLAIN_PRODUCERS.contains(first) || t.matches("git (rev-parse|ls-files|diff --name-only|grep -l)\\b.*")
+                || (t.matches("(find|ls)(\\s+(?![/~])\\S+)*") && !t.contains("..") && !t.matches(".*\\s-(L|follow)\\b.*"));
     }
 
     /** Programs that turn data into other text: what they feed a shell cannot be read here. */
@@ -163,13 +169,24 @@ final class CommandKinds {
             "ncat", "socat", "dd");
 
     /**
-     * Inline code that may reach a protected file without spelling its path: a protected name, the
-     * home found at run time, or text decoded and run.
+     * Inline code that may reach a protected file without spelling its path: it names a protected
+     * file, or it finds the home at run time and writes or runs something, or it decodes text to run.
      */
-    static final Pattern CODE_MAY_REACH = Pattern.compile(
+    static boolean codeMayReach(String code) {
+        return PROTECTED_IN_CODE.matcher(code).find() || OBFUSCATED.matcher(code).find()
+                || (HOME_IN_CODE.matcher(code).find() && WRITES_IN_CODE.matcher(code).find());
+    }
+
+    private static final Pattern PROTECTED_IN_CODE = Pattern.compile(
             "authorized_keys|id_rsa|id_ed25519|id_ecdsa|\\.?netrc|\\.pgpass|\\.npmrc|\\.pypirc|git-credentials|\\.ssh\\b"
                     + "|\\.aws\\b|\\.gnupg|\\.kube\\b|\\.docker\\b|\\.azure\\b|sudoers|/etc/passwd|/etc/shadow"
-                    + "|airlock\\.properties|approvals\\.list|expanduser|homedir|\\bHOME\\b|getpwuid|Path\\.home|Dir\\.home"
-                    + "|os\\.UserHomeDir|b64decode|base64|fromCharCode|\\batob\\b|\\bexec\\s*\\(|\\beval\\s*\\(|__import__"
-                    + "|\\bchr\\s*\\(|unhexlify|fromhex|\\\\x[0-9a-fA-F]{2}|pack\\s*\\(");
+                    + "|airlock\\.properties|approvals\\.list");
+    private static final Pattern HOME_IN_CODE = Pattern.compile(
+            "expanduser|homedir|\\bHOME\\b|getpwuid|Path\\.home|Dir\\.home|os\\.UserHomeDir|~/");
+    private static final Pattern WRITES_IN_CODE = Pattern.compile(
+            "open\\s*\\(|write|append|File\\.|fs\\.|copy|move|rename|replace|symlink|link|unlink|remove|rmtree|chmod"
+                    + "|mkdir|system|exec|spawn|popen|subprocess|shutil|>|print\\s+[A-Z]+\\b|IO\\.|Files\\.");
+    private static final Pattern OBFUSCATED = Pattern.compile(
+            "b64decode|base64|fromCharCode|\\batob\\b|\\bexec\\s*\\(|\\beval\\s*\\(|__import__|\\bchr\\s*\\(|unhexlify"
+                    + "|fromhex|(\\\\x[0-9a-fA-F]{2}){4,}|\\bpack\\s*\\(");
 }

@@ -786,7 +786,7 @@ final class CommandReader {
                 case "unset", "read", "readarray", "mapfile", "getopts" -> {
                     for (String a : args) {
                         vars.remove(Marks.plain(a));
-                        if (!name.equals("unset")) {
+                        if (!name.equals("unset") && !readsPlainList(c)) {
                             computedVars.add(Marks.plain(a)); // its value comes from input at run time
                         }
                     }
@@ -1087,6 +1087,16 @@ final class CommandReader {
         }
     }
 
+    /** {@code git ls-files | while read f}: the lines read are the workdir's relative names. */
+    private boolean readsPlainList(Simple c) {
+        if (!c.pipeIn || c.prev == null || c.prev.pipeIn) {
+            return false;
+        }
+        List<String> prev = new ArrayList<>();
+        c.prev.words.forEach(w -> prev.addAll(expand(w, true)));
+        return CommandKinds.plainProducer(joinSource(prev));
+    }
+
     /** Runs a wrapper's options (a directory, a file it writes, text it runs) and returns the command it runs. */
     private List<String> unwrap(String name, CommandKinds.Wrapper w, List<String> args, int depth) {
         int fixed = w.fixed();
@@ -1205,7 +1215,7 @@ final class CommandReader {
             return;
         }
         boolean setup = CommandKinds.ENV_PRINTERS.contains(name) || words.stream().map(Marks::plain)
-                .anyMatch(w -> w.equals("completion") || w.equals("completions"));
+                .anyMatch(w -> w.contains("completion"));
         if (pipeline.size() == 1 && setup) {
             return;
         }
@@ -1236,7 +1246,7 @@ final class CommandReader {
 
     /**
      * An interpreter: inline code ({@code python -c}, {@code perl -e}...) or code on its input is
-     * judged by the paths it spells and by whether it may build one ({@link CommandKinds#CODE_MAY_REACH});
+     * judged by the paths it spells and by whether it may build one ({@link CommandKinds#codeMayReach});
      * its other words (a script and its arguments) by the paths they mention.
      */
     private void interpreter(String kind, String name, List<String> args, Simple c, String stdinText, int depth) {
@@ -1306,7 +1316,7 @@ final class CommandReader {
     /** Inline code: the paths it spells are judged as possible writes; one that may build a protected path asks. */
     private void code(String text, String via) {
         mentions(List.of(text), via, true);
-        if (CommandKinds.CODE_MAY_REACH.matcher(Marks.plain(text)).find()) {
+        if (CommandKinds.codeMayReach(Marks.plain(text))) {
             addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, ProtectedPaths.ANYWHERE + via
                     + " that may build a protected path");
         }

@@ -131,7 +131,7 @@ final class OtherCommands {
             String p = Marks.plain(prog);
             if (p.contains(">") || p.contains("|") || p.contains("system") || p.contains("getline")) {
                 reader.mentions(List.of(prog), name + " program", false);
-                if (CommandKinds.CODE_MAY_REACH.matcher(p).find()) {
+                if (CommandKinds.codeMayReach(p)) {
                     reader.addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, ProtectedPaths.ANYWHERE + name
                             + " program that may build a protected path");
                 }
