@@ -152,6 +152,8 @@ final class CommandReader {
         String stdinText;
         /** The texts of the command substitutions in its words ({@code eval "$(...)"}, {@code source <(...)}). */
         final List<String> substitutions = new ArrayList<>();
+        /** The texts of process substitutions it reads as input ({@code sh < <(...)}). */
+        final List<String> inputSubstitutions = new ArrayList<>();
 
         boolean isEmpty() {
             return words.isEmpty() && redirs.isEmpty();
@@ -313,6 +315,13 @@ final class CommandReader {
                     }
                 }
                 case "<<<" -> stdinText = String.join(" ", expand(r.target(), false));
+                case "<" -> {
+                    for (Part p : r.target().parts()) {
+                        if (p instanceof Unknown u && u.command() != null) {
+                            c.inputSubstitutions.add(u.command());
+                        }
+                    }
+                }
                 case "<<", "<<-" -> {
                     if (r.heredoc() != null) {
                         if (!r.heredoc().quoted) {
@@ -801,7 +810,10 @@ final class CommandReader {
                         shell(args, c, stdinText, depth);
                     } else {
                         new WriteCommands(this).judge(name, args);
-                        new OtherCommands(this).judge(name, args, stdinText, depth);
+                        new OtherCommands(this).judge(name, args, depth);
+                        if (name.equals("at") || name.equals("batch")) {
+                            runInput(c, stdinText, name, depth);
+                        }
                         String interpreter = CommandKinds.interpreter(name);
                         if (interpreter != null) {
                             interpreter(interpreter, name, args, c, stdinText, depth);
@@ -922,27 +934,29 @@ final class CommandReader {
         if (i < args.size()) {
             return; // a script file: its contents are not judged here
         }
+        runInput(c, stdinText, "a shell reading its input", depth);
+    }
+
+    /**
+     * Commands a program reads on its input and runs (a shell, {@code at}): a here-document or
+     * here-string, the text an {@code echo}/{@code printf}/{@code cat <<EOF} pipes in, or a
+     * process substitution ({@code sh < <(...)}) is read; other input is judged by what makes it.
+     */
+    private void runInput(Simple c, String stdinText, String via, int depth) {
         if (stdinText != null) {
             readNested(stdinText, depth + 1);
+        } else if (!c.inputSubstitutions.isEmpty()) {
+            runProduced(c.inputSubstitutions, via, depth);
         } else if (c.pipeIn && c.prev != null && !c.prev.words.isEmpty()) {
-            // echo 'cmd' | sh: the text the shell reads is known
             List<String> prev = new ArrayList<>();
             for (Word w : c.prev.words) {
                 prev.addAll(expand(w, true));
             }
-            String p0 = prev.isEmpty() ? "" : basename(Marks.plain(prev.get(0)));
-            if (printedText(c.prev, prev) == null) {
-                producedBy(List.of(c.prev), "a shell reading its input", depth);
-            } else if (p0.equals("cat") && prev.size() == 1 && c.prev.stdinText != null) {
-                readNested(c.prev.stdinText, depth + 1); // cat <<EOF | sh
-            } else if (p0.equals("echo") || p0.equals("printf")) {
-                List<String> rest = new ArrayList<>();
-                for (String w : prev.subList(1, prev.size())) {
-                    if (!(p0.equals("echo") && Marks.plain(w).matches("-[neE]+"))) {
-                        rest.add(Marks.source(w));
-                    }
-                }
-                readNested(String.join(" ", rest).replace("\\n", "\n"), depth + 1);
+            String text = printedText(c.prev, prev);
+            if (text == null) {
+                producedBy(List.of(c.prev), via, depth);
+            } else {
+                readNested(text, depth + 1); // echo 'cmd' | sh, cat <<EOF | sh
             }
         }
     }

@@ -23,7 +23,7 @@ final class OtherCommands {
         this.reader = reader;
     }
 
-    void judge(String name, List<String> args, String stdinText, int depth) {
+    void judge(String name, List<String> args, int depth) {
         switch (name) {
             case "script" -> CommandOptions.optionValues(args, "c", Set.of("--command"), "cEIOBTm",
                     Set.of("--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--output-limit"))
@@ -37,12 +37,7 @@ final class OtherCommands {
             case "git" -> git(args);
             case "ssh" -> ssh(args);
             case "tmux", "screen" -> reader.mentions(args, name + " (commands it runs)", true);
-            case "at", "batch" -> {
-                reader.mentions(args, name, false);
-                if (stdinText != null) {
-                    reader.runText(stdinText, name, depth);
-                }
-            }
+            case "at", "batch" -> reader.mentions(args, name, false); // the commands it reads: see CommandReader.runInput
             case "parallel" -> parallel(args, depth);
             case "link" -> args.forEach(a -> reader.addWrite(a, Access.WRITE, "link (a hard link to it)"));
             case "gzip", "gunzip", "xz", "unxz", "bzip2", "bunzip2", "zstd", "unzstd", "lzma", "unlzma", "uncompress",
