@@ -1185,15 +1185,8 @@ final class CommandReader {
         String f = Marks.plain(args.get(0));
         if (Marks.hasUnknown(args.get(0))) {
             runProduced(c.substitutions, "source", depth);
-        } else if ((f.equals("/dev/stdin") || f.equals("/proc/self/fd/0") || f.equals("/dev/fd/0")) && c.pipeIn && c.prev != null) {
-            List<String> prev = new ArrayList<>();
-            c.prev.words.forEach(w -> prev.addAll(expand(w, true)));
-            String text = printedText(c.prev, prev);
-            if (text != null) {
-                readNested(text, depth + 1);
-            } else {
-                producedBy(List.of(c.prev), "source", depth);
-            }
+        } else if (f.equals("/dev/stdin") || f.equals("/proc/self/fd/0") || f.equals("/dev/fd/0")) {
+            runInput(c, c.stdinText, "source", depth);
         }
     }
 

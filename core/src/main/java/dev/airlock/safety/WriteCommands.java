@@ -119,13 +119,19 @@ final class WriteCommands {
                 if (bind && ops.size() > 1) {
                     reader.addWrite(ops.get(0), Access.TREE, "mount --bind (its source)");
                 }
-                // whatever is mounted hides what was at the mount point: a bind or tmpfs over ~/.ssh replaces it
+                // whatever is mounted hides what was at the mount point: a bind or tmpfs over ~/.ssh replaces
+                // everything beneath it (a remount only changes options)
+                boolean remount = CommandOptions.optionValues(args, "o", Set.of("--options"), "otLUTN",
+                        Set.of("--types", "--target", "--source")).stream().anyMatch(o -> Marks.plain(o).contains("remount"));
                 List<String> target = CommandOptions.optionValues(args, "", Set.of("--target"), "otLUTN",
                         Set.of("--options", "--types", "--source"));
+                if (remount) {
+                    return;
+                }
                 if (!target.isEmpty()) {
-                    target.forEach(t -> reader.addWrite(t, Access.TREE, "mount (its mount point)"));
+                    target.forEach(t -> reader.addWrite(t, Access.INTO, "mount (its mount point)"));
                 } else if (!ops.isEmpty()) {
-                    reader.addWrite(ops.get(ops.size() - 1), Access.TREE, "mount (its mount point)");
+                    reader.addWrite(ops.get(ops.size() - 1), Access.INTO, "mount (its mount point)");
                 }
             }
             case "unzip" -> {
@@ -557,6 +563,11 @@ final class WriteCommands {
 
     private static final java.util.regex.Pattern AWK_OUTPUT = java.util.regex.Pattern.compile(
             "\\bprintf?\\b[^;{}\\n]*?(>>?|\\|)\\s*(\"(?:[^\"\\\\]|\\\\.)*\"|[A-Za-z_$][A-Za-z_0-9]*)");
+    /** {@code system(x)}, {@code system("a" x)}: a command not wholly literal. */
+    private static final java.util.regex.Pattern AWK_SYSTEM_COMPUTED = java.util.regex.Pattern.compile(
+            "\\bsystem\\s*\\(\\s*(?!\"(?:[^\"\\\\]|\\\\.)*\"\\s*\\))");
+    private static final java.util.regex.Pattern SHELL_WORD = java.util.regex.Pattern.compile(
+            "\\s*(?:/\\S*/)?(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox sh)(?:\\s|$)");
     private static final java.util.regex.Pattern AWK_SYSTEM = java.util.regex.Pattern.compile("\\bsystem\\s*\\(\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     /** awk's {@code print > "FILE"}, {@code print >> "FILE"}, {@code print | "CMD"} and {@code system("CMD")}. */
@@ -578,6 +589,11 @@ final class WriteCommands {
                 if (literal) {
                     reader.readCommandText(value);
                 }
+                if (!literal || SHELL_WORD.matcher(value).lookingAt()) {
+                    // print | "sh" runs the program's output, print | cmd a command made at run time
+                    reader.addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, ProtectedPaths.ANYWHERE
+                            + "awk running commands made from its input");
+                }
             } else {
                 reader.addWrite(value, Access.WRITE, "awk print " + m.group(1));
             }
@@ -585,6 +601,10 @@ final class WriteCommands {
         java.util.regex.Matcher sys = AWK_SYSTEM.matcher(prog);
         while (sys.find()) {
             reader.readCommandText(sys.group(1).replace("\\\"", "\""));
+        }
+        if (AWK_SYSTEM_COMPUTED.matcher(prog).find()) {
+            reader.addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, ProtectedPaths.ANYWHERE
+                    + "awk system() of a command made at run time");
         }
     }
 
