@@ -48,7 +48,8 @@ class SafeRootsTest {
         });
     }
 
-    private static byte[] sh(String script) throws IOException {
+    /** Runs Airlock's resolution scripts on this machine, as a local target would. */
+    static byte[] sh(String script) throws IOException {
         Process p = new ProcessBuilder("sh", "-c", script).redirectErrorStream(false).start();
         try (InputStream in = p.getInputStream()) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
