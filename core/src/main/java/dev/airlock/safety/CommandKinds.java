@@ -41,7 +41,7 @@ final class CommandKinds {
      *
      * @param valued    options that take a value (the next word, or after {@code =} / in the bundle)
      * @param fixed     operands before the command ({@code taskset MASK}, {@code flock FILE}, {@code chroot DIR})
-     * @param fixedUse  what the fixed operands are: "" nothing, "write" a file it creates, "mention" a place
+     * @param fixedUse  what the fixed operands are: "" nothing, "write" a file it creates, "root" the root it runs in
      * @param chdir     options whose value is the directory the command runs in
      * @param writes    options whose value is a file it writes
      * @param text      options whose value is shell text it runs
@@ -58,7 +58,7 @@ final class CommandKinds {
             Map.entry("taskset", new Wrapper(Set.of(), 1, "", Set.of(), Set.of(), Set.of(), Set.of("-p", "--pid"))),
             Map.entry("flock", new Wrapper(Set.of("-w", "--wait", "--timeout", "-E", "--conflict-exit-code"), 1, "write",
                     Set.of(), Set.of(), Set.of("-c", "--command"), Set.of())),
-            Map.entry("chroot", new Wrapper(Set.of("--userspec", "--groups"), 1, "mention", Set.of(), Set.of(), Set.of(), Set.of())),
+            Map.entry("chroot", new Wrapper(Set.of("--userspec", "--groups"), 1, "root", Set.of(), Set.of(), Set.of(), Set.of())),
             Map.entry("setpriv", Wrapper.of(Set.of("--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps",
                     "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label", "--apparmor-profile",
                     "--landlock-access", "--landlock-rule", "--seccomp-filter"), 0)),

@@ -518,10 +518,15 @@ final class CommandReader {
 
     /** A path a command the guard cannot read may write: protected, it asks; otherwise it is free. */
     void addMention(String word, String via) {
-        writes.add(new WriteTarget(word, cwd, Access.WRITE, via, null, true));
+        addMention(word, Access.WRITE, via);
+    }
+
+    /** A mention of a place touched as {@code access} ({@link Access#INTO}: anything beneath it, as a new root). */
+    void addMention(String word, Access access, String via) {
+        writes.add(new WriteTarget(word, cwd, access, via, null, true));
         if (!word.startsWith("/")) {
             for (String other : otherCwds) {
-                writes.add(new WriteTarget(word, other, Access.WRITE, via, null, true));
+                writes.add(new WriteTarget(word, other, access, via, null, true));
             }
         }
     }
@@ -643,6 +648,14 @@ final class CommandReader {
                     return;
                 }
                 case "case", "in", "function", "[[", "[", "test", "((", "true", "false", ":" -> {
+                    return;
+                }
+                case "set" -> {
+                    // set -- WORDS: the positional parameters a later "$@" runs or names
+                    int dd = CommandOptions.indexOfPlain(args, "--");
+                    List<String> words = dd >= 0 ? args.subList(dd + 1, args.size())
+                            : args.stream().filter(a -> !Marks.plain(a).startsWith("-") && !Marks.plain(a).startsWith("+")).toList();
+                    mentions(words, "set (positional parameters)", false);
                     return;
                 }
                 case "hash" -> {
@@ -1163,7 +1176,7 @@ final class CommandReader {
             if (fixed > 0) {
                 switch (w.fixedUse()) {
                     case "write" -> addWrite(args.get(i), Access.WRITE, name + " (the file it locks)");
-                    case "mention" -> addMention(args.get(i), name);
+                    case "root" -> addMention(args.get(i), Access.INTO, name + " (the root the command sees)");
                     default -> {
                         // a mask, a priority, an architecture
                     }
