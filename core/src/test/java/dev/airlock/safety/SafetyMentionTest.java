@@ -48,7 +48,7 @@ class SafetyMentionTest {
         Containment c = new Containment(Profile.NONE, HomeMode.REAL, home.toString(), airlock.toString(), home.toString(),
                 "real", Optional.empty(), Optional.empty(), Optional.empty(), "/usr/bin:/bin", Set.of());
         Settings s = Settings.of(Map.of(GuardMode.KEY, "on", "airlock.home", airlock.toString()));
-        safety = new Safety("local", t, c, s, Capabilities.pipe(), Optional.empty(), SafeRootsTest::sh,
+        safety = new Safety("local", t, c, s, Capabilities.pipe(), Optional.empty(), SafetySafeRootsTest::sh,
                 (type, subject, fields) -> {
                 });
     }

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  * environment opens) must still be installable (issue 31: every exec failed with "cannot install
  * the crontab shim ... outside the safe roots").
  */
-class SafeRootsTest {
+class SafetySafeRootsTest {
     @TempDir
     Path dir;
 
@@ -44,7 +44,7 @@ class SafeRootsTest {
                 Optional.of(run + "/bin"), "/usr/bin:/bin", Set.of());
         Settings s = Settings.of(Map.of(Safety.SAFE_ROOTS_KEY, work.toString(), GuardMode.KEY, "on",
                 "airlock.home", airlock.toString()));
-        return new Safety("local", t, c, s, Capabilities.pipe(), Optional.empty(), SafeRootsTest::sh, (type, subject, fields) -> {
+        return new Safety("local", t, c, s, Capabilities.pipe(), Optional.empty(), SafetySafeRootsTest::sh, (type, subject, fields) -> {
         });
     }
 
