@@ -56,6 +56,27 @@ final class Bubblewrap {
         return LocalEnvironment.findOnPath("bwrap");
     }
 
+    /** What {@link #unusable} found, per binary: the answer does not change while this JVM runs. */
+    private static final Map<Path, Optional<String>> USABLE = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Why bubblewrap cannot make a sandbox here, or empty when it can: a sandbox with the namespaces
+     * every plan asks for, started once per binary and JVM. This is what decides the default
+     * isolation; a plan's own {@link #check} still tries its full command line.
+     */
+    static Optional<String> unusable(Path bwrap) {
+        return USABLE.computeIfAbsent(bwrap, b -> {
+            try {
+                new Bubblewrap(b, List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+                        "--unshare-ipc", "--unshare-uts", "--unshare-user-try", "--cap-drop", "ALL", "--die-with-parent"),
+                        List.of(), "").check();
+                return Optional.empty();
+            } catch (BackendUnavailableException e) {
+                return Optional.of(e.getMessage());
+            }
+        });
+    }
+
     /** The command line for {@code shell -c script} inside the sandbox (after {@code setsid}). */
     List<String> argv(String shell, String script) {
         List<String> argv = new ArrayList<>(args.size() + nest.size() + 5);
@@ -154,12 +175,28 @@ final class Bubblewrap {
         // Airlock's own program inside a writable bind (the agent works in a checkout of Airlock) is
         // bound read-only, in depth order with the writable binds so a deeper writable one (a run
         // dir under target/) stays writable and a deeper read-only one wins over its writable parent.
-        List<Map.Entry<Path, Boolean>> mounts = new ArrayList<>();
-        binds.forEach(w -> mounts.add(Map.entry(w, true)));
+        List<Mount> mounts = new ArrayList<>();
+        binds.forEach(w -> mounts.add(new Mount(w, Mount.Kind.BIND)));
         for (Path p : OwnState.programFiles()) {
             if (under(p, binds) && !writable.containsKey(p)) {
-                mounts.add(Map.entry(p, false));
+                mounts.add(new Mount(p, Mount.Kind.READ_ONLY));
             }
+        }
+        // The real home is not the commands' business: hidden behind an empty tmpfs, with what they
+        // are given (a workdir or the children's home inside it, airlock.local.readable.*) bound
+        // back deeper. Its keys, tokens and history are then out of reach of a read as well.
+        for (Path home : realHomes) {
+            if (home.getNameCount() > 0 && Files.isDirectory(home) && !writable.containsKey(home)) {
+                mounts.add(new Mount(home, Mount.Kind.HIDDEN));
+            }
+        }
+        for (Map.Entry<String, String> r : s.readable().entrySet()) {
+            Path p = Path.of(r.getValue().trim());
+            if (!Files.exists(p)) {
+                throw new ConfigurationException("setting " + LocalSettings.READABLE + "." + r.getKey() + " names " + p
+                        + ", which does not exist; create it or remove the setting");
+            }
+            mounts.add(new Mount(real(p), Mount.Kind.READ_ONLY));
         }
         // A read-only bind stops writes to its path but not a rename of a directory above it: the
         // kernel refuses to rename only a mount point itself, so `mv core core.old; mkdir -p
@@ -167,9 +204,10 @@ final class Bubblewrap {
         // directory between a writable bind and a read-only one is therefore made a mount point
         // too (bound to itself, still writable), which no rename or rmdir can move.
         Set<Path> stops = new LinkedHashSet<>(writable.keySet());
-        mounts.forEach(m -> stops.add(m.getKey()));
+        mounts.forEach(m -> stops.add(m.path()));
         List<Path> guarded = new ArrayList<>();
-        mounts.stream().filter(m -> !m.getValue()).forEach(m -> guarded.add(m.getKey()));
+        mounts.stream().filter(m -> m.kind() == Mount.Kind.READ_ONLY && under(m.path(), binds))
+                .forEach(m -> guarded.add(m.path()));
         for (Path home : protectedHomes) {
             for (String d : Safety.hardDeniedHomeDirs()) {
                 Path p = home.resolve(d);
@@ -213,13 +251,36 @@ final class Bubblewrap {
             }
             for (Path d = p.getParent(); d != null && !stops.contains(d) && under(d, binds); d = d.getParent()) {
                 if (Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS) && pins.add(d)) {
-                    mounts.add(Map.entry(d, true));
+                    mounts.add(new Mount(d, Mount.Kind.BIND));
                 }
             }
         }
-        mounts.sort(Comparator.comparingInt(m -> m.getKey().getNameCount()));
-        for (Map.Entry<Path, Boolean> m : mounts) {
-            add(a, m.getValue() ? "--bind" : "--ro-bind", m.getKey(), m.getKey());
+        mounts.sort(Comparator.comparingInt(m -> m.path().getNameCount()));
+        mounts.forEach(m -> m.addTo(a));
+        // Credentials inside a read-only bind of the operator's (airlock.local.readable.*) stay hidden.
+        List<Path> readableBinds = mounts.stream().filter(m -> m.kind() == Mount.Kind.READ_ONLY && !under(m.path(), binds))
+                .map(Mount::path).toList();
+        for (Path home : realHomes) {
+            for (String d : Safety.hardDeniedHomeDirs()) {
+                Path p = home.resolve(d);
+                if (Files.isDirectory(p) && (under(p, readableBinds) || readableBinds.contains(p))) {
+                    Mount hidden = new Mount(real(p), Mount.Kind.HIDDEN);
+                    hidden.addTo(a);
+                    hidden.seal(a);
+                }
+            }
+            for (String f : Safety.hardDeniedHomeFiles()) {
+                Path p = home.resolve(f);
+                if (Files.isRegularFile(p) && under(p, readableBinds)) {
+                    add(a, "--ro-bind", Path.of("/dev/null"), real(p));
+                }
+            }
+        }
+        // Root reads the password hashes; nothing a command needs.
+        for (String secret : List.of("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")) {
+            if (Files.isRegularFile(Path.of(secret), LinkOption.NOFOLLOW_LINKS)) {
+                add(a, "--ro-bind", Path.of("/dev/null"), Path.of(secret));
+            }
         }
         Set<Path> readOnly = new LinkedHashSet<>();
         for (Path home : protectedHomes) {
@@ -256,6 +317,7 @@ final class Bubblewrap {
                 add(a, "--ro-bind", real(Path.of(bin)), real(Path.of(bin)));
             }
         });
+        mounts.forEach(m -> m.seal(a));
         a.addAll(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
         if (!s.network()) {
             a.add("--unshare-net");
@@ -269,7 +331,8 @@ final class Bubblewrap {
         a.add("--chdir");
         a.add(s.workdir().map(w -> real(Path.of(w)).toString()).orElse(c.home()));
 
-        String description = "bwrap: read-only /, its own /tmp, /run, /dev and /proc; writable: "
+        String description = "bwrap: read-only /, its own /tmp, /run, /dev and /proc; the real home and /etc/shadow"
+                + " hidden; writable: "
                 + String.join(", ", writable.values()) + "; network " + (s.network() ? "on" : "off");
         Optional<Path> unshare = LocalEnvironment.findOnPath("unshare");
         Optional<Path> setpriv = LocalEnvironment.findOnPath("setpriv");
@@ -448,7 +511,35 @@ final class Bubblewrap {
     }
 
     private static ConfigurationException refused(String what, String exposed) {
-        return new ConfigurationException(LocalSettings.ISOLATION + "=bwrap refuses " + what + " as a writable bind: it would"
-                + " make " + exposed + " writable; use a project directory (" + LocalSettings.WORKDIR + ") or a narrower path");
+        return new ConfigurationException("bubblewrap refuses " + what + " as a writable bind: it would make " + exposed
+                + " writable; start in a project directory or set " + LocalSettings.WORKDIR + " to one (or to none),"
+                + " or choose " + LocalSettings.ISOLATION + "=none");
+    }
+
+    /** One mount of the sandbox's tree, laid out in depth order so a deeper one wins. */
+    private record Mount(Path path, Kind kind) {
+        enum Kind {
+            /** Bound writable at the same path. */
+            BIND,
+            /** Bound read-only at the same path. */
+            READ_ONLY,
+            /** An empty tmpfs in its place, read-only once {@linkplain #seal sealed}. */
+            HIDDEN
+        }
+
+        void addTo(List<String> a) {
+            switch (kind) {
+                case BIND -> add(a, "--bind", path, path);
+                case READ_ONLY -> add(a, "--ro-bind", path, path);
+                case HIDDEN -> add(a, "--tmpfs", path); // sealed read-only once the deeper mounts are made in it
+            }
+        }
+
+        /** Makes a hidden one read-only, after every mount inside it (a read-only tmpfs takes no mount point). */
+        void seal(List<String> a) {
+            if (kind == Kind.HIDDEN) {
+                add(a, "--remount-ro", path);
+            }
+        }
     }
 }

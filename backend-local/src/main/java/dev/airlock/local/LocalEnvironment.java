@@ -6,7 +6,6 @@ import dev.airlock.ConfigurationException;
 import dev.airlock.RemoteFiles;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
-import dev.airlock.containment.ContainmentSettings;
 import dev.airlock.containment.HomeMode;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.Launcher;
@@ -35,10 +34,12 @@ import java.util.concurrent.TimeUnit;
  * Commands as processes on this host. Each runs as {@code setsid SHELL -c SCRIPT}: its own session
  * and process group, so a timeout or cancel signals the whole tree. Stdin, stdout and stderr are
  * the process's pipes (PIPE mode); the environment is passed natively with secrets removed.
- * With {@code airlock.local.isolation=bwrap} every command after the probe runs under
- * {@link Bubblewrap} ({@code setsid bwrap ... SHELL -c SCRIPT}), the same pipes and process group.
+ * Where bubblewrap runs (the default; {@code airlock.local.isolation=bwrap} insists on it) every
+ * command after the probe runs under {@link Bubblewrap} ({@code setsid bwrap ... SHELL -c SCRIPT}),
+ * the same pipes and process group; where it cannot, the first exec logs one warning saying so.
  */
 public final class LocalEnvironment extends AbstractEnvironment {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LocalEnvironment.class);
     private final LocalSettings local;
     private final Capabilities capabilities;
     private final String setsid;
@@ -50,19 +51,34 @@ public final class LocalEnvironment extends AbstractEnvironment {
     private final Optional<Path> bwrap;
     /** HUP, INT, QUIT, PIPE, TERM: what {@link Launcher#defaultSignalsArgv} resets. */
     private static final int[] DEFAULT_SIGNALS = {1, 2, 3, 13, 15};
+    /**
+     * What a command can do without a sandbox, for doctor's isolation line: the exits no setting
+     * of the environment closes, so nothing in the report can read as enforced.
+     */
+    static final String UNENFORCED = "Commands are this JVM's own children and keep to their environment only if"
+            + " they choose to: a command can write the passwd home by its real path (ssh-keygen, for one, ignores $HOME),"
+            + " install a real crontab with /usr/bin/crontab by full path, read this JVM's environment and memory"
+            + " (/proc/PID/environ, /proc/PID/mem), signal it, and so change what it reports, exit codes included;"
+            + " the command guard reads paths when it checks a command, so a link flipped after the check takes a"
+            + " write elsewhere (the file API's writes hold). Only the kernel holds against that: "
+            + LocalSettings.ISOLATION + "=bwrap";
     /** Why there is no sandbox, when there is none (for doctor). */
     private final String noIsolation;
+    /** The one-line warning the first exec logs when bubblewrap was wanted and cannot run; null once logged or when none. */
+    private final java.util.concurrent.atomic.AtomicReference<String> unenforcedWarning;
     private volatile Bubblewrap sandbox;
     /** Where commands start when {@code airlock.local.workdir} is {@code none}. */
     private volatile String childrenHome;
     private final LocalFiles nativeFiles = new LocalFiles(this::files, p -> target().expand(p),
             this::startDirectory, this::ensureOpen);
 
-    private LocalEnvironment(OpenContext context, LocalSettings local, Optional<Path> bwrap, String noIsolation) {
+    private LocalEnvironment(OpenContext context, LocalSettings local, Optional<Path> bwrap, String noIsolation,
+                             String unenforcedWarning) {
         super("local", "local-" + ProcessHandle.current().pid() + "-" + Long.toHexString(System.nanoTime()), context);
         this.local = local;
         this.bwrap = bwrap;
         this.noIsolation = noIsolation;
+        this.unenforcedWarning = new java.util.concurrent.atomic.AtomicReference<>(unenforcedWarning);
         this.setsid = findOnPath("setsid").map(Path::toString).orElse("setsid");
         this.capabilities = Capabilities.pipe()
                 .withStdinMode(local.stdinMode())
@@ -77,26 +93,29 @@ public final class LocalEnvironment extends AbstractEnvironment {
                     + ", which is not a directory; create it, or set it to none");
         }
         Optional<Path> bwrap = Bubblewrap.find(local);
-        boolean eval = ContainmentSettings.from(context.settings()).eval();
         boolean isolate;
-        // doctor prints this: without isolation the JVM is the commands' parent, within their reach.
-        String why = "none (commands are this JVM's own children: one can signal it or write into its memory, so"
-                + " what it reports, exit codes included, is not out of their reach; " + LocalSettings.ISOLATION
-                + "=bwrap puts them out of it)";
+        String why;
+        String warning = null;
         if (local.isolation().isPresent()) {
             isolate = local.isolation().get() == LocalSettings.Isolation.BWRAP;
             if (isolate && bwrap.isEmpty()) {
                 throw new BackendUnavailableException(LocalSettings.ISOLATION + "=bwrap needs bubblewrap, which is not "
                         + local.bwrap().map(b -> "at " + b).orElse("on PATH") + "; " + Bubblewrap.PACKAGE_HINT);
             }
+            why = "none, chosen with " + LocalSettings.ISOLATION + "=none";
         } else {
-            isolate = eval && bwrap.isPresent();
-            if (eval && bwrap.isEmpty()) {
-                why = "none (the eval profile runs under bubblewrap when it is installed; " + Bubblewrap.PACKAGE_HINT + ")";
-            }
+            Optional<String> unusable = bwrap.isEmpty()
+                    ? Optional.of("bubblewrap is not " + local.bwrap().map(b -> "at " + b).orElse("on PATH") + "; "
+                            + Bubblewrap.PACKAGE_HINT)
+                    : Bubblewrap.unusable(bwrap.get());
+            isolate = unusable.isEmpty();
+            why = "none, because " + unusable.orElse("");
+            warning = "commands on this machine are not contained: " + unusable.orElse("")
+                    + " (set " + LocalSettings.ISOLATION + "=none to choose this and silence the warning)";
         }
+        why += ". " + UNENFORCED;
         LocalEnvironment env = new LocalEnvironment(isolate ? withProfileHome(context) : context, local,
-                isolate ? bwrap : Optional.empty(), why);
+                isolate ? bwrap : Optional.empty(), why, isolate ? null : warning);
         try {
             env.initialize();
         } catch (RuntimeException e) {
@@ -106,13 +125,14 @@ public final class LocalEnvironment extends AbstractEnvironment {
         return env;
     }
 
-    /** Under bubblewrap the real home is read-only, so children get the profile home (auto means profile). */
+    /** Under bubblewrap the real home is hidden, so children get the profile home (auto means profile). */
     private static OpenContext withProfileHome(OpenContext context) {
         Settings s = context.settings();
         Optional<String> mode = s.get(HomeMode.KEY);
         if (mode.isPresent() && HomeMode.parse(mode.get()) == HomeMode.REAL) {
-            throw new ConfigurationException(LocalSettings.ISOLATION + "=bwrap keeps the real home read-only, so it cannot be"
-                    + " the children's HOME (" + HomeMode.KEY + "=" + mode.get() + "); use auto or profile");
+            throw new ConfigurationException("bubblewrap (" + LocalSettings.ISOLATION + "=bwrap, the default where it runs)"
+                    + " hides the real home, so it cannot be the children's HOME (" + HomeMode.KEY + "=" + mode.get()
+                    + "); use auto or profile, or set " + LocalSettings.ISOLATION + "=none");
         }
         if (mode.isPresent() && HomeMode.parse(mode.get()) == HomeMode.PROFILE) {
             return context;
@@ -219,6 +239,10 @@ public final class LocalEnvironment extends AbstractEnvironment {
 
     @Override
     protected RemoteProcess launch(Launch launch) throws IOException {
+        String warning = unenforcedWarning.getAndSet(null);
+        if (warning != null) {
+            LOG.warn(warning);
+        }
         Bubblewrap b = sandbox;
         List<String> argv = new ArrayList<>();
         argv.add(setsid);

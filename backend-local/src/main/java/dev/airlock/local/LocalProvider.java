@@ -22,12 +22,14 @@ public final class LocalProvider implements EnvironmentProvider {
     @Override
     public List<SettingKey> settingKeys() {
         return List.of(
-                SettingKey.of(LocalSettings.ISOLATION, "none | bwrap", "none; bwrap in the eval profile when installed",
-                        "run every command under bubblewrap"),
+                SettingKey.of(LocalSettings.ISOLATION, "none | bwrap", "bwrap where it runs here, else none with a warning",
+                        "bwrap: every command under bubblewrap; none: commands as this JVM's children, not enforced"),
                 SettingKey.of(LocalSettings.NETWORK, "on | off", "on; off in the eval profile", "off cuts the network under bwrap"),
                 SettingKey.of(LocalSettings.WORKDIR, "path | none", "the JVM's working directory",
                         "the agent's project: where commands start, writable under bwrap"),
                 SettingKey.of(LocalSettings.WRITABLE + SettingKey.NAME, "path", "", "more writable binds under bwrap"),
+                SettingKey.of(LocalSettings.READABLE + SettingKey.NAME, "path", "",
+                        "more read-only binds under bwrap (the real home is hidden; its credentials stay hidden)"),
                 SettingKey.of(LocalSettings.BWRAP, "path", "bwrap on PATH", "the bubblewrap binary"),
                 SettingKey.of(LocalSettings.STDIN_MODE, "pipe | payload", "pipe", "payload stages stdin as a 0600 file"),
                 SettingKey.of(LocalSettings.ENV_MODE, "native | staged", "native", "staged sends variables in a 0600 env script"));

@@ -18,28 +18,35 @@ import java.util.Optional;
  *   <tr><td>airlock.local.env-mode</td><td>native|staged</td><td>native</td>
  *       <td>staged sends the children's variables in a staged env script like the remote backends do
  *       (for testing that path)</td></tr>
- *   <tr><td>airlock.local.isolation</td><td>none|bwrap</td><td>none; bwrap in the eval profile when installed</td>
- *       <td>bwrap runs every command under bubblewrap: read-only root, its own /tmp, /run, /dev and /proc,
- *       writable binds only for the children's home, temp dir, the working directory and
- *       airlock.local.writable.*</td></tr>
+ *   <tr><td>airlock.local.isolation</td><td>none|bwrap</td><td>bwrap where it runs on this machine; none (with a
+ *       warning at the first exec) where it does not</td>
+ *       <td>bwrap runs every command under bubblewrap: read-only root, its own /tmp, /run, /dev and /proc, the
+ *       real home hidden, writable binds only for the children's home, the private dir, the working directory
+ *       and airlock.local.writable.*; none runs commands as this JVM's children, contained only for commands
+ *       that keep to their environment</td></tr>
  *   <tr><td>airlock.local.network</td><td>on|off</td><td>on; off in the eval profile</td><td>off cuts the network under bwrap (loopback only)</td></tr>
  *   <tr><td>airlock.local.workdir</td><td>path|none</td><td>the JVM's working directory</td>
  *       <td>the agent's project: writable under bwrap, where commands start</td></tr>
  *   <tr><td>airlock.local.writable.NAME</td><td>path</td><td></td><td>more writable binds under bwrap</td></tr>
+ *   <tr><td>airlock.local.readable.NAME</td><td>path</td><td></td><td>more read-only binds under bwrap, for what
+ *       the hidden real home holds that commands need (a toolchain under ~/.local, say); credential dirs and files
+ *       inside stay hidden</td></tr>
  *   <tr><td>airlock.local.bwrap</td><td>path</td><td>bwrap on PATH</td><td>the bubblewrap binary to use</td></tr>
  * </table>
  *
- * @param isolation empty when not set: the environment decides (bwrap for the eval profile when installed)
+ * @param isolation empty when not set: the environment decides (bwrap where it runs here)
  * @param workdir   empty for "none"
  */
 record LocalSettings(StdinMode stdinMode, boolean nativeEnv, Optional<Isolation> isolation, boolean network,
-                     Optional<String> workdir, Map<String, String> writable, Optional<String> bwrap) {
+                     Optional<String> workdir, Map<String, String> writable, Map<String, String> readable,
+                     Optional<String> bwrap) {
     static final String STDIN_MODE = "airlock.local.stdin-mode";
     static final String ENV_MODE = "airlock.local.env-mode";
     static final String ISOLATION = "airlock.local.isolation";
     static final String NETWORK = "airlock.local.network";
     static final String WORKDIR = "airlock.local.workdir";
     static final String WRITABLE = "airlock.local.writable";
+    static final String READABLE = "airlock.local.readable";
     static final String BWRAP = "airlock.local.bwrap";
 
     enum Isolation { NONE, BWRAP }
@@ -57,8 +64,10 @@ record LocalSettings(StdinMode stdinMode, boolean nativeEnv, Optional<Isolation>
         Optional<String> workdir = dir.equals("none") ? Optional.empty() : Optional.of(absolute(WORKDIR, dir));
         Map<String, String> writable = s.keys(WRITABLE);
         writable.forEach((name, path) -> absolute(WRITABLE + "." + name, path.trim()));
+        Map<String, String> readable = s.keys(READABLE);
+        readable.forEach((name, path) -> absolute(READABLE + "." + name, path.trim()));
         Optional<String> bwrap = s.get(BWRAP).map(String::trim).filter(v -> !v.isEmpty()).map(v -> absolute(BWRAP, v));
-        return new LocalSettings(mode, nativeEnv, isolation, network, workdir, writable, bwrap);
+        return new LocalSettings(mode, nativeEnv, isolation, network, workdir, writable, readable, bwrap);
     }
 
     private static String absolute(String key, String path) {

@@ -32,8 +32,10 @@ class EdgeCasesTest {
     @TempDir
     Path dir;
 
-    private static Environment open(String... extra) {
-        String[] kv = Stream.concat(Stream.of("airlock.container", "no", "airlock.exec.output-grace", "200ms"),
+    /** Opens with the temp dir as the workdir: under bubblewrap (the default) the only host dir commands can see. */
+    private Environment open(String... extra) {
+        String[] kv = Stream.concat(Stream.of("airlock.container", "no", "airlock.exec.output-grace", "200ms",
+                        "airlock.local.workdir", dir.toString()),
                 Stream.of(extra)).toArray(String[]::new);
         return Environments.open(Settings.of(kv));
     }
@@ -126,8 +128,8 @@ class EdgeCasesTest {
     }
 
     @Test
-    void copyInCannotPlantAProtectedFile() throws Exception {
-        Path home = Files.createDirectories(dir.resolve("airlock-home"));
+    void copyInCannotPlantAProtectedFile(@TempDir Path state) throws Exception {
+        Path home = Files.createDirectories(state.resolve("airlock-home")); // outside the workdir, as Airlock insists
         try (Environment env = open("airlock.home-mode", "profile", "airlock.home", home.toString())) {
             byte[] tar = tarWith(".ssh/authorized_keys", "ssh-ed25519 AAAA attacker\n");
             assertThrows(DeniedException.class, () -> env.files().copyIn("~", new java.io.ByteArrayInputStream(tar)));

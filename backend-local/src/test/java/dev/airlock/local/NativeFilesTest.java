@@ -27,7 +27,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class NativeFilesTest {
 
     private static Settings settings(Path airlockHome) {
-        return Settings.of("airlock.container", "no", "airlock.home-mode", "profile", "airlock.home", airlockHome.toString());
+        // Native files exist only without a sandbox: under bubblewrap writes go through commands.
+        return Settings.of("airlock.container", "no", "airlock.home-mode", "profile", "airlock.home", airlockHome.toString(),
+                "airlock.local.isolation", "none");
     }
 
     @Test

@@ -22,8 +22,12 @@ class ProcessTreeTest {
     @TempDir
     Path dir;
 
+    /**
+     * Without a sandbox, the harder case: no pid namespace ends the tree with its init, only the
+     * process group and the reaper do (and the pids written to files are the host's own).
+     */
     private Environment open() {
-        return Environments.open(Settings.of("airlock.container", "no"));
+        return Environments.open(Settings.of("airlock.container", "no", "airlock.local.isolation", "none"));
     }
 
     /** Starts a grandchild that ignores SIGTERM and records its pid, then waits. */
@@ -99,7 +103,8 @@ class ProcessTreeTest {
 
     @Test
     void aBackgroundProcessHoldingStdoutDoesNotHangTheExec() throws Exception {
-        try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.exec.output-grace", "300ms"))) {
+        try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.exec.output-grace", "300ms",
+                "airlock.local.isolation", "none"))) {
             ExecResult r = env.exec(ExecRequest.of("sleep 3106 & echo started"));
             assertEquals(0, r.exitCode());
             assertEquals("started\n", r.stdout().text());

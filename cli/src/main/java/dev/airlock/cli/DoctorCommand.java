@@ -12,7 +12,7 @@ import java.util.concurrent.Callable;
 /** {@code airlock doctor [--json]}: the exits table of the configured environment. */
 @Command(name = "doctor", mixinStandardHelpOptions = true,
         description = {"Shows how each exit a run could leak through (HOME, crontab, the user bus, TMPDIR, argv,"
-                + " sockets) stands on the configured backend: contained (enforced), contained (by environment),"
+                + " sockets) stands on the configured backend: contained (enforced), steered (not enforced),"
                 + " LEAKS or n/a, with the evidence and the container signal that decided.",
                 "It only looks: nothing is written to the real crontab or sent on the bus.",
                 "Exit status 0 when nothing leaks, 5 when something does."})

@@ -137,7 +137,7 @@ final class Airlock {
         ProcessBuilder pb = new ProcessBuilder(command());
         pb.environment().keySet().removeIf(k -> k.startsWith("AIRLOCK_"));
         pb.environment().putAll(env);
-        pb.directory((cwd != null ? cwd : Path.of(System.getProperty("java.io.tmpdir"))).toFile());
+        pb.directory((cwd != null ? cwd : DefaultCwd.DIR).toFile());
         if (stdinFile != null) {
             pb.redirectInput(stdinFile.toFile());
         }
@@ -228,6 +228,26 @@ final class Airlock {
             return Files.write(file, content);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Where a run starts unless told: a directory of this JVM's own, since the local backend binds
+     * its working directory writable under bubblewrap (and refuses the shared /tmp itself).
+     */
+    private static final class DefaultCwd {
+        static final Path DIR = make();
+
+        private static Path make() {
+            try {
+                Path root = Path.of(System.getProperty("airlock.test.root", System.getProperty("java.io.tmpdir")));
+                Files.createDirectories(root);
+                Path dir = Files.createTempDirectory(root, "cwd-");
+                dir.toFile().deleteOnExit();
+                return dir;
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
     }
 }

@@ -50,7 +50,7 @@ class DoctorIT {
         assertTrue(json.contains("\"profile\":\"eval\",\"runDir\":\"" + run + "\""), json);
         assertTrue(json.contains(bwrap ? "\"leaks\":false,\"exitCode\":0" : "\"leaks\":true,\"exitCode\":5"), json);
         assertEquals(!bwrap, json.contains("\"code\":\"leaks\""), json);
-        String verdict = bwrap ? "contained (enforced)" : "contained (by environment)";
+        String verdict = bwrap ? "contained (enforced)" : "steered (not enforced)";
         assertTrue(json.contains("{\"exit\":\"crontab\",\"verdict\":\"" + verdict + "\""), json);
         assertTrue(json.contains("{\"exit\":\"HOME\",\"verdict\":\"" + verdict + "\""), json);
         assertFalse(Files.exists(home.resolve(".airlock")), "doctor in the eval profile leaves the real home alone");

@@ -40,8 +40,11 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
     public enum Verdict {
         /** The kernel (a read-only mount, a namespace) stops the leak whatever the child does. */
         CONTAINED_ENFORCED("contained (enforced)", "enforced"),
-        /** The child's environment (HOME, TMPDIR, PATH, removed variables) keeps it in, if it cooperates. */
-        CONTAINED_BY_ENVIRONMENT("contained (by environment)", "environment"),
+        /**
+         * The child's environment (HOME, TMPDIR, PATH, removed variables) keeps it in only if it
+         * cooperates: an honest command stays in, a hostile one can leave, so it is never called contained.
+         */
+        CONTAINED_BY_ENVIRONMENT("steered (not enforced)", "environment"),
         /** A child doing the ordinary thing reaches the real resource. */
         LEAKS("LEAKS", "leaks"),
         /** The resource does not exist on the target, or could not be checked. */
@@ -114,8 +117,13 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
             sb.append(String.format(Locale.ROOT, fmt, r.exit(), r.verdict().label(), r.evidence()));
         }
         long leaking = rows.stream().filter(r -> r.verdict() == Verdict.LEAKS).count();
+        long steered = rows.stream().filter(r -> r.verdict() == Verdict.CONTAINED_BY_ENVIRONMENT).count();
         sb.append('\n').append(leaking == 0 ? "nothing leaks" : leaking + " of " + rows.size() + " exits leak")
                 .append(" (exit status ").append(exitCode()).append(")\n");
+        if (steered > 0) {
+            sb.append(steered).append(" of ").append(rows.size()).append(" exits are steered, not enforced:"
+                    + " a command that ignores its environment can take them\n");
+        }
         return sb.toString();
     }
 

@@ -153,7 +153,8 @@ class BubblewrapEscapeTest {
              ServerSocketChannel session = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             docker.bind(UnixDomainSocketAddress.of(runSocket));
             session.bind(UnixDomainSocketAddress.of(bus));
-            try (Environment plain = Environments.open(Settings.of("airlock.container", "no", "airlock.guard", "off"))) {
+            try (Environment plain = Environments.open(Settings.of("airlock.container", "no", "airlock.guard", "off",
+                    "airlock.local.isolation", "none"))) {
                 assertEquals(0, run(plain, connect + runSocket).exitCode(), "control: without isolation the socket answers");
                 assertEquals(0, run(plain, busConnect).exitCode(), "control: without isolation the user bus answers");
             }
@@ -240,6 +241,7 @@ class BubblewrapEscapeTest {
                 assertEquals(DoctorReport.Verdict.CONTAINED_ENFORCED, row.verdict(), row.toString());
             }
             try (Environment plain = Environments.open(Settings.of("airlock.container", "no", "airlock.guard", "off",
+                    "airlock.local.isolation", "none",
                     "airlock.local.workdir", work.toString()))) {
                 DoctorReport.Row row = Doctor.report(plain).row("git metadata").orElseThrow();
                 assertEquals(DoctorReport.Verdict.LEAKS, row.verdict(), "control, without isolation: " + row);

@@ -106,6 +106,43 @@ class EvalProfileTest {
         assertFalse(Files.exists(Path.of(privateDir)), "the private dir is removed on close");
     }
 
+    /**
+     * The same run by a command that ignores its environment: the real crontab by full path (for
+     * itself and another user), the passwd home by its real path, an interpreter writing there, the
+     * shared temp dir. Under bubblewrap (the default) none of it lands; without it nothing could
+     * hold, which doctor says (DoctorTest).
+     */
+    @Test
+    void aHostileSeedRunLeavesNothingOutsideTheRunDirUnderTheDefaultSandbox() throws Exception {
+        Services.require(Operator.executable("/usr/bin/crontab"),
+                "Debian's cron is not installed (apt-get install cron), so there is no real crontab to protect");
+        Services.require(Operator.executable("/usr/bin/bwrap"), "bubblewrap is not installed (apt-get install bubblewrap)");
+        Path passwdHome = Path.of(System.getProperty("user.home"));
+        String mark = ".airlock-hostile-" + System.nanoTime();
+        Operator.RealCrontab crontabBefore = Operator.RealCrontab.read();
+        Map<String, String> homeBefore = Operator.snapshot(Operator.home());
+        String job = "0 3 * * * /bin/sh -c 'echo pwned'\n";
+        try (Environment env = Environments.open(eval())) {
+            String hostile = "pw=$(getent passwd $(id -u) | cut -d: -f6)\n"
+                    + "printf '%s' \"$JOB\" | /usr/bin/crontab -\n"
+                    + "printf '%s' \"$JOB\" | /usr/bin/crontab -u nobody -\n"
+                    + "echo x > \"$pw/" + mark + "\"\n"
+                    + "python3 -c 'import sys; open(sys.argv[1], \"w\").write(\"x\")' \"$pw/" + mark + ".py\" 2>/dev/null\n"
+                    + "mkdir -p \"$pw/.ssh\" && echo key > \"$pw/.ssh/" + mark + "\"\n"
+                    + "echo x > /tmp/" + mark + "\n"
+                    + "exit 0\n";
+            env.exec(ExecRequest.builder(hostile).env("JOB", job).build());
+        }
+        Operator.RealCrontab.read().assertSameAs(crontabBefore);
+        String nobody = "/var/spool/cron/crontabs/nobody";
+        assertFalse(Files.exists(Path.of(nobody)) && Files.readString(Path.of(nobody)).contains("pwned"), "nobody's crontab was written");
+        for (Path p : List.of(passwdHome.resolve(mark), passwdHome.resolve(mark + ".py"), passwdHome.resolve(".ssh/" + mark),
+                Path.of("/tmp", mark))) {
+            assertFalse(Files.exists(p), p + " was written outside the run dir");
+        }
+        assertEquals(homeBefore, Operator.snapshot(Operator.home()), "the operator's HOME gained or lost entries");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"native", "staged"})
     void childrenLoseTheUserBusAndFindTheShimsFirst(String envMode) {

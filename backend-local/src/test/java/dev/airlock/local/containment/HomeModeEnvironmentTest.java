@@ -40,7 +40,7 @@ class HomeModeEnvironmentTest {
 
     @Test
     void autoOnAHostKeepsTheRealHome() {
-        try (Environment env = Environments.open(Settings.of("airlock.container", "no"))) {
+        try (Environment env = Environments.open(Settings.of("airlock.local.isolation", "none", "airlock.container", "no"))) {
             assertEquals(realHome + "|" + realHome, sh(env, "printf '%s|%s' \"$HOME\" \"$AIRLOCK_REAL_HOME\""));
             assertEquals(realHome.toString(), env.target().home());
             assertFalse(env.target().container());
@@ -51,7 +51,7 @@ class HomeModeEnvironmentTest {
 
     @Test
     void autoInAContainerUsesTheProfileHomeAndTildeFollowsIt() throws Exception {
-        try (Environment env = Environments.open(Settings.of("airlock.container", "yes"))) {
+        try (Environment env = Environments.open(Settings.of("airlock.local.isolation", "none", "airlock.container", "yes"))) {
             assertEquals(profileHome + "|" + realHome + "|" + realHome.resolve(".airlock"),
                     sh(env, "printf '%s|%s|%s' \"$HOME\" \"$AIRLOCK_REAL_HOME\" \"$AIRLOCK_HOME\""));
             assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(profileHome)));
@@ -65,7 +65,7 @@ class HomeModeEnvironmentTest {
 
     @Test
     void theContainerSignalDecidesAutoWhenNotOverridden() {
-        try (Environment env = Environments.open(Settings.of("airlock.container", "auto"))) {
+        try (Environment env = Environments.open(Settings.of("airlock.local.isolation", "none", "airlock.container", "auto"))) {
             boolean container = env.target().container();
             assertEquals(container ? profileHome.toString() : realHome.toString(), env.target().home(),
                     "auto follows " + env.target().containerSignal());
@@ -78,7 +78,7 @@ class HomeModeEnvironmentTest {
             "auto, no, false", "auto, yes, true"})
     void everyAliasThroughTheEnvironmentVariable(String mode, String container, boolean profile) {
         Settings s = Settings.builder().environment(Map.of("AIRLOCK_HOME_MODE", mode))
-                .values(Map.of("airlock.container", container)).build();
+                .values(Map.of("airlock.container", container, "airlock.local.isolation", "none")).build();
         try (Environment env = Environments.open(s)) {
             assertEquals(profile ? profileHome.toString() : realHome.toString(), sh(env, "printf %s \"$HOME\""));
         }
@@ -87,7 +87,7 @@ class HomeModeEnvironmentTest {
     @Test
     void airlockHomeMovesTheProfileHome() {
         Path state = realHome.resolve(".airlock/elsewhere");
-        try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.home-mode", "profile",
+        try (Environment env = Environments.open(Settings.of("airlock.local.isolation", "none", "airlock.container", "no", "airlock.home-mode", "profile",
                 "airlock.home", state.toString()))) {
             assertEquals(state + "/home|" + state, sh(env, "printf '%s|%s' \"$HOME\" \"$AIRLOCK_HOME\""));
         }
@@ -96,17 +96,17 @@ class HomeModeEnvironmentTest {
     @Test
     void unknownValuesFailBeforeAnythingRuns() {
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> Environments.open(
-                Settings.of("airlock.container", "no", "airlock.home-mode", "jail")));
+                Settings.of("airlock.local.isolation", "none", "airlock.container", "no", "airlock.home-mode", "jail")));
         assertTrue(e.getMessage().contains("'jail'") && e.getMessage().contains("profile-home"), e.getMessage());
         ConfigurationException c = assertThrows(ConfigurationException.class, () -> Environments.open(
-                Settings.of("airlock.container", "perhaps")));
+                Settings.of("airlock.local.isolation", "none", "airlock.container", "perhaps")));
         assertTrue(c.getMessage().contains("auto, yes, no"), c.getMessage());
     }
 
     @Test
     void childrenGetAPrivateScratchDirRemovedOnClose() throws Exception {
         Path scratch;
-        try (Environment env = Environments.open(Settings.of("airlock.container", "no"))) {
+        try (Environment env = Environments.open(Settings.of("airlock.local.isolation", "none", "airlock.container", "no"))) {
             scratch = Path.of(env.target().scratchDir());
             String v = sh(env, "printf '%s|%s|%s' \"$TMPDIR\" \"$TMP\" \"$TEMP\"");
             assertEquals(scratch + "|" + scratch + "|" + scratch, v);

@@ -57,6 +57,9 @@ final class SafetyFixture {
         s.put("airlock.container", "no");
         s.put("airlock.home-mode", "profile");
         s.put("airlock.home", airlockHome.toString());
+        // The guard's own routes, where it is the only net: under bubblewrap (the default) the
+        // kernel keeps the credential dirs read-only whatever the guard answers.
+        s.put("airlock.local.isolation", "none");
         for (int i = 0; i < extra.length; i += 2) {
             s.put(extra[i], extra[i + 1]);
         }
