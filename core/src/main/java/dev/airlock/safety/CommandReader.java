@@ -23,10 +23,14 @@ import java.util.Set;
  */
 final class CommandReader {
     /** A path a command may write: the expanded word, the directory it is relative to, how, and through what. */
-    record WriteTarget(String word, String cwd, Access access, String via, String ifDirectory) {
+    record WriteTarget(String word, String cwd, Access access, String via, String ifDirectory, boolean mention) {
         /** {@code ifDirectory}: the write happens only when that path is an existing directory ({@code cp a DEST}). */
+        WriteTarget(String word, String cwd, Access access, String via, String ifDirectory) {
+            this(word, cwd, access, via, ifDirectory, false);
+        }
+
         WriteTarget(String word, String cwd, Access access, String via) {
-            this(word, cwd, access, via, null);
+            this(word, cwd, access, via, null, false);
         }
     }
 
@@ -57,6 +61,15 @@ final class CommandReader {
     /** Symbolic links this command makes (link path -> target), so a write through one later is judged at its target. */
     private final Map<String, String> links = new HashMap<>();
     private int parses;
+    /** Names this command gave another meaning (alias, hash -p, a function): name -> the command it runs ("" unknown). */
+    private final Map<String, String> renames = new HashMap<>();
+    /** PATH was pointed at a directory a command could have filled: any name may run something else. */
+    private boolean pathShim;
+    /** Variables whose values are made at run time ($(...), read, a loop over computed words). */
+    private final Set<String> computedVars = new java.util.HashSet<>();
+    /** Expanded words holding a value made at run time (see {@link #computedVars}). */
+    private final Set<String> computedWords = new java.util.HashSet<>();
+    private boolean lastComputed;
     private final Set<WriteTarget> writes = new LinkedHashSet<>();
     private final Set<String> hardline = new LinkedHashSet<>();
 
@@ -103,6 +116,7 @@ final class CommandReader {
         }
         ShellLexer lx = ShellLexer.lex(text);
         findForkBombs(lx.tokens);
+        noteFunctions(lx.tokens);
         for (String inner : lx.nested) {
             readNested(inner, depth + 1);
         }
@@ -136,6 +150,10 @@ final class CommandReader {
         boolean background;
         Simple prev;
         String stdinText;
+        /** The texts of the command substitutions in its words ({@code eval "$(...)"}, {@code source <(...)}). */
+        final List<String> substitutions = new ArrayList<>();
+        /** The texts of process substitutions it reads as input ({@code sh < <(...)}). */
+        final List<String> inputSubstitutions = new ArrayList<>();
 
         boolean isEmpty() {
             return words.isEmpty() && redirs.isEmpty();
@@ -297,6 +315,13 @@ final class CommandReader {
                     }
                 }
                 case "<<<" -> stdinText = String.join(" ", expand(r.target(), false));
+                case "<" -> {
+                    for (Part p : r.target().parts()) {
+                        if (p instanceof Unknown u && u.command() != null) {
+                            c.inputSubstitutions.add(u.command());
+                        }
+                    }
+                }
                 case "<<", "<<-" -> {
                     if (r.heredoc() != null) {
                         if (!r.heredoc().quoted) {
@@ -313,13 +338,20 @@ final class CommandReader {
             }
         }
         c.stdinText = stdinText;
+        for (Word w : c.words) {
+            for (Part p : w.parts()) {
+                if (p instanceof Unknown u && u.command() != null) {
+                    c.substitutions.add(u.command());
+                }
+            }
+        }
         int k = 0;
         List<String[]> assignments = new ArrayList<>();
         while (k < c.words.size() && assignmentName(c.words.get(k)) != null) {
             Word w = c.words.get(k);
             String name = assignmentName(w);
             String value = String.join(" ", expand(w, false));
-            assignments.add(new String[] {name, value.substring(value.indexOf('=') + 1)});
+            assignments.add(new String[] {name, value.substring(value.indexOf('=') + 1), lastComputed ? "c" : ""});
             k++;
         }
         List<String> argv = new ArrayList<>();
@@ -330,9 +362,15 @@ final class CommandReader {
             hardline.add("a command of more than " + MAX_WORDS + " words cannot be judged");
             return;
         }
+        for (String[] a : assignments) {
+            noteAssignment(a[0], a[1]);
+        }
         if (argv.isEmpty()) {
             for (String[] a : assignments) {
                 assign(a[0], a[1]);
+                if (!a[2].isEmpty()) {
+                    computedVars.add(a[0]);
+                }
             }
             return;
         }
@@ -340,6 +378,7 @@ final class CommandReader {
     }
 
     private void assign(String name, String value) {
+        computedVars.remove(name);
         if (Marks.hasUnknown(value)) {
             vars.remove(name);
         } else {
@@ -397,12 +436,14 @@ final class CommandReader {
         }
     }
 
-    void addWrite(String word, Access access, String via) {
+    void addWrite(String wordIn, Access access, String viaIn) {
+        String word = wordIn;
+        String via = viaIn;
         String plain = Marks.plain(word);
-        // /proc/self/cwd/X is X in the working directory
-        java.util.regex.Matcher m = PROC_CWD.matcher(plain);
-        if (m.find() && !Marks.hasUnknown(word.substring(0, m.end()))) {
-            addWrite(word.substring(m.end()).isEmpty() ? "." : word.substring(m.end()), access, via);
+        procAlias(word, access, via);
+        if (!word.isEmpty() && word.charAt(0) == Marks.UNKNOWN && computedWords.contains(word) && access != Access.MKDIR
+                && !via.startsWith(ProtectedPaths.ANYWHERE)) {
+            via = ProtectedPaths.ANYWHERE + via + " (to a place computed at run time)";
         }
         // a link this command made: the write lands at its target
         for (Map.Entry<String, String> l : links.entrySet()) {
@@ -424,7 +465,8 @@ final class CommandReader {
             }
         }
         if (access == Access.TREE) {
-            PathPattern.of(word, cwd).ifPresent(p -> hardlineTree(p, via));
+            String v = via;
+            PathPattern.of(word, cwd).ifPresent(p -> hardlineTree(p, v));
         }
     }
 
@@ -433,7 +475,78 @@ final class CommandReader {
         readNested(text, 1);
     }
 
-    private static final java.util.regex.Pattern PROC_CWD = java.util.regex.Pattern.compile("^/proc/(self|thread-self|[0-9]+)/cwd(/|$)");
+    private static final java.util.regex.Pattern PROC_LINK = java.util.regex.Pattern.compile("^/proc/([^/]+)/(root|cwd|fd)(/|$)");
+
+    /**
+     * {@code /proc/PID/root/X} is {@code /X}; {@code /proc/PID/cwd/X} is X in that process's directory,
+     * this command's own for self (and for {@code $$}); {@code /proc/PID/fd/N} of another process
+     * may be any file. What cannot be placed asks.
+     */
+    private void procAlias(String word, Access access, String via) {
+        java.util.regex.Matcher m = PROC_LINK.matcher(word);
+        if (!m.find()) {
+            return;
+        }
+        String pid = m.group(1);
+        boolean self = pid.equals("self") || pid.equals("thread-self");
+        boolean mayBeSelf = self || Marks.hasUnknown(pid);
+        String rest = word.substring(m.end());
+        switch (m.group(2)) {
+            case "root" -> addWrite("/" + rest, access, via + " (through /proc/" + Marks.plain(pid) + "/root)");
+            case "cwd" -> {
+                if (mayBeSelf) {
+                    addWrite(rest.isEmpty() ? "." : rest, access, via);
+                }
+                if (!self) {
+                    addWrite(String.valueOf(Marks.UNKNOWN), access, ProtectedPaths.ANYWHERE + via
+                            + " (in another process's working directory)");
+                }
+            }
+            default -> {
+                if (!self && !rest.contains("/")) {
+                    addWrite(String.valueOf(Marks.UNKNOWN), access, ProtectedPaths.ANYWHERE + via
+                            + " (through another process's open file)");
+                }
+            }
+        }
+    }
+
+    /** The home {@code ~} names, if known. */
+    String home() {
+        return vars.get("HOME");
+    }
+
+    /** A path a command the guard cannot read may write: protected, it asks; otherwise it is free. */
+    void addMention(String word, String via) {
+        addMention(word, Access.WRITE, via);
+    }
+
+    /** A mention of a place touched as {@code access} ({@link Access#INTO}: anything beneath it, as a new root). */
+    void addMention(String word, Access access, String via) {
+        writes.add(new WriteTarget(word, cwd, access, via, null, true));
+        if (!word.startsWith("/")) {
+            for (String other : otherCwds) {
+                writes.add(new WriteTarget(word, other, access, via, null, true));
+            }
+        }
+    }
+
+    /** Judges every path the words mention as a possible write ({@link PathMentions}). */
+    void mentions(List<String> words, String via, boolean text) {
+        for (String w : words) {
+            for (String m : PathMentions.in(w, text ? vars.get("HOME") : null)) {
+                addMention(m, via);
+            }
+        }
+    }
+
+    /** Shell text another program runs: read where it is literal; where part is computed, asked about when protected names show. */
+    void runText(String text, String via, int depth) {
+        readNested(Marks.source(text), depth + 1);
+        if (Marks.hasUnknown(text)) {
+            addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, via + " (text computed at run time)");
+        }
+    }
 
     /** {@code ln -s TARGET LINK}: later writes through LINK are judged at TARGET too. */
     void noteLink(String link, String target) {
@@ -491,12 +604,65 @@ final class CommandReader {
                 argv = args;
                 continue;
             }
+            java.util.regex.Matcher table = SHELL_TABLE.matcher(Marks.plain(first));
+            if (table.matches()) {
+                renames.put(table.group(2), basename(firstWord(table.group(3))));
+                return;
+            }
+            if (isPattern(first)) {
+                // /usr/bin/te[e]: the shell runs whatever the pattern matches; judge it as each command it can name
+                List<String> named = CommandKinds.namesMatching(first.substring(first.lastIndexOf('/') + 1));
+                if (named.size() > 16) {
+                    named = List.of(); // a pattern that names almost anything: its mentions are all that can be judged
+                }
+                mentions(args, "a command named by a pattern", false);
+                for (String n : named) {
+                    List<String> as = new ArrayList<>(argv);
+                    as.set(0, n);
+                    readArgv(as, c, stdinText, depth + 1);
+                }
+                return;
+            }
+            String renamed = renames.get(name);
+            if (renamed != null) {
+                mentions(args, name + " (a name this command redefined)", false);
+                if (!renamed.isEmpty() && !renamed.equals(name)) {
+                    List<String> as = new ArrayList<>(argv);
+                    as.set(0, renamed);
+                    argv = as;
+                    continue;
+                }
+            }
+            CommandKinds.Wrapper wrapper = CommandKinds.WRAPPERS.get(name);
+            if (wrapper != null) {
+                argv = unwrap(name, wrapper, args, depth);
+                continue;
+            }
             if (name.startsWith("mkfs") || name.equals("mke2fs") || name.equals("mkswap")) {
                 hardline.add(name + " (formats a file system)");
                 return;
             }
             switch (name) {
-                case "for", "select", "case", "in", "function", "[[", "[", "test", "((", "true", "false", ":" -> {
+                case "for", "select" -> {
+                    loop(args);
+                    return;
+                }
+                case "case", "in", "function", "[[", "[", "test", "((", "true", "false", ":" -> {
+                    return;
+                }
+                case "set" -> {
+                    // set -- WORDS: the positional parameters a later "$@" runs or names
+                    int dd = CommandOptions.indexOfPlain(args, "--");
+                    List<String> words = dd >= 0 ? args.subList(dd + 1, args.size())
+                            : args.stream().filter(a -> !Marks.plain(a).startsWith("-") && !Marks.plain(a).startsWith("+")).toList();
+                    mentions(words, "set (positional parameters)", false);
+                    return;
+                }
+                case "hash" -> {
+                    int p = CommandOptions.indexOfPlain(args, "-p");
+                    if (p >= 0 && p + 2 < args.size()) {
+                        renames.put(Marks.plain(args.get(p + 2)), basename(Marks.plain(args.get(p + 1))));
+                    }
                     return;
                 }
                 case "shutdown", "reboot", "poweroff", "halt" -> {
@@ -562,6 +728,13 @@ final class CommandReader {
                 }
                 case "eval" -> {
                     readNested(joinSource(args), depth + 1);
+                    if (args.stream().anyMatch(Marks::hasUnknown)) {
+                        runProduced(c.substitutions, "eval", depth);
+                    }
+                    return;
+                }
+                case "source", "." -> {
+                    source(args, c, depth);
                     return;
                 }
                 case "su", "runuser", "sg" -> {
@@ -601,6 +774,7 @@ final class CommandReader {
                         int eq = src.indexOf('=');
                         if (eq > 0) {
                             readNested(src.substring(eq + 1), depth + 1);
+                            renames.put(src.substring(0, eq), basename(firstWord(src.substring(eq + 1))));
                         }
                     }
                     return;
@@ -625,6 +799,7 @@ final class CommandReader {
                         if (isPlainAssignment(a)) {
                             int eq = a.indexOf('=');
                             String n = a.charAt(eq - 1) == '+' ? a.substring(0, eq - 1) : a.substring(0, eq);
+                            noteAssignment(n, a.substring(eq + 1));
                             assign(n, a.substring(eq + 1));
                         }
                     }
@@ -633,6 +808,9 @@ final class CommandReader {
                 case "unset", "read", "readarray", "mapfile", "getopts" -> {
                     for (String a : args) {
                         vars.remove(Marks.plain(a));
+                        if (!name.equals("unset") && !readsPlainList(c)) {
+                            computedVars.add(Marks.plain(a)); // its value comes from input at run time
+                        }
                     }
                     return;
                 }
@@ -645,6 +823,19 @@ final class CommandReader {
                         shell(args, c, stdinText, depth);
                     } else {
                         new WriteCommands(this).judge(name, args);
+                        new OtherCommands(this).judge(name, args, depth);
+                        if (name.equals("at") || name.equals("batch")) {
+                            runInput(c, stdinText, name, depth);
+                        }
+                        String interpreter = CommandKinds.interpreter(name);
+                        if (interpreter != null) {
+                            interpreter(interpreter, name, args, c, stdinText, depth);
+                        }
+                        boolean unread = !CommandKinds.READERS.contains(name) && !CommandKinds.PRECISE.contains(name)
+                                && !OtherCommands.HANDLED.contains(name) && CommandKinds.interpreter(name) == null;
+                        if (unread || (pathShim && !Marks.plain(first).contains("/"))) {
+                            mentions(args, name + (unread ? " (a command the guard cannot read)" : " (PATH may name another program)"), false);
+                        }
                     }
                     return;
                 }
@@ -729,7 +920,11 @@ final class CommandReader {
                 break;
             }
             if (a.startsWith("--")) {
-                i += (a.equals("--rcfile") || a.equals("--init-file")) ? 2 : 1;
+                boolean rc = a.equals("--rcfile") || a.equals("--init-file");
+                if (rc && i + 1 < args.size() && Marks.hasUnknown(args.get(i + 1))) {
+                    runProduced(c.substitutions, "bash " + a, depth); // the start-up file is made at run time
+                }
+                i += rc ? 2 : 1;
                 continue;
             }
             if ((a.startsWith("-") || a.startsWith("+")) && a.length() > 1) {
@@ -743,38 +938,47 @@ final class CommandReader {
         if (dashC) {
             if (i < args.size()) {
                 readNested(Marks.source(args.get(i)), depth + 1);
+                if (Marks.hasUnknown(args.get(i))) {
+                    runProduced(c.substitutions, "sh -c", depth);
+                }
             }
             return;
         }
         if (i < args.size()) {
             return; // a script file: its contents are not judged here
         }
+        runInput(c, stdinText, "a shell reading its input", depth);
+    }
+
+    /**
+     * Commands a program reads on its input and runs (a shell, {@code at}): a here-document or
+     * here-string, the text an {@code echo}/{@code printf}/{@code cat <<EOF} pipes in, or a
+     * process substitution ({@code sh < <(...)}) is read; other input is judged by what makes it.
+     */
+    private void runInput(Simple c, String stdinText, String via, int depth) {
         if (stdinText != null) {
             readNested(stdinText, depth + 1);
+        } else if (!c.inputSubstitutions.isEmpty()) {
+            runProduced(c.inputSubstitutions, via, depth);
         } else if (c.pipeIn && c.prev != null && !c.prev.words.isEmpty()) {
-            // echo 'cmd' | sh: the text the shell reads is known
             List<String> prev = new ArrayList<>();
             for (Word w : c.prev.words) {
                 prev.addAll(expand(w, true));
             }
-            String p0 = prev.isEmpty() ? "" : basename(Marks.plain(prev.get(0)));
-            if (p0.equals("cat") && prev.size() == 1 && c.prev.stdinText != null) {
-                readNested(c.prev.stdinText, depth + 1); // cat <<EOF | sh
-            } else if (p0.equals("echo") || p0.equals("printf")) {
-                List<String> rest = new ArrayList<>();
-                for (String w : prev.subList(1, prev.size())) {
-                    if (!(p0.equals("echo") && Marks.plain(w).matches("-[neE]+"))) {
-                        rest.add(Marks.source(w));
-                    }
-                }
-                readNested(String.join(" ", rest).replace("\\n", "\n"), depth + 1);
+            String text = printedText(c.prev, prev);
+            if (text == null) {
+                producedBy(List.of(c.prev), via, depth);
+            } else {
+                readNested(text, depth + 1); // echo 'cmd' | sh, cat <<EOF | sh
             }
         }
     }
 
+    /** {@code env [-i0v] [-u NAME] [-C DIR] [-S TEXT] [NAME=VALUE]... COMMAND}: options bundle ({@code -iC DIR}). */
     private List<String> env(List<String> args) {
         int i = 0;
         List<String> split = null;
+        options:
         while (i < args.size()) {
             String a = Marks.plain(args.get(i));
             if (a.equals("--")) {
@@ -785,45 +989,357 @@ final class CommandReader {
                 i++;
                 continue;
             }
-            if (a.equals("-S") || a.equals("--split-string")) {
-                if (i + 1 < args.size()) {
-                    split = words(Marks.source(args.get(i + 1)));
+            if (a.startsWith("--")) {
+                String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
+                boolean valued = Set.of("--split-string", "--chdir", "--unset").contains(key);
+                String value = a.contains("=") ? args.get(i).substring(args.get(i).indexOf('=') + 1)
+                        : valued && i + 1 < args.size() ? args.get(i + 1) : null;
+                i += valued && !a.contains("=") ? 2 : 1;
+                if (key.equals("--chdir") && value != null) {
+                    changeDir(List.of(value)); // the command runs there
+                } else if (key.equals("--split-string") && value != null) {
+                    split = words(Marks.source(value));
+                    break;
                 }
-                i += 2;
+                continue;
+            }
+            if (!a.startsWith("-")) {
                 break;
             }
-            if (a.startsWith("--split-string=") || (a.startsWith("-S") && a.length() > 2)) {
-                split = words(Marks.source(args.get(i)).substring(a.startsWith("-S") ? 2 : 15));
-                i++;
+            for (int k = 1; k < a.length(); k++) {
+                char ch = a.charAt(k);
+                if ("uCS".indexOf(ch) < 0) {
+                    continue; // -i, -0, -v
+                }
+                String value;
+                if (k + 1 < a.length()) {
+                    value = args.get(i).substring(args.get(i).indexOf(ch, 1) + 1);
+                } else if (i + 1 < args.size()) {
+                    value = args.get(++i);
+                } else {
+                    break;
+                }
+                if (ch == 'C') {
+                    changeDir(List.of(value));
+                } else if (ch == 'S') {
+                    split = words(Marks.source(value));
+                    i++;
+                    break options;
+                }
                 break;
             }
-            if ((a.equals("-C") || a.equals("--chdir")) && i + 1 < args.size()) {
-                changeDir(List.of(args.get(i + 1))); // the command runs there
-                i += 2;
-                continue;
-            }
-            if (a.startsWith("--chdir=") || (a.startsWith("-C") && a.length() > 2)) {
-                changeDir(List.of(args.get(i).substring(a.startsWith("-C") ? 2 : 8)));
-                i++;
-                continue;
-            }
-            if (a.equals("-u") || a.equals("--unset")) {
-                i += 2;
-                continue;
-            }
-            if (a.startsWith("-")) {
-                i++;
-                continue;
-            }
-            break;
+            i++;
         }
         List<String> rest = CommandOptions.skipAssignments(args, i);
+        for (String a : args.subList(Math.min(i, args.size()), args.size() - rest.size())) {
+            int eq = Marks.plain(a).indexOf('=');
+            noteAssignment(Marks.plain(a).substring(0, eq), a.substring(a.indexOf('=') + 1));
+        }
         if (split != null) {
             List<String> out = new ArrayList<>(split);
             out.addAll(rest);
             return out;
         }
         return rest;
+    }
+
+    // ---------------------------------------------------------------- renamed commands, wrappers, run text
+
+    /** {@code BASH_ALIASES[name]=text} and {@code BASH_CMDS[name]=path} give a name another meaning. */
+    private static final java.util.regex.Pattern SHELL_TABLE = java.util.regex.Pattern.compile(
+            "(BASH_ALIASES|BASH_CMDS)\\[['\"]?([^'\"\\]]+)['\"]?\\]\\+?=(.*)", java.util.regex.Pattern.DOTALL);
+
+    private static String firstWord(String text) {
+        String t = text.strip();
+        int sp = 0;
+        while (sp < t.length() && !Character.isWhitespace(t.charAt(sp)) && t.charAt(sp) != ';') {
+            sp++;
+        }
+        return t.substring(0, sp).replace("'", "").replace("\"", "").replace("\\", "");
+    }
+
+    /** A command word with an active glob ({@code te[e]}, {@code t?e}); a lone {@code [} is the test command. */
+    private static boolean isPattern(String word) {
+        String p = Marks.plain(word);
+        if (p.equals("[") || p.equals("[[")) {
+            return false;
+        }
+        return word.indexOf(Marks.STAR) >= 0 || word.indexOf(Marks.QUESTION) >= 0
+                || (word.indexOf(Marks.BRACKET) >= 0 && word.indexOf(']', word.indexOf(Marks.BRACKET)) > 0);
+    }
+
+    /** Function definitions: a later call of that name runs a body the guard judged apart from its arguments. */
+    private void noteFunctions(List<Token> tokens) {
+        for (int k = 0; k < tokens.size(); k++) {
+            if (tokens.get(k) instanceof Word w && k + 2 < tokens.size() && isOp(tokens.get(k + 1), "(")
+                    && isOp(tokens.get(k + 2), ")")) {
+                renames.putIfAbsent(Marks.plain(w.raw()), "");
+            } else if (tokens.get(k) instanceof Word w && Marks.plain(w.raw()).equals("function")
+                    && k + 1 < tokens.size() && tokens.get(k + 1) instanceof Word nm) {
+                renames.putIfAbsent(Marks.plain(nm.raw()), "");
+            }
+        }
+    }
+
+    /** Directories every system puts on PATH; any other entry may hold a shim the command made. */
+    private static final Set<String> SYSTEM_PATH = Set.of("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin",
+            "/sbin", "/bin", "/usr/games", "/usr/local/games", "/snap/bin");
+
+    /** An assignment the guard watches: PATH pointed at other directories makes every later name uncertain. */
+    private void noteAssignment(String name, String value) {
+        if (!name.equals("PATH")) {
+            return;
+        }
+        for (String e : value.split(":")) {
+            if (!e.isEmpty() && !Marks.hasUnknown(e) && !SYSTEM_PATH.contains(stripSlash(Marks.plain(e)))) {
+                pathShim = true;
+            }
+        }
+    }
+
+    /** {@code for NAME in WORDS}: one literal word is the variable's value; computed words make it computed. */
+    private void loop(List<String> args) {
+        if (args.isEmpty()) {
+            return;
+        }
+        String name = Marks.plain(args.get(0));
+        int in = CommandOptions.indexOfPlain(args, "in");
+        List<String> words = in < 0 ? List.of() : args.subList(in + 1, args.size());
+        vars.remove(name);
+        computedVars.remove(name);
+        if (words.size() == 1 && !Marks.hasUnknown(words.get(0)) && !Marks.hasGlob(words.get(0))) {
+            vars.put(name, Marks.plain(words.get(0)));
+        } else if (words.stream().anyMatch(computedWords::contains)) {
+            computedVars.add(name);
+        }
+    }
+
+    /** {@code git ls-files | while read f}: the lines read are the workdir's relative names. */
+    private boolean readsPlainList(Simple c) {
+        if (!c.pipeIn || c.prev == null || c.prev.pipeIn) {
+            return false;
+        }
+        List<String> prev = new ArrayList<>();
+        c.prev.words.forEach(w -> prev.addAll(expand(w, true)));
+        return CommandKinds.plainProducer(joinSource(prev));
+    }
+
+    /** Runs a wrapper's options (a directory, a file it writes, text it runs) and returns the command it runs. */
+    private List<String> unwrap(String name, CommandKinds.Wrapper w, List<String> args, int depth) {
+        int fixed = w.fixed();
+        int i = 0;
+        while (i < args.size()) {
+            String a = Marks.plain(args.get(i));
+            if (a.equals("--")) {
+                i++;
+                break;
+            }
+            if (a.startsWith("-") && a.length() > 1) {
+                String key = a.startsWith("--") && a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
+                String value = null;
+                if (a.startsWith("--")) {
+                    if (a.contains("=")) {
+                        value = args.get(i).substring(args.get(i).indexOf('=') + 1);
+                    } else if (w.valued().contains(key) && i + 1 < args.size()) {
+                        value = args.get(++i);
+                    }
+                } else {
+                    for (int k = 1; k < a.length(); k++) {
+                        key = "-" + a.charAt(k);
+                        if (w.noCommand().contains(key)) {
+                            return List.of();
+                        }
+                        if (w.valued().contains(key) || w.text().contains(key)) {
+                            value = k + 1 < a.length() ? a.substring(k + 1) : i + 1 < args.size() ? args.get(++i) : null;
+                            break;
+                        }
+                    }
+                }
+                if (w.noCommand().contains(key)) {
+                    return List.of();
+                }
+                if (w.text().contains(key) && value == null && i + 1 < args.size()) {
+                    value = args.get(++i);
+                }
+                if (value != null) {
+                    if (w.chdir().contains(key)) {
+                        changeDir(List.of(value));
+                    } else if (w.writes().contains(key)) {
+                        addWrite(value, Access.WRITE, name + " " + key);
+                    } else if (w.text().contains(key)) {
+                        runText(value, name + " " + key, depth);
+                    }
+                }
+                i++;
+                continue;
+            }
+            if (fixed > 0) {
+                switch (w.fixedUse()) {
+                    case "write" -> addWrite(args.get(i), Access.WRITE, name + " (the file it locks)");
+                    case "root" -> addMention(args.get(i), Access.INTO, name + " (the root the command sees)");
+                    default -> {
+                        // a mask, a priority, an architecture
+                    }
+                }
+                fixed--;
+                i++;
+                continue;
+            }
+            break;
+        }
+        return args.subList(Math.min(i, args.size()), args.size());
+    }
+
+    /** {@code source FILE}: a file is like a script; text made at run time ({@code <(...)}, stdin) is judged by its maker. */
+    private void source(List<String> args, Simple c, int depth) {
+        if (args.isEmpty()) {
+            return;
+        }
+        String f = Marks.plain(args.get(0));
+        if (Marks.hasUnknown(args.get(0))) {
+            runProduced(c.substitutions, "source", depth);
+        } else if (f.equals("/dev/stdin") || f.equals("/proc/self/fd/0") || f.equals("/dev/fd/0")) {
+            runInput(c, c.stdinText, "source", depth);
+        }
+    }
+
+    /** Text made by command substitutions and then run ({@code eval "$(...)"}, {@code source <(...)}). */
+    private void runProduced(List<String> substitutions, String via, int depth) {
+        if (substitutions.isEmpty()) {
+            addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, via + " (text computed at run time)");
+        }
+        for (String text : substitutions) {
+            producedBy(split(ShellLexer.lex(text).tokens), via, depth);
+        }
+    }
+
+    /**
+     * Text a pipeline prints that a shell then runs: an {@code echo}, {@code printf} or here-document
+     * is read as commands; a program that sets up the shell ({@code ssh-agent -s}, {@code pyenv init},
+     * {@code X completion bash}) passes; anything else (a decoder, a download, a file) cannot be read
+     * here, so it asks.
+     */
+    private void producedBy(List<Simple> pipeline, String via, int depth) {
+        if (pipeline.isEmpty()) {
+            return;
+        }
+        List<String> words = new ArrayList<>();
+        pipeline.get(0).words.forEach(w -> words.addAll(expand(w, true)));
+        if (words.isEmpty()) {
+            return;
+        }
+        String name = basename(Marks.plain(words.get(0)));
+        String printed = pipeline.size() == 1 ? printedText(pipeline.get(0), words) : null;
+        if (printed != null) {
+            readNested(printed, depth + 1);
+            return;
+        }
+        boolean setup = CommandKinds.ENV_PRINTERS.contains(name) || words.stream().map(Marks::plain)
+                .anyMatch(w -> w.contains("completion"));
+        if (pipeline.size() == 1 && setup) {
+            return;
+        }
+        addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, ProtectedPaths.ANYWHERE + "text made at run time by "
+                + name + " and run by " + via + ", which the guard cannot read");
+    }
+
+    /** What an {@code echo}, {@code printf} or {@code cat <<EOF} prints, as shell source; null for any other command. */
+    private static String printedText(Simple s, List<String> words) {
+        if (words.isEmpty()) {
+            return null;
+        }
+        String p0 = basename(Marks.plain(words.get(0)));
+        if (p0.equals("cat") && words.size() == 1 && s.stdinText != null) {
+            return s.stdinText;
+        }
+        if (!p0.equals("echo") && !p0.equals("printf")) {
+            return null;
+        }
+        List<String> rest = new ArrayList<>();
+        for (String w : words.subList(1, words.size())) {
+            if (!(p0.equals("echo") && Marks.plain(w).matches("-[neE]+"))) {
+                rest.add(Marks.source(w));
+            }
+        }
+        return String.join(" ", rest).replace("\\n", "\n");
+    }
+
+    /**
+     * An interpreter: inline code ({@code python -c}, {@code perl -e}...) or code on its input is
+     * judged by the paths it spells and by whether it may build one ({@link CommandKinds#codeMayReach});
+     * its other words (a script and its arguments) by the paths they mention.
+     */
+    private void interpreter(String kind, String name, List<String> args, Simple c, String stdinText, int depth) {
+        Set<String> codeOptions = CommandKinds.INTERPRETERS.get(kind);
+        List<String> code = new ArrayList<>();
+        List<String> others = new ArrayList<>();
+        boolean operand = false;
+        for (int i = 0; i < args.size(); i++) {
+            String a = Marks.plain(args.get(i));
+            if (operand) {
+                others.add(args.get(i));
+                continue;
+            }
+            String key = a.startsWith("--") && a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
+            if (codeOptions.contains(key)) {
+                if (a.contains("=") && a.startsWith("--")) {
+                    code.add(args.get(i).substring(args.get(i).indexOf('=') + 1));
+                } else if (i + 1 < args.size()) {
+                    code.add(args.get(++i));
+                }
+                continue;
+            }
+            if (a.startsWith("-") && !a.startsWith("--") && a.length() > 2) {
+                boolean found = false;
+                for (int k = 1; k < a.length() && !found; k++) {
+                    if (codeOptions.contains("-" + a.charAt(k))) {
+                        found = true;
+                        String rest = args.get(i).substring(args.get(i).indexOf(a.charAt(k), 1) + 1);
+                        code.add(!rest.isEmpty() ? rest : i + 1 < args.size() ? args.get(++i) : "");
+                    }
+                }
+                if (found) {
+                    continue;
+                }
+            }
+            if (!a.startsWith("-") || a.equals("-")) {
+                operand = true;
+            }
+            others.add(args.get(i));
+        }
+        mentions(others, name + " (its script or arguments)", false);
+        if (!code.isEmpty()) {
+            code.forEach(t -> code(t, name + " inline code"));
+            return;
+        }
+        boolean fromInput = others.isEmpty() || Marks.plain(others.get(0)).equals("-");
+        if (!fromInput) {
+            return; // a script file: its contents are not judged here
+        }
+        if (stdinText != null) {
+            code(stdinText, name + " code on its input");
+        } else if (c.pipeIn && c.prev != null) {
+            List<String> prev = new ArrayList<>();
+            c.prev.words.forEach(w -> prev.addAll(expand(w, true)));
+            String text = printedText(c.prev, prev);
+            if (text != null) {
+                code(text, name + " code on its input");
+            } else if (!prev.isEmpty() && CommandKinds.DECODERS.contains(basename(Marks.plain(prev.get(0))))) {
+                addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, ProtectedPaths.ANYWHERE + name
+                        + " running code decoded at run time");
+            } else {
+                addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, name + " running code made at run time");
+            }
+        }
+    }
+
+    /** Inline code: the paths it spells are judged as possible writes; one that may build a protected path asks. */
+    private void code(String text, String via) {
+        mentions(List.of(text), via, true);
+        if (CommandKinds.codeMayReach(Marks.plain(text))) {
+            addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, ProtectedPaths.ANYWHERE + via
+                    + " that may build a protected path");
+        }
     }
 
     /** The words of a text (as env -S splits them). */
@@ -972,6 +1488,7 @@ final class CommandReader {
         List<StringBuilder> out = new ArrayList<>();
         out.add(new StringBuilder());
         boolean quoted = false;
+        boolean computed = false;
         boolean assignment = assignmentName(w) != null;
         for (int pi = 0; pi < w.parts().size(); pi++) {
             Part p = w.parts().get(pi);
@@ -994,6 +1511,7 @@ final class CommandReader {
                 }
                 String val = v.plain() ? vars.get(v.name()) : null;
                 if (val == null) {
+                    computed |= computedVars.contains(v.name());
                     cur.append(Marks.UNKNOWN);
                 } else if (v.quoted()) {
                     cur.append(val);
@@ -1010,7 +1528,8 @@ final class CommandReader {
                         out.add(new StringBuilder(markGlobs(fields[f])));
                     }
                 }
-            } else if (p instanceof Unknown) {
+            } else if (p instanceof Unknown u) {
+                computed |= u.computed() && (u.command() == null || !CommandKinds.plainProducer(u.command()));
                 cur.append(Marks.UNKNOWN);
             }
         }
@@ -1021,6 +1540,10 @@ final class CommandReader {
                 continue;
             }
             words.addAll(BraceExpansion.expand(x));
+        }
+        lastComputed = computed;
+        if (computed) {
+            computedWords.addAll(words);
         }
         return words;
     }

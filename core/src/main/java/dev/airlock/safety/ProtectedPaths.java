@@ -46,7 +46,7 @@ final class ProtectedPaths {
      * @param etcDirs      {@code /etc} and its resolved form
      * @param airlockHomes Airlock's state directories, spelled and resolved
      * @param safeRoots    the safe roots (empty: no limit), spelled and resolved
-     * @param exemptRoots  always writable even with safe roots (the environment's private dir)
+     * @param exemptRoots  always writable even with safe roots (the environment's private dir, the shims Airlock installs)
      */
     ProtectedPaths(Collection<String> homes, Collection<String> etcDirs, Collection<String> airlockHomes,
                    Collection<String> safeRoots, Collection<String> exemptRoots) {
@@ -150,6 +150,11 @@ final class ProtectedPaths {
         return via.startsWith(ANYWHERE) || PROTECTED_NAME.matcher(command).find();
     }
 
+    /** Whether a relative name spells a protected file or directory ({@code .ssh/x}, {@code .netrc}). */
+    static boolean namesProtected(String relative) {
+        return PROTECTED_NAME.matcher(relative).find();
+    }
+
     /** How a writer that may write anywhere (tar -xP) starts its {@code via}. */
     static final String ANYWHERE = "anywhere: ";
 
@@ -200,6 +205,14 @@ final class ProtectedPaths {
         }
         if (approvalHit) {
             return new Verdict(Tier.APPROVAL, approvalWhat);
+        }
+        // ~/$(echo .ssh)/x, ~/${d}/x: a place computed at run time below which a protected file may lie
+        if (p.open != PathPattern.Open.NONE && access != Access.MKDIR) {
+            for (Rule r : rules) {
+                if (p.mayContain(r.comps)) {
+                    return new Verdict(Tier.APPROVAL, "a path computed at run time that may be " + r.what + ",");
+                }
+            }
         }
         return Verdict.FREE;
     }

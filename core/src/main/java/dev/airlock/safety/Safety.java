@@ -163,9 +163,12 @@ public final class Safety {
             if (w.ifDirectory() != null && dir == null) {
                 continue; // DEST is unknown; DEST itself was judged as written
             }
+            if (w.mention() && p.isEmpty()) {
+                continue; // a mention that cannot be placed is not a write the guard knows of
+            }
             boolean ask = p.isEmpty() && ProtectedPaths.unresolvedNeedsApproval(w.via(), command);
             String shown = p.isEmpty() ? Marks.source(w.word()).replace(Marks.UNKNOWN, '?') : Marks.plain(w.word());
-            cs.add(new Candidate(p.orElse(null), shown, w.access(), w.via(), dir, ask));
+            cs.add(new Candidate(p.orElse(null), shown, w.access(), w.via(), dir, ask, w.mention()));
         }
         if (!cs.isEmpty()) {
             judge(cs, "exec", "exec: " + oneLine(command));
@@ -174,10 +177,16 @@ public final class Safety {
 
     // ---------------------------------------------------------------- judging
 
-    /** A path an operation may write; {@code ifDirectory}: only when that path is a directory on the target. */
-    /** {@code askUnresolved}: its place cannot be resolved and it may be a protected file, so a human decides. */
+    /**
+     * A path an operation may write; {@code ifDirectory}: only when that path is a directory on the target;
+     * {@code askUnresolved}: its place cannot be resolved and it may be a protected file, so a human decides;
+     * {@code mention}: a command the guard cannot read names it, so a protected one asks and is never denied.
+     */
     private record Candidate(PathPattern pattern, String shown, Access access, String via, PathPattern ifDirectory,
-                             boolean askUnresolved) {
+                             boolean askUnresolved, boolean mention) {
+        Candidate(PathPattern pattern, String shown, Access access, String via, PathPattern ifDirectory, boolean askUnresolved) {
+            this(pattern, shown, access, via, ifDirectory, askUnresolved, false);
+        }
     }
 
     private void judge(List<Candidate> cs, String route, String operation) {
@@ -223,7 +232,7 @@ public final class Safety {
         for (int k = 0; k < resolve.size(); k++) {
             Candidate c = resolve.get(k);
             List<TargetResolver.Variant> vs = variants.getOrDefault(k, List.of());
-            if (vs.isEmpty() && c.pattern.isConcrete() && c.ifDirectory == null) {
+            if (vs.isEmpty() && c.pattern.isConcrete() && c.ifDirectory == null && !c.mention) {
                 throw deny(c, route, "unresolved", "Write denied: cannot resolve '" + oneLine(c.shown) + "' on the target to check it.");
             }
             String key = null;
@@ -235,9 +244,9 @@ public final class Safety {
                     reason = verdict.reason();
                 }
             }
-            if (key == null && c.ifDirectory == null && c.pattern.absolute && r.classify(c.pattern, c.access).tier() == Tier.APPROVAL) {
+            if (key == null && c.ifDirectory == null && c.pattern.absolute && asked(c, r.classify(c.pattern, c.access)).tier() == Tier.APPROVAL) {
                 key = c.pattern.path();
-                reason = r.classify(c.pattern, c.access).reason();
+                reason = asked(c, r.classify(c.pattern, c.access)).reason();
             }
             if (key != null) {
                 approvals.putIfAbsent(key, reason);
@@ -253,8 +262,19 @@ public final class Safety {
         }
     }
 
+    /** A mention's verdict: what would be denied or approved as a write is asked about. */
+    private static ProtectedPaths.Verdict asked(Candidate c, ProtectedPaths.Verdict v) {
+        if (!c.mention || v.tier() == Tier.FREE) {
+            return v;
+        }
+        return new ProtectedPaths.Verdict(Tier.APPROVAL, v.reason() + " named by " + c.via + ", which may write it,");
+    }
+
     /** Applies hard-deny, hardline and safe roots to one form of a path; returns its verdict. */
     private ProtectedPaths.Verdict checkVariant(ProtectedPaths r, Candidate c, PathPattern p, char kind, String route) {
+        if (c.mention) {
+            return asked(c, r.classify(p, c.access));
+        }
         if (c.access == Access.TREE && kind != 'C' && kind != 'R' && kind != 'G') {
             String why = CommandReader.treeHardline(p);
             if (why != null) {
@@ -340,6 +360,8 @@ public final class Safety {
             spelled.get('s').add(target.expand(root.trim()));
         }
         spelled.get('x').add(target.privateDir());
+        // Airlock's own set-up writes its shims there when the environment opens: safe roots limit the agent, not Airlock
+        containment.shimDir().ifPresent(spelled.get('x')::add);
         StringBuilder s = new StringBuilder("set +f\n").append(TargetResolver.FUNCTIONS);
         s.append("if [ -n \"${AIRLOCK_REAL_HOME:-}\" ]; then printf 'h\\t%s\\0' \"$AIRLOCK_REAL_HOME\";"
                 + " abs \"$AIRLOCK_REAL_HOME\"; printf 'h\\t'; canon \"$a\"; printf '\\0'; fi\n");

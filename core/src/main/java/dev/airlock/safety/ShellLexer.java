@@ -28,8 +28,16 @@ final class ShellLexer {
     record Var(String name, boolean quoted, boolean plain) implements Part {
     }
 
-    /** A value that cannot be known here: {@code $(...)}, {@code $1}, {@code ${#x}}... */
-    record Unknown() implements Part {
+    /**
+     * A value that cannot be known here: {@code $(...)}, {@code $1}, {@code ${#x}}...
+     * {@code computed}: the value is made at run time by a command or an indirection ({@code $(...)},
+     * backticks, {@code <(...)}, {@code ${!v}}), rather than being a parameter that is merely unset here;
+     * {@code command}: the text of the substitution that makes it, when there is one.
+     */
+    record Unknown(boolean computed, String command) implements Part {
+        Unknown(boolean computed) {
+            this(computed, null);
+        }
     }
 
     record Word(List<Part> parts) implements Token {
@@ -286,8 +294,9 @@ final class ShellLexer {
                 }
                 flush(parts, lit);
                 i += 2;
-                nested.add(scanParen());
-                parts.add(new Unknown());
+                String inner = scanParen();
+                nested.add(inner);
+                parts.add(new Unknown(true, inner));
                 continue;
             }
             switch (c) {
@@ -399,8 +408,9 @@ final class ShellLexer {
             readDoubleQuoted(parts, true);
         } else if (d == '(') {
             i += 2;
-            nested.add(scanParen());
-            parts.add(new Unknown());
+            String inner = scanParen();
+            nested.add(inner);
+            parts.add(new Unknown(true, inner));
         } else if (d == '[') {
             i += 2; // old arithmetic $[...]
             int depth = 1;
@@ -410,7 +420,7 @@ final class ShellLexer {
                 depth += c == '[' ? 1 : c == ']' ? -1 : 0;
             }
             nested.add(s.substring(start, Math.max(start, i - 1)));
-            parts.add(new Unknown());
+            parts.add(new Unknown(false));
         } else if (d == '{') {
             i += 2;
             readBraceParameter(parts, quoted);
@@ -422,7 +432,7 @@ final class ShellLexer {
             parts.add(new Var(s.substring(start, i), quoted, true));
         } else if (Character.isDigit(d) || "@*#?$!-".indexOf(d) >= 0 && d != '\0') {
             i += 2;
-            parts.add(new Unknown());
+            parts.add(new Unknown(false));
         } else {
             i++;
             parts.add(new Lit("$", quoted));
@@ -462,7 +472,7 @@ final class ShellLexer {
             nested.add(rest); // ${x:-$(cmd)}: the default's substitutions run too
         }
         if (name.isEmpty() || !isNameStart(name.charAt(0))) {
-            parts.add(new Unknown());
+            parts.add(new Unknown(content.startsWith("!")));
         } else if (rest.isEmpty() || rest.startsWith(":-") || rest.startsWith(":=")
                 || rest.startsWith("-") || rest.startsWith("=")) {
             parts.add(new Var(name, quoted, true));
@@ -522,7 +532,7 @@ final class ShellLexer {
         }
         i++;
         nested.add(b.toString());
-        parts.add(new Unknown());
+        parts.add(new Unknown(true, b.toString()));
     }
 
     /** Decodes bash's {@code $'...'} after the opening quote. */

@@ -19,7 +19,8 @@ final class WriteCommands {
     /** Records the paths command {@code name} with {@code args} writes. */
     void judge(String name, List<String> args) {
         switch (name) {
-            case "tee" -> CommandOptions.operands(args, "", Set.of("--output-error")).forEach(a -> reader.addWrite(a, Access.WRITE, "tee"));
+            // --output-error takes its mode only after '=': "tee --output-error FILE" writes FILE
+            case "tee" -> CommandOptions.operands(args, "", Set.of()).forEach(a -> reader.addWrite(a, Access.WRITE, "tee"));
             case "cp", "mv", "install", "ln", "rsync", "scp" -> copyLike(name, args);
             case "sed" -> {
                 inPlace("sed", args, "efl", "i", Set.of("--expression", "--file", "--line-length"), true);
@@ -27,7 +28,8 @@ final class WriteCommands {
             }
             case "awk", "gawk", "mawk", "nawk" -> awk(args);
             case "uniq" -> {
-                List<String> ops = CommandOptions.operands(args, "fsw", Set.of("--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"));
+                // --group and --all-repeated take their method only after '='
+                List<String> ops = CommandOptions.operands(args, "fsw", Set.of("--skip-fields", "--skip-chars", "--check-chars"));
                 if (ops.size() >= 2) {
                     reader.addWrite(ops.get(1), Access.WRITE, "uniq (its output file)");
                 }
@@ -74,8 +76,8 @@ final class WriteCommands {
             }
             case "fallocate" -> CommandOptions.operands(args, "lo", Set.of("--length", "--offset")).forEach(a -> reader.addWrite(a, Access.WRITE, "fallocate"));
             case "git" -> git(args);
-            case "perl" -> inPlace("perl", args, "eEIMmCdDx", "il0", Set.of(), false);
-            case "ruby" -> inPlace("ruby", args, "eErIC", "i0", Set.of(), false);
+            case "perl" -> inPlace("perl", args, "eEIMmCdDx", "i", Set.of(), false);
+            case "ruby" -> inPlace("ruby", args, "eErIC", "i", Set.of(), false);
             case "dd" -> {
                 for (String a : args) {
                     if (Marks.plain(a).startsWith("of=")) {
@@ -114,8 +116,22 @@ final class WriteCommands {
                             || (a.equals("-o") && i + 1 < args.size() && Marks.plain(args.get(i + 1)).contains("bind"));
                 }
                 List<String> ops = CommandOptions.operands(args, "otLUTN", Set.of("--options", "--types", "--target", "--source"));
-                if (bind && !ops.isEmpty()) {
+                if (bind && ops.size() > 1) {
                     reader.addWrite(ops.get(0), Access.TREE, "mount --bind (its source)");
+                }
+                // whatever is mounted hides what was at the mount point: a bind or tmpfs over ~/.ssh replaces
+                // everything beneath it (a remount only changes options)
+                boolean remount = CommandOptions.optionValues(args, "o", Set.of("--options"), "otLUTN",
+                        Set.of("--types", "--target", "--source")).stream().anyMatch(o -> Marks.plain(o).contains("remount"));
+                List<String> target = CommandOptions.optionValues(args, "", Set.of("--target"), "otLUTN",
+                        Set.of("--options", "--types", "--source"));
+                if (remount) {
+                    return;
+                }
+                if (!target.isEmpty()) {
+                    target.forEach(t -> reader.addWrite(t, Access.INTO, "mount (its mount point)"));
+                } else if (!ops.isEmpty()) {
+                    reader.addWrite(ops.get(ops.size() - 1), Access.INTO, "mount (its mount point)");
                 }
             }
             case "unzip" -> {
@@ -189,6 +205,17 @@ final class WriteCommands {
         } else {
             return;
         }
+        if (name.equals("rsync")) {
+            // files rsync itself writes beside the copy
+            CommandOptions.optionValues(args, "T", Set.of("--backup-dir", "--log-file", "--temp-dir", "--partial-dir",
+                    "--write-batch", "--only-write-batch"), shortArgs, longArgs).forEach(f -> reader.addWrite(f, Access.INTO, "rsync"));
+        }
+        boolean symbolic = name.equals("cp") && CommandOptions.hasFlag(args, 's', "--symbolic-link")
+                || name.equals("ln") && CommandOptions.hasFlag(args, 's', "--symbolic");
+        if (symbolic) {
+            // a later command (another exec) may write through the link: a link to a protected file asks
+            sources.forEach(s -> reader.addMention(s, name + " -s (a link to it that a later command may write through)"));
+        }
         if (name.equals("rsync") || name.equals("scp")) {
             if (Marks.plain(dest).matches("[^/]*:.*")) {
                 return; // a remote destination
@@ -197,6 +224,18 @@ final class WriteCommands {
         boolean recursive = name.equals("rsync") ? CommandOptions.hasFlag(args, 'a', "--archive") || CommandOptions.hasFlag(args, 'r', "--recursive")
                 : CommandOptions.hasFlag(args, 'r', "--recursive") || CommandOptions.hasFlag(args, 'R', "--recursive") || CommandOptions.hasFlag(args, 'a', "--archive");
         reader.addWrite(dest, recursive ? Access.INTO : Access.WRITE, via);
+        boolean fullNames = name.equals("cp") && args.stream().anyMatch(a -> Marks.plain(a).equals("--parents"))
+                || name.equals("rsync") && CommandOptions.hasFlag(args, 'R', "--relative");
+        if (fullNames) {
+            // cp --parents and rsync -R keep each source's path under DEST (rsync from a "/./" on)
+            for (String s : sources) {
+                String rel = s.contains("/./") ? s.substring(s.indexOf("/./") + 3) : s;
+                while (rel.startsWith("./") || rel.startsWith("/")) {
+                    rel = rel.substring(rel.startsWith("./") ? 2 : 1);
+                }
+                reader.addWrite(CommandReader.stripSlash(dest) + "/" + rel, recursive ? Access.INTO : Access.WRITE, via + " (the source's path under it)");
+            }
+        }
         if (!noTargetDir) {
             // DEST/NAME is written when DEST is a directory: surely with -t or a trailing slash, else if it is one on the target.
             boolean surelyDir = !targetDir.isEmpty() || dest.endsWith("/") || sources.size() > 1;
@@ -239,6 +278,10 @@ final class WriteCommands {
             if (a.startsWith("-") && a.length() > 1) {
                 for (int k = 1; k < a.length(); k++) {
                     char ch = a.charAt(k);
+                    if (!sed && (ch == '0' || ch == 'l')) {
+                        k = skipNumber(a, k + 1) - 1; // -0777, -0x1FF, -l012: a number, then more options
+                        continue;
+                    }
                     if (optionalArgs.indexOf(ch) >= 0) {
                         inPlace |= ch == 'i';
                         break; // the rest is its value (a backup suffix)
@@ -260,6 +303,22 @@ final class WriteCommands {
         }
         List<String> files = script ? ops : ops.subList(Math.min(1, ops.size()), ops.size());
         files.forEach(f -> reader.addWrite(f, Access.WRITE, name + " -i"));
+    }
+
+    /** The end of the octal (or {@code x}-prefixed hex) number perl's {@code -0} and {@code -l} may take. */
+    private static int skipNumber(String a, int from) {
+        int k = from;
+        if (k < a.length() && a.charAt(k) == 'x') {
+            k++;
+            while (k < a.length() && Character.digit(a.charAt(k), 16) >= 0) {
+                k++;
+            }
+            return k;
+        }
+        while (k < a.length() && a.charAt(k) >= '0' && a.charAt(k) <= '7') {
+            k++;
+        }
+        return k;
     }
 
     private void modeChange(String name, List<String> args) {
@@ -299,12 +358,23 @@ final class WriteCommands {
         }
     }
 
+    /** tar's long options whose value is a command it runs. */
+    private static final Set<String> TAR_COMMANDS = Set.of("--to-command", "--use-compress-program", "--info-script",
+            "--new-volume-script");
+    /** tar's long options that take the next word as their value. */
+    private static final Set<String> TAR_VALUED = Set.of("--file", "--directory", "--to-command", "--use-compress-program",
+            "--info-script", "--new-volume-script", "--files-from", "--exclude-from", "--exclude", "--transform", "--owner",
+            "--group", "--mode", "--mtime", "--newer", "--label", "--format", "--blocking-factor", "--record-size",
+            "--checkpoint-action", "--suffix", "--backup");
+
     private void tar(List<String> args) {
         boolean extract = false;
         boolean create = false;
         boolean absoluteNames = false;
+        boolean removeFiles = false;
         List<String> archive = new ArrayList<>();
         List<String> dir = new ArrayList<>();
+        List<String> members = new ArrayList<>();
         for (int i = 0; i < args.size(); i++) {
             String a = Marks.plain(args.get(i));
             boolean oldStyle = i == 0 && !a.startsWith("-");
@@ -312,12 +382,27 @@ final class WriteCommands {
                 extract |= a.equals("--extract") || a.equals("--get");
                 absoluteNames |= a.equals("--absolute-names");
                 create |= a.equals("--create") || a.equals("--append") || a.equals("--update");
-                if (a.startsWith("--file=")) {
-                    archive.add(args.get(i).substring(7));
-                } else if (a.startsWith("--directory=")) {
-                    dir.add(args.get(i).substring(12));
-                } else if ((a.equals("--file") || a.equals("--directory")) && i + 1 < args.size()) {
-                    (a.equals("--file") ? archive : dir).add(args.get(++i));
+                removeFiles |= a.equals("--remove-files");
+                String key = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
+                String value = a.contains("=") ? args.get(i).substring(args.get(i).indexOf('=') + 1)
+                        : TAR_VALUED.contains(key) && i + 1 < args.size() ? args.get(++i) : null;
+                if (value == null) {
+                    continue;
+                }
+                switch (key) {
+                    case "--file" -> archive.add(value);
+                    case "--directory" -> dir.add(value);
+                    case "--checkpoint-action" -> {
+                        String v = Marks.plain(value);
+                        if (v.startsWith("exec=") || v.startsWith("exec:")) {
+                            reader.runText(value.substring(value.indexOf(v.charAt(4)) + 1), "tar --checkpoint-action", 1);
+                        }
+                    }
+                    default -> {
+                        if (TAR_COMMANDS.contains(key)) {
+                            reader.runText(value, "tar " + key, 1);
+                        }
+                    }
                 }
                 continue;
             }
@@ -329,24 +414,36 @@ final class WriteCommands {
                     extract |= ch == 'x';
                     absoluteNames |= ch == 'P';
                     create |= ch == 'c' || ch == 'r' || ch == 'u';
-                    if (ch == 'f' || ch == 'C') {
+                    if ("fCIFTXbHKLNVg".indexOf(ch) >= 0) {
                         String value;
                         if (!oldStyle && k < bundle.length() - 1) {
-                            value = args.get(i).substring(k + 2);
+                            value = args.get(i).substring(args.get(i).indexOf(ch, 1) + 1);
                         } else if (i + 1 + consumed < args.size()) {
                             value = args.get(i + 1 + consumed);
                             consumed++;
                         } else {
                             break;
                         }
-                        (ch == 'f' ? archive : dir).add(value);
+                        if (ch == 'f' || ch == 'C') {
+                            (ch == 'f' ? archive : dir).add(value);
+                        } else if (ch == 'I' || ch == 'F') {
+                            reader.runText(value, "tar -" + ch, 1);
+                        }
                         if (!oldStyle) {
                             break;
                         }
                     }
                 }
                 i += consumed;
+                continue;
             }
+            members.add(args.get(i));
+        }
+        if (create && removeFiles) {
+            // --remove-files deletes what it archived
+            String from = dir.isEmpty() ? null : dir.get(dir.size() - 1);
+            members.forEach(m -> reader.addWrite(from == null || Marks.plain(m).startsWith("/") ? m
+                    : CommandReader.stripSlash(from) + "/" + m, Access.TREE, "tar --remove-files"));
         }
         if (create) {
             archive.forEach(f -> {
@@ -398,12 +495,21 @@ final class WriteCommands {
                 if (k + 1 >= n) {
                     return;
                 }
+                int k0 = k;
                 char d = t.charAt(k + 1);
                 k = skipDelimited(t, k + 2, d);
                 k = skipDelimited(t, k, d);
                 int end = k;
                 while (end < n && t.charAt(end) != ';' && t.charAt(end) != '\n' && t.charAt(end) != '}' && t.charAt(end) != 'w') {
                     end++;
+                }
+                if (c == 's' && t.substring(k, end).indexOf('e') >= 0) {
+                    // the e flag runs the pattern space after the substitution: the replacement, as far as it is literal
+                    String replacement = replacementOf(t, k0, d);
+                    reader.runText(replacement, "sed s///e", 1);
+                    if (replacement.contains("&") || replacement.matches("(?s).*\\\\[0-9].*")) {
+                        reader.addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, "sed s///e (a command made from its input)");
+                    }
                 }
                 if (c == 's' && end < n && t.charAt(end) == 'w') {
                     k = fileName(t, end + 1);
@@ -416,7 +522,15 @@ final class WriteCommands {
                 k = fileName(t, k + 1);
                 continue;
             }
-            // a, i, c, r, R, b, t, T, :, e and the rest: their argument runs to the end of the line
+            if (c == 'e') {
+                // e COMMAND runs COMMAND; a bare e runs the pattern space, which is input the guard cannot read
+                int nl = t.indexOf('\n', k);
+                String cmd = t.substring(k + 1, nl < 0 ? n : nl).strip();
+                reader.runText(cmd.isEmpty() ? String.valueOf(Marks.UNKNOWN) : cmd, "sed e", 1);
+                k = nl < 0 ? n : nl;
+                continue;
+            }
+            // a, i, c, r, R, b, t, T, : and the rest: their argument runs to the end of the line
             int nl = t.indexOf('\n', k);
             k = "aicrRbtT:e".indexOf(c) >= 0 ? (nl < 0 ? n : nl) : k + 1;
         }
@@ -432,6 +546,13 @@ final class WriteCommands {
         return end;
     }
 
+    /** The replacement of the {@code s} command at {@code k0} with delimiter {@code d}, its escaped delimiters undone. */
+    private static String replacementOf(String t, int k0, char d) {
+        int from = skipDelimited(t, k0 + 2, d);
+        int to = skipDelimited(t, from, d) - 1;
+        return to <= from ? "" : t.substring(from, to).replace("\\" + d, String.valueOf(d));
+    }
+
     private static int skipDelimited(String t, int from, char d) {
         int k = from;
         while (k < t.length() && t.charAt(k) != d) {
@@ -442,6 +563,11 @@ final class WriteCommands {
 
     private static final java.util.regex.Pattern AWK_OUTPUT = java.util.regex.Pattern.compile(
             "\\bprintf?\\b[^;{}\\n]*?(>>?|\\|)\\s*(\"(?:[^\"\\\\]|\\\\.)*\"|[A-Za-z_$][A-Za-z_0-9]*)");
+    /** {@code system(x)}, {@code system("a" x)}: a command not wholly literal. */
+    private static final java.util.regex.Pattern AWK_SYSTEM_COMPUTED = java.util.regex.Pattern.compile(
+            "\\bsystem\\s*\\(\\s*(?!\"(?:[^\"\\\\]|\\\\.)*\"\\s*\\))");
+    private static final java.util.regex.Pattern SHELL_WORD = java.util.regex.Pattern.compile(
+            "\\s*(?:/\\S*/)?(?:sh|bash|dash|zsh|ksh|mksh|ash|busybox sh)(?:\\s|$)");
     private static final java.util.regex.Pattern AWK_SYSTEM = java.util.regex.Pattern.compile("\\bsystem\\s*\\(\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     /** awk's {@code print > "FILE"}, {@code print >> "FILE"}, {@code print | "CMD"} and {@code system("CMD")}. */
@@ -463,6 +589,11 @@ final class WriteCommands {
                 if (literal) {
                     reader.readCommandText(value);
                 }
+                if (!literal || SHELL_WORD.matcher(value).lookingAt()) {
+                    // print | "sh" runs the program's output, print | cmd a command made at run time
+                    reader.addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, ProtectedPaths.ANYWHERE
+                            + "awk running commands made from its input");
+                }
             } else {
                 reader.addWrite(value, Access.WRITE, "awk print " + m.group(1));
             }
@@ -470,6 +601,10 @@ final class WriteCommands {
         java.util.regex.Matcher sys = AWK_SYSTEM.matcher(prog);
         while (sys.find()) {
             reader.readCommandText(sys.group(1).replace("\\\"", "\""));
+        }
+        if (AWK_SYSTEM_COMPUTED.matcher(prog).find()) {
+            reader.addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, ProtectedPaths.ANYWHERE
+                    + "awk system() of a command made at run time");
         }
     }
 
@@ -520,6 +655,9 @@ final class WriteCommands {
     private void curl(List<String> args) {
         Set<String> valued = Set.of("--data", "--header", "--user", "--request", "--url", "--form", "--config", "--output-dir");
         String withArgs = "oDcdHuXAbFTwxKErmyYzCUQtPe";
+        // a config file (-K) may name outputs the command line does not show
+        CommandOptions.optionValues(args, "K", Set.of("--config"), withArgs, valued).forEach(k ->
+                reader.addWrite(String.valueOf(Marks.UNKNOWN), Access.WRITE, "curl -K (outputs its config may name)"));
         CommandOptions.optionValues(args, "oDc", Set.of("--output", "--dump-header", "--cookie-jar", "--trace", "--trace-ascii",
                 "--stderr", "--etag-save", "--hsts", "--alt-svc"), withArgs, valued)
                 .forEach(a -> reader.addWrite(a, Access.WRITE, "curl -o"));

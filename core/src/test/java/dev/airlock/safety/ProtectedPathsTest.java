@@ -88,8 +88,11 @@ class ProtectedPathsTest {
         assertEquals(Tier.HARD, RULES.classify(PathPattern.of("/home/dev/.ssh/" + Marks.UNKNOWN, null).orElseThrow(), Access.WRITE).tier());
         // ~/.net$X may be ~/.netrc.
         assertEquals(Tier.HARD, RULES.classify(PathPattern.of("/home/dev/.net" + Marks.UNKNOWN, null).orElseThrow(), Access.WRITE).tier());
-        // ~/$X cannot be judged; rm -r ~/$X may remove the home itself.
-        assertEquals(Tier.FREE, RULES.classify(PathPattern.of("/home/dev/" + Marks.UNKNOWN, null).orElseThrow(), Access.WRITE).tier());
+        // ~/$X may be ~/.ssh/..., so writing it asks (issue 31); rm -r ~/$X may remove the home itself.
+        assertEquals(Tier.APPROVAL, RULES.classify(PathPattern.of("/home/dev/" + Marks.UNKNOWN, null).orElseThrow(), Access.WRITE).tier());
+        // Below a place that holds nothing protected, a computed name stays free.
+        assertEquals(Tier.FREE, RULES.classify(PathPattern.of("/home/dev/.cache/" + Marks.UNKNOWN, null).orElseThrow(), Access.WRITE).tier());
+        assertEquals(Tier.FREE, RULES.classify(PathPattern.of("/work/proj/out/" + Marks.UNKNOWN + ".log", null).orElseThrow(), Access.WRITE).tier());
         assertEquals(Tier.HARD, RULES.classify(PathPattern.of("/home/dev/" + Marks.UNKNOWN, null).orElseThrow(), Access.TREE).tier());
         // $X/.ssh/id_rsa: nothing is known.
         assertTrue(PathPattern.of(Marks.UNKNOWN + "/.ssh/id_rsa", null).isEmpty());
