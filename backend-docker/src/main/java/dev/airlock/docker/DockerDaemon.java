@@ -17,6 +17,7 @@ import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
 import com.github.dockerjava.transport.SSLConfig;
+import dev.airlock.spi.Holder;
 import dev.airlock.spi.ResourceLabels;
 import dev.airlock.BackendException;
 import dev.airlock.BackendUnavailableException;
@@ -55,6 +56,8 @@ final class DockerDaemon implements Closeable {
     static final String LABEL_OWNER = LABEL_PREFIX + ResourceLabels.OWNER;
     static final String LABEL_CREATED = LABEL_PREFIX + ResourceLabels.CREATED;
     static final String LABEL_ENVIRONMENT = LABEL_PREFIX + "environment";
+    /** The process using the container ({@link Holder}); none on what {@code up} keeps, which outlives its process. */
+    static final String LABEL_HOLDER = LABEL_PREFIX + "holder";
 
     /**
      * The container's only process besides {@code --init}: it sleeps until stopped. {@code wait}
@@ -146,6 +149,9 @@ final class DockerDaemon implements Closeable {
         Map<String, String> l = new LinkedHashMap<>(s.labels()); // the user's first: Airlock's own win
         l.putAll(ResourceLabels.now(keep).asMap(LABEL_PREFIX));
         l.put(LABEL_ENVIRONMENT, environmentId);
+        if (!keep) {
+            Holder.current().ifPresent(h -> l.put(LABEL_HOLDER, h));
+        }
         return l;
     }
 
@@ -376,7 +382,9 @@ final class DockerDaemon implements Closeable {
     /**
      * This owner's Airlock containers (by label: user and host, filtered by the daemon too) that
      * gc may remove: created more than {@code olderThan} ago, kept ones only when asked. Another
-     * user's sandboxes on a shared daemon are never listed; nor are containers with damaged labels.
+     * user's sandboxes on a shared daemon are never listed; nor are containers with damaged labels,
+     * nor one whose holder still runs on this machine (an environment open longer than asked, or an
+     * exec running right now), whatever its age.
      */
     List<Container> collectable(Duration olderThan, boolean includeKept) {
         List<Container> all = call("list containers", () -> client.listContainersCmd().withShowAll(true)
@@ -386,7 +394,8 @@ final class DockerDaemon implements Closeable {
         List<Container> out = new ArrayList<>();
         for (Container c : all) {
             Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
-            if (ResourceLabels.parse(l, LABEL_PREFIX).filter(r -> r.collectable(owner, now, olderThan, includeKept)).isPresent()) {
+            if (ResourceLabels.parse(l, LABEL_PREFIX).filter(r -> r.collectable(owner, now, olderThan, includeKept)).isPresent()
+                    && !Holder.alive(l.get(LABEL_HOLDER))) {
                 out.add(c);
             }
         }

@@ -380,6 +380,19 @@ class DockerLifecycleTest {
         }
     }
 
+    /** The holder of a process that has ended: this boot, its pid and start time, no longer running. */
+    private static String deadHolder() throws Exception {
+        Process p = new ProcessBuilder("sleep", "30").start();
+        ProcessHandle h = p.toHandle();
+        long start = h.info().startInstant().orElseThrow().toEpochMilli();
+        p.destroy();
+        p.waitFor();
+        String boot = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id")).strip();
+        String holder = boot + "/" + h.pid() + "/" + start;
+        assertFalse(dev.airlock.spi.Holder.alive(holder), "the finished process still reads as alive");
+        return holder;
+    }
+
     @Test
     void gcRemovesOnlyStaleLabelledContainers() throws Exception {
         DockerSettings s = DockerSettings.from(DockerFixture.settings(), Map.of());
@@ -387,10 +400,15 @@ class DockerLifecycleTest {
         String staleKept;
         String fresh;
         String foreign;
+        String held;
         String threeHoursAgo = Instant.now().minus(Duration.ofHours(3)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
-            Map<String, String> old = new java.util.LinkedHashMap<>(DockerDaemon.labels(s, "gc-test-old", false));
-            old.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);
+            // Held by this JVM, which still runs: an environment open for three hours is not an orphan.
+            Map<String, String> live = new java.util.LinkedHashMap<>(DockerDaemon.labels(s, "gc-test-held", false));
+            live.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);
+            held = daemon.createAndStart(s, "airlock-gc-held-" + System.nanoTime(), live, false).id();
+            Map<String, String> old = new java.util.LinkedHashMap<>(live);
+            old.put(DockerDaemon.LABEL_HOLDER, deadHolder());
             stale = daemon.createAndStart(s, "airlock-gc-old-" + System.nanoTime(), old, false).id();
             Map<String, String> theirs = new java.util.LinkedHashMap<>(old);
             theirs.put(DockerDaemon.LABEL_OWNER, "someone-else@" + dev.airlock.spi.ResourceLabels.currentOwner());
@@ -407,6 +425,8 @@ class DockerLifecycleTest {
             assertFalse(removed.contains(fresh));
             assertFalse(removed.contains(staleKept), "what up made stays unless asked");
             assertFalse(removed.contains(foreign), "another owner's sandbox on a shared daemon is not ours to remove");
+            assertFalse(removed.contains(held), "a container whose holder still runs is not an orphan, however old");
+            assertTrue(exists(held));
             assertTrue(exists(foreign));
             assertFalse(exists(stale));
             assertTrue(exists(fresh));
@@ -417,7 +437,7 @@ class DockerLifecycleTest {
             assertFalse(exists(staleKept));
             assertTrue(exists(foreign));
         } finally {
-            DockerFixture.docker(null, 60, "rm", "-f", stale, staleKept, fresh, foreign);
+            DockerFixture.docker(null, 60, "rm", "-f", stale, staleKept, fresh, foreign, held);
         }
     }
 
