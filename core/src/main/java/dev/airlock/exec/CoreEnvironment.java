@@ -406,6 +406,10 @@ public final class CoreEnvironment implements ContainedEnvironment {
         live.linger(p, identity);
     }
 
+    void unlinger(dev.airlock.spi.RemoteProcess p) {
+        live.unlinger(p);
+    }
+
     /** With {@code airlock.cancel=sandbox}, a cancel that stopped an exec stops the sandbox too. */
     void cancelledBySandboxPolicy() {
         if (config.cancelStopsSandbox()) {

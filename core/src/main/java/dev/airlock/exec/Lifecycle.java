@@ -89,7 +89,9 @@ final class Lifecycle {
         for (ExecRun r : runs) {
             r.awaitResultQuietly(answered.remaining().toNanos());
         }
-        env.live().drainLingering((p, id) -> env.reaper().signal(p, id, true));
+        // Tried again while it fails, within the stop bound each: one transient failure at close
+        // must not leave a tree running.
+        env.live().drainLingering((p, id) -> env.reaper().forceKill(p, id, env.config().stopBound()));
         Target t = env.probedTarget();
         if (t != null && !env.hooks().removePrivateDir(t.privateDir())) {
             try {

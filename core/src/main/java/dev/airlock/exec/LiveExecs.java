@@ -58,8 +58,14 @@ final class LiveExecs {
         return List.copyOf(live);
     }
 
+    /** Keeps {@code p} (which may still run processes) for close to kill, checked against {@code identity}. */
     void linger(RemoteProcess p, Reaper.Identity identity) {
         lingering.put(p, Optional.ofNullable(identity));
+    }
+
+    /** {@code p}'s tree was killed, or is gone: close need not. */
+    void unlinger(RemoteProcess p) {
+        lingering.remove(p);
     }
 
     /** Hands each lingering process to {@code kill} once, and forgets them. */

@@ -231,4 +231,53 @@ class ExecKillTest {
         b.env.close();
         eventually("a survivor the backend reported outlived close", GONE, () -> !HostBackend.alive(job));
     }
+    /**
+     * A timed-out tree that ignores SIGTERM dies even when one SIGKILL attempt fails (a transient
+     * error) or a SIGTERM hook overran its deadline (it returned, or failed plainly, with its
+     * thread still flagged interrupted): the kill is tried again, and an interrupt a hook left
+     * behind never abandons it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"one SIGKILL fails", "SIGTERM interrupted, returns", "SIGTERM interrupted, fails"})
+    void aTimedOutTreeDiesWhenAKillStepFails(String how) throws Exception {
+        HostBackend b = open();
+        switch (how) {
+            case "one SIGKILL fails" -> b.forceKillFailures.set(1);
+            case "SIGTERM interrupted, returns" -> b.term = Fault.INTERRUPTED_RETURNS;
+            default -> b.term = Fault.INTERRUPTED_PLAIN;
+        }
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("trap '' TERM; sleep 30; echo not-killed")
+                .timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        long pgid = b.launched.get(0).pid();
+        try {
+            eventually("the timed-out tree outlived its kill: " + HostBackend.groupMembers(pgid),
+                    () -> HostBackend.groupMembers(pgid).isEmpty());
+        } finally {
+            HostBackend.killGroupMembers(pgid);
+        }
+    }
+
+    /**
+     * A kill that failed until the environment closed: close kills the timed-out tree, although
+     * the watchdog had answered its caller before capture ever finished.
+     */
+    @Test
+    void closeKillsATimedOutTreeWhoseKillFailed() throws Exception {
+        HostBackend b = open();
+        b.forceKill = Fault.FAIL;
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("trap '' TERM; sleep 30; echo not-killed")
+                .timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        long pgid = b.launched.get(0).pid();
+        try {
+            assertTrue(!HostBackend.groupMembers(pgid).isEmpty(), "the tree died although every SIGKILL failed");
+            b.forceKill = Fault.NONE; // the target answers again
+            b.env.close();
+            eventually("the timed-out tree outlived close: " + HostBackend.groupMembers(pgid), GONE,
+                    () -> HostBackend.groupMembers(pgid).isEmpty());
+        } finally {
+            HostBackend.killGroupMembers(pgid);
+        }
+    }
 }
