@@ -146,6 +146,32 @@ final class Capture {
         }
     }
 
+    /** What a stopped exec's caller gets when its flow is stuck past the stop bound. */
+    record SoFar(CapturedOutput stdout, CapturedOutput stderr) {
+    }
+
+    /**
+     * The output captured so far, for the watchdog's answer while the flow is still stuck (a slow
+     * kill): the pumps stop writing into the captures, which are closed and handed out as they
+     * stand; output is the user's and is never dropped. FILES output is on the target until the
+     * download after the end, so there is none to give yet; a caller's own sinks already have theirs.
+     */
+    SoFar soFar() {
+        if (files != null) {
+            return new SoFar(CapturedOutput.empty(), CapturedOutput.empty());
+        }
+        return new SoFar(handOut(outPump, outCap), handOut(errPump, errCap));
+    }
+
+    private CapturedOutput handOut(OutputPump pump, OutputCapture c) {
+        if (c == null) {
+            return CapturedOutput.empty();
+        }
+        pump.detach();
+        CoreEnvironment.closeQuietly(c);
+        return deliver(c);
+    }
+
     CapturedOutput stdout() {
         return deliver(outCap);
     }

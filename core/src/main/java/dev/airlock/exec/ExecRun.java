@@ -60,6 +60,8 @@ final class ExecRun extends ExecHandle {
     private volatile OutputFiles outputFiles;
     private volatile boolean dispatched;
     private volatile ScheduledFuture<?> timeoutTask;
+    /** Once dispatched: the output so far, which the watchdog hands out if the flow is stuck. */
+    private volatile Capture capture;
 
     ExecRun(CoreEnvironment env, long execId, ExecRequest request, boolean internal) {
         this(env, execId, request, internal, null);
@@ -187,6 +189,7 @@ final class ExecRun extends ExecHandle {
             throw new BackendException("could not start the command on " + env.name() + ": " + e.getMessage(), e);
         }
         Capture capture = new Capture(env, request, p, nonce, outputFiles);
+        this.capture = capture;
         capture.start();
         kill.launched(p, capture); // a cancel that came while launch ran (or close raced it) kills it now
         if (launch.pipeStdin()) {
@@ -249,10 +252,13 @@ final class ExecRun extends ExecHandle {
     }
 
     private ExecResult stopResult() {
+        return stopResult(CapturedOutput.empty(), CapturedOutput.empty());
+    }
+
+    private ExecResult stopResult(CapturedOutput stdout, CapturedOutput stderr) {
         Cause c = sm.cause();
         return new ExecResult(c == Cause.TIMEOUT ? ExecResult.EXIT_TIMEOUT : ExecResult.EXIT_CANCELLED,
-                CapturedOutput.empty(), CapturedOutput.empty(), c == Cause.TIMEOUT, c != Cause.TIMEOUT,
-                Duration.between(created, Instant.now()));
+                stdout, stderr, c == Cause.TIMEOUT, c != Cause.TIMEOUT, Duration.between(created, Instant.now()));
     }
 
     private void stageTracked(String path, dev.airlock.Payload data) throws IOException {
@@ -372,11 +378,20 @@ final class ExecRun extends ExecHandle {
         }
     }
 
-    /** The stop bound passed and the flow is still stuck in a hook: the caller gets the result now. */
+    /**
+     * The stop bound passed and the flow is still stuck in a hook: the caller gets the result now,
+     * with the output captured so far (the kill goes on in the background).
+     */
     private void watchdog() {
         if (!result.isDone()) {
             sm.toDone();
-            deliver(stopResult());
+            Capture c = capture;
+            if (c == null) {
+                deliver(stopResult());
+            } else {
+                Capture.SoFar out = c.soFar();
+                deliver(stopResult(out.stdout(), out.stderr()));
+            }
             interruptFlow();
         }
     }

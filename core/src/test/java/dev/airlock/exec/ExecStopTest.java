@@ -80,6 +80,21 @@ class ExecStopTest {
         eventually("an exec given up on at the stop bound still holds its slot", () -> b.env.live().size() == 0);
     }
 
+    /**
+     * A kill slower than the stop bound (several remote calls on a cloud backend): the caller's
+     * result still holds the output the command wrote before its timeout, on both streams.
+     */
+    @Test
+    void aSlowKillKeepsTheOutputCapturedSoFar() throws Exception {
+        HostBackend b = open(StdinMode.PIPE);
+        b.kill = Fault.STALL_UNINTERRUPTIBLY;
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("printf partial; printf err-partial >&2; sleep 30")
+                .timeout(java.time.Duration.ofSeconds(1)).build()));
+        assertTrue(r.timedOut(), r.toString());
+        assertEquals("partial", r.stdout().text(), "the output captured before the timeout was dropped");
+        assertEquals("err-partial", r.stderr().text(), "the stderr captured before the timeout was dropped");
+    }
+
     /** A launch that fails once the caller cancelled did not start anything the caller asked to keep: it is cancelled, not failed. */
     @Test
     void aLaunchThatFailsAfterACancelIsCancelled() throws Exception {
