@@ -68,6 +68,8 @@ public final class CoreEnvironment implements ContainedEnvironment {
     private final SafetyGate safety;
     private volatile Target target;
     private volatile Containment containment;
+    /** The shell user commands run in, by absolute path (see {@link Bootstrap.Probed#shell}). */
+    private volatile String shell;
     /** Airlock's own state as commands found it, where they can write it (see {@link StateWitness}). */
     private volatile Optional<StateWitness> stateWitness = Optional.empty();
 
@@ -107,6 +109,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
         Bootstrap.Probed probed = Bootstrap.probe(this, containmentSettings, base);
         this.target = probed.target();
         this.containment = probed.plan();
+        this.shell = probed.shell();
         Bootstrap.prepare(this, probed.plan());
         backend.onTargetReady(target, containment);
         if (commandsCanWriteOwnState()) {
@@ -388,6 +391,11 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     CoreSettings config() {
         return config;
+    }
+
+    /** The shell user commands run in, by absolute path (see {@link Bootstrap.Probed#shell}). */
+    String shell() {
+        return shell;
     }
 
     Target probedTarget() {
