@@ -93,7 +93,9 @@ final class Capture {
     boolean finish(TreeKill kill) throws InterruptedException {
         boolean drained = outPump.finish(env.config().outputGrace()) & errPump.finish(env.config().outputGrace());
         kill.recorded(records.record());
-        if (!drained || process.hasSurvivors()) {
+        if (!drained) {
+            env.holdsOutput(process, kill.known(), () -> outPump.ended() && errPump.ended());
+        } else if (process.hasSurvivors()) {
             env.linger(process, kill.known());
         }
         if (stdin != null) {

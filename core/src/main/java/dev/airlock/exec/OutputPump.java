@@ -98,6 +98,11 @@ public final class OutputPump implements Runnable {
         }
     }
 
+    /** Whether end-of-output came (or the read failed): this pump holds no thread any more. */
+    public boolean ended() {
+        return end.getCount() == 0;
+    }
+
     /** The caller's sink failed with this (the pump kept draining so the command never blocked). */
     public IOException failure() {
         return failure;

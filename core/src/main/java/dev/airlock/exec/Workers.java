@@ -78,13 +78,12 @@ final class Workers {
         }
     }
 
-    /** The pool, or when it is shut down a thread per task (a pump run inline could deadlock on a full pipe). */
+    /**
+     * Runs each task as {@link #runAsync} does: on the pool, or on a thread of its own when the pool
+     * is full or shut down (a pump run inline could deadlock on a full pipe; a kill at close must run).
+     */
     Executor executor() {
-        return pool.isShutdown() ? r -> {
-            Thread t = new Thread(r, "airlock-" + name + "-raw");
-            t.setDaemon(true);
-            t.start();
-        } : pool;
+        return this::runAsync;
     }
 
     /**

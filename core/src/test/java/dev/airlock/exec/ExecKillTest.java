@@ -280,4 +280,42 @@ class ExecKillTest {
             HostBackend.killGroupMembers(pgid);
         }
     }
+    /**
+     * Commands that leave a background job holding their output: each job held two pump threads
+     * for as long as it ran, so enough of them exhausted the environment's pool and every exec was
+     * refused. Now the jobs hold no more than a bounded budget of threads: past it the oldest job
+     * is reaped (its group killed, by identity), and execs are never refused for it.
+     */
+    @Test
+    void leftoverJobsHoldingOutputDoNotExhaustThreads() throws Exception {
+        HostBackend b = open("airlock.exec.output-grace", "100ms");
+        Path pids = dir.resolve("jobs.pid");
+        int runs = 30;
+        try {
+            for (int i = 0; i < runs; i++) {
+                // The shell stays a moment so the pumps are reading when it exits (see above).
+                ExecResult r = b.exec(ExecRequest.of("sleep 120 & echo $! >> '" + pids + "'; echo hi; sleep 0.3"));
+                assertTrue(r.stdout().text().startsWith("hi"), "run " + i + ": " + r.stdout().text() + r.stderr().text());
+            }
+            eventually("the leftover jobs still hold " + pumpThreads() + " pump threads", HostBackend.HANG,
+                    () -> pumpThreads() <= 2 * LiveExecs.MAX_HOLDING);
+            long alive = jobs(pids).stream().filter(HostBackend::alive).count();
+            assertTrue(alive >= 1 && alive <= LiveExecs.MAX_HOLDING, alive + " of " + runs + " jobs run on");
+        } finally {
+            jobs(pids).forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+        }
+    }
+
+    private static List<Long> jobs(Path pids) throws IOException {
+        return Files.exists(pids) ? Files.readAllLines(pids).stream().map(String::strip).filter(l -> !l.isEmpty())
+                .map(Long::parseLong).toList() : List.of();
+    }
+
+    /** Threads of this JVM blocked in an output pump (any environment's: the tests of this class run one at a time). */
+    private static long pumpThreads() {
+        return Thread.getAllStackTraces().entrySet().stream().filter(e -> e.getKey().isAlive())
+                .filter(e -> java.util.Arrays.stream(e.getValue())
+                        .anyMatch(f -> f.getClassName().equals(OutputPump.class.getName()) && f.getMethodName().equals("run")))
+                .count();
+    }
 }
