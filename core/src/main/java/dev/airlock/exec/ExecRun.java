@@ -365,6 +365,7 @@ final class ExecRun extends ExecHandle {
             case NEVER_DISPATCHED -> {
                 interruptFlow();
                 awaitQuietly(flowEnded, env.config().stopBound());
+                givePlaceBack();
                 deliver(stopResult());
                 return true;
             }
@@ -386,6 +387,7 @@ final class ExecRun extends ExecHandle {
     private void watchdog() {
         if (!result.isDone()) {
             sm.toDone();
+            givePlaceBack();
             Capture c = capture;
             if (c == null) {
                 deliver(stopResult());
@@ -395,6 +397,16 @@ final class ExecRun extends ExecHandle {
             }
             interruptFlow();
         }
+    }
+
+    /**
+     * The caller gets a stop's result while the flow may still be stuck in a hook that ignores its
+     * interrupt (a caller's own stdin stream, read while staging): the exec leaves the live set
+     * with that result, so stuck flows never refuse the next exec. The flow's thread is held until
+     * the hook returns; the flow then cleans up as usual.
+     */
+    private void givePlaceBack() {
+        env.ended(this);
     }
 
     private void interruptFlow() {

@@ -95,6 +95,61 @@ class ExecStopTest {
         assertEquals("err-partial", r.stderr().text(), "the stderr captured before the timeout was dropped");
     }
 
+    /**
+     * Execs whose staging is stuck in the caller's own stdin stream, which ignores interrupts:
+     * each gets its cancelled result, and gives back its place among the live execs with it, so a
+     * full set of them does not refuse the next exec.
+     */
+    @Test
+    void execsStuckInTheCallersStreamGiveBackTheirPlaces() throws Exception {
+        HostBackend b = new HostBackend(HostBackend.settings(dir), StdinMode.PAYLOAD, true, List.of());
+        opened.add(b);
+        CountDownLatch open = new CountDownLatch(1);
+        CountDownLatch reading = new CountDownLatch(LiveExecs.MAX_LIVE);
+        List<Execution> stuck = new ArrayList<>();
+        try {
+            for (int i = 0; i < LiveExecs.MAX_LIVE; i++) {
+                InputStream source = new InputStream() {
+                    @Override
+                    public int read() {
+                        reading.countDown();
+                        boolean interrupted = false;
+                        while (true) {
+                            try {
+                                open.await();
+                                break;
+                            } catch (InterruptedException e) {
+                                interrupted = true; // ignored, as a blocking read of a socket or pipe does
+                            }
+                        }
+                        if (interrupted) {
+                            Thread.currentThread().interrupt();
+                        }
+                        return -1;
+                    }
+                };
+                stuck.add(b.start(ExecRequest.builder("cat").stdin(Payload.ofStream(source)).build()));
+            }
+            HostBackend.await(reading); // every one is staging, stuck in its caller's stream
+            List<Thread> cancels = new ArrayList<>();
+            for (Execution e : stuck) {
+                Thread t = new Thread(e::cancel); // each waits out the stop bound: in parallel
+                t.start();
+                cancels.add(t);
+            }
+            for (Thread t : cancels) {
+                t.join();
+            }
+            for (Execution e : stuck) {
+                assertTrue(HostBackend.within(e).cancelled());
+            }
+            ExecResult r = b.exec(ExecRequest.of("echo next"));
+            assertEquals("next\n", r.stdout().text());
+        } finally {
+            open.countDown();
+        }
+    }
+
     /** A launch that fails once the caller cancelled did not start anything the caller asked to keep: it is cancelled, not failed. */
     @Test
     void aLaunchThatFailsAfterACancelIsCancelled() throws Exception {
