@@ -106,6 +106,8 @@ final class ExecRun extends ExecHandle {
         // Out of the live set before the caller sees the end: a caller that starts its next exec
         // as each returns, holding the bound exactly, is never refused for one that has returned.
         env.ended(this);
+        // The session's next exec waits for this one's tree to be gone, not just for its result.
+        kill.whenDone(this::sessionEnded);
         if (failure != null) {
             endWith(failure);
         } else {
@@ -294,7 +296,11 @@ final class ExecRun extends ExecHandle {
         return session == null ? request.command() : session.wrap(request.command());
     }
 
-    /** Tells the session its exec ended, before the caller can see that, so its next may start at once. */
+    /**
+     * Tells the session its exec ended: its flow ended and its tree is gone (or its kill gave up),
+     * or it was never dispatched; before the caller can see the result, unless a slow kill let the
+     * watchdog answer first. The session's next exec may start then, and not before.
+     */
     private void sessionEnded() {
         if (session != null) {
             session.ended();
@@ -309,7 +315,6 @@ final class ExecRun extends ExecHandle {
      * the close, and was lost, when the result went first).
      */
     private void deliver(ExecResult r) {
-        sessionEnded();
         if (!ending.compareAndSet(false, true)) {
             return;
         }
@@ -326,7 +331,6 @@ final class ExecRun extends ExecHandle {
 
     /** Ends in FAILED, unless a cancel or timeout ended it first (then that is its result). */
     private void endWith(AirlockException e) {
-        sessionEnded();
         if (sm.fail() || sm.cause() == Cause.EXIT) {
             if (!ending.compareAndSet(false, true)) {
                 return;
@@ -366,6 +370,7 @@ final class ExecRun extends ExecHandle {
                 interruptFlow();
                 awaitQuietly(flowEnded, env.config().stopBound());
                 givePlaceBack();
+                sessionEnded(); // nothing was dispatched: no shell of this exec runs
                 deliver(stopResult());
                 return true;
             }
@@ -396,6 +401,9 @@ final class ExecRun extends ExecHandle {
                 deliver(stopResult(out.stdout(), out.stderr()));
             }
             interruptFlow();
+            // The flow tells the session once the kill is done; should it stay stuck, the session
+            // gives up on this exec when the kill's own bound has passed.
+            env.workers().schedule(this::sessionEnded, kill.bound());
         }
     }
 

@@ -102,6 +102,24 @@ final class TreeKill {
         }
     }
 
+    /** Runs {@code then} once the kill is done (at once when none was started). */
+    void whenDone(Runnable then) {
+        CompletableFuture<Void> k;
+        synchronized (this) {
+            k = kill;
+        }
+        if (k == null) {
+            then.run();
+        } else {
+            k.whenComplete((v, e) -> then.run());
+        }
+    }
+
+    /** The most {@link #await} waits for the kill (its hooks and retries are bounded within it). */
+    Duration bound() {
+        return env.config().stopBound().plusSeconds(30);
+    }
+
     /** No process of a killed exec outlives its result (bounded: the watchdog answers the caller anyway). */
     void await() throws InterruptedException {
         CompletableFuture<Void> k;
@@ -112,7 +130,7 @@ final class TreeKill {
             return;
         }
         try {
-            k.get(env.config().stopBound().toMillis() + 30_000, TimeUnit.MILLISECONDS);
+            k.get(bound().toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
             LOG.warn("killing a command on {} did not finish: {}", env.name(), e.toString());
         }

@@ -260,4 +260,27 @@ class ExecStopTest {
             assertEquals("ran\n", s.exec(ExecRequest.of("echo ran")).stdout().text());
         }
     }
+    /**
+     * A session's timed-out command whose kill is slow: the caller has the timeout at the stop
+     * bound, but the session's next command waits until the previous one's shell is gone.
+     */
+    @Test
+    void aSessionsNextExecWaitsForThePreviousShellOfASlowKill() throws Exception {
+        HostBackend b = open(StdinMode.PIPE);
+        b.kill = Fault.STALL_UNINTERRUPTIBLY;
+        try (Session s = b.env.session()) {
+            ExecResult first = s.exec(ExecRequest.builder("sleep 30").timeout(java.time.Duration.ofMillis(300)).build());
+            assertTrue(first.timedOut(), first.toString());
+            long shell = b.launched.get(0).pid();
+            String[] next = new String[1];
+            Thread t = new Thread(() -> next[0] = s.exec(ExecRequest.of(
+                    "if [ -d /proc/" + shell + " ] && ! grep -q '^State:.*Z' /proc/" + shell + "/status; then echo alive; else echo gone; fi"))
+                    .stdout().text());
+            t.start();
+            t.join(1000); // a next exec that did not wait has run by now
+            b.release.countDown(); // the kill goes on
+            t.join(HostBackend.HANG.toMillis());
+            assertEquals("gone\n", next[0], "the session's next command ran while the previous shell still ran");
+        }
+    }
 }
