@@ -108,6 +108,7 @@ final class ExecRun extends ExecHandle {
         env.ended(this);
         // The session's next exec waits for this one's tree to be gone, not just for its result.
         kill.whenDone(this::sessionEnded);
+        env.live().flowEnded(this);
         if (failure != null) {
             endWith(failure);
         } else {
@@ -405,6 +406,25 @@ final class ExecRun extends ExecHandle {
             // gives up on this exec when the kill's own bound has passed.
             env.workers().schedule(this::sessionEnded, kill.bound());
         }
+    }
+
+    /**
+     * For close: waits until a dispatched exec's flow ended (its launch returned: a launch in
+     * flight may still start the command) and its kill is done, until {@code by}. Returns whether
+     * it settled; an exec never dispatched starts nothing, so it is not waited on.
+     */
+    boolean awaitSettled(dev.airlock.spi.Deadline by) {
+        if (!dispatched) {
+            return true;
+        }
+        awaitQuietly(flowEnded, by.remaining());
+        if (flowEnded.getCount() > 0) {
+            return false;
+        }
+        CountDownLatch killed = new CountDownLatch(1);
+        kill.whenDone(killed::countDown);
+        awaitQuietly(killed, by.remaining());
+        return killed.getCount() == 0;
     }
 
     /**

@@ -26,6 +26,8 @@ final class LiveExecs {
     enum Refusal { NONE, STOPPED, FULL }
 
     private final Set<ExecRun> live = ConcurrentHashMap.newKeySet();
+    /** Execs whose flow has not ended: a stop's result may leave the live set before its flow does. */
+    private final Set<ExecRun> flows = ConcurrentHashMap.newKeySet();
     private final Map<RemoteProcess, Optional<Reaper.Identity>> lingering = new ConcurrentHashMap<>();
     private volatile boolean stopped;
 
@@ -50,7 +52,18 @@ final class LiveExecs {
             return Refusal.FULL;
         }
         live.add(run);
+        flows.add(run);
         return Refusal.NONE;
+    }
+
+    /** {@code run}'s flow ended (it may have left the live set before, with a stop's result). */
+    void flowEnded(ExecRun run) {
+        flows.remove(run);
+    }
+
+    /** The execs whose flow has not ended yet, for close to wait on (a launch may still be in flight). */
+    List<ExecRun> unsettled() {
+        return List.copyOf(flows);
     }
 
     void remove(ExecRun run) {
