@@ -78,7 +78,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.name = backend.name();
         this.id = backend.id();
         this.settings = context.settings();
-        this.config = CoreSettings.from(settings);
+        this.config = CoreSettings.from(settings, backend.killStepCost());
         this.secrets = SecretVariables.from(settings);
         this.containmentSettings = ContainmentSettings.from(settings);
         this.listeners = new Listeners(name, id, context.listeners(), settings);

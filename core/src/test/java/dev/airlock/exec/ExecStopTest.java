@@ -283,4 +283,22 @@ class ExecStopTest {
             assertEquals("gone\n", next[0], "the session's next command ran while the previous shell still ran");
         }
     }
+    /**
+     * A backend whose kill is several remote calls (700 ms a step here) and says so: the stop
+     * waits for the kill, so the result comes with the command's tree gone and its output
+     * downloaded, on a FILES backend too (where the watchdog has none to give).
+     */
+    @Test
+    void aBackendThatDeclaresASlowKillGetsItsWholeStop() throws Exception {
+        HostBackend b = new HostBackend(HostBackend.settings(dir),
+                dev.airlock.Capabilities.pipe().withOutputTransport(dev.airlock.OutputTransport.FILES), List.of(), false,
+                backend -> backend.killStepCost = java.time.Duration.ofSeconds(1));
+        opened.add(b);
+        b.killStepMillis = 700;
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("printf partial; sleep 30")
+                .timeout(java.time.Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut(), r.toString());
+        assertEquals("partial", r.stdout().text(), "the output of a timed-out command was lost to a slow kill");
+        assertTrue(!HostBackend.alive(b.launched.get(0).pid()), "the result came while the timed-out command still ran");
+    }
 }

@@ -69,6 +69,10 @@ class HostBackend implements Backend, Stager, Killer {
     volatile Fault term = Fault.NONE;
     /** A fault for SIGKILLs only. */
     volatile Fault forceKill = Fault.NONE;
+    /** How long each kill step (a group read, a signal) takes, as on a backend whose kill is several remote calls. */
+    volatile long killStepMillis;
+    /** What this backend declares a kill step costs ({@link Backend#killStepCost}); set it before open. */
+    volatile Duration killStepCost = Duration.ZERO;
     /** How many of the next SIGKILLs fail (a transient error), before {@link #forceKill} applies. */
     final AtomicInteger forceKillFailures = new AtomicInteger();
     /** The hooks the core interrupted while they stalled (at their deadline, or a stop). */
@@ -426,7 +430,25 @@ class HostBackend implements Backend, Stager, Killer {
     }
 
     @Override
+    public Duration killStepCost() {
+        return killStepCost;
+    }
+
+    /** A kill step's time ({@link #killStepMillis}), cut short by the hook's deadline as a remote call's would be. */
+    private void slowKillStep() throws IOException {
+        if (killStepMillis > 0) {
+            try {
+                Thread.sleep(killStepMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("the kill step was interrupted at its deadline");
+            }
+        }
+    }
+
+    @Override
     public GroupState groupState(long pgid, Deadline deadline) throws IOException {
+        slowKillStep();
         return GroupState.parse(new String(env.runRaw(Shell.groupStateScript(pgid), null).stdout(), StandardCharsets.UTF_8));
     }
 
@@ -443,6 +465,7 @@ class HostBackend implements Backend, Stager, Killer {
     @Override
     public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         signals.add((force ? "KILL " : "TERM ") + group.orElse(-1));
+        slowKillStep();
         fault(kill, "kill");
         if (force && forceKillFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             throw new IOException("the SIGKILL failed on request (a transient error)");
