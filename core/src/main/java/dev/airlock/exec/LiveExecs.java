@@ -15,8 +15,11 @@ import java.util.function.BooleanSupplier;
 /**
  * The execs an environment runs, and the stop that ends them: an exec is registered before it is
  * dispatched, and registration and the stop hold one lock, so either close sees the exec and
- * cancels it, or the exec sees the stop and is refused. Also the finished execs whose
- * background processes still held output (killed, checked, at close).
+ * cancels it, or the exec sees the stop and is refused. An exec leaves the live set with its
+ * result, and the flows set when its flow ended (close waits for those that were dispatched).
+ * Also the trees that may outlive their exec, killed (identity checked) at close: background jobs
+ * of finished execs, and trees whose kill has not got through yet; of the jobs that hold their
+ * output open, and so pump threads, at most {@link #MAX_HOLDING} are kept, the oldest reaped.
  */
 final class LiveExecs {
     /** Execs one environment runs at once; more is refused with a clear error, never queued unboundedly. */
