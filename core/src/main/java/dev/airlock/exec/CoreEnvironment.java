@@ -286,6 +286,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
         }
         if (!workers.tryExecute(run::flow)) {
             live.remove(run);
+            live.flowEnded(run); // it never had one
             ensureOpen();
             throw new BackendException("no thread is free on the " + name + " environment " + id
                     + "; wait for running commands to finish");

@@ -414,8 +414,9 @@ final class ExecRun extends ExecHandle {
      * it settled; an exec never dispatched starts nothing, so it is not waited on.
      */
     boolean awaitSettled(dev.airlock.spi.Deadline by) {
-        if (!dispatched) {
-            return true;
+        ExecState s = sm.state();
+        if (!dispatched && s != ExecState.DISPATCHED && s != ExecState.KILLING && s != ExecState.DONE) {
+            return true; // CANCELLED or FAILED before dispatch, or not there yet (the stop makes sure it never is)
         }
         awaitQuietly(flowEnded, by.remaining());
         if (flowEnded.getCount() > 0) {
