@@ -88,8 +88,9 @@ class ExecStopTest {
     void aSlowKillKeepsTheOutputCapturedSoFar() throws Exception {
         HostBackend b = open(StdinMode.PIPE);
         b.kill = Fault.STALL_UNINTERRUPTIBLY;
+        // The timeout leaves the pumps ample time to take the output first, on a loaded machine too.
         ExecResult r = HostBackend.within(b.start(ExecRequest.builder("printf partial; printf err-partial >&2; sleep 30")
-                .timeout(java.time.Duration.ofSeconds(1)).build()));
+                .timeout(java.time.Duration.ofSeconds(2)).build()));
         assertTrue(r.timedOut(), r.toString());
         assertEquals("partial", r.stdout().text(), "the output captured before the timeout was dropped");
         assertEquals("err-partial", r.stderr().text(), "the stderr captured before the timeout was dropped");
@@ -284,7 +285,7 @@ class ExecStopTest {
         }
     }
     /**
-     * A backend whose kill is several remote calls (700 ms a step here) and says so: the stop
+     * A backend whose kill is several remote calls (500 ms a step here) and says so: the stop
      * waits for the kill, so the result comes with the command's tree gone and its output
      * downloaded, on a FILES backend too (where the watchdog has none to give).
      */
@@ -294,7 +295,7 @@ class ExecStopTest {
                 dev.airlock.Capabilities.pipe().withOutputTransport(dev.airlock.OutputTransport.FILES), List.of(), false,
                 backend -> backend.killStepCost = java.time.Duration.ofSeconds(1));
         opened.add(b);
-        b.killStepMillis = 700;
+        b.killStepMillis = 500; // two steps outlast the stop bound this backend would have without its declaration
         ExecResult r = HostBackend.within(b.start(ExecRequest.builder("printf partial; sleep 30")
                 .timeout(java.time.Duration.ofMillis(300)).build()));
         assertTrue(r.timedOut(), r.toString());
