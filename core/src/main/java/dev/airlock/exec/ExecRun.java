@@ -418,6 +418,11 @@ final class ExecRun extends ExecHandle {
         if (!dispatched && s != ExecState.DISPATCHED && s != ExecState.KILLING && s != ExecState.DONE) {
             return true; // CANCELLED or FAILED before dispatch, or not there yet (the stop makes sure it never is)
         }
+        synchronized (threadLock) {
+            if (flowThread == Thread.currentThread()) {
+                return false; // closed from this exec's own flow (a listener): it cannot wait for itself
+            }
+        }
         awaitQuietly(flowEnded, by.remaining());
         if (flowEnded.getCount() > 0) {
             return false;
