@@ -11,8 +11,9 @@ import java.nio.file.Path;
 
 /**
  * The bytes a command wrote to one stream, exactly as written, up to the capture cap. At most
- * about 1 MiB lives in the heap; the rest sits in a 0600 temp file that is deleted when the
- * environment closes or this value is no longer reachable.
+ * about 1 MiB lives in the heap; the rest sits in a 0600 temp file that goes with the result: it
+ * is deleted when this value is closed ({@link #close()}, or {@link ExecResult#close()}) or is no
+ * longer reachable, and stays readable after the environment closed.
  */
 public final class CapturedOutput implements AutoCloseable {
     private static final CapturedOutput EMPTY = new CapturedOutput(new byte[0], 0, null, 0, 0);

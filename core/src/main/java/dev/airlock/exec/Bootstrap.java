@@ -23,8 +23,14 @@ import java.util.Set;
  */
 final class Bootstrap {
 
-    /** What the probe found and what containment made of it. */
-    record Probed(Target target, Containment plan) {
+    /**
+     * What the probe found and what containment made of it.
+     *
+     * @param shell the shell user commands run in, by absolute path: {@code bash} where the probe
+     *              found it (by an absolute path), else {@code /bin/sh}; never looked up along a
+     *              PATH the request may have replaced
+     */
+    record Probed(Target target, Containment plan, String shell) {
     }
 
     private Bootstrap() {
@@ -45,7 +51,15 @@ final class Bootstrap {
                 passwdHome, processHome, home,
                 facts.getOrDefault("tmpdir", "").isEmpty() ? "/tmp" : facts.get("tmpdir"),
                 facts.get("private"), bash.isEmpty() ? "sh" : "bash", verdict.container(), verdict.signal());
-        return new Probed(target, plan);
+        return new Probed(target, plan, shellPath(bash));
+    }
+
+    /** {@code command -v bash} as the probe printed it: used when absolute, else the target's {@code /bin/sh}. */
+    static String shellPath(String bash) {
+        if (bash.startsWith("/")) {
+            return bash;
+        }
+        return bash.isEmpty() ? "/bin/sh" : "bash"; // a relative PATH entry: as before, looked up
     }
 
     private static byte[] runProbe(CoreEnvironment env, String base) {

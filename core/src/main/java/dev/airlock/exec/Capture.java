@@ -93,7 +93,9 @@ final class Capture {
     boolean finish(TreeKill kill) throws InterruptedException {
         boolean drained = outPump.finish(env.config().outputGrace()) & errPump.finish(env.config().outputGrace());
         kill.recorded(records.record());
-        if (!drained || process.hasSurvivors()) {
+        if (!drained) {
+            env.holdsOutput(process, kill.known(), () -> outPump.ended() && errPump.ended());
+        } else if (process.hasSurvivors()) {
             env.linger(process, kill.known());
         }
         if (stdin != null) {
@@ -144,6 +146,32 @@ final class Capture {
                         + " failed: " + d.failure().getMessage(), d.failure());
             }
         }
+    }
+
+    /** What a stopped exec's caller gets when its flow is stuck past the stop bound. */
+    record SoFar(CapturedOutput stdout, CapturedOutput stderr) {
+    }
+
+    /**
+     * The output captured so far, for the watchdog's answer while the flow is still stuck (a slow
+     * kill): the pumps stop writing into the captures, which are closed and handed out as they
+     * stand; output is the user's and is never dropped. FILES output is on the target until the
+     * download after the end, so there is none to give yet; a caller's own sinks already have theirs.
+     */
+    SoFar soFar() {
+        if (files != null) {
+            return new SoFar(CapturedOutput.empty(), CapturedOutput.empty());
+        }
+        return new SoFar(handOut(outPump, outCap), handOut(errPump, errCap));
+    }
+
+    private CapturedOutput handOut(OutputPump pump, OutputCapture c) {
+        if (c == null) {
+            return CapturedOutput.empty();
+        }
+        pump.detach();
+        CoreEnvironment.closeQuietly(c);
+        return deliver(c);
     }
 
     CapturedOutput stdout() {

@@ -68,6 +68,8 @@ public final class CoreEnvironment implements ContainedEnvironment {
     private final SafetyGate safety;
     private volatile Target target;
     private volatile Containment containment;
+    /** The shell user commands run in, by absolute path (see {@link Bootstrap.Probed#shell}). */
+    private volatile String shell;
     /** Airlock's own state as commands found it, where they can write it (see {@link StateWitness}). */
     private volatile Optional<StateWitness> stateWitness = Optional.empty();
 
@@ -76,7 +78,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.name = backend.name();
         this.id = backend.id();
         this.settings = context.settings();
-        this.config = CoreSettings.from(settings);
+        this.config = CoreSettings.from(settings, backend.killStepCost());
         this.secrets = SecretVariables.from(settings);
         this.containmentSettings = ContainmentSettings.from(settings);
         this.listeners = new Listeners(name, id, context.listeners(), settings);
@@ -107,6 +109,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
         Bootstrap.Probed probed = Bootstrap.probe(this, containmentSettings, base);
         this.target = probed.target();
         this.containment = probed.plan();
+        this.shell = probed.shell();
         Bootstrap.prepare(this, probed.plan());
         backend.onTargetReady(target, containment);
         if (commandsCanWriteOwnState()) {
@@ -283,6 +286,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
         }
         if (!workers.tryExecute(run::flow)) {
             live.remove(run);
+            live.flowEnded(run); // it never had one
             ensureOpen();
             throw new BackendException("no thread is free on the " + name + " environment " + id
                     + "; wait for running commands to finish");
@@ -390,6 +394,11 @@ public final class CoreEnvironment implements ContainedEnvironment {
         return config;
     }
 
+    /** The shell user commands run in, by absolute path (see {@link Bootstrap.Probed#shell}). */
+    String shell() {
+        return shell;
+    }
+
     Target probedTarget() {
         return target;
     }
@@ -404,6 +413,29 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     void linger(dev.airlock.spi.RemoteProcess p, Reaper.Identity identity) {
         live.linger(p, identity);
+    }
+
+    /**
+     * {@code p} finished, but its background jobs hold its output open, and so pump threads: past
+     * {@link LiveExecs#MAX_HOLDING} such execs the oldest job is reaped (its group terminated,
+     * checked by identity), so leftover jobs never exhaust the pool and refuse execs.
+     */
+    void holdsOutput(RemoteProcess p, Reaper.Identity identity, java.util.function.BooleanSupplier released) {
+        for (RemoteProcess old : live.hold(p, identity, released)) {
+            Optional<Reaper.Identity> id = live.kept(old);
+            if (id == null) {
+                continue; // close took it already
+            }
+            workers.runAsync(() -> {
+                if (reaper.terminate(old, id.orElse(null), () -> false)) {
+                    live.unlinger(old);
+                }
+            });
+        }
+    }
+
+    void unlinger(dev.airlock.spi.RemoteProcess p) {
+        live.unlinger(p);
     }
 
     /** With {@code airlock.cancel=sandbox}, a cancel that stopped an exec stops the sandbox too. */

@@ -13,9 +13,13 @@ import java.time.Duration;
  * @param killSlack          how long past the grace a stop waits on a backend that does not answer ({@code airlock.kill.slack})
  * @param outputGrace        how long output is drained after the command ended ({@code airlock.exec.output-grace})
  * @param maxStaged          the cap on a staged stdin of unknown length ({@code airlock.stdin.max-staged-bytes})
+ * @param killSteps          what the backend's kill steps take, together ({@link dev.airlock.spi.Backend#killStepCost})
  */
 public record CoreSettings(boolean cancelStopsSandbox, long outputCap, Duration killGrace, Duration killSlack, Duration outputGrace,
-                           long maxStaged) {
+                           long maxStaged, Duration killSteps) {
+    /** The steps of one kill: a group read before the SIGTERM, the SIGTERM, a read before the SIGKILL, the SIGKILL. */
+    static final int KILL_STEPS = 4;
+
     public static final String CANCEL_KEY = "airlock.cancel";
     public static final String OUTPUT_MAX_KEY = "airlock.output.max-bytes";
     public static final String KILL_GRACE_KEY = "airlock.kill.grace";
@@ -24,22 +28,25 @@ public record CoreSettings(boolean cancelStopsSandbox, long outputCap, Duration 
     public static final String OUTPUT_GRACE_KEY = "airlock.exec.output-grace";
     public static final String AUDIT_FILE_KEY = "airlock.audit.file";
 
-    static CoreSettings from(Settings settings) {
+    /** {@code killStepCost}: the backend's {@link dev.airlock.spi.Backend#killStepCost}. */
+    static CoreSettings from(Settings settings, Duration killStepCost) {
         return new CoreSettings(
                 "sandbox".equals(settings.getChoice(CANCEL_KEY, "exec", "exec", "sandbox")),
                 settings.getBytes(OUTPUT_MAX_KEY, 16L << 20),
                 settings.getDuration(KILL_GRACE_KEY, Duration.ofSeconds(1)),
                 settings.getDuration(KILL_SLACK_KEY, Duration.ofSeconds(1)),
                 settings.getDuration(OUTPUT_GRACE_KEY, Duration.ofSeconds(2)),
-                settings.getBytes(MAX_STAGED_KEY, 1L << 30));
+                settings.getBytes(MAX_STAGED_KEY, 1L << 30),
+                killStepCost.multipliedBy(KILL_STEPS));
     }
 
     /**
      * How long a timeout or cancel may take before the caller has its result: the kill grace, plus
      * the slack a backend's kill, removal or stuck hook is given to answer before the core stops
-     * waiting on it (a remote kill is a round trip).
+     * waiting on it (a remote kill is a round trip), plus what the backend declared its kill's
+     * steps take.
      */
     Duration stopBound() {
-        return killGrace.plus(killSlack);
+        return killGrace.plus(killSlack).plus(killSteps);
     }
 }

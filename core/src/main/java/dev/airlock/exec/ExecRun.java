@@ -60,6 +60,8 @@ final class ExecRun extends ExecHandle {
     private volatile OutputFiles outputFiles;
     private volatile boolean dispatched;
     private volatile ScheduledFuture<?> timeoutTask;
+    /** Once dispatched: the output so far, which the watchdog hands out if the flow is stuck. */
+    private volatile Capture capture;
 
     ExecRun(CoreEnvironment env, long execId, ExecRequest request, boolean internal) {
         this(env, execId, request, internal, null);
@@ -104,6 +106,9 @@ final class ExecRun extends ExecHandle {
         // Out of the live set before the caller sees the end: a caller that starts its next exec
         // as each returns, holding the bound exactly, is never refused for one that has returned.
         env.ended(this);
+        // The session's next exec waits for this one's tree to be gone, not just for its result.
+        kill.whenDone(this::sessionEnded);
+        env.live().flowEnded(this);
         if (failure != null) {
             endWith(failure);
         } else {
@@ -158,7 +163,8 @@ final class ExecRun extends ExecHandle {
         }
         Launch launch;
         try {
-            launch = ExecScript.build(request, commandToSend(), internal, env.capabilities(), env.target(), env.childSet(request),
+            launch = ExecScript.build(request, commandToSend(), internal, env.capabilities(), env.target(), env.shell(),
+                    env.childSet(request),
                     env.childUnset(), env.config().maxStaged(), nonce, outputFiles, this::stageTracked);
         } catch (IOException e) {
             if (sm.state() == ExecState.CANCELLED) {
@@ -187,6 +193,7 @@ final class ExecRun extends ExecHandle {
             throw new BackendException("could not start the command on " + env.name() + ": " + e.getMessage(), e);
         }
         Capture capture = new Capture(env, request, p, nonce, outputFiles);
+        this.capture = capture;
         capture.start();
         kill.launched(p, capture); // a cancel that came while launch ran (or close raced it) kills it now
         if (launch.pipeStdin()) {
@@ -249,10 +256,13 @@ final class ExecRun extends ExecHandle {
     }
 
     private ExecResult stopResult() {
+        return stopResult(CapturedOutput.empty(), CapturedOutput.empty());
+    }
+
+    private ExecResult stopResult(CapturedOutput stdout, CapturedOutput stderr) {
         Cause c = sm.cause();
         return new ExecResult(c == Cause.TIMEOUT ? ExecResult.EXIT_TIMEOUT : ExecResult.EXIT_CANCELLED,
-                CapturedOutput.empty(), CapturedOutput.empty(), c == Cause.TIMEOUT, c != Cause.TIMEOUT,
-                Duration.between(created, Instant.now()));
+                stdout, stderr, c == Cause.TIMEOUT, c != Cause.TIMEOUT, Duration.between(created, Instant.now()));
     }
 
     private void stageTracked(String path, dev.airlock.Payload data) throws IOException {
@@ -287,7 +297,11 @@ final class ExecRun extends ExecHandle {
         return session == null ? request.command() : session.wrap(request.command());
     }
 
-    /** Tells the session its exec ended, before the caller can see that, so its next may start at once. */
+    /**
+     * Tells the session its exec ended: its flow ended and its tree is gone (or its kill gave up),
+     * or it was never dispatched; before the caller can see the result, unless a slow kill let the
+     * watchdog answer first. The session's next exec may start then, and not before.
+     */
     private void sessionEnded() {
         if (session != null) {
             session.ended();
@@ -302,7 +316,6 @@ final class ExecRun extends ExecHandle {
      * the close, and was lost, when the result went first).
      */
     private void deliver(ExecResult r) {
-        sessionEnded();
         if (!ending.compareAndSet(false, true)) {
             return;
         }
@@ -319,7 +332,6 @@ final class ExecRun extends ExecHandle {
 
     /** Ends in FAILED, unless a cancel or timeout ended it first (then that is its result). */
     private void endWith(AirlockException e) {
-        sessionEnded();
         if (sm.fail() || sm.cause() == Cause.EXIT) {
             if (!ending.compareAndSet(false, true)) {
                 return;
@@ -358,6 +370,8 @@ final class ExecRun extends ExecHandle {
             case NEVER_DISPATCHED -> {
                 interruptFlow();
                 awaitQuietly(flowEnded, env.config().stopBound());
+                givePlaceBack();
+                sessionEnded(); // nothing was dispatched: no shell of this exec runs
                 deliver(stopResult());
                 return true;
             }
@@ -372,13 +386,61 @@ final class ExecRun extends ExecHandle {
         }
     }
 
-    /** The stop bound passed and the flow is still stuck in a hook: the caller gets the result now. */
+    /**
+     * The stop bound passed and the flow is still stuck in a hook: the caller gets the result now,
+     * with the output captured so far (the kill goes on in the background).
+     */
     private void watchdog() {
         if (!result.isDone()) {
             sm.toDone();
-            deliver(stopResult());
+            givePlaceBack();
+            Capture c = capture;
+            if (c == null) {
+                deliver(stopResult());
+            } else {
+                Capture.SoFar out = c.soFar();
+                deliver(stopResult(out.stdout(), out.stderr()));
+            }
             interruptFlow();
+            // The flow tells the session once the kill is done; should it stay stuck, the session
+            // gives up on this exec when the kill's own bound has passed.
+            env.workers().schedule(this::sessionEnded, kill.bound());
         }
+    }
+
+    /**
+     * For close: waits until a dispatched exec's flow ended (its launch returned: a launch in
+     * flight may still start the command) and its kill is done, until {@code by}. Returns whether
+     * it settled; an exec never dispatched starts nothing, so it is not waited on.
+     */
+    boolean awaitSettled(dev.airlock.spi.Deadline by) {
+        ExecState s = sm.state();
+        if (!dispatched && s != ExecState.DISPATCHED && s != ExecState.KILLING && s != ExecState.DONE) {
+            return true; // CANCELLED or FAILED before dispatch, or not there yet (the stop makes sure it never is)
+        }
+        synchronized (threadLock) {
+            if (flowThread == Thread.currentThread()) {
+                return false; // closed from this exec's own flow (a listener): it cannot wait for itself
+            }
+        }
+        awaitQuietly(flowEnded, by.remaining());
+        if (flowEnded.getCount() > 0) {
+            return false;
+        }
+        CountDownLatch killed = new CountDownLatch(1);
+        kill.whenDone(killed::countDown);
+        awaitQuietly(killed, by.remaining());
+        return killed.getCount() == 0;
+    }
+
+    /**
+     * The caller gets a stop's result while the flow may still be stuck in a hook that ignores its
+     * interrupt (a caller's own stdin stream, read while staging): the exec leaves the live set
+     * with that result, so stuck flows never refuse the next exec. The flow's thread is held until
+     * the hook returns; the flow then cleans up as usual.
+     */
+    private void givePlaceBack() {
+        env.ended(this);
     }
 
     private void interruptFlow() {

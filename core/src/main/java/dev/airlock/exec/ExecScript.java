@@ -36,7 +36,14 @@ final class ExecScript {
     private ExecScript() {
     }
 
-    static Launch build(ExecRequest request, String command, boolean internal, Capabilities caps, Target t, Map<String, String> set,
+    /**
+     * {@code shell}: the target's shell by absolute path (see {@link Bootstrap.Probed#shell}); the
+     * user's command runs in it, and a staged script is run by it, so a request's own {@code PATH}
+     * cannot keep either from starting. Airlock's own scripts run under {@code sh} with the
+     * target's PATH.
+     */
+    static Launch build(ExecRequest request, String command, boolean internal, Capabilities caps, Target t, String shell,
+                        Map<String, String> set,
                         Set<String> unset, long maxStaged, String nonce, OutputFiles files, Stager stager)
             throws IOException {
         StringBuilder opens = new StringBuilder();
@@ -62,7 +69,7 @@ final class ExecScript {
         } else {
             command = StdinScripts.heredoc(readCapped(stdin.get(), StdinScripts.HEREDOC_MAX_BYTES), command);
         }
-        String shell = internal ? "sh" : t.shell();
+        shell = internal ? "sh" : shell;
         String cd = request.cwd().map(cwd -> "cd -- " + Shell.quotePath(t.expand(cwd)) + " || exit 126\n").orElse("");
         // The estimate: the staging lines, 512 bytes for the fixed lines after them, and three
         // bytes per character of what the caller chose (the cwd and the command) for quoting.

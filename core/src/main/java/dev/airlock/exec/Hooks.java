@@ -166,6 +166,11 @@ final class Hooks {
         runBounded(Shell.signalGroupScript(force ? "KILL" : "TERM", pgid));
     }
 
+    /** Whether {@link #kill} can reach a process whose group is unknown (the backend's native killer can). */
+    boolean killsWithoutGroup() {
+        return killer.isPresent();
+    }
+
     /** Runs one of the core's rm or kill scripts within the kill bound: only a failure to run it fails the hook, its exit status is not read. */
     private void runBounded(String script) throws IOException {
         bounded(killBound, d -> {

@@ -89,7 +89,18 @@ final class Lifecycle {
         for (ExecRun r : runs) {
             r.awaitResultQuietly(answered.remaining().toNanos());
         }
-        env.live().drainLingering((p, id) -> env.reaper().signal(p, id, true));
+        // A result can come (at the stop bound) while a launch is still in flight: close returns
+        // only once it returned and what it started was killed, within the kill's own bound.
+        Deadline settled = Deadline.in(env.config().stopBound().plusSeconds(30));
+        for (ExecRun r : env.live().unsettled()) {
+            if (!r.awaitSettled(settled)) {
+                LOG.warn("a command on {} was still being started or killed when {} closed; it is killed when it returns",
+                        env.name(), env.id());
+            }
+        }
+        // Tried again while it fails, within the stop bound each: one transient failure at close
+        // must not leave a tree running.
+        env.live().drainLingering((p, id) -> env.reaper().forceKill(p, id, env.config().stopBound()));
         Target t = env.probedTarget();
         if (t != null && !env.hooks().removePrivateDir(t.privateDir())) {
             try {

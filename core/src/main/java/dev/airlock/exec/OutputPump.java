@@ -24,6 +24,8 @@ public final class OutputPump implements Runnable {
     private final CountDownLatch end = new CountDownLatch(1);
     private volatile long lastActivity = System.nanoTime();
     private volatile boolean detached;
+    /** Held while a chunk goes into the sink, so {@link #detach} knows none is in flight after it. */
+    private final Object sinkLock = new Object();
     /** In the caller's sink: a slow reader is not an idle command, so never give up then. */
     private volatile boolean writing;
     private volatile IOException failure;
@@ -40,22 +42,24 @@ public final class OutputPump implements Runnable {
             int n;
             while ((n = from.read(buf)) != -1) {
                 lastActivity = System.nanoTime();
-                if (detached) {
-                    continue; // a background process still writes after we gave up: discard
-                }
-                writing = true;
-                try {
-                    to.write(buf, 0, n);
-                } catch (IOException | RuntimeException e) {
-                    // A sink that throws anything (a full disk, a gone spill dir, a caller's bug)
-                    // must not end the drain: the command would block on a full pipe forever.
-                    if (failure == null) {
-                        failure = e instanceof IOException io ? io : new IOException(e.toString(), e);
+                synchronized (sinkLock) {
+                    if (detached) {
+                        continue; // a background process still writes after we gave up: discard
                     }
-                    detached = true; // keep draining so the command never blocks on a full pipe
-                } finally {
-                    writing = false;
-                    lastActivity = System.nanoTime();
+                    writing = true;
+                    try {
+                        to.write(buf, 0, n);
+                    } catch (IOException | RuntimeException e) {
+                        // A sink that throws anything (a full disk, a gone spill dir, a caller's bug)
+                        // must not end the drain: the command would block on a full pipe forever.
+                        if (failure == null) {
+                            failure = e instanceof IOException io ? io : new IOException(e.toString(), e);
+                        }
+                        detached = true; // keep draining so the command never blocks on a full pipe
+                    } finally {
+                        writing = false;
+                        lastActivity = System.nanoTime();
+                    }
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -80,6 +84,23 @@ public final class OutputPump implements Runnable {
             }
         }
         return true;
+    }
+
+    /**
+     * Stops writing into the sink (what still comes is drained and discarded) and returns once no
+     * write is in flight: the sink then holds its final bytes. Only for a sink that never blocks
+     * (a capture): it waits for the chunk being written.
+     */
+    public void detach() {
+        detached = true;
+        synchronized (sinkLock) {
+            // a chunk being written when the flag was set is in the sink now
+        }
+    }
+
+    /** Whether end-of-output came (or the read failed): this pump holds no thread any more. */
+    public boolean ended() {
+        return end.getCount() == 0;
     }
 
     /** The caller's sink failed with this (the pump kept draining so the command never blocked). */

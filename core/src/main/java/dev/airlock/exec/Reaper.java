@@ -8,7 +8,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -46,17 +45,26 @@ final class Reaper {
      */
     static final Duration LOST_REACH = Duration.ofSeconds(15);
 
+    /**
+     * How long a SIGKILL that failed (the target not reached, a hook that failed or overran its
+     * deadline) is tried again: a single transient failure must not leave a killed tree running.
+     */
+    static final Duration KILL_REACH = LOST_REACH;
+
     /** SIGTERM, then after the grace (or the shell's end) SIGKILL for whatever of the group is left. */
-    void terminate(RemoteProcess p, Identity id, BooleanSupplier exited) throws InterruptedException {
-        terminate(p, id, exited, Duration.ZERO);
+    boolean terminate(RemoteProcess p, Identity id, BooleanSupplier exited) {
+        return terminate(p, id, exited, Duration.ZERO);
     }
 
     /**
      * As {@link #terminate(RemoteProcess, Identity, BooleanSupplier)}; a read or signal that fails
      * (the target was not reached, as opposed to a group found gone) is tried again until
-     * {@code reach} has passed.
+     * {@code reach} has passed, and a failed SIGKILL until {@link #KILL_REACH} has too. An interrupt
+     * never ends the kill early: the only ones it meets are hook deadlines', and it is bounded by
+     * its own. Returns true when the group is gone or took its SIGKILL; false when the SIGKILL
+     * never got through (the tree may still run: {@link LiveExecs#linger} keeps it for close).
      */
-    void terminate(RemoteProcess p, Identity id, BooleanSupplier exited, Duration reach) throws InterruptedException {
+    boolean terminate(RemoteProcess p, Identity id, BooleanSupplier exited, Duration reach) {
         Deadline graceOver = Deadline.in(grace);
         Deadline reachOver = Deadline.in(reach);
         // A target that was not reached is tried for the grace or the reach, whichever is longer.
@@ -73,33 +81,59 @@ final class Reaper {
             }
             failed |= s == null;
             if (s != null && exited.getAsBoolean()) {
-                return;
+                return true;
             }
             if ((s == null ? unreachedOver : graceOver).passed()) {
                 if (!failed) {
-                    return; // the group was never there, or is gone: nothing to signal
+                    return true; // the group was never there, or is gone: nothing to signal
                 }
                 // The target did not take the SIGTERM in time (a slow or failing read or signal):
                 // its grace is spent, so SIGKILL now rather than give up with the tree running.
                 break;
             }
             // A group not there yet is polled quickly; an unreached target is given time to recover.
-            Thread.sleep(s == null ? backoff.afterFailure() : backoff.afterAnswer());
+            pause(s == null ? backoff.afterFailure() : backoff.afterAnswer());
         }
         if (termed) {
             if (failed) {
                 graceOver = Deadline.in(grace); // the SIGTERM came late: its grace starts now
             }
             while (!exited.getAsBoolean() && !graceOver.passed()) {
-                Thread.sleep(10);
+                pause(10);
             }
         }
         // Grandchildren that ignored SIGTERM are in the group too; a group that is gone gets nothing.
         // (SIGKILL follows at once once the shell ended: waiting out the grace for the rest costs
         // remote round trips the caller's stop bound cannot afford.)
-        Backoff killBackoff = new Backoff();
-        while (trySignal(p, id, true) == null && !reachOver.passed()) {
-            Thread.sleep(killBackoff.afterFailure());
+        return forceKill(p, id, reach.compareTo(KILL_REACH) > 0 ? reach : KILL_REACH);
+    }
+
+    /**
+     * SIGKILL for the group (after the identity check), tried again while it fails until
+     * {@code reach} has passed. True when it got through or the group is gone.
+     */
+    boolean forceKill(RemoteProcess p, Identity id, Duration reach) {
+        Deadline over = Deadline.in(reach);
+        Backoff backoff = new Backoff();
+        while (trySignal(p, id, true) == null) {
+            if (over.passed()) {
+                LOG.warn("the SIGKILL for a command on {} never got through; its process group may still run", env.name());
+                return false;
+            }
+            pause(backoff.afterFailure());
+        }
+        return true;
+    }
+
+    /**
+     * Sleeps between tries. An interrupt does not end the kill (it is bounded by its deadlines; the
+     * interrupts it meets are its hooks' deadlines), so it only cuts this pause short.
+     */
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            // cleared: the next try still runs
         }
     }
 
@@ -109,7 +143,7 @@ final class Reaper {
      * The command's shell is the leader whose parent is another match (the backend's wrapper shell,
      * when it ran the command under setsid), or the only match.
      */
-    Identity find(String nonce, Duration reach) throws InterruptedException {
+    Identity find(String nonce, Duration reach) {
         Deadline over = Deadline.in(reach);
         Backoff backoff = new Backoff();
         while (true) {
@@ -123,12 +157,12 @@ final class Reaper {
                 return null;
             } catch (IOException | RuntimeException e) {
                 LOG.warn("looking up a command's process group on {} failed: {}", env.name(), e.getMessage());
-                clearDeadlineInterrupt(e);
+                Thread.interrupted(); // a deadline's interrupt must not end the next try
             }
             if (over.passed()) {
                 return null;
             }
-            Thread.sleep(backoff.afterFailure());
+            pause(backoff.afterFailure());
         }
     }
 
@@ -173,6 +207,11 @@ final class Reaper {
     private Boolean trySignal(RemoteProcess p, Identity id, boolean force) {
         try {
             if (id == null) {
+                if (!env.hooks().killsWithoutGroup()) {
+                    LOG.warn("the process group of a command on {} is unknown and the backend has no native kill; not killed",
+                            env.name());
+                    return false; // no try can do better: nothing to try again
+                }
                 env.hooks().kill(p, OptionalLong.empty(), force);
                 return true;
             }
@@ -190,17 +229,10 @@ final class Reaper {
             return true;
         } catch (IOException | RuntimeException e) {
             LOG.warn("killing a command on {} failed: {}", env.name(), e.getMessage());
-            clearDeadlineInterrupt(e);
             return null;
-        }
-    }
-
-    /**
-     * A hook that ran into its deadline was interrupted (and says so with an
-     * {@link InterruptedIOException}); the flag it leaves must not end the next, bounded, try.
-     */
-    private static void clearDeadlineInterrupt(Exception e) {
-        if (e instanceof InterruptedIOException) {
+        } finally {
+            // A hook that overran its deadline may return, or fail with any exception, with its
+            // thread still flagged: the flag must not end the next, bounded, try or pause.
             Thread.interrupted();
         }
     }

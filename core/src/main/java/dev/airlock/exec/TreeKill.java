@@ -60,29 +60,64 @@ final class TreeKill {
         }
         env.workers().runAsync(() -> {
             try {
-                Reaper.Identity id = identity;
-                long began = System.nanoTime();
-                if (id == null) {
-                    // The record names the group when the backend cannot; it comes before the command runs.
-                    Capture c = capture;
-                    Duration wait = p.processGroup().isPresent() ? Duration.ZERO : env.config().stopBound();
-                    id = identityOf(c == null ? null : c.awaitRecord(wait));
-                    if (id == null && lost) {
-                        // The connection died before the record reached us (the command had just
-                        // started): look the group up by the nonce, over a fresh connection.
-                        id = env.reaper().find(nonce, Reaper.LOST_REACH);
-                    }
-                    identity = id;
-                }
-                // One budget for the lookup and the signals together: the kill's wait stays bounded.
-                Duration left = Reaper.LOST_REACH.minusNanos(System.nanoTime() - began);
-                env.reaper().terminate(p, id, () -> exited, lost && !left.isNegative() ? left : Duration.ZERO);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                kill(p);
             } finally {
                 k.complete(null);
             }
         });
+    }
+
+    /**
+     * Finds who was launched, keeps the tree for close until its kill got through (the flow that
+     * would have found it lingering after capture may have been let go at the stop bound), and
+     * kills it.
+     */
+    private void kill(RemoteProcess p) {
+        Reaper.Identity id = identity;
+        long began = System.nanoTime();
+        if (id == null) {
+            // The record names the group when the backend cannot; it comes before the command runs.
+            Capture c = capture;
+            Duration wait = p.processGroup().isPresent() ? Duration.ZERO : env.config().stopBound();
+            try {
+                id = identityOf(c == null ? null : c.awaitRecord(wait));
+            } catch (InterruptedException e) {
+                id = identityOf(null); // not ours to end the kill: the backend's group, if it named one
+            }
+            if (id == null && lost) {
+                // The connection died before the record reached us (the command had just
+                // started): look the group up by the nonce, over a fresh connection.
+                id = env.reaper().find(nonce, Reaper.LOST_REACH);
+            }
+            identity = id;
+        }
+        boolean kept = id != null || env.hooks().killsWithoutGroup();
+        if (kept) {
+            env.linger(p, id);
+        }
+        // One budget for the lookup and the signals together: the kill's wait stays bounded.
+        Duration left = Reaper.LOST_REACH.minusNanos(System.nanoTime() - began);
+        if (env.reaper().terminate(p, id, () -> exited, lost && !left.isNegative() ? left : Duration.ZERO) && kept) {
+            env.unlinger(p);
+        }
+    }
+
+    /** Runs {@code then} once the kill is done (at once when none was started). */
+    void whenDone(Runnable then) {
+        CompletableFuture<Void> k;
+        synchronized (this) {
+            k = kill;
+        }
+        if (k == null) {
+            then.run();
+        } else {
+            k.whenComplete((v, e) -> then.run());
+        }
+    }
+
+    /** The most {@link #await} waits for the kill (its hooks and retries are bounded within it). */
+    Duration bound() {
+        return env.config().stopBound().plusSeconds(30);
     }
 
     /** No process of a killed exec outlives its result (bounded: the watchdog answers the caller anyway). */
@@ -95,7 +130,7 @@ final class TreeKill {
             return;
         }
         try {
-            k.get(env.config().stopBound().toMillis() + 30_000, TimeUnit.MILLISECONDS);
+            k.get(bound().toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
             LOG.warn("killing a command on {} did not finish: {}", env.name(), e.toString());
         }

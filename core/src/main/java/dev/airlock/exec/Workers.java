@@ -32,7 +32,8 @@ final class Workers {
             return t;
         };
         // Bounded: at most MAX_LIVE execs run at once, each needing a few threads (flow, two pumps,
-        // stdin, kill); a pump given up on after the output grace releases its transport and ends.
+        // stdin, kill); the 16 beyond are for the pumps of at most LiveExecs.MAX_HOLDING finished
+        // execs whose background jobs hold their output open (the oldest job past that is reaped).
         this.pool = new ThreadPoolExecutor(0, LiveExecs.MAX_LIVE * 5 + 16, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), tf);
         this.timers = Executors.newSingleThreadScheduledExecutor(tf);
     }
@@ -78,13 +79,12 @@ final class Workers {
         }
     }
 
-    /** The pool, or when it is shut down a thread per task (a pump run inline could deadlock on a full pipe). */
+    /**
+     * Runs each task as {@link #runAsync} does: on the pool, or on a thread of its own when the pool
+     * is full or shut down (a pump run inline could deadlock on a full pipe; a kill at close must run).
+     */
     Executor executor() {
-        return pool.isShutdown() ? r -> {
-            Thread t = new Thread(r, "airlock-" + name + "-raw");
-            t.setDaemon(true);
-            t.start();
-        } : pool;
+        return this::runAsync;
     }
 
     /**

@@ -65,12 +65,14 @@ public final class StdinScripts {
 
     /**
      * The one shape of every staging prefix: {@code command VERB P || exit 201}, then remove P.
-     * {@code command} keeps a failing special builtin from exiting dash or busybox before {@code ||}.
+     * {@code command} keeps a failing special builtin from exiting dash or busybox before {@code ||};
+     * {@code command -p} finds {@code rm} along the system's default PATH, since a backend that
+     * passes the request's env natively hands the script a PATH that may lack it.
      */
     private static String openThenRemove(String verb, String stagedPath) {
         String p = Shell.quotePath(stagedPath);
         return "command " + verb + " " + p + " || exit " + STAGING_FAILED + "\n"
-                + "rm -f -- " + p + " || exit " + STAGING_FAILED + "\n";
+                + "command -p rm -f -- " + p + " || exit " + STAGING_FAILED + "\n";
     }
 
     /** The prefix for a command that gets no stdin: end-of-input at once. */
@@ -92,7 +94,10 @@ public final class StdinScripts {
         return openThenRemove("exec 3<", scriptPath);
     }
 
-    /** The second half of {@link #runStagedScript}: the shell reads the script from descriptor 3. */
+    /**
+     * The second half of {@link #runStagedScript}: the shell reads the script from descriptor 3.
+     * Give {@code shell} by absolute path: the request's env is in force here, its PATH included.
+     */
     public static String execStagedScript(String shell) {
         return "exec " + shell + " /dev/fd/3\n";
     }

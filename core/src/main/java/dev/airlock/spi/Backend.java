@@ -59,6 +59,18 @@ public interface Backend extends AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * How long one step of a kill (a group read, or a signal) may take on this backend: several
+     * remote calls on a cloud sandbox, where the core's kill scripts each start a command. A stop
+     * waits the kill grace and slack plus four such steps (read and SIGTERM, read and SIGKILL)
+     * before the caller gets its result without the kill: a kill that is merely slow then ends
+     * the exec itself, with its tree gone and all of its output downloaded. Zero (the default)
+     * for a backend whose kill is one local call or one round trip.
+     */
+    default java.time.Duration killStepCost() {
+        return java.time.Duration.ZERO;
+    }
+
     /** A native kill and group read; empty to let the core signal the process group with scripts. */
     default Optional<Killer> killer() {
         return Optional.empty();

@@ -231,4 +231,91 @@ class ExecKillTest {
         b.env.close();
         eventually("a survivor the backend reported outlived close", GONE, () -> !HostBackend.alive(job));
     }
+    /**
+     * A timed-out tree that ignores SIGTERM dies even when one SIGKILL attempt fails (a transient
+     * error) or a SIGTERM hook overran its deadline (it returned, or failed plainly, with its
+     * thread still flagged interrupted): the kill is tried again, and an interrupt a hook left
+     * behind never abandons it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"one SIGKILL fails", "SIGTERM interrupted, returns", "SIGTERM interrupted, fails"})
+    void aTimedOutTreeDiesWhenAKillStepFails(String how) throws Exception {
+        HostBackend b = open();
+        switch (how) {
+            case "one SIGKILL fails" -> b.forceKillFailures.set(1);
+            case "SIGTERM interrupted, returns" -> b.term = Fault.INTERRUPTED_RETURNS;
+            default -> b.term = Fault.INTERRUPTED_PLAIN;
+        }
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("trap '' TERM; sleep 30; echo not-killed")
+                .timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        long pgid = b.launched.get(0).pid();
+        try {
+            eventually("the timed-out tree outlived its kill: " + HostBackend.groupMembers(pgid),
+                    () -> HostBackend.groupMembers(pgid).isEmpty());
+        } finally {
+            HostBackend.killGroupMembers(pgid);
+        }
+    }
+
+    /**
+     * A kill that failed until the environment closed: close kills the timed-out tree, although
+     * the watchdog had answered its caller before capture ever finished.
+     */
+    @Test
+    void closeKillsATimedOutTreeWhoseKillFailed() throws Exception {
+        HostBackend b = open();
+        b.forceKill = Fault.FAIL;
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("trap '' TERM; sleep 30; echo not-killed")
+                .timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        long pgid = b.launched.get(0).pid();
+        try {
+            assertTrue(!HostBackend.groupMembers(pgid).isEmpty(), "the tree died although every SIGKILL failed");
+            b.forceKill = Fault.NONE; // the target answers again
+            b.env.close();
+            eventually("the timed-out tree outlived close: " + HostBackend.groupMembers(pgid), GONE,
+                    () -> HostBackend.groupMembers(pgid).isEmpty());
+        } finally {
+            HostBackend.killGroupMembers(pgid);
+        }
+    }
+    /**
+     * Commands that leave a background job holding their output: each job held two pump threads
+     * for as long as it ran, so enough of them exhausted the environment's pool and every exec was
+     * refused. Now the jobs hold no more than a bounded budget of threads: past it the oldest job
+     * is reaped (its group killed, by identity), and execs are never refused for it.
+     */
+    @Test
+    void leftoverJobsHoldingOutputDoNotExhaustThreads() throws Exception {
+        HostBackend b = open("airlock.exec.output-grace", "100ms");
+        Path pids = dir.resolve("jobs.pid");
+        int runs = 30;
+        try {
+            for (int i = 0; i < runs; i++) {
+                // The shell stays a moment so the pumps are reading when it exits (see above).
+                ExecResult r = b.exec(ExecRequest.of("sleep 120 & echo $! >> '" + pids + "'; echo hi; sleep 0.3"));
+                assertTrue(r.stdout().text().startsWith("hi"), "run " + i + ": " + r.stdout().text() + r.stderr().text());
+            }
+            eventually("the leftover jobs still hold " + pumpThreads() + " pump threads", HostBackend.HANG,
+                    () -> pumpThreads() <= 2 * LiveExecs.MAX_HOLDING);
+            long alive = jobs(pids).stream().filter(HostBackend::alive).count();
+            assertTrue(alive >= 1 && alive <= LiveExecs.MAX_HOLDING, alive + " of " + runs + " jobs run on");
+        } finally {
+            jobs(pids).forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+        }
+    }
+
+    private static List<Long> jobs(Path pids) throws IOException {
+        return Files.exists(pids) ? Files.readAllLines(pids).stream().map(String::strip).filter(l -> !l.isEmpty())
+                .map(Long::parseLong).toList() : List.of();
+    }
+
+    /** Threads of this JVM blocked in an output pump (any environment's: the tests of this class run one at a time). */
+    private static long pumpThreads() {
+        return Thread.getAllStackTraces().entrySet().stream().filter(e -> e.getKey().isAlive())
+                .filter(e -> java.util.Arrays.stream(e.getValue())
+                        .anyMatch(f -> f.getClassName().equals(OutputPump.class.getName()) && f.getMethodName().equals("run")))
+                .count();
+    }
 }

@@ -135,7 +135,7 @@ class ExecScriptTest {
 
     private static Launch build(ExecRequest request, boolean internal, Capabilities caps, Map<String, String> set, Set<String> unset,
                                 List<String> staged) throws IOException {
-        return ExecScript.build(request, request.command(), internal, caps, TARGET, set, unset, 1 << 20, Launcher.nonce(), null,
+        return ExecScript.build(request, request.command(), internal, caps, TARGET, TARGET_SHELL, set, unset, 1 << 20, Launcher.nonce(), null,
                 (path, data) -> {
                     staged.add(path);
                     try (InputStream in = data.open()) {
@@ -209,13 +209,19 @@ class ExecScriptTest {
         assertEquals(List.of(), staged);
     }
 
-    /** Airlock's own scripts run under sh; the user's command under the target's shell. */
+    /** The target's shell by absolute path, as the probe found it. */
+    private static final String TARGET_SHELL = "/usr/bin/bash";
+
+    /**
+     * Airlock's own scripts run under sh; the user's command under the target's shell, named by its
+     * absolute path, so a request's own PATH (which may lack it) cannot keep it from starting.
+     */
     @Test
     void internalScriptsRunUnderShAndTheUsersCommandUnderTheTargetsShell() throws Exception {
         Capabilities caps = Capabilities.builder().nativeEnv(true).build();
         List<String> staged = new ArrayList<>();
         assertEquals("sh", build(ExecRequest.of("true"), true, caps, Map.of(), Set.of(), staged).shell());
-        assertEquals("bash", build(ExecRequest.of("true"), caps, staged).shell());
+        assertEquals(TARGET_SHELL, build(ExecRequest.of("true"), caps, staged).shell());
     }
 
     /** The cwd, its ~ expanded on the target, is entered before the command. */

@@ -80,6 +80,77 @@ class ExecStopTest {
         eventually("an exec given up on at the stop bound still holds its slot", () -> b.env.live().size() == 0);
     }
 
+    /**
+     * A kill slower than the stop bound (several remote calls on a cloud backend): the caller's
+     * result still holds the output the command wrote before its timeout, on both streams.
+     */
+    @Test
+    void aSlowKillKeepsTheOutputCapturedSoFar() throws Exception {
+        HostBackend b = open(StdinMode.PIPE);
+        b.kill = Fault.STALL_UNINTERRUPTIBLY;
+        // The timeout leaves the pumps ample time to take the output first, on a loaded machine too.
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("printf partial; printf err-partial >&2; sleep 30")
+                .timeout(java.time.Duration.ofSeconds(2)).build()));
+        assertTrue(r.timedOut(), r.toString());
+        assertEquals("partial", r.stdout().text(), "the output captured before the timeout was dropped");
+        assertEquals("err-partial", r.stderr().text(), "the stderr captured before the timeout was dropped");
+    }
+
+    /**
+     * Execs whose staging is stuck in the caller's own stdin stream, which ignores interrupts:
+     * each gets its cancelled result, and gives back its place among the live execs with it, so a
+     * full set of them does not refuse the next exec.
+     */
+    @Test
+    void execsStuckInTheCallersStreamGiveBackTheirPlaces() throws Exception {
+        HostBackend b = new HostBackend(HostBackend.settings(dir), StdinMode.PAYLOAD, true, List.of());
+        opened.add(b);
+        CountDownLatch open = new CountDownLatch(1);
+        CountDownLatch reading = new CountDownLatch(LiveExecs.MAX_LIVE);
+        List<Execution> stuck = new ArrayList<>();
+        try {
+            for (int i = 0; i < LiveExecs.MAX_LIVE; i++) {
+                InputStream source = new InputStream() {
+                    @Override
+                    public int read() {
+                        reading.countDown();
+                        boolean interrupted = false;
+                        while (true) {
+                            try {
+                                open.await();
+                                break;
+                            } catch (InterruptedException e) {
+                                interrupted = true; // ignored, as a blocking read of a socket or pipe does
+                            }
+                        }
+                        if (interrupted) {
+                            Thread.currentThread().interrupt();
+                        }
+                        return -1;
+                    }
+                };
+                stuck.add(b.start(ExecRequest.builder("cat").stdin(Payload.ofStream(source)).build()));
+            }
+            HostBackend.await(reading); // every one is staging, stuck in its caller's stream
+            List<Thread> cancels = new ArrayList<>();
+            for (Execution e : stuck) {
+                Thread t = new Thread(e::cancel); // each waits out the stop bound: in parallel
+                t.start();
+                cancels.add(t);
+            }
+            for (Thread t : cancels) {
+                t.join();
+            }
+            for (Execution e : stuck) {
+                assertTrue(HostBackend.within(e).cancelled());
+            }
+            ExecResult r = b.exec(ExecRequest.of("echo next"));
+            assertEquals("next\n", r.stdout().text());
+        } finally {
+            open.countDown();
+        }
+    }
+
     /** A launch that fails once the caller cancelled did not start anything the caller asked to keep: it is cancelled, not failed. */
     @Test
     void aLaunchThatFailsAfterACancelIsCancelled() throws Exception {
@@ -189,5 +260,46 @@ class ExecStopTest {
             assertThrows(dev.airlock.DeniedException.class, () -> s.exec(ExecRequest.of("echo KEY > ~/.ssh/id_rsa")));
             assertEquals("ran\n", s.exec(ExecRequest.of("echo ran")).stdout().text());
         }
+    }
+    /**
+     * A session's timed-out command whose kill is slow: the caller has the timeout at the stop
+     * bound, but the session's next command waits until the previous one's shell is gone.
+     */
+    @Test
+    void aSessionsNextExecWaitsForThePreviousShellOfASlowKill() throws Exception {
+        HostBackend b = open(StdinMode.PIPE);
+        b.kill = Fault.STALL_UNINTERRUPTIBLY;
+        try (Session s = b.env.session()) {
+            ExecResult first = s.exec(ExecRequest.builder("sleep 30").timeout(java.time.Duration.ofMillis(300)).build());
+            assertTrue(first.timedOut(), first.toString());
+            long shell = b.launched.get(0).pid();
+            String[] next = new String[1];
+            Thread t = new Thread(() -> next[0] = s.exec(ExecRequest.of(
+                    "if [ -d /proc/" + shell + " ] && ! grep -q '^State:.*Z' /proc/" + shell + "/status; then echo alive; else echo gone; fi"))
+                    .stdout().text());
+            t.start();
+            t.join(1000); // a next exec that did not wait has run by now
+            b.release.countDown(); // the kill goes on
+            t.join(HostBackend.HANG.toMillis());
+            assertEquals("gone\n", next[0], "the session's next command ran while the previous shell still ran");
+        }
+    }
+    /**
+     * A backend whose kill is several remote calls (500 ms a step here) and says so: the stop
+     * waits for the kill, so the result comes with the command's tree gone and its output
+     * downloaded, on a FILES backend too (where the watchdog has none to give).
+     */
+    @Test
+    void aBackendThatDeclaresASlowKillGetsItsWholeStop() throws Exception {
+        HostBackend b = new HostBackend(HostBackend.settings(dir),
+                dev.airlock.Capabilities.pipe().withOutputTransport(dev.airlock.OutputTransport.FILES), List.of(), false,
+                backend -> backend.killStepCost = java.time.Duration.ofSeconds(1));
+        opened.add(b);
+        b.killStepMillis = 500; // two steps outlast the stop bound this backend would have without its declaration
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("printf partial; sleep 30")
+                .timeout(java.time.Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut(), r.toString());
+        assertEquals("partial", r.stdout().text(), "the output of a timed-out command was lost to a slow kill");
+        assertTrue(!HostBackend.alive(b.launched.get(0).pid()), "the result came while the timed-out command still ran");
     }
 }

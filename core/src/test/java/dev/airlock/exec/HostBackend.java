@@ -54,7 +54,11 @@ class HostBackend implements Backend, Stager, Killer {
         /** Fails as a hook the core interrupted at its deadline does: its thread still flagged interrupted. */
         INTERRUPTED,
         /** Stalls until released, then fails (a launch whose request was lost while the caller gave up). */
-        STALL_THEN_FAIL
+        STALL_THEN_FAIL,
+        /** Returns normally, its work not done, with its thread still flagged interrupted (a hook that overran its deadline). */
+        INTERRUPTED_RETURNS,
+        /** Fails with a plain IOException, its thread still flagged interrupted. */
+        INTERRUPTED_PLAIN
     }
 
     volatile Fault stage = Fault.NONE;
@@ -65,6 +69,12 @@ class HostBackend implements Backend, Stager, Killer {
     volatile Fault term = Fault.NONE;
     /** A fault for SIGKILLs only. */
     volatile Fault forceKill = Fault.NONE;
+    /** How long each kill step (a group read, a signal) takes, as on a backend whose kill is several remote calls. */
+    volatile long killStepMillis;
+    /** What this backend declares a kill step costs ({@link Backend#killStepCost}); set it before open. */
+    volatile Duration killStepCost = Duration.ZERO;
+    /** How many of the next SIGKILLs fail (a transient error), before {@link #forceKill} applies. */
+    final AtomicInteger forceKillFailures = new AtomicInteger();
     /** The hooks the core interrupted while they stalled (at their deadline, or a stop). */
     final List<String> interrupted = new CopyOnWriteArrayList<>();
     /** Printed before the record, like a remote user's ~/.bashrc that prints. */
@@ -289,6 +299,11 @@ class HostBackend implements Backend, Stager, Killer {
                 Thread.currentThread().interrupt();
                 throw new InterruptedIOException(what + " interrupted at its deadline");
             }
+            case INTERRUPTED_RETURNS -> Thread.currentThread().interrupt();
+            case INTERRUPTED_PLAIN -> {
+                Thread.currentThread().interrupt();
+                throw new IOException(what + " failed, interrupted at its deadline");
+            }
             case STALL -> {
                 stalled.countDown();
                 try {
@@ -415,7 +430,25 @@ class HostBackend implements Backend, Stager, Killer {
     }
 
     @Override
+    public Duration killStepCost() {
+        return killStepCost;
+    }
+
+    /** A kill step's time ({@link #killStepMillis}), cut short by the hook's deadline as a remote call's would be. */
+    private void slowKillStep() throws IOException {
+        if (killStepMillis > 0) {
+            try {
+                Thread.sleep(killStepMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new InterruptedIOException("the kill step was interrupted at its deadline");
+            }
+        }
+    }
+
+    @Override
     public GroupState groupState(long pgid, Deadline deadline) throws IOException {
+        slowKillStep();
         return GroupState.parse(new String(env.runRaw(Shell.groupStateScript(pgid), null).stdout(), StandardCharsets.UTF_8));
     }
 
@@ -432,8 +465,16 @@ class HostBackend implements Backend, Stager, Killer {
     @Override
     public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         signals.add((force ? "KILL " : "TERM ") + group.orElse(-1));
+        slowKillStep();
         fault(kill, "kill");
-        fault(force ? forceKill : term, "kill");
+        if (force && forceKillFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new IOException("the SIGKILL failed on request (a transient error)");
+        }
+        Fault f = force ? forceKill : term;
+        fault(f, "kill");
+        if (f == Fault.INTERRUPTED_RETURNS) {
+            return; // the signal was never sent
+        }
         env.runRaw(Shell.signalGroupScript(force ? "KILL" : "TERM", group.orElseThrow()), null);
     }
 
@@ -564,6 +605,31 @@ class HostBackend implements Backend, Stager, Killer {
             return !stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
         } catch (IOException e) {
             return false;
+        }
+    }
+
+    /** The live (not zombie) processes of process group {@code pgid}, by pid, read from {@code /proc}. */
+    static List<Long> groupMembers(long pgid) {
+        List<Long> out = new java.util.ArrayList<>();
+        java.io.File[] procs = new java.io.File("/proc").listFiles((d, n) -> n.chars().allMatch(Character::isDigit));
+        for (java.io.File f : procs == null ? new java.io.File[0] : procs) {
+            try {
+                String stat = Files.readString(f.toPath().resolve("stat"));
+                String[] rest = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                if (!rest[0].equals("Z") && Long.parseLong(rest[2]) == pgid) {
+                    out.add(Long.parseLong(f.getName()));
+                }
+            } catch (IOException | RuntimeException e) {
+                // gone meanwhile
+            }
+        }
+        return out;
+    }
+
+    /** Kills, by pid, what is left of the group a test's command ran in (the test started it). */
+    static void killGroupMembers(long pgid) {
+        for (long pid : groupMembers(pgid)) {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
         }
     }
 

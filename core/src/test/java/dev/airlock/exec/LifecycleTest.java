@@ -203,4 +203,31 @@ class LifecycleTest {
             }
         }
     }
+    /**
+     * A launch still in flight when close runs (a backend slow to start the command, deaf to the
+     * interrupt): close returns only once it returned and the command it started was killed, so
+     * nothing of the environment runs on after close.
+     */
+    @Test
+    void closeWaitsForALaunchInFlightAndKillsWhatItStarted() throws Exception {
+        HostBackend b = open();
+        b.launch = HostBackend.Fault.STALL_UNINTERRUPTIBLY;
+        dev.airlock.Execution e = b.start(dev.airlock.ExecRequest.of("sleep 30"));
+        HostBackend.await(b.stalled);
+        Thread release = new Thread(() -> {
+            try {
+                Thread.sleep(1500); // past the stop bound: the caller has its result by then
+            } catch (InterruptedException ignored) {
+                return;
+            }
+            b.release.countDown();
+        });
+        release.start();
+        b.env.close();
+        List<Process> started = List.copyOf(b.launched);
+        release.join();
+        assertEquals(1, started.size(), "close returned before the launch in flight did");
+        assertTrue(!HostBackend.alive(started.get(0).pid()), "the command launched while close ran outlived it");
+        assertTrue(HostBackend.within(e).cancelled());
+    }
 }
