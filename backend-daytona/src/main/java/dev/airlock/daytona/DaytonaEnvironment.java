@@ -213,6 +213,12 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
         }
     }
 
+    /** One second a kill step: a group read or a signal here is a toolbox command over HTTP, across the internet. */
+    @Override
+    protected java.time.Duration killStepCost() {
+        return java.time.Duration.ofSeconds(1);
+    }
+
     @Override
     protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
         try {

@@ -122,6 +122,12 @@ public final class ModalEnvironment extends AbstractEnvironment {
     }
 
     /** Runs once (the core's stop-once latch): terminates the sandbox unless attached, then closes the channels. */
+    /** One second a kill step: a group read or a signal here is a container exec over gRPC, across the internet. */
+    @Override
+    protected java.time.Duration killStepCost() {
+        return java.time.Duration.ofSeconds(1);
+    }
+
     @Override
     protected void stopSandbox() {
         try {

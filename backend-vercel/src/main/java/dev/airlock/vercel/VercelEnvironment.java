@@ -306,6 +306,12 @@ final class VercelEnvironment extends AbstractEnvironment {
      * wrote to its pid file before anything else ran (asked within the kill grace of the command's
      * stop, when that group is still the command's or gone).
      */
+    /** One second a kill step: a signal here is a command run through the API (create, then wait), often two or three calls, across the internet. */
+    @Override
+    protected java.time.Duration killStepCost() {
+        return java.time.Duration.ofSeconds(1);
+    }
+
     @Override
     protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
         Process p = (Process) process;

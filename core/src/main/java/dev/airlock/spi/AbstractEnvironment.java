@@ -182,6 +182,11 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
     protected void onTargetReady(Target target, Containment containment) {
     }
 
+    /** {@link Backend#killStepCost}: zero by default, for a kill that is one local call or one round trip. */
+    protected java.time.Duration killStepCost() {
+        return java.time.Duration.ZERO;
+    }
+
     /** How commands are isolated beyond their environment, in one line for {@code doctor}; "none" by default. */
     @Override
     public String isolation() {

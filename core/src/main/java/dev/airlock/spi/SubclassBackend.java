@@ -100,6 +100,11 @@ final class SubclassBackend implements Backend, Stager, Killer {
     }
 
     @Override
+    public java.time.Duration killStepCost() {
+        return env.killStepCost();
+    }
+
+    @Override
     public Set<String> childUnset(Set<String> proposed) {
         return env.childUnset();
     }
