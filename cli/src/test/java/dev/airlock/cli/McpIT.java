@@ -89,6 +89,26 @@ class McpIT {
         assertEquals("Host e\n", Files.readString(h.home.resolve(".ssh/config")), "the approved writes landed");
     }
 
+    /**
+     * Issue 34: a 9 MiB exec (text on stdout, 5,000,000 binary bytes on stderr) and a 5,000,000-byte
+     * binary read_file each get a capped, well-formed answer the official client accepts (its buffer
+     * holds 10 MiB), the session answers the next call, and the rest is read back byte-exact.
+     */
+    @Test
+    void largeOutputIsCappedAndTheRestCanBeRead(@TempDir Path work) throws Exception {
+        Homes h = Homes.fresh("large");
+
+        Result r = runClient("large", h, work, Map.of());
+
+        assertEquals(0, r.exit, r::toString);
+        for (String step : List.of("a 9 MiB exec gets a capped answer", "the session answers after a large exec",
+                "the rest of the output is read back byte-exact",
+                "escaping counts against the cap, and the cap has a ceiling",
+                "a 5,000,000-byte binary read_file is refused in one line and read in pieces byte-exact")) {
+            assertTrue(r.out.contains("ok: " + step + "\n"), () -> "step '" + step + "' did not pass: " + r);
+        }
+    }
+
     private static Result runClient(String scenario, Homes h, Path work, Map<String, String> extra) throws Exception {
         Airlock server = airlock("mcp");
         StringBuilder command = new StringBuilder("[");

@@ -107,7 +107,7 @@ class AirlockToolsTest {
                 ToolCall.unobserved()));
         Map<String, Object> read = ok(tools.call("read_file", Map.of("path", file), ToolCall.unobserved()));
         assertArrayEquals(bytes, Base64.getDecoder().decode((String) read.get("content_base64")));
-        assertEquals(4, read.get("size"));
+        assertEquals(4L, read.get("size"));
 
         Files.write(dir.resolve("big"), new byte[1025]);
         ToolResult big = tools.call("read_file", Map.of("path", dir.resolve("big").toString()), ToolCall.unobserved());
