@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Map;
 
@@ -50,7 +51,7 @@ final class ReplyBytes {
         if (fit.text()) {
             out.put(key, new String(bytes, 0, fit.kept(), StandardCharsets.UTF_8));
         } else {
-            out.put(key + "_base64", Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(bytes, fit.kept())));
+            out.put(key + "_base64", Base64.getEncoder().encodeToString(Arrays.copyOf(bytes, fit.kept())));
         }
     }
 
@@ -59,7 +60,7 @@ final class ReplyBytes {
         long used = 0;
         int k = 0;
         while (k < length) {
-            int cost = jsonCost(bytes[k]);
+            int cost = jsonCost(bytes, k, length);
             if (used + cost > budget) {
                 break;
             }
@@ -73,16 +74,25 @@ final class ReplyBytes {
     }
 
     /**
-     * What one byte of UTF-8 text costs inside a JSON string as the server's JSON writer (Jackson)
-     * writes it: a quote or backslash and the short escapes take 2, other control characters 6
-     * ({@code \u0001}), everything else (non-ASCII included, written raw) 1.
+     * What byte {@code k} of UTF-8 text costs inside a JSON string, the most either of our writers
+     * (Jackson for MCP, {@code dev.airlock.internal.Json} for text results) makes of it: a quote,
+     * backslash, newline, return or tab 2; other control characters and DEL 6 ({@code \u0001});
+     * the first byte of U+2028 or U+2029 4 (the sequence's 3 bytes become 6); anything else 1
+     * (non-ASCII is written raw).
      */
-    static int jsonCost(byte b) {
-        int c = b & 0xFF;
-        if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') {
+    static int jsonCost(byte[] bytes, int k, int length) {
+        int c = bytes[k] & 0xFF;
+        if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t') {
             return 2;
         }
-        return c < 0x20 ? 6 : 1;
+        if (c < 0x20 || c == 0x7F) {
+            return 6;
+        }
+        if (c == 0xE2 && k + 2 < length && (bytes[k + 1] & 0xFF) == 0x80
+                && ((bytes[k + 2] & 0xFF) == 0xA8 || (bytes[k + 2] & 0xFF) == 0xA9)) {
+            return 4;
+        }
+        return 1;
     }
 
     static boolean isUtf8(byte[] bytes, int length) {

@@ -109,7 +109,9 @@ class AirlockToolsTest {
         assertArrayEquals(bytes, Base64.getDecoder().decode((String) read.get("content_base64")));
         assertEquals(4L, read.get("size"));
 
-        Files.write(dir.resolve("big"), new byte[1025]);
+        // Written through the tools: the environment's /tmp need not be the test's.
+        ok(tools.call("write_file", Map.of("path", dir.resolve("big").toString(),
+                "content_base64", Base64.getEncoder().encodeToString(new byte[1025])), ToolCall.unobserved()));
         ToolResult big = tools.call("read_file", Map.of("path", dir.resolve("big").toString()), ToolCall.unobserved());
         assertTrue(big.isError() && big.error().contains("1024 bytes"), big::toString);
         ToolResult missing = tools.call("read_file", Map.of("path", dir.resolve("nope").toString()), ToolCall.unobserved());
