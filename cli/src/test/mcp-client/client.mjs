@@ -4,6 +4,7 @@
 //   AIRLOCK_MCP_WORK     a scratch directory for the files it writes
 //   DENIED_PATH          a path the guard hard-denies; DENIED_MESSAGE: the CLI's message for it
 //   APPROVAL_PATH        a path that needs a human's approval
+//   AIRLOCK_MCP_CWD      the directory the server starts in
 // Prints "ok: STEP" per passed step; any failure exits 1 with the reason.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -25,6 +26,7 @@ async function connect(capabilities = {}) {
     command: serverCommand,
     args: serverArgs,
     env: process.env,
+    cwd: process.env.AIRLOCK_MCP_CWD,
     stderr: 'inherit',
   });
   await client.connect(transport);
@@ -212,7 +214,7 @@ async function elicitation() {
     if (decision === 'decline') return { action: 'decline' };
     return { action: 'accept', content: { decision } };
   });
-  const transport = new StdioClientTransport({ command: serverCommand, args: serverArgs, env: process.env, stderr: 'inherit' });
+  const transport = new StdioClientTransport({ command: serverCommand, args: serverArgs, env: process.env, cwd: process.env.AIRLOCK_MCP_CWD, stderr: 'inherit' });
   await client.connect(transport);
   try {
     const path = process.env.APPROVAL_PATH;

@@ -109,8 +109,13 @@ class McpIT {
         }
     }
 
+    /**
+     * Runs one scenario against {@code ./airlock mcp}. The guard scenarios write to a throwaway HOME
+     * outside the working directory, which bubblewrap (the local default) keeps read-only and refuses
+     * to bind writable, so they run the server without it; the guard does not depend on it.
+     */
     private static Result runClient(String scenario, Homes h, Path work, Map<String, String> extra) throws Exception {
-        Airlock server = airlock("mcp");
+        Airlock server = scenario.equals("large") ? airlock("mcp") : airlock("--set", "airlock.local.isolation=none", "mcp");
         StringBuilder command = new StringBuilder("[");
         for (String word : server.command()) {
             command.append(command.length() > 1 ? "," : "").append('"').append(word.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
@@ -121,6 +126,8 @@ class McpIT {
         pb.environment().putAll(h.env());
         pb.environment().put("AIRLOCK_MCP_COMMAND", command.toString());
         pb.environment().put("AIRLOCK_MCP_WORK", work.toRealPath().toString());
+        // The server starts where ./airlock runs in every IT: the one host dir bubblewrap lets it write.
+        pb.environment().put("AIRLOCK_MCP_CWD", Airlock.workRoot().toString());
         pb.environment().put("APPROVAL_PATH", h.home.resolve(".ssh/config").toString());
         pb.environment().putAll(extra);
         Process p = pb.start();
