@@ -76,7 +76,7 @@ final class ReplyBytes {
     /**
      * What byte {@code k} of UTF-8 text costs inside a JSON string, the most either of our writers
      * (Jackson for MCP, {@code dev.airlock.internal.Json} for text results) makes of it: a quote,
-     * backslash, newline, return or tab 2; other control characters and DEL 6 ({@code \u0001});
+     * backslash, newline, return or tab 2; other control characters and DEL 6 (a backslash, "u" and four hex digits);
      * the first byte of U+2028 or U+2029 4 (the sequence's 3 bytes become 6); anything else 1
      * (non-ASCII is written raw).
      */

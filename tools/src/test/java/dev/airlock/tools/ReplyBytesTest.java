@@ -66,7 +66,7 @@ class ReplyBytesTest {
 
     @Test
     void controlCharactersGoAsBase64WhenThatKeepsMore() {
-        byte[] zeros = new byte[10_000]; // valid UTF-8, but 6 bytes each as JSON text (\u0000)
+        byte[] zeros = new byte[10_000]; // valid UTF-8, but 6 bytes each as JSON text (backslash-u escapes)
 
         ReplyBytes.Fit fit = ReplyBytes.fit(zeros, zeros.length, 4000);
 
