@@ -307,6 +307,10 @@ public final class AirlockTools {
         Environment env = environment.get();
         Optional<Long> statSize = env.files().stat(path)
                 .filter(s -> s.type() == FileStat.Type.FILE).map(FileStat::size);
+        if (statSize.isPresent() && offset > statSize.get()) { // some streams skip past their end silently
+            return ToolResult.error("bad offset: '" + oneLine(path) + "' has " + statSize.get() + " bytes; offset "
+                    + offset + " is past its end");
+        }
         byte[] piece;
         long size;
         try (InputStream in = env.files().read(path)) {
