@@ -4,13 +4,14 @@
 //   AIRLOCK_MCP_WORK     a scratch directory for the files it writes
 //   DENIED_PATH          a path the guard hard-denies; DENIED_MESSAGE: the CLI's message for it
 //   APPROVAL_PATH        a path that needs a human's approval
+//   AIRLOCK_MCP_CWD      the directory the server starts in
 // Prints "ok: STEP" per passed step; any failure exits 1 with the reason.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 
 const [serverCommand, ...serverArgs] = JSON.parse(process.env.AIRLOCK_MCP_COMMAND);
 const work = process.env.AIRLOCK_MCP_WORK;
@@ -25,6 +26,7 @@ async function connect(capabilities = {}) {
     command: serverCommand,
     args: serverArgs,
     env: process.env,
+    cwd: process.env.AIRLOCK_MCP_CWD,
     stderr: 'inherit',
   });
   await client.connect(transport);
@@ -212,7 +214,7 @@ async function elicitation() {
     if (decision === 'decline') return { action: 'decline' };
     return { action: 'accept', content: { decision } };
   });
-  const transport = new StdioClientTransport({ command: serverCommand, args: serverArgs, env: process.env, stderr: 'inherit' });
+  const transport = new StdioClientTransport({ command: serverCommand, args: serverArgs, env: process.env, cwd: process.env.AIRLOCK_MCP_CWD, stderr: 'inherit' });
   await client.connect(transport);
   try {
     const path = process.env.APPROVAL_PATH;
@@ -241,7 +243,99 @@ async function elicitation() {
   }
 }
 
-const scenarios = { tools, elicitation };
+/** The bytes a text-or-base64 field pair carries (`stdout` / `stdout_base64`). */
+function bytesOf(result, key) {
+  if (typeof result[key] === 'string') return Buffer.from(result[key], 'utf8');
+  if (typeof result[`${key}_base64`] === 'string') return Buffer.from(result[`${key}_base64`], 'base64');
+  throw new Error(`neither ${key} nor ${key}_base64 in ${JSON.stringify(Object.keys(result))}`);
+}
+
+const sha256 = (b) => createHash('sha256').update(b).digest('hex');
+const MiB = 1024 * 1024;
+
+/** Reads a file through read_file in pieces from `offset` to its end; returns the bytes. */
+async function readInPieces(client, path, offset, piece) {
+  const parts = [];
+  for (let at = offset; ; ) {
+    const r = await client.callTool({ name: 'read_file', arguments: { path, offset: at, length: piece } });
+    assert.ok(!r.isError, text(r));
+    const got = bytesOf(r.structuredContent, 'content');
+    assert.ok(got.length > 0 && got.length <= piece, `piece of ${got.length} bytes`);
+    assert.ok(JSON.stringify(r).length < 6 * MiB, 'a piece stays well under the client limit');
+    parts.push(got);
+    at += got.length;
+    if (at >= r.structuredContent.size) return Buffer.concat(parts);
+  }
+}
+
+async function large() {
+  const client = await connect();
+  try {
+    // 9 MiB of text with non-ASCII on stdout, 5,000,000 random bytes on stderr, in one call.
+    const line = (i) => `${i} ${randomBytes(45).toString('base64')} é\n`;
+    const lines = [];
+    let n = 0;
+    for (let i = 0; n < 9 * MiB; i++) { const l = line(i); lines.push(l); n += Buffer.byteLength(l); }
+    const nine = Buffer.from(lines.join(''), 'utf8').subarray(0, 9 * MiB);
+    const five = randomBytes(5_000_000);
+    writeFileSync(`${work}/nine.txt`, nine);
+    writeFileSync(`${work}/five.bin`, five);
+
+    const big = await client.callTool({ name: 'exec', arguments: { command: 'cat nine.txt; cat five.bin >&2', cwd: work } }, undefined, { timeout: 240_000 });
+    assert.ok(!big.isError, text(big));
+    const r = big.structuredContent;
+    assert.equal(r.exit_code, 0);
+    assert.ok(JSON.stringify(big).length < 4 * MiB, `the reply is ${JSON.stringify(big).length} characters`);
+    assert.ok(text(big).length < 64 * 1024, 'the output travels once: the text content is a summary');
+    const head = bytesOf(r, 'stdout');
+    assert.ok(typeof r.stdout === 'string', 'text output stays text');
+    assert.ok(head.length > 0.9 * MiB && head.length <= MiB, `stdout head of ${head.length} bytes`);
+    assert.ok(head.equals(nine.subarray(0, head.length)), 'the head is the exact start of stdout');
+    assert.equal(r.stdout_dropped, nine.length - head.length);
+    const errHead = bytesOf(r, 'stderr');
+    assert.ok(typeof r.stderr_base64 === 'string', 'binary output is base64');
+    assert.equal(r.stderr_base64.length, 4 * Math.floor(MiB / 4), 'base64 growth counts against the cap');
+    assert.equal(r.stderr_dropped, five.length - errHead.length);
+    assert.match(r.note, /read_file/);
+    assert.ok(r.note.includes(r.stdout_file) && r.note.includes(r.stderr_file), r.note);
+    ok('a 9 MiB exec gets a capped answer');
+
+    const still = await client.callTool({ name: 'exec', arguments: { command: 'echo still serving' } });
+    assert.equal(still.structuredContent.stdout, 'still serving\n');
+    ok('the session answers after a large exec');
+
+    const restOut = await readInPieces(client, r.stdout_file, head.length, 3 * MiB);
+    assert.equal(sha256(Buffer.concat([head, restOut])), sha256(nine));
+    const restErr = await readInPieces(client, r.stderr_file, errHead.length, 3 * MiB);
+    assert.equal(sha256(Buffer.concat([errHead, restErr])), sha256(five));
+    ok('the rest of the output is read back byte-exact');
+
+    // Control characters cost 6 bytes each as JSON text: a NUL stream goes as base64, still capped.
+    const zeros = await client.callTool({ name: 'exec', arguments: { command: 'head -c 9437184 /dev/zero', max_output_bytes: 2 * MiB } }, undefined, { timeout: 240_000 });
+    assert.ok(!zeros.isError, text(zeros));
+    assert.equal(zeros.structuredContent.stdout_base64.length, 4 * Math.floor(2 * MiB / 4));
+    assert.equal(zeros.structuredContent.stdout_dropped, 9437184 - 1572864);
+    const over = await client.callTool({ name: 'exec', arguments: { command: 'true', max_output_bytes: 64 * MiB } });
+    assert.equal(over.isError, true);
+    assert.match(text(over), /'max_output_bytes'/);
+    ok('escaping counts against the cap, and the cap has a ceiling');
+
+    const whole = await client.callTool({ name: 'read_file', arguments: { path: `${work}/five.bin` } });
+    assert.equal(whole.isError, true);
+    assert.match(text(whole), /5000000 bytes/);
+    assert.match(text(whole), /offset and length/);
+    assert.ok(!text(whole).includes('\n'), 'one line');
+    const after = await client.callTool({ name: 'exec', arguments: { command: 'echo still serving' } });
+    assert.equal(after.structuredContent.stdout, 'still serving\n');
+    const pieces = await readInPieces(client, `${work}/five.bin`, 0, 3 * MiB);
+    assert.equal(sha256(pieces), sha256(five));
+    ok('a 5,000,000-byte binary read_file is refused in one line and read in pieces byte-exact');
+  } finally {
+    await client.close();
+  }
+}
+
+const scenarios = { tools, elicitation, large };
 const which = process.argv[2];
 if (!scenarios[which]) {
   console.error(`usage: node client.mjs ${Object.keys(scenarios).join('|')}`);

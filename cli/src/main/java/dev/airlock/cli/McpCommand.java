@@ -14,7 +14,9 @@ import java.util.concurrent.Callable;
                 "Tools: exec, write_file, read_file, list_dir, stat, delete. JSON-RPC on stdin/stdout, logs on"
                         + " stderr. The environment opens at the first tool call and closes (killing what still"
                         + " runs) when stdin ends. Writes that need approval are asked through the client"
-                        + " (MCP elicitation) when it supports that, and refused otherwise."})
+                        + " (MCP elicitation) when it supports that, and refused otherwise. Each exec stream returns"
+                        + " at most 1 MiB (max_output_bytes; the rest is saved to a file on the target) and"
+                        + " read_file reads big files in pieces (offset, length), so no reply nears a client's limit."})
 final class McpCommand implements Callable<Integer> {
     @ParentCommand
     AirlockCli cli;

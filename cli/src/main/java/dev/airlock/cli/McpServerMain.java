@@ -2,6 +2,7 @@ package dev.airlock.cli;
 
 import dev.airlock.Environment;
 import dev.airlock.Environments;
+import dev.airlock.internal.Json;
 import dev.airlock.safety.ApprovalChannel;
 import dev.airlock.safety.ApprovalGate;
 import dev.airlock.settings.Settings;
@@ -24,6 +25,7 @@ import java.io.FileOutputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,6 +38,17 @@ import java.util.concurrent.ConcurrentHashMap;
  * approval is asked through elicitation when the client supports it.
  */
 final class McpServerMain {
+    /**
+     * A successful result whose JSON is at most this long is also sent as text content, as the spec
+     * asks of a tool with an outputSchema (a SHOULD, for clients that read only text). A longer one
+     * is sent once, in structuredContent, with a short text summary: repeating a megabyte of output
+     * (escaped a second time inside a string) would double a reply that a client reads whole into a
+     * bounded buffer, which is what ended sessions on large output (issue 34).
+     */
+    static final int INLINE_JSON_CHARS = 64 * 1024;
+    /** In the summary of a long result, a string longer than this is replaced by its length. */
+    private static final int SUMMARY_STRING_CHARS = 200;
+
     private final Settings settings;
     private final Map<Object, ToolCall> calls = new ConcurrentHashMap<>();
     private final McpApprovals approvals = new McpApprovals();
@@ -111,13 +124,32 @@ final class McpServerMain {
         }
         try {
             ToolResult r = tools.call(name, request.arguments(), call);
-            McpSchema.CallToolResult.Builder b = McpSchema.CallToolResult.builder().addTextContent(r.text());
-            return r.isError() ? b.isError(true).build() : b.structuredContent(r.structured()).isError(false).build();
+            if (r.isError()) {
+                return McpSchema.CallToolResult.builder().addTextContent(r.text()).isError(true).build();
+            }
+            String text = r.text();
+            return McpSchema.CallToolResult.builder()
+                    .addTextContent(text.length() <= INLINE_JSON_CHARS ? text : summary(r.structured(), text.length()))
+                    .structuredContent(r.structured())
+                    .isError(false)
+                    .build();
         } finally {
             if (id != null) {
                 calls.remove(id);
             }
         }
+    }
+
+    /**
+     * The text content of a long result: its JSON with every long string replaced by a marker giving
+     * its length, so a text-only reader still sees exit code, counts, file paths and the note.
+     */
+    static String summary(Map<String, Object> structured, int jsonChars) {
+        Map<String, Object> brief = new LinkedHashMap<>();
+        structured.forEach((k, v) -> brief.put(k, v instanceof String s && s.length() > SUMMARY_STRING_CHARS
+                ? "(" + s.length() + " characters, in structuredContent)" : v));
+        return "The full result (" + jsonChars + " characters of JSON) is in structuredContent; in short: "
+                + Json.write(brief);
     }
 
     /**

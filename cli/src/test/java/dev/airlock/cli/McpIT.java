@@ -89,8 +89,33 @@ class McpIT {
         assertEquals("Host e\n", Files.readString(h.home.resolve(".ssh/config")), "the approved writes landed");
     }
 
+    /**
+     * Issue 34: a 9 MiB exec (text on stdout, 5,000,000 binary bytes on stderr) and a 5,000,000-byte
+     * binary read_file each get a capped, well-formed answer the official client accepts (its buffer
+     * holds 10 MiB), the session answers the next call, and the rest is read back byte-exact.
+     */
+    @Test
+    void largeOutputIsCappedAndTheRestCanBeRead(@TempDir Path work) throws Exception {
+        Homes h = Homes.fresh("large");
+
+        Result r = runClient("large", h, work, Map.of());
+
+        assertEquals(0, r.exit, r::toString);
+        for (String step : List.of("a 9 MiB exec gets a capped answer", "the session answers after a large exec",
+                "the rest of the output is read back byte-exact",
+                "escaping counts against the cap, and the cap has a ceiling",
+                "a 5,000,000-byte binary read_file is refused in one line and read in pieces byte-exact")) {
+            assertTrue(r.out.contains("ok: " + step + "\n"), () -> "step '" + step + "' did not pass: " + r);
+        }
+    }
+
+    /**
+     * Runs one scenario against {@code ./airlock mcp}. The guard scenarios write to a throwaway HOME
+     * outside the working directory, which bubblewrap (the local default) keeps read-only and refuses
+     * to bind writable, so they run the server without it; the guard does not depend on it.
+     */
     private static Result runClient(String scenario, Homes h, Path work, Map<String, String> extra) throws Exception {
-        Airlock server = airlock("mcp");
+        Airlock server = scenario.equals("large") ? airlock("mcp") : airlock("--set", "airlock.local.isolation=none", "mcp");
         StringBuilder command = new StringBuilder("[");
         for (String word : server.command()) {
             command.append(command.length() > 1 ? "," : "").append('"').append(word.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
@@ -101,6 +126,8 @@ class McpIT {
         pb.environment().putAll(h.env());
         pb.environment().put("AIRLOCK_MCP_COMMAND", command.toString());
         pb.environment().put("AIRLOCK_MCP_WORK", work.toRealPath().toString());
+        // The server starts where ./airlock runs in every IT: the one host dir bubblewrap lets it write.
+        pb.environment().put("AIRLOCK_MCP_CWD", Airlock.workRoot().toString());
         pb.environment().put("APPROVAL_PATH", h.home.resolve(".ssh/config").toString());
         pb.environment().putAll(extra);
         Process p = pb.start();

@@ -4,6 +4,7 @@ import dev.airlock.AirlockException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
 import dev.airlock.ExecRequest;
+import dev.airlock.CapturedOutput;
 import dev.airlock.ExecResult;
 import dev.airlock.Execution;
 import dev.airlock.FileStat;
@@ -13,11 +14,9 @@ import dev.airlock.WriteOptions;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -30,6 +29,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
@@ -43,8 +43,28 @@ import java.util.regex.Pattern;
  * arguments, refusals and failures come back as a {@link ToolResult#error} naming the problem.
  */
 public final class AirlockTools {
-    /** read_file refuses files larger than this by default: a tool result lives in memory, whole. */
-    public static final long DEFAULT_MAX_READ_BYTES = 8L * 1024 * 1024;
+    /**
+     * The most one read_file reply carries by default, counted as it travels (JSON text or base64):
+     * 4 MiB, which is 3 MiB of any file. Clients read a reply whole into a bounded buffer (10 MiB in
+     * the official TypeScript SDK), so a bigger file is read in pieces with offset and length.
+     */
+    public static final long DEFAULT_MAX_READ_BYTES = 4L * 1024 * 1024;
+    /**
+     * The most of each exec output stream one reply carries by default, counted as it travels
+     * (escaped JSON text or base64): 1 MiB. The argument {@code max_output_bytes} changes it per call.
+     */
+    public static final long DEFAULT_MAX_OUTPUT_BYTES = 1024L * 1024;
+    /**
+     * The hard ceiling of {@code max_output_bytes}: 3 MiB per stream, so stdout and stderr together
+     * stay near 6 MiB of JSON, well under the 10 MiB a common client accepts for a whole reply.
+     */
+    public static final long MAX_OUTPUT_CEILING = 3L * 1024 * 1024;
+    /**
+     * Where exec saves an output stream that did not fit its reply, on the target (the environment
+     * the command ran in), so the agent reads the rest with read_file. Files are 0600 with random
+     * names; they stay until the target's /tmp is cleaned.
+     */
+    public static final String OUTPUT_DIR = "/tmp/airlock-output";
 
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private static final Pattern MODE = Pattern.compile("0?[0-7]{3,4}");
@@ -111,7 +131,7 @@ public final class AirlockTools {
     // --- exec --------------------------------------------------------------------------------
 
     private ToolResult exec(Map<String, Object> args, ToolCall call) {
-        Args a = new Args(args, "command", "cwd", "timeout_seconds", "env", "stdin", "stdin_base64");
+        Args a = new Args(args, "command", "cwd", "timeout_seconds", "env", "stdin", "stdin_base64", "max_output_bytes");
         String command = a.requiredString("command");
         if (command.isBlank()) {
             throw new ToolInputException("command", "must not be empty");
@@ -139,6 +159,7 @@ public final class AirlockTools {
             }
             b.env(e.getKey(), e.getValue());
         }
+        long budget = a.optionalCount("max_output_bytes", 1, MAX_OUTPUT_CEILING).orElse(DEFAULT_MAX_OUTPUT_BYTES);
         byte[] stdin = a.bytes("stdin", "stdin_base64", false);
         if (stdin != null) {
             b.stdin(stdin);
@@ -152,7 +173,8 @@ public final class AirlockTools {
         if (call.isCancelled()) {
             return ToolResult.error("cancelled before the command started; it did not run");
         }
-        Execution execution = environment.get().start(request);
+        Environment env = environment.get();
+        Execution execution = env.start(request);
         call.attach(execution);
         long started = System.nanoTime();
         ExecResult r;
@@ -171,15 +193,83 @@ public final class AirlockTools {
             Thread.currentThread().interrupt();
             return ToolResult.error("interrupted; the command was cancelled");
         }
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("exit_code", r.exitCode());
-        putBytes(out, "stdout", r.stdout().bytes());
-        putBytes(out, "stderr", r.stderr().bytes());
-        out.put("stdout_dropped", r.stdoutDropped());
-        out.put("stderr_dropped", r.stderrDropped());
-        out.put("timed_out", r.timedOut());
-        out.put("cancelled", r.cancelled());
-        return ToolResult.ok(out);
+        try (ExecResult result = r) {
+            Capped stdout = cap("stdout", result.stdout(), budget, env);
+            Capped stderr = cap("stderr", result.stderr(), budget, env);
+            Map<String, Object> out = new LinkedHashMap<>();
+            out.put("exit_code", result.exitCode());
+            ReplyBytes.put(out, "stdout", stdout.head(), stdout.fit());
+            ReplyBytes.put(out, "stderr", stderr.head(), stderr.fit());
+            out.put("stdout_dropped", stdout.dropped());
+            out.put("stderr_dropped", stderr.dropped());
+            out.put("timed_out", result.timedOut());
+            out.put("cancelled", result.cancelled());
+            if (stdout.file() != null) {
+                out.put("stdout_file", stdout.file());
+            }
+            if (stderr.file() != null) {
+                out.put("stderr_file", stderr.file());
+            }
+            String note = String.join(" ", stdout.note(), stderr.note()).strip();
+            if (!note.isEmpty()) {
+                out.put("note", note);
+            }
+            return ToolResult.ok(out);
+        }
+    }
+
+    /**
+     * One output stream as a reply carries it: its head (the first bytes, up to the budget), how
+     * many bytes it leaves out, and where the rest is.
+     *
+     * @param file the file on the target holding every captured byte, or null when nothing was cut
+     * @param note how to get the rest, in words for a model; empty when nothing was left out
+     */
+    private record Capped(byte[] head, ReplyBytes.Fit fit, long dropped, String file, String note) {
+    }
+
+    /**
+     * Rule: the reply keeps the head of a stream, not head and tail, so what it carries is one exact
+     * prefix and the rest is one contiguous range at a known offset of the saved file (its tail is
+     * {@code read_file} with offset {@code size - n}). Everything captured that does not fit is saved
+     * on the target under {@link #OUTPUT_DIR}; bytes beyond the capture cap
+     * ({@code airlock.output.max-bytes}) were never kept, and the note says so.
+     */
+    private Capped cap(String stream, CapturedOutput captured, long budget, Environment env) {
+        byte[] head;
+        try (InputStream in = captured.open()) {
+            head = in.readNBytes((int) Math.min(captured.size(), budget)); // no byte costs less than 1
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the captured " + stream + ": " + e.getMessage(), e);
+        }
+        ReplyBytes.Fit fit = ReplyBytes.fit(head, head.length, budget);
+        long notSent = captured.size() - fit.kept();
+        long dropped = notSent + captured.dropped();
+        if (dropped == 0) {
+            return new Capped(head, fit, 0, null, "");
+        }
+        StringBuilder note = new StringBuilder(stream + ": this reply has the first " + fit.kept() + " of "
+                + (captured.size() + captured.dropped()) + " bytes (" + stream + "_dropped: " + dropped + " left out)");
+        String file = null;
+        if (notSent > 0) {
+            String path = OUTPUT_DIR + "/" + UUID.randomUUID() + "." + stream;
+            try {
+                env.files().write(path, Payload.ofStream(captured.open(), captured.size()), WriteOptions.mode(0600));
+                file = path;
+                note.append("; all ").append(captured.size()).append(" captured bytes are in ").append(path)
+                        .append(": read the rest with read_file {\"path\": \"").append(path).append("\", \"offset\": ")
+                        .append(fit.kept()).append("}, in pieces of up to ").append(ReplyBytes.guaranteed(maxReadBytes))
+                        .append(" bytes with \"length\"");
+            } catch (RuntimeException e) {
+                note.append("; the rest could not be saved (").append(oneLine(e.getMessage()))
+                        .append("): run the command again with its output redirected to a file");
+            }
+        }
+        if (captured.dropped() > 0) {
+            note.append("; the last ").append(captured.dropped()).append(" bytes were beyond the capture cap"
+                    + " (airlock.output.max-bytes) and were not kept: redirect the output to a file to keep it all");
+        }
+        return new Capped(head, fit, dropped, file, note.append('.').toString());
     }
 
     // --- files -------------------------------------------------------------------------------
@@ -203,23 +293,72 @@ public final class AirlockTools {
         return ToolResult.ok(out);
     }
 
+    /**
+     * Rules: reads {@code length} bytes (default: to the end) from {@code offset} (default 0). The
+     * piece must fit one reply ({@code maxReadBytes} of JSON text or base64, see {@link ReplyBytes});
+     * a bigger one is an error naming the size, the limit and the piece size that always fits.
+     * {@code size} is the whole file's size, so a reader knows when it has it all.
+     */
     private ToolResult readFile(Map<String, Object> args) {
-        Args a = new Args(args, "path");
+        Args a = new Args(args, "path", "offset", "length");
         String path = a.path();
-        byte[] content;
-        try (InputStream in = environment.get().files().read(path)) {
-            content = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 16, maxReadBytes + 1));
+        long offset = a.optionalCount("offset", 0, Long.MAX_VALUE).orElse(0L);
+        Optional<Long> length = a.optionalCount("length", 1, Long.MAX_VALUE);
+        Environment env = environment.get();
+        Optional<Long> statSize = env.files().stat(path)
+                .filter(s -> s.type() == FileStat.Type.FILE).map(FileStat::size);
+        if (statSize.isPresent() && offset > statSize.get()) { // some streams skip past their end silently
+            return ToolResult.error("bad offset: '" + oneLine(path) + "' has " + statSize.get() + " bytes; offset "
+                    + offset + " is past its end");
+        }
+        byte[] piece;
+        long size;
+        try (InputStream in = env.files().read(path)) {
+            long skipped = skip(in, offset);
+            if (skipped < offset) {
+                return ToolResult.error("bad offset: '" + oneLine(path) + "' has " + skipped + " bytes; offset "
+                        + offset + " is past its end");
+            }
+            // No byte costs less than 1 in a reply: more than the budget never fits.
+            piece = in.readNBytes((int) Math.min(length.orElse(Long.MAX_VALUE), Math.min(maxReadBytes + 1, Integer.MAX_VALUE - 16)));
+            size = statSize.isPresent() ? statSize.get() : offset + piece.length + in.transferTo(OutputStream.nullOutputStream());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + path + ": " + e.getMessage(), e);
         }
-        if (content.length > maxReadBytes) {
-            return ToolResult.error("too large: '" + oneLine(path) + "' has more than " + maxReadBytes
-                    + " bytes; read parts of it with exec (head -c, tail -c, dd)");
+        long want = Math.max(0, Math.min(length.orElse(Long.MAX_VALUE), size - offset));
+        ReplyBytes.Fit fit = ReplyBytes.fit(piece, (int) Math.min(want, piece.length), maxReadBytes);
+        if (want > maxReadBytes || fit.kept() < Math.min(want, piece.length)) {
+            long fits = ReplyBytes.guaranteed(maxReadBytes);
+            return ToolResult.error("too large: '" + oneLine(path) + "' has " + size + " bytes"
+                    + (offset > 0 || length.isPresent() ? " (" + want + " asked from offset " + offset + ")" : "")
+                    + "; one read_file reply holds at most " + maxReadBytes + " bytes of JSON text or base64, which is "
+                    + fits + " bytes of any file; read it in pieces with offset and length, e.g. offset " + offset
+                    + ", length " + fits);
         }
         Map<String, Object> out = new LinkedHashMap<>();
-        putBytes(out, "content", content);
-        out.put("size", content.length);
+        ReplyBytes.put(out, "content", piece, fit);
+        out.put("size", size);
+        if (offset > 0 || fit.kept() < size) {
+            out.put("offset", offset);
+            out.put("length", fit.kept());
+        }
         return ToolResult.ok(out);
+    }
+
+    /** Skips up to {@code n} bytes; returns how many there were (fewer at the end of the stream). */
+    private static long skip(InputStream in, long n) throws IOException {
+        long done = 0;
+        while (done < n) {
+            long k = in.skip(n - done);
+            if (k <= 0) {
+                if (in.read() < 0) {
+                    break;
+                }
+                k = 1;
+            }
+            done += k;
+        }
+        return done;
     }
 
     private ToolResult listDir(Map<String, Object> args) {
@@ -283,27 +422,6 @@ public final class AirlockTools {
 
     // --- bytes -------------------------------------------------------------------------------
 
-    /** {@code key}: the bytes as text when they are valid UTF-8; else {@code key_base64}. */
-    static void putBytes(Map<String, Object> out, String key, byte[] bytes) {
-        Optional<String> text = utf8(bytes);
-        if (text.isPresent()) {
-            out.put(key, text.get());
-        } else {
-            out.put(key + "_base64", Base64.getEncoder().encodeToString(bytes));
-        }
-    }
-
-    private static Optional<String> utf8(byte[] bytes) {
-        try {
-            return Optional.of(StandardCharsets.UTF_8.newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes)).toString());
-        } catch (CharacterCodingException e) {
-            return Optional.empty();
-        }
-    }
-
     static String oneLine(String s) {
         return s == null ? "" : s.strip().replaceAll("\\s*\\R\\s*", " ");
     }
@@ -350,6 +468,21 @@ public final class AirlockTools {
                 throw new ToolInputException(field, "must be a string, got " + typeOf(v));
             }
             return Optional.of(s);
+        }
+
+        /** A whole number in [min, max], or empty when absent; the error names the range. */
+        Optional<Long> optionalCount(String field, long min, long max) {
+            Optional<BigDecimal> n = optionalNumber(field);
+            if (n.isEmpty()) {
+                return Optional.empty();
+            }
+            BigDecimal v = n.get();
+            if (v.stripTrailingZeros().scale() > 0 || v.compareTo(BigDecimal.valueOf(min)) < 0
+                    || v.compareTo(BigDecimal.valueOf(max)) > 0) {
+                throw new ToolInputException(field, "must be a whole number from " + min
+                        + (max == Long.MAX_VALUE ? " up" : " to " + max) + ", got " + v.toPlainString());
+            }
+            return Optional.of(v.longValueExact());
         }
 
         Optional<Boolean> optionalBoolean(String field) {

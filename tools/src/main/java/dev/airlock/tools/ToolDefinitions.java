@@ -38,7 +38,12 @@ final class ToolDefinitions {
                         "stdin", string("Text (UTF-8) given to the command's standard input. Without stdin or"
                                 + " stdin_base64 the command reads end-of-input at once."),
                         "stdin_base64", string("Binary data for the command's standard input, base64 encoded."
-                                + " Use instead of stdin for bytes that are not text.")),
+                                + " Use instead of stdin for bytes that are not text."),
+                        "max_output_bytes", with(with(integer("The most of each of stdout and stderr this reply"
+                                + " carries, counted as sent (escaped JSON text or base64). Default "
+                                + AirlockTools.DEFAULT_MAX_OUTPUT_BYTES + " (1 MiB), at most "
+                                + AirlockTools.MAX_OUTPUT_CEILING + ". Output beyond it is saved to a file on the"
+                                + " target; the result names it."), "minimum", 1), "maximum", AirlockTools.MAX_OUTPUT_CEILING)),
                 List.of("command"), null);
         Map<String, Object> out = object(
                 props(
@@ -48,14 +53,20 @@ final class ToolDefinitions {
                         "stdout_base64", string("Standard output, base64 encoded, when it is not valid UTF-8."),
                         "stderr", string("Standard error, when it is valid UTF-8 text."),
                         "stderr_base64", string("Standard error, base64 encoded, when it is not valid UTF-8."),
-                        "stdout_dropped", integer("Bytes of standard output beyond the capture limit (not included)."),
-                        "stderr_dropped", integer("Bytes of standard error beyond the capture limit (not included)."),
+                        "stdout_dropped", integer("Bytes of standard output not in this reply (0 when it is all here)."),
+                        "stderr_dropped", integer("Bytes of standard error not in this reply (0 when it is all here)."),
                         "timed_out", bool("The timeout killed the command."),
-                        "cancelled", bool("The call was cancelled and the command's process tree killed.")),
+                        "cancelled", bool("The call was cancelled and the command's process tree killed."),
+                        "stdout_file", string("When stdout was cut: a file on the target with all of it (as"
+                                + " captured); read the rest with read_file at offset = the bytes this reply has."),
+                        "stderr_file", string("When stderr was cut: a file on the target with all of it."),
+                        "note", string("When output was cut: how much this reply has and exactly how to get the rest.")),
                 List.of("exit_code", "stdout_dropped", "stderr_dropped", "timed_out"), null);
         return new ToolDefinition(EXEC, "Run a shell command",
                 "Runs a shell command on the target machine and returns its exit code, standard output and"
                         + " standard error exactly as written (text, or base64 when the bytes are not valid UTF-8)."
+                        + " Each stream is cut after about 1 MiB (max_output_bytes): the reply then keeps its head,"
+                        + " counts the bytes left out and saves the whole stream to a file you can read with read_file."
                         + " Writes to protected files (credentials, system files) are refused; some need a human's"
                         + " approval. A refusal is final: do not retry it another way unless the user agrees.",
                 in, out, false, true);
@@ -83,15 +94,24 @@ final class ToolDefinitions {
     }
 
     private static ToolDefinition readFile(long maxReadBytes) {
-        Map<String, Object> in = object(props("path", string(PATH_TEXT)), List.of("path"), null);
+        long piece = ReplyBytes.guaranteed(maxReadBytes);
+        Map<String, Object> in = object(props("path", string(PATH_TEXT),
+                        "offset", with(integer("Start reading at this byte. Default 0."), "minimum", 0),
+                        "length", with(integer("Read at most this many bytes. Default: to the end of the file."),
+                                "minimum", 1)),
+                List.of("path"), null);
         Map<String, Object> out = object(
-                props("content", string("The file's content, when it is valid UTF-8 text."),
-                        "content_base64", string("The file's content, base64 encoded, when it is not valid UTF-8."),
-                        "size", integer("The file's size in bytes.")),
+                props("content", string("The content read, when it is valid UTF-8 text."),
+                        "content_base64", string("The content read, base64 encoded, when it is not valid UTF-8."),
+                        "size", integer("The whole file's size in bytes."),
+                        "offset", integer("Where the content read starts (present when it is not the whole file)."),
+                        "length", integer("Bytes read (present when it is not the whole file).")),
                 List.of("size"), null);
         return new ToolDefinition(READ_FILE, "Read a file",
-                "Returns a file's exact content: as text when it is valid UTF-8, else base64. Files over "
-                        + maxReadBytes + " bytes are refused; read parts of them with exec (head -c, tail -c, dd).",
+                "Returns a file's exact content, or the piece from offset of length bytes: as text when it is"
+                        + " valid UTF-8, else base64. One reply holds at most " + maxReadBytes + " bytes of text or"
+                        + " base64 (" + piece + " bytes of any file); read bigger files in pieces with offset and"
+                        + " length.",
                 in, out, true, false);
     }
 

@@ -107,9 +107,11 @@ class AirlockToolsTest {
                 ToolCall.unobserved()));
         Map<String, Object> read = ok(tools.call("read_file", Map.of("path", file), ToolCall.unobserved()));
         assertArrayEquals(bytes, Base64.getDecoder().decode((String) read.get("content_base64")));
-        assertEquals(4, read.get("size"));
+        assertEquals(4L, read.get("size"));
 
-        Files.write(dir.resolve("big"), new byte[1025]);
+        // Written through the tools: the environment's /tmp need not be the test's.
+        ok(tools.call("write_file", Map.of("path", dir.resolve("big").toString(),
+                "content_base64", Base64.getEncoder().encodeToString(new byte[1025])), ToolCall.unobserved()));
         ToolResult big = tools.call("read_file", Map.of("path", dir.resolve("big").toString()), ToolCall.unobserved());
         assertTrue(big.isError() && big.error().contains("1024 bytes"), big::toString);
         ToolResult missing = tools.call("read_file", Map.of("path", dir.resolve("nope").toString()), ToolCall.unobserved());
@@ -137,5 +139,42 @@ class AirlockToolsTest {
     private static void assertError(String tool, Map<String, Object> args, String mention) {
         ToolResult r = tools.call(tool, args, ToolCall.unobserved());
         assertTrue(r.isError() && r.error().contains(mention), () -> tool + " " + args + " -> " + r);
+    }
+
+    @Test
+    void longOutputKeepsItsHeadAndTheRestIsReadFromTheSavedFile() {
+        Map<String, Object> r = ok(tools.call("exec", Map.of("command", "head -c 5000 /dev/zero | tr '\\0' a; echo e >&2",
+                "max_output_bytes", 1000), ToolCall.unobserved()));
+
+        assertEquals("a".repeat(1000), r.get("stdout"));
+        assertEquals(4000L, r.get("stdout_dropped"));
+        assertEquals("e\n", r.get("stderr"));
+        assertEquals(0L, r.get("stderr_dropped"));
+        assertFalse(r.containsKey("stderr_file"));
+        String file = (String) r.get("stdout_file");
+        assertTrue(file.startsWith(AirlockTools.OUTPUT_DIR + "/"), file);
+        assertTrue(((String) r.get("note")).contains("\"offset\": 1000"), () -> (String) r.get("note"));
+        assertTrue(((String) r.get("note")).contains("pieces of up to 768 bytes"), () -> (String) r.get("note"));
+        StringBuilder all = new StringBuilder((String) r.get("stdout"));
+        while (all.length() < 5000) {
+            Map<String, Object> rest = ok(tools.call("read_file", Map.of("path", file, "offset", all.length(), "length", 768),
+                    ToolCall.unobserved()));
+            assertEquals(5000L, rest.get("size"));
+            assertEquals((long) all.length(), rest.get("offset"));
+            all.append((String) rest.get("content"));
+        }
+        assertEquals("a".repeat(5000), all.toString());
+        Map<String, Object> piece = ok(tools.call("read_file", Map.of("path", file, "offset", 4990, "length", 100), ToolCall.unobserved()));
+        assertEquals("a".repeat(10), piece.get("content"));
+    }
+
+    @Test
+    void outOfRangeLimitsAreOneLineErrorsNamingTheField() {
+        ToolResult tooBig = tools.call("exec", Map.of("command", "true", "max_output_bytes", 4 * 1024 * 1024), ToolCall.unobserved());
+        assertEquals("invalid argument 'max_output_bytes': must be a whole number from 1 to 3145728, got 4194304", tooBig.error());
+        ToolResult past = tools.call("read_file", Map.of("path", "/etc/hostname", "offset", 1L << 40), ToolCall.unobserved());
+        assertTrue(past.isError() && past.error().startsWith("bad offset: "), past::toString);
+        ToolResult half = tools.call("read_file", Map.of("path", "/etc/hostname", "length", 0.5), ToolCall.unobserved());
+        assertTrue(half.isError() && half.error().contains("'length'"), half::toString);
     }
 }
