@@ -27,11 +27,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class AirlockToolsTest {
     private static Environment env;
     private static AirlockTools tools;
+    /** The working directory: under bubblewrap (the local default) the host dir commands and the test share. */
+    @TempDir
+    static Path work;
 
     @BeforeAll
     static void open() throws Exception {
         Files.createDirectories(Path.of(System.getenv("HOME")));
-        env = Environments.open(Settings.of("airlock.container", "no"));
+        env = Environments.open(Settings.of("airlock.container", "no", "airlock.local.workdir", work.toString()));
         tools = new AirlockTools(() -> env, 1024);
     }
 
@@ -59,10 +62,10 @@ class AirlockToolsTest {
     }
 
     @Test
-    void aCallCancelledBeforeItStartsNeverRuns(@TempDir Path dir) {
+    void aCallCancelledBeforeItStartsNeverRuns() throws Exception {
         ToolCall call = ToolCall.unobserved();
         call.cancel();
-        Path mark = dir.resolve("ran");
+        Path mark = Files.createTempDirectory(work, "cancel-").resolve("ran"); // where a command that ran would leave it
 
         ToolResult r = tools.call("exec", Map.of("command", "touch '" + mark + "'"), call);
 
@@ -100,7 +103,8 @@ class AirlockToolsTest {
     }
 
     @Test
-    void filesRoundTripAndLimitsAreToolErrors(@TempDir Path dir) throws Exception {
+    void filesRoundTripAndLimitsAreToolErrors() throws Exception {
+        Path dir = Files.createTempDirectory(work, "files-");
         byte[] bytes = {0, (byte) 0xc3, 0x28, 10};
         String file = dir.resolve("a/b.bin").toString();
         ok(tools.call("write_file", Map.of("path", file, "content_base64", Base64.getMimeEncoder().encodeToString(bytes) + "\n"),
