@@ -60,11 +60,12 @@ public final class AirlockTools {
      */
     public static final long MAX_OUTPUT_CEILING = 3L * 1024 * 1024;
     /**
-     * Where exec saves an output stream that did not fit its reply, on the target (the environment
-     * the command ran in), so the agent reads the rest with read_file. Files are 0600 with random
-     * names; they stay until the target's /tmp is cleaned.
+     * Where exec saves an output stream that did not fit its reply, under the environment's scratch
+     * dir (the children's TMPDIR, in its private dir), so the agent reads the rest with read_file
+     * for as long as the environment is open, and nothing is left in the target's shared /tmp when
+     * it closes. Files are 0600 with random names.
      */
-    public static final String OUTPUT_DIR = "/tmp/airlock-output";
+    public static final String OUTPUT_DIR = "airlock-output";
 
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private static final Pattern MODE = Pattern.compile("0?[0-7]{3,4}");
@@ -232,7 +233,7 @@ public final class AirlockTools {
      * Rule: the reply keeps the head of a stream, not head and tail, so what it carries is one exact
      * prefix and the rest is one contiguous range at a known offset of the saved file (its tail is
      * {@code read_file} with offset {@code size - n}). Everything captured that does not fit is saved
-     * on the target under {@link #OUTPUT_DIR}; bytes beyond the capture cap
+     * in the environment's scratch dir under {@link #OUTPUT_DIR}; bytes beyond the capture cap
      * ({@code airlock.output.max-bytes}) were never kept, and the note says so.
      */
     private Capped cap(String stream, CapturedOutput captured, long budget, Environment env) {
@@ -252,7 +253,7 @@ public final class AirlockTools {
                 + (captured.size() + captured.dropped()) + " bytes (" + stream + "_dropped: " + dropped + " left out)");
         String file = null;
         if (notSent > 0) {
-            String path = OUTPUT_DIR + "/" + UUID.randomUUID() + "." + stream;
+            String path = env.target().scratchDir() + "/" + OUTPUT_DIR + "/" + UUID.randomUUID() + "." + stream;
             try {
                 env.files().write(path, Payload.ofStream(captured.open(), captured.size()), WriteOptions.mode(0600));
                 file = path;

@@ -156,7 +156,7 @@ class AirlockToolsTest {
         assertEquals(0L, r.get("stderr_dropped"));
         assertFalse(r.containsKey("stderr_file"));
         String file = (String) r.get("stdout_file");
-        assertTrue(file.startsWith(AirlockTools.OUTPUT_DIR + "/"), file);
+        assertTrue(file.startsWith(env.target().scratchDir() + "/" + AirlockTools.OUTPUT_DIR + "/"), file);
         assertTrue(((String) r.get("note")).contains("\"offset\": 1000"), () -> (String) r.get("note"));
         assertTrue(((String) r.get("note")).contains("pieces of up to 768 bytes"), () -> (String) r.get("note"));
         StringBuilder all = new StringBuilder((String) r.get("stdout"));
