@@ -159,7 +159,9 @@ final class Bubblewrap {
         int n = 0;
         for (Path tmp : sharedTmp) {
             if (Files.isDirectory(tmp, LinkOption.NOFOLLOW_LINKS)) {
-                Path own = Path.of(t.privateDir(), n++ == 0 ? "tmp" : "tmp-" + n);
+                // Not the scratch dir (the private dir's tmp, the children's TMPDIR): the private dir's own
+                // mount point is made inside this one, and would show up in $TMPDIR.
+                Path own = Path.of(t.privateDir(), n++ == 0 ? "sandbox-tmp" : "sandbox-tmp-" + n);
                 HostDirs.makeDirs(own.toString());
                 add(a, "--bind", existing(own.toString(), "the environment's own temp dir"), tmp);
             }

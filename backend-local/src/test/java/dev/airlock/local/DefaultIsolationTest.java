@@ -81,6 +81,7 @@ class DefaultIsolationTest {
         String privateDir;
         try (Environment env = open()) {
             privateDir = env.target().privateDir();
+            assertEquals("", sh(env, "ls -A \"$TMPDIR\""), "the children's TMPDIR starts empty");
             sh(env, "echo from-a-command > /tmp/" + name);
             env.files().write("/tmp/" + name + ".w", "from-a-write".getBytes(StandardCharsets.UTF_8));
             assertEquals("from-a-command\nfrom-a-write", sh(env, "cat /tmp/" + name + " /tmp/" + name + ".w"));

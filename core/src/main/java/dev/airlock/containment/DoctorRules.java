@@ -339,13 +339,13 @@ final class DoctorRules {
     /** A read-only root: the sign of a sandbox that made its own /tmp and /run. */
     /**
      * Whether a mount shows a temp dir of the environment's own: its root (the dir of its
-     * filesystem it shows) is {@code tmp} or {@code tmp-N} right inside the private dir. The root is
+     * filesystem it shows) is {@code sandbox-tmp} or {@code sandbox-tmp-N} right inside the private dir. The root is
      * relative to that filesystem, so only the private dir's own name is compared.
      */
     private static boolean ownTempDir(Target target, String mountRoot) {
         String privateName = java.nio.file.Path.of(strip(target.privateDir())).getFileName() == null ? ""
                 : java.nio.file.Path.of(strip(target.privateDir())).getFileName().toString();
-        return !privateName.isEmpty() && mountRoot.matches(".*/" + java.util.regex.Pattern.quote(privateName) + "/tmp(-[0-9]+)?");
+        return !privateName.isEmpty() && mountRoot.matches(".*/" + java.util.regex.Pattern.quote(privateName) + "/sandbox-tmp(-[0-9]+)?");
     }
 
     private static boolean sandboxed(Map<String, String> f) {

@@ -158,11 +158,12 @@ class DoctorJudgeTest {
         Map<String, String> box = hostFacts();
         box.put("root_ro", "1");
         box.put("tmp_fs", "ext4");
-        box.put("tmp_root", "/tmp/airlock-abc/tmp");
+        box.put("tmp_root", "/tmp/airlock-abc/sandbox-tmp");
         DoctorReport own = Doctor.judge("local", HOST, plan(), "on (auto: test)", "bwrap: test", box);
         assertEquals(Verdict.CONTAINED_ENFORCED, own.row("TMPDIR").orElseThrow().verdict(), own.toText());
         assertTrue(own.row("TMPDIR").orElseThrow().evidence().contains("removed on close"), own.toText());
-        for (String other : new String[] {"/tmp", "/", "/tmp/airlock-other/tmp", "/tmp/airlock-abc/tmp/x", "/tmp/airlock-abcd/tmp"}) {
+        for (String other : new String[] {"/tmp", "/", "/tmp/airlock-other/sandbox-tmp", "/tmp/airlock-abc/sandbox-tmp/x", "/tmp/airlock-abcd/sandbox-tmp",
+                "/tmp/airlock-abc/tmp"}) {
             box.put("tmp_root", other);
             DoctorReport r = Doctor.judge("local", HOST, plan(), "on (auto: test)", "bwrap: test", box);
             assertEquals(Verdict.CONTAINED_BY_ENVIRONMENT, r.row("TMPDIR").orElseThrow().verdict(), other + ": " + r.toText());
