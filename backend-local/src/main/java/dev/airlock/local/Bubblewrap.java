@@ -39,12 +39,22 @@ final class Bubblewrap {
     private final List<String> args;
     private final List<String> nest;
     private final String description;
+    /**
+     * Before bwrap, as root: {@code unshare --mount --propagation private}, a mount table of its own
+     * that the host's mounts and unmounts no longer reach. bwrap binds / recursively and then makes
+     * each mount under it read-only; a container starting or stopping meanwhile (Docker's overlay
+     * and netns mounts come and go under /var/lib and /run) failed that step ("Can't bind mount
+     * /oldroot/ on /newroot/: Unable to apply mount flags"), and with it the command. Empty where it
+     * cannot be had (not root, no unshare); unshare execs bwrap, so the process stays the same.
+     */
+    private final List<String> frozenMounts;
 
-    private Bubblewrap(Path bwrap, List<String> args, List<String> nest, String description) {
+    private Bubblewrap(Path bwrap, List<String> args, List<String> nest, String description, List<String> frozenMounts) {
         this.bwrap = bwrap;
         this.args = List.copyOf(args);
         this.nest = List.copyOf(nest);
         this.description = description;
+        this.frozenMounts = List.copyOf(frozenMounts);
     }
 
     /** The binary: {@code airlock.local.bwrap} when set (and executable), else {@code bwrap} on PATH. */
@@ -69,7 +79,7 @@ final class Bubblewrap {
             try {
                 new Bubblewrap(b, List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
                         "--unshare-ipc", "--unshare-uts", "--unshare-user-try", "--cap-drop", "ALL", "--die-with-parent"),
-                        List.of(), "").check();
+                        List.of(), "", frozenMounts(new com.sun.security.auth.module.UnixSystem().getUid() == 0)).check();
                 return Optional.empty();
             } catch (BackendUnavailableException e) {
                 return Optional.of(e.getMessage());
@@ -77,9 +87,17 @@ final class Bubblewrap {
         });
     }
 
+    /** {@link #frozenMounts}'s prefix where this process may have it (root, with util-linux's unshare). */
+    private static List<String> frozenMounts(boolean root) {
+        Optional<Path> unshare = LocalEnvironment.findOnPath("unshare");
+        return root && unshare.isPresent()
+                ? List.of(unshare.get().toString(), "--mount", "--propagation", "private", "--") : List.of();
+    }
+
     /** The command line for {@code shell -c script} inside the sandbox (after {@code setsid}). */
     List<String> argv(String shell, String script) {
         List<String> argv = new ArrayList<>(args.size() + nest.size() + 5);
+        argv.addAll(frozenMounts);
         argv.add(bwrap.toString());
         argv.addAll(args);
         argv.add("--");
@@ -345,6 +363,7 @@ final class Bubblewrap {
                 + String.join(", ", writable.values()) + "; network " + (s.network() ? "on" : "off");
         Optional<Path> unshare = LocalEnvironment.findOnPath("unshare");
         Optional<Path> setpriv = LocalEnvironment.findOnPath("setpriv");
+        List<String> frozen = frozenMounts(t.uid() == 0);
         if (unshare.isPresent() && setpriv.isPresent()) {
             // bwrap's init (pid 1) is the command's parent and reports its status. The shell gets a
             // user namespace of its own (no fork, same uid, the bounding set it refills emptied
@@ -356,7 +375,8 @@ final class Bubblewrap {
             }
             List<String> nest = List.of(unshare.get().toString(), "--user", "--map-current-user", "--",
                     setpriv.get().toString(), "--bounding-set=-all", "--");
-            Bubblewrap b = new Bubblewrap(bwrap, nested, nest, description + "; the command in a user namespace of its own");
+            Bubblewrap b = new Bubblewrap(bwrap, nested, nest, description + "; the command in a user namespace of its own",
+                    frozen);
             try {
                 b.check();
                 return b;
@@ -368,7 +388,7 @@ final class Bubblewrap {
             description += "; the command's parent (bwrap's init) is within its reach, so it could change its exit"
                     + " status (no unshare or setpriv on PATH: install util-linux)";
         }
-        Bubblewrap b = new Bubblewrap(bwrap, a, List.of(), description);
+        Bubblewrap b = new Bubblewrap(bwrap, a, List.of(), description, frozen);
         b.check();
         return b;
     }
