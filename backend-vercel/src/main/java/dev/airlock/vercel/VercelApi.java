@@ -42,7 +42,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.LongConsumer;
 import java.util.zip.GZIPOutputStream;
 
 /**
@@ -226,9 +225,10 @@ final class VercelApi implements AutoCloseable {
     /**
      * Follows the command's NDJSON logs (progress only: output travels through files), reconnecting
      * when the stream is cut and skipping the lines already seen; returns when the log ends.
-     * {@code onLine} gets each line's byte count. Returns how many times it reconnected.
+     * {@code onLine} gets each NDJSON line (one log entry: a chunk of a stream, not a line of the
+     * command's output). Returns how many times it reconnected.
      */
-    int followLogs(String sessionId, String cmdId, LongConsumer onLine) {
+    int followLogs(String sessionId, String cmdId, java.util.function.Consumer<String> onLine) {
         long[] seen = {0};
         int[] attempts = {0};
         while (true) {
@@ -244,7 +244,7 @@ final class VercelApi implements AutoCloseable {
                             while ((line = br.readLine()) != null) {
                                 if (index++ >= seen[0]) { // a reconnect replays from the start: skip what was seen
                                     seen[0] = index;
-                                    onLine.accept(line.length());
+                                    onLine.accept(line);
                                 }
                             }
                         }

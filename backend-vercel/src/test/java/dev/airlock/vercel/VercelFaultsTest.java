@@ -13,7 +13,6 @@ import org.junit.jupiter.api.Test;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -32,6 +31,15 @@ class VercelFaultsTest {
     }
 
     /** What following a command's logs saw: reconnects, lines (each once) and the wait's exit code. */
+    /** {@code line1\n...lineN\n}: what the scripts below print. */
+    private static String expectedLines(long n) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 1; i <= n; i++) {
+            b.append("line").append(i).append('\n');
+        }
+        return b.toString();
+    }
+
     record Followed(int reconnects, long lines, int exit) {
     }
 
@@ -41,9 +49,22 @@ class VercelFaultsTest {
         try (VercelApi api = new VercelApi(VercelSettings.from(fixture.settings(), Map.of()), fixture.settings())) {
             VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(false));
             String cmd = api.run(info.sessionId(), List.of("sh", "-c", script), null);
-            AtomicLong lines = new AtomicLong();
-            int reconnects = api.followLogs(info.sessionId(), cmd, n -> lines.incrementAndGet());
-            return new Followed(reconnects, lines.get(), api.await(info.sessionId(), cmd));
+            // Entries are chunks as the sandbox read them (two quick lines may share one), so the
+            // lines are counted in the stdout they carry, joined.
+            StringBuilder stdout = new StringBuilder();
+            int reconnects = api.followLogs(info.sessionId(), cmd, entry -> {
+                try {
+                    com.fasterxml.jackson.databind.JsonNode e = new com.fasterxml.jackson.databind.ObjectMapper().readTree(entry);
+                    if ("stdout".equals(e.path("stream").asText())) {
+                        stdout.append(e.path("data").asText());
+                    }
+                } catch (java.io.IOException ex) {
+                    throw new java.io.UncheckedIOException(ex);
+                }
+            });
+            long lines = stdout.toString().lines().count();
+            assertEquals(expectedLines(lines), stdout.toString(), "every line once, none twice, in order");
+            return new Followed(reconnects, lines, api.await(info.sessionId(), cmd));
         }
     }
 
