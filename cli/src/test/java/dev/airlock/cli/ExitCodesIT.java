@@ -42,7 +42,10 @@ class ExitCodesIT {
         // A throwaway HOME: its ~/.ssh is a protected credential directory whatever the user says.
         Path home = Files.createDirectories(dir.resolve("home"));
 
-        Airlock.Result r = airlock("write", "~/.ssh/id_ed25519").env("HOME", home.toString()).stdin(bytes("not a key")).run();
+        // Run from a project beside it: bubblewrap refuses a working directory that holds the real home.
+        Path project = Files.createDirectories(dir.resolve("project"));
+        Airlock.Result r = airlock("write", "~/.ssh/id_ed25519").env("HOME", home.toString()).in(project)
+                .stdin(bytes("not a key")).run();
 
         assertEquals(3, r.exit(), r::toString);
         assertOneLine(r, "airlock: denied: ");
@@ -53,8 +56,9 @@ class ExitCodesIT {
     void aDeniedCommandExits125WithTheDeniedPrefix(@TempDir Path dir) throws IOException {
         Path home = Files.createDirectories(dir.resolve("home"));
 
+        Path project = Files.createDirectories(dir.resolve("project"));
         Airlock.Result r = airlock("exec", "mkdir -p ~/.ssh && echo key > ~/.ssh/authorized_keys")
-                .env("HOME", home.toString()).run();
+                .env("HOME", home.toString()).in(project).run();
 
         assertEquals(125, r.exit(), r::toString);
         assertOneLine(r, "airlock: denied: ");
