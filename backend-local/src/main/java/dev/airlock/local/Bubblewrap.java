@@ -79,12 +79,21 @@ final class Bubblewrap {
             try {
                 new Bubblewrap(b, List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
                         "--unshare-ipc", "--unshare-uts", "--unshare-user-try", "--cap-drop", "ALL", "--die-with-parent"),
-                        List.of(), "", frozenMounts(new com.sun.security.auth.module.UnixSystem().getUid() == 0)).check();
+                        List.of(), "", frozenMounts(runsAsRoot())).check();
                 return Optional.empty();
             } catch (BackendUnavailableException e) {
                 return Optional.of(e.getMessage());
             }
         });
+    }
+
+    /** Whether this JVM runs as uid 0: the owner of its own /proc entry (standard NIO, no JDK-internal API). */
+    private static boolean runsAsRoot() {
+        try {
+            return Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     /** {@link #frozenMounts}'s prefix where this process may have it (root, with util-linux's unshare). */
