@@ -180,6 +180,12 @@ public final class LocalEnvironment extends AbstractEnvironment {
         return b != null ? b.describe() : noIsolation;
     }
 
+    /** Under bubblewrap every protected home's credential dirs are read-only binds (or hidden). */
+    @Override
+    protected boolean credentialsReadOnly() {
+        return sandbox != null;
+    }
+
     /**
      * Signals the process group from the host: a second sandbox could not see the first one's
      * processes. A TERM spares bwrap's own two processes (see below); a KILL takes the whole group.

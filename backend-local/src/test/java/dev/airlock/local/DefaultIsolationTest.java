@@ -7,7 +7,6 @@ import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.containment.ContainedEnvironment;
 import dev.airlock.settings.Settings;
-import dev.airlock.tck.Services;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,9 +41,7 @@ class DefaultIsolationTest {
     }
 
     private static void requireBubblewrap() {
-        Services.require(LocalEnvironment.findOnPath("bwrap").isPresent()
-                        && Bubblewrap.unusable(LocalEnvironment.findOnPath("bwrap").get()).isEmpty(),
-                "bubblewrap is not installed or cannot make a sandbox here (apt-get install bubblewrap)");
+        BubblewrapRequirement.require();
     }
 
     private static String sh(Environment env, String command) {

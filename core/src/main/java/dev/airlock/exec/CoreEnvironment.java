@@ -203,6 +203,11 @@ public final class CoreEnvironment implements ContainedEnvironment {
         return backend.isolation();
     }
 
+    /** {@link Backend#credentialsReadOnly}, for the guard's rules. */
+    boolean credentialsReadOnly() {
+        return backend.credentialsReadOnly();
+    }
+
     @Override
     public RemoteFiles files() {
         // A backend's own file API passes the same write tiers as the shell implementation.

@@ -52,7 +52,7 @@ final class SafetyGate {
                                 throw new IOException("exit " + r.exit() + ": " + r.stderrLine());
                             }
                             return r.stdout();
-                        }, env::emit, env.stateWitness());
+                        }, env::emit, env.stateWitness(), env.credentialsReadOnly());
             }
             return safety;
         }

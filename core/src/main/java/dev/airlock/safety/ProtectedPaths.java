@@ -21,6 +21,9 @@ final class ProtectedPaths {
             ".config/gh", ".config/gcloud");
     /** Needs approval; judged before the {@code .ssh} directory rule. */
     static final List<String> HOME_APPROVAL = List.of(".ssh/config");
+    /** The reason for {@link #HOME_APPROVAL} files where the kernel keeps their directory read-only. */
+    static final String READ_ONLY_IN_SANDBOX = "an SSH client configuration, which this environment's sandbox keeps"
+            + " read-only for commands, so no approval can open it";
     static final List<String> SYSTEM_FILES = List.of("sudoers", "passwd", "shadow");
     static final List<String> SYSTEM_DIRS = List.of("sudoers.d", "systemd");
     /** Airlock's own state: its settings (may hold tokens), the approval allowlist, an env file. */
@@ -56,12 +59,25 @@ final class ProtectedPaths {
     /** @param ownFiles Airlock's own files elsewhere (a config file named with --config), spelled and resolved */
     ProtectedPaths(Collection<String> homes, Collection<String> etcDirs, Collection<String> airlockHomes,
                    Collection<String> ownFiles, Collection<String> safeRoots, Collection<String> exemptRoots) {
+        this(homes, etcDirs, airlockHomes, ownFiles, safeRoots, exemptRoots, false);
+    }
+
+    /**
+     * @param credentialsReadOnly the kernel keeps the credential dirs read-only for commands: the
+     *                            approval-tier files inside them ({@link #HOME_APPROVAL}) are then
+     *                            hard-denied too, since no approval could let a command write them
+     */
+    ProtectedPaths(Collection<String> homes, Collection<String> etcDirs, Collection<String> airlockHomes,
+                   Collection<String> ownFiles, Collection<String> safeRoots, Collection<String> exemptRoots,
+                   boolean credentialsReadOnly) {
         for (String f : distinct(ownFiles)) {
             rules.add(new Rule(PathPattern.concrete(f).comps, Tier.HARD, false, "Airlock's own settings or approvals"));
         }
         for (String h : distinct(homes)) {
             for (String f : HOME_APPROVAL) {
-                rules.add(new Rule(join(h, f), Tier.APPROVAL, false, "an SSH client configuration"));
+                rules.add(credentialsReadOnly
+                        ? new Rule(join(h, f), Tier.HARD, false, READ_ONLY_IN_SANDBOX)
+                        : new Rule(join(h, f), Tier.APPROVAL, false, "an SSH client configuration"));
             }
             for (String f : HOME_FILES) {
                 rules.add(new Rule(join(h, f), Tier.HARD, false, "a credential file"));

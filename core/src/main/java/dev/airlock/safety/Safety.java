@@ -39,6 +39,7 @@ public final class Safety {
     private final GuardMode.Verdict guard;
     private final ApprovalGate gate;
     private final Path localAirlockHome;
+    private final boolean credentialsReadOnly;
     private final Object rulesLock = new Object();
     private volatile ProtectedPaths rules;
 
@@ -64,6 +65,18 @@ public final class Safety {
     public Safety(String backend, Target target, Containment containment, Settings settings, Capabilities caps,
                   Optional<ApprovalChannel> channel, TargetShell shell, ApprovalGate.Reporter reporter,
                   Optional<StateWitness> witness) {
+        this(backend, target, containment, settings, caps, channel, shell, reporter, witness, false);
+    }
+
+    /**
+     * @param credentialsReadOnly the kernel keeps the protected homes' credential dirs read-only for
+     *                            commands ({@code Backend#credentialsReadOnly}): what needs approval
+     *                            there elsewhere ({@code ~/.ssh/config}) is read-only here, for every tool
+     */
+    public Safety(String backend, Target target, Containment containment, Settings settings, Capabilities caps,
+                  Optional<ApprovalChannel> channel, TargetShell shell, ApprovalGate.Reporter reporter,
+                  Optional<StateWitness> witness, boolean credentialsReadOnly) {
+        this.credentialsReadOnly = credentialsReadOnly;
         this.backend = backend;
         this.target = target;
         this.containment = containment;
@@ -293,6 +306,8 @@ public final class Safety {
             String resolved = kind == 'S' || p.path().equals(c.shown) ? "" : " (it resolves to '" + oneLine(p.path()) + "')";
             String what = v.reason().equals("a device")
                     ? "' is a device; only sinks such as /dev/null, /dev/stdout and /dev/stderr may be written"
+                    : v.reason().equals(ProtectedPaths.READ_ONLY_IN_SANDBOX)
+                    ? "' is " + v.reason()
                     : "' is a protected system/credential file";
             throw deny(c, route, v.reason(), "Write denied: '" + oneLine(c.shown) + what + "." + resolved);
         }
@@ -382,7 +397,8 @@ public final class Safety {
                 all.get(rec.charAt(0)).add(rec.substring(2));
             }
         }
-        return new ProtectedPaths(all.get('h'), all.get('e'), all.get('a'), all.get('f'), all.get('s'), all.get('x'));
+        return new ProtectedPaths(all.get('h'), all.get('e'), all.get('a'), all.get('f'), all.get('s'), all.get('x'),
+                credentialsReadOnly);
     }
 
     // ---------------------------------------------------------------- text

@@ -193,6 +193,11 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
         return "none";
     }
 
+    /** {@link Backend#credentialsReadOnly}: false by default. */
+    protected boolean credentialsReadOnly() {
+        return false;
+    }
+
     /**
      * Variables to remove from what the child inherits: the secrets among the JVM's variables (a
      * child of a native-env backend inherits them) and the containment's list (the eval profile

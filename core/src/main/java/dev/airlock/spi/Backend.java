@@ -144,6 +144,16 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
+     * Whether the kernel keeps every protected home's credential directories read-only for
+     * commands (bubblewrap's read-only binds), whatever a command does. The guard then holds
+     * {@code ~/.ssh/config} to that rule for every tool: an approval could not make it writable
+     * for a command, so the file API does not write it either. False by default.
+     */
+    default boolean credentialsReadOnly() {
+        return false;
+    }
+
+    /**
      * The variables removed from what a child inherits, given the core's proposal (the JVM's
      * secrets and containment's list). A sandbox that never sees the JVM's environment returns none.
      */

@@ -100,6 +100,11 @@ final class SubclassBackend implements Backend, Stager, Killer {
     }
 
     @Override
+    public boolean credentialsReadOnly() {
+        return env.credentialsReadOnly();
+    }
+
+    @Override
     public java.time.Duration killStepCost() {
         return env.killStepCost();
     }

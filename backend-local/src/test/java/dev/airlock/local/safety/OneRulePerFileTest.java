@@ -6,6 +6,7 @@ import dev.airlock.Environment;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.safety.ApprovalChannel.Decision;
+import dev.airlock.local.BubblewrapRequirement;
 import dev.airlock.safety.Safety;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -367,6 +368,30 @@ class OneRulePerFileTest {
             assertTrue(((dev.airlock.spi.AbstractEnvironment) env).commandGuard().on());
             assertEquals("on (auto: the environment is not a disposable sandbox)",
                     ((dev.airlock.spi.AbstractEnvironment) env).commandGuard().describe());
+        }
+    }
+
+    /**
+     * Under bubblewrap the kernel keeps {@code ~/.ssh} read-only for commands, so an approval could
+     * not make {@code ~/.ssh/config} writable for one: the guard says so before it asks, and the
+     * file API, which writes from the host, keeps the same rule instead of writing what a command could not.
+     */
+    @Test
+    void underBubblewrapTheSshConfigIsReadOnlyForEveryToolAndNobodyIsAsked() throws Exception {
+        BubblewrapRequirement.require();
+        SafetyFixture.ScriptedChannel ch = new SafetyFixture.ScriptedChannel(Decision.ALWAYS);
+        try (Environment env = fx.open(ch, "airlock.local.isolation", "bwrap", "airlock.local.workdir", project.toString())) {
+            DeniedException w = assertThrows(DeniedException.class,
+                    () -> env.files().write("~/.ssh/config", "Host a\n".getBytes(StandardCharsets.UTF_8)));
+            DeniedException x = assertThrows(DeniedException.class, () -> exec(env, SEED_COMMAND));
+            assertFalse(w instanceof ApprovalRequiredException, w.getMessage());
+            assertEquals(w.getMessage(), x.getMessage(), "one rule, one message, whichever route");
+            assertTrue(w.getMessage().contains("read-only") && w.getMessage().contains("no approval can open it"), w.getMessage());
+            assertEquals(0, ch.asked.get(), "asked for what the kernel refuses anyway");
+            assertFalse(Files.exists(sshConfig()));
+            // the guard stays out of the way of what the sandbox allows
+            assertEquals(0, exec(env, "printf x > notes.txt").exitCode());
+            assertEquals("x", Files.readString(project.resolve("notes.txt")));
         }
     }
 }
