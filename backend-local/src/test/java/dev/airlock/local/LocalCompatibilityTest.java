@@ -5,12 +5,17 @@ import dev.airlock.settings.Settings;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.tck.EnvironmentCompatibilityKit;
 
-/** The local backend against the compatibility kit, stdin streamed through pipes (PIPE). */
+/**
+ * The local backend against the compatibility kit without a sandbox ({@code isolation=none},
+ * where bwrap is missing or declined), stdin streamed through pipes (PIPE). The default,
+ * bubblewrap, has its own kit run: {@link LocalIsolatedCompatibilityTest}.
+ */
 class LocalCompatibilityTest extends EnvironmentCompatibilityKit {
 
     @Override
     protected Settings settings() {
-        return Settings.of("airlock.container", "no"); // this VM has /.dockerenv; keep the real HOME
+        // this VM has /.dockerenv; keep the real HOME
+        return Settings.of("airlock.container", "no", "airlock.local.isolation", "none");
     }
 
     @Override
