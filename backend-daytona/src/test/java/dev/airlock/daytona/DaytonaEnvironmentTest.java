@@ -13,6 +13,7 @@ import dev.airlock.emulator.FaultPlan;
 import dev.airlock.emulator.SandboxIsolation;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.ResourceLabels;
 import dev.airlock.tck.Races;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -284,11 +285,17 @@ class DaytonaEnvironmentTest {
         start(FaultPlan.none());
         DaytonaProvider p = new DaytonaProvider();
         String kept = p.up(settings());
-        DaytonaEnvironment orphan = open(settings());
-        String orphanId = orphan.sandboxId(); // never closed: as if its JVM died
+        // as a process that died before closing left it: this owner's labels, its holder gone
+        String orphanId = createWithLabels("{\"airlock.managed\":\"true\",\"airlock.owner\":\"" + ResourceLabels.currentOwner()
+                + "\",\"airlock.created\":\"2020-01-01T00:00:00Z\",\"airlock.version\":\"0.1.0\",\"airlock.holder\":\""
+                + dev.airlock.tck.GoneHolder.label() + "\"}");
         String foreign = createWithLabels("{\"airlock.managed\":\"true\",\"airlock.owner\":\"someone@elsewhere\","
                 + "\"airlock.created\":\"2020-01-01T00:00:00Z\",\"airlock.version\":\"0.1.0\"}");
-        assertEquals(List.of(orphanId), p.gc(settings(), Duration.ZERO, false));
+        try (DaytonaEnvironment live = open(settings())) {
+            assertEquals(List.of(orphanId), p.gc(settings(), Duration.ZERO, false));
+            assertEquals(java.util.Set.of(kept, foreign, live.sandboxId()), java.util.Set.copyOf(emulator.sandboxIds()),
+                    "gc removed more than the orphan (an open environment's sandbox?)");
+        }
         assertEquals(java.util.Set.of(kept, foreign), java.util.Set.copyOf(emulator.sandboxIds()));
         assertEquals(List.of(kept), p.gc(settings(), Duration.ZERO, true));
         assertEquals(List.of(foreign), emulator.sandboxIds(), "gc removed another owner's sandbox");

@@ -57,7 +57,7 @@ final class DockerDaemon implements Closeable {
     static final String LABEL_CREATED = LABEL_PREFIX + ResourceLabels.CREATED;
     static final String LABEL_ENVIRONMENT = LABEL_PREFIX + "environment";
     /** The process using the container ({@link Holder}); none on what {@code up} keeps, which outlives its process. */
-    static final String LABEL_HOLDER = LABEL_PREFIX + "holder";
+    static final String LABEL_HOLDER = LABEL_PREFIX + ResourceLabels.HOLDER;
 
     /**
      * The container's only process besides {@code --init}: it sleeps until stopped. {@code wait}
@@ -149,9 +149,6 @@ final class DockerDaemon implements Closeable {
         Map<String, String> l = new LinkedHashMap<>(s.labels()); // the user's first: Airlock's own win
         l.putAll(ResourceLabels.now(keep).asMap(LABEL_PREFIX));
         l.put(LABEL_ENVIRONMENT, environmentId);
-        if (!keep) {
-            Holder.current().ifPresent(h -> l.put(LABEL_HOLDER, h));
-        }
         return l;
     }
 
@@ -394,8 +391,7 @@ final class DockerDaemon implements Closeable {
         List<Container> out = new ArrayList<>();
         for (Container c : all) {
             Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
-            if (ResourceLabels.parse(l, LABEL_PREFIX).filter(r -> r.collectable(owner, now, olderThan, includeKept)).isPresent()
-                    && !Holder.alive(l.get(LABEL_HOLDER))) {
+            if (ResourceLabels.parse(l, LABEL_PREFIX).filter(r -> r.collectable(owner, now, olderThan, includeKept)).isPresent()) {
                 out.add(c);
             }
         }

@@ -381,18 +381,6 @@ class DockerLifecycleTest {
     }
 
     /** The holder of a process that has ended: this boot, its pid and start time, no longer running. */
-    private static String deadHolder() throws Exception {
-        Process p = new ProcessBuilder("sleep", "30").start();
-        ProcessHandle h = p.toHandle();
-        long start = h.info().startInstant().orElseThrow().toEpochMilli();
-        p.destroy();
-        p.waitFor();
-        String boot = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id")).strip();
-        String holder = boot + "/" + h.pid() + "/" + start;
-        assertFalse(dev.airlock.spi.Holder.alive(holder), "the finished process still reads as alive");
-        return holder;
-    }
-
     @Test
     void gcRemovesOnlyStaleLabelledContainers() throws Exception {
         DockerSettings s = DockerSettings.from(DockerFixture.settings(), Map.of());
@@ -408,7 +396,7 @@ class DockerLifecycleTest {
             live.put(DockerDaemon.LABEL_CREATED, threeHoursAgo);
             held = daemon.createAndStart(s, "airlock-gc-held-" + System.nanoTime(), live, false).id();
             Map<String, String> old = new java.util.LinkedHashMap<>(live);
-            old.put(DockerDaemon.LABEL_HOLDER, deadHolder());
+            old.put(DockerDaemon.LABEL_HOLDER, dev.airlock.tck.GoneHolder.label());
             stale = daemon.createAndStart(s, "airlock-gc-old-" + System.nanoTime(), old, false).id();
             Map<String, String> theirs = new java.util.LinkedHashMap<>(old);
             theirs.put(DockerDaemon.LABEL_OWNER, "someone-else@" + dev.airlock.spi.ResourceLabels.currentOwner());

@@ -53,6 +53,11 @@ final class ModalSandbox implements AutoCloseable {
 
     /** Creates a sandbox (V2 family by default, V1 with {@code airlock.modal.sandbox-family=v1}) and waits for its task. */
     static ModalSandbox create(ModalClient client, boolean kept) {
+        return create(client, ResourceLabels.now(kept));
+    }
+
+    /** The same, tagged with the given labels (a test makes what a process that died left). */
+    static ModalSandbox create(ModalClient client, ResourceLabels labels) {
         ModalSettings s = client.settings;
         client.authenticate();
         String app = client.control("AppGetOrCreate", Resource.none(), st -> st.appGetOrCreate(AppGetOrCreateRequest.newBuilder()
@@ -73,7 +78,7 @@ final class ModalSandbox implements AutoCloseable {
                 .setEnvironmentVariables(StringMap.newBuilder().putAllContents(s.env()));
         s.workdir().ifPresent(def::setWorkdir);
         // Tagged in the create call itself, so no sandbox of ours ever exists untagged for gc to miss.
-        List<SandboxTag> tags = ModalGc.tags(ResourceLabels.now(kept));
+        List<SandboxTag> tags = ModalGc.tags(labels);
         String id;
         if (s.v2()) {
             SandboxCreateV2Response r = client.control("SandboxCreateV2", Resource.none(), st -> st.sandboxCreateV2(

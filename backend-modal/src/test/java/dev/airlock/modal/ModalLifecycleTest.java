@@ -117,7 +117,8 @@ class ModalLifecycleTest {
 
     /**
      * gc finds the sandboxes a dead process left (both families, across list pages) by their tags,
-     * never a younger one, never another owner's or an untagged one, and a kept one only when asked.
+     * never a younger one, never another owner's or an untagged one, never one an open environment
+     * holds, and a kept one only when asked.
      */
     @Test
     void gcTerminatesOnlyThisOwnersOrphansAndKeptOnesOnlyWhenAsked() {
@@ -129,7 +130,7 @@ class ModalLifecycleTest {
         List<String> others = new ArrayList<>();
         try (ModalClient c = ModalProvider.client(EMULATOR.settings())) {
             for (int i = 0; i < dev.airlock.modal.emulator.ModalEmulator.LIST_PAGE + 1; i++) {
-                orphans.add(ModalSandbox.create(c, false).id()); // never closed: as if the JVM died
+                orphans.add(ModalSandbox.create(c, leftByADeadProcess()).id());
             }
             others.add(foreign(c, List.of(dev.airlock.modal.proto.SandboxTag.newBuilder().setTagName("airlock.managed").setTagValue("true").build(),
                     dev.airlock.modal.proto.SandboxTag.newBuilder().setTagName("airlock.owner").setTagValue("mallory@elsewhere").build(),
@@ -137,18 +138,28 @@ class ModalLifecycleTest {
             others.add(foreign(c, List.of()));
         }
         try (ModalClient v1 = ModalProvider.client(EMULATOR.settings().with(ModalSettings.FAMILY, "v1"))) {
-            orphans.add(ModalSandbox.create(v1, false).id());
+            orphans.add(ModalSandbox.create(v1, leftByADeadProcess()).id());
         }
         assertEquals(before + orphans.size() + 3, emulator.liveSandboxes());
 
         assertEquals(List.of(), p.gc(EMULATOR.settings(), java.time.Duration.ofHours(1), true), "nothing is an hour old");
-        assertEquals(orphans, java.util.Set.copyOf(p.gc(EMULATOR.settings(), java.time.Duration.ZERO, false)));
+        try (dev.airlock.Environment live = p.open(dev.airlock.spi.OpenContext.of(EMULATOR.settings()))) {
+            assertEquals(orphans, java.util.Set.copyOf(p.gc(EMULATOR.settings(), java.time.Duration.ZERO, false)));
+            assertEquals(0, live.exec(dev.airlock.ExecRequest.of("true")).exitCode(), "gc removed an open environment's sandbox");
+            assertEquals(before + 4, emulator.liveSandboxes(), "the open, kept, foreign and untagged sandboxes run on");
+        }
         assertEquals(before + 3, emulator.liveSandboxes(), "the kept, the foreign and the untagged sandboxes run on");
         assertEquals(List.of(kept), p.gc(EMULATOR.settings(), java.time.Duration.ZERO, true));
         assertEquals(before + 2, emulator.liveSandboxes(), "another owner's and an untagged sandbox are never collected");
         try (ModalClient c = ModalProvider.client(EMULATOR.settings())) {
             others.forEach(id -> ModalSandbox.terminate(c, id, true));
         }
+    }
+
+    /** This owner's labels as a process that died before closing left them: its holder is gone. */
+    private static dev.airlock.spi.ResourceLabels leftByADeadProcess() {
+        dev.airlock.spi.ResourceLabels now = dev.airlock.spi.ResourceLabels.now(false);
+        return new dev.airlock.spi.ResourceLabels(now.owner(), now.created(), now.version(), false, dev.airlock.tck.GoneHolder.label());
     }
 
     /** A sandbox made by someone else's client: the given tags only. */

@@ -23,17 +23,33 @@ import java.util.Properties;
  * @param created when, to the second
  * @param version Airlock's version that made it
  * @param kept    made by {@code up}: outlives its process on purpose
+ * @param holder  the process that uses it ({@link Holder}), empty for a kept one or where it cannot
+ *                be told: gc leaves a resource alone while its holder runs, however old it is
  */
-public record ResourceLabels(String owner, Instant created, String version, boolean kept) {
+public record ResourceLabels(String owner, Instant created, String version, boolean kept, String holder) {
     public static final String MANAGED = "managed";
     public static final String OWNER = "owner";
     public static final String CREATED = "created";
     public static final String VERSION = "version";
     public static final String KEEP = "keep";
+    public static final String HOLDER = "holder";
 
-    /** Labels for a resource made now by this JVM's owner. */
+    public ResourceLabels {
+        holder = holder == null ? "" : holder;
+    }
+
+    /** Labels without a holder (read from a resource made before holders, or kept). */
+    public ResourceLabels(String owner, Instant created, String version, boolean kept) {
+        this(owner, created, version, kept, "");
+    }
+
+    /**
+     * Labels for a resource made now by this JVM's owner; held by this JVM unless kept ({@code up}
+     * makes it to outlive the process).
+     */
     public static ResourceLabels now(boolean kept) {
-        return new ResourceLabels(currentOwner(), Instant.now().truncatedTo(ChronoUnit.SECONDS), airlockVersion(), kept);
+        return new ResourceLabels(currentOwner(), Instant.now().truncatedTo(ChronoUnit.SECONDS), airlockVersion(), kept,
+                kept ? "" : Holder.current().orElse(""));
     }
 
     /** The labels as the service stores them, each name behind {@code prefix}. */
@@ -45,6 +61,9 @@ public record ResourceLabels(String owner, Instant created, String version, bool
         m.put(prefix + VERSION, version);
         if (kept) {
             m.put(prefix + KEEP, "true");
+        }
+        if (!holder.isEmpty()) {
+            m.put(prefix + HOLDER, holder);
         }
         return m;
     }
@@ -66,15 +85,20 @@ public record ResourceLabels(String owner, Instant created, String version, bool
         }
         try {
             return Optional.of(new ResourceLabels(owner, Instant.parse(created), labels.getOrDefault(prefix + VERSION, "unknown"),
-                    "true".equals(labels.get(prefix + KEEP))));
+                    "true".equals(labels.get(prefix + KEEP)), labels.getOrDefault(prefix + HOLDER, "")));
         } catch (DateTimeParseException e) {
             return Optional.empty();
         }
     }
 
-    /** Whether gc removes it: this owner's, created more than {@code olderThan} before {@code now}, kept only when asked. */
+    /**
+     * Whether gc removes it: this owner's, created more than {@code olderThan} before {@code now},
+     * kept only when asked, and not held by a process that still runs on this machine (an
+     * environment open longer than asked, or one whose exec runs right now).
+     */
     public boolean collectable(String owner, Instant now, Duration olderThan, boolean includeKept) {
-        return this.owner.equals(owner) && (includeKept || !kept) && !created.isAfter(now.minus(olderThan));
+        return this.owner.equals(owner) && (includeKept || !kept) && !created.isAfter(now.minus(olderThan))
+                && !Holder.alive(holder);
     }
 
     /** {@code user@host} of this JVM ({@code HOSTNAME} first, as a container's is what users see). */

@@ -47,4 +47,18 @@ class ResourceLabelsTest {
         assertEquals(Optional.empty(), ResourceLabels.parse(m, "airlock."));
         assertTrue(ResourceLabels.selector("airlock.").containsKey("airlock.owner"));
     }
+
+    @Test
+    void aResourceWhoseHolderStillRunsIsNeverCollectableWhateverItsAge() {
+        ResourceLabels live = ResourceLabels.now(false);
+        assertFalse(live.holder().isEmpty(), "a resource made now carries this JVM as its holder");
+        assertEquals(Optional.of(live), ResourceLabels.parse(live.asMap("airlock."), "airlock."));
+        ResourceLabels old = new ResourceLabels(live.owner(), NOW.minus(Duration.ofDays(3)), "1", false, live.holder());
+        assertFalse(old.collectable(live.owner(), NOW, Duration.ZERO, true), "its holder runs: an open environment");
+        String self = live.holder();
+        String gone = self.substring(0, self.lastIndexOf('/') + 1) + (Long.parseLong(self.substring(self.lastIndexOf('/') + 1)) - 1);
+        ResourceLabels orphan = new ResourceLabels(live.owner(), NOW.minus(Duration.ofDays(3)), "1", false, gone);
+        assertTrue(orphan.collectable(live.owner(), NOW, Duration.ZERO, false), "a reused pid is another process");
+        assertTrue(ResourceLabels.now(true).holder().isEmpty(), "what up keeps outlives its process: no holder");
+    }
 }
