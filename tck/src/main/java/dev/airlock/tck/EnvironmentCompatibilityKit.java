@@ -224,11 +224,24 @@ public abstract class EnvironmentCompatibilityKit {
     }
 
     private static void assertGoneAfterClose(Environment observer, Environment closed, List<String> pidFiles) {
-        for (String pid : pidFiles) {
-            assertFalse(alive(observer, pid), "a process started by a command outlived close() of its environment");
-        }
         assertTrue(observer.files().stat(closed.target().privateDir()).isEmpty(),
                 "close() left the private dir " + closed.target().privateDir() + " (staged and output files) behind");
+        for (String pid : pidFiles) {
+            assertGone(observer, pid, "a process started by a command outlived close() of its environment");
+        }
+    }
+
+    /**
+     * Fails when the process whose pid is in {@code pidFile} still runs; skips the case (after
+     * everything else it checked) where one exec cannot see another's processes, since there the
+     * check would pass whatever happened: each command has a process namespace of its own, which
+     * the kernel ends with it (bubblewrap's {@code --unshare-pid}), and the backend's own tests
+     * judge its process trees from the host.
+     */
+    private static void assertGone(Environment env, String pidFile, String message) {
+        assumeCapability(Remote.processesVisibleAcrossExecs(env), "one exec cannot see another's processes here"
+                + " (a process namespace per command), so whether this one is gone cannot be judged from inside");
+        assertFalse(alive(env, pidFile), message);
     }
 
     // ====================================================================================== exec
@@ -804,8 +817,8 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(ExecResult.EXIT_TIMEOUT, r.exitCode());
             assertTrue(r.timedOut());
             assertFalse(r.cancelled());
-            assertFalse(alive(env, pid), "a grandchild outlived the timeout");
             assertEquals("started\n", r.stdout().text(), "output written before the timeout is kept");
+            assertGone(env, pid, "a grandchild outlived the timeout");
         }
 
         @Test
@@ -813,6 +826,8 @@ public abstract class EnvironmentCompatibilityKit {
             // The timeout's kill runs on another thread than the caller's: repeat a short one to
             // catch a result that is returned before the tree's SIGKILL went out.
             Environment env = environment();
+            assumeCapability(Remote.processesVisibleAcrossExecs(env), "one exec cannot see another's processes here"
+                    + " (a process namespace per command), so whether they are gone cannot be judged from inside");
             String dir = newDir(env, "timeouts");
             int checked = 0;
             for (int i = 0; i < 8; i++) {
@@ -836,9 +851,9 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
             assertTrue(r.cancelled());
             assertFalse(r.timedOut());
-            assertFalse(alive(env, pid), "a grandchild outlived the cancel");
             assertDoesNotThrow(s.execution()::cancel, "a second cancel is a no-op");
             assertEquals(ExecResult.EXIT_CANCELLED, s.await().exitCode());
+            assertGone(env, pid, "a grandchild outlived the cancel");
         }
 
         @Test
@@ -861,7 +876,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertFalse(caller.isAlive(), "exec did not return after its thread was interrupted");
             assertTrue(outcome.get() instanceof ExecResult, "exec must return the cancelled result, got " + outcome.get());
             assertTrue(((ExecResult) outcome.get()).cancelled());
-            assertFalse(alive(env, pid), "a grandchild outlived the interrupt");
+            assertGone(env, pid, "a grandchild outlived the interrupt");
         }
 
         @ParameterizedTest(name = "held at {0} -> {1}")
@@ -919,10 +934,11 @@ public abstract class EnvironmentCompatibilityKit {
                     .listeners(List.of(record)).approvalChannel(slowHuman).build();
             try (Environment env = openEnvironment(context)) {
                 String marker = env.target().scratchDir() + "/side-effect";
-                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; exit 0\n: >> ~/.ssh/config; cat")
+                // eval of a file's text: the guard cannot read what it runs, so it asks, in every isolation
+                Execution e = env.start(ExecRequest.builder("touch " + q(marker) + "; exit 0\neval \"$(cat kit-command.txt)\"; cat")
                         .env("KIT_STAGED", "env").stdin(Payload.ofUtf8("staged input")).build());
                 assertTrue(asked.await(2, TimeUnit.MINUTES), "the command guard (airlock.guard=on) never asked about"
-                        + " a write to ~/.ssh/config; does the backend pass OpenContext's approval channel to the core?");
+                        + " a command it cannot read (eval of a file's text); does the backend pass OpenContext's approval channel to the core?");
                 assertEquals(List.of(), seen, "the exec left NEW while the guard was still asking");
                 assertEquals(List.of(), stagedNames(env), "something was staged while the exec was held in NEW");
                 e.cancel();

@@ -13,8 +13,11 @@ import dev.airlock.shell.Shell;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.WeakHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -89,6 +92,50 @@ final class Remote {
     static boolean alive(Environment env, String pidFile) {
         return aliveIfStarted(env, pidFile).orElseThrow(() -> new AssertionError("the test command never wrote its pid file "
                 + pidFile + "; it did not start as expected"));
+    }
+
+    private static final Map<Environment, Boolean> VISIBLE = Collections.synchronizedMap(new WeakHashMap<>());
+
+    /**
+     * Whether one exec sees the processes of another that runs beside it ({@code kill -0} on its
+     * pid), asked once per environment. Not where each command gets a process namespace of its own
+     * (local bubblewrap): there a pid written by one exec means nothing to the next, so a check
+     * that it is gone would pass whatever happened.
+     */
+    static boolean processesVisibleAcrossExecs(Environment env) {
+        Boolean known = VISIBLE.get(env);
+        if (known != null) {
+            return known;
+        }
+        boolean visible;
+        try {
+            // A pid alone could name another process in the observer's own namespace (bwrap's pid 2
+            // is every sandbox's shell): the observer looks for the probe's unique command line.
+            String mark = "120." + (100000 + new java.util.Random().nextInt(900000));
+            Started probe = start(env, ExecRequest.builder("d=$(mktemp -d) && echo $$ > \"$d/pid\" && echo \"$d\" && exec sleep " + mark),
+                    "the process visibility probe");
+            try {
+                long until = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+                while (!probe.out().text().contains("\n") && System.nanoTime() < until) {
+                    Thread.sleep(10);
+                }
+                String dir = probe.out().text().strip();
+                visible = sh(env, "pid=$(cat -- " + q(dir + "/pid") + ")\n"
+                        + "for _ in 1 2 3 4 5 6 7 8 9 10; do\n" // exec sleep may not have replaced the shell yet
+                        + "  [ \"$(tr '\\0' ' ' < /proc/\"$pid\"/cmdline 2>/dev/null)\" = 'sleep " + mark + " ' ] && { echo seen; exit 0; }\n"
+                        + "  sleep 0.2\n"
+                        + "done\n"
+                        + "echo unseen\n").strip().equals("seen");
+                sh(env, "rm -rf -- " + q(dir));
+            } finally {
+                probe.execution().cancel();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while asking whether execs see each other's processes", e);
+        }
+        VISIBLE.put(env, visible);
+        return visible;
     }
 
     /** {@link #alive}, or empty when the pid file was never written (the command was stopped before it got there). */
