@@ -100,6 +100,34 @@ class ReadmeTest {
         }
     }
 
+    /**
+     * The plugin author's quickstart: its command runs the sample's kit test (which every build runs
+     * too), and its kit class is compiled by {@link ExamplesCompileTest}.
+     */
+    @Test
+    void thePluginQuickstartRunsTheSamplesKitTest() throws IOException {
+        String readme = readme();
+        String quickstart = readme.substring(readme.indexOf("\n### Plugin author\n"), readme.indexOf("\n## Reference\n"));
+        Matcher command = Pattern.compile("(?m)^    (\\./mvnw .*-pl (\\S+) .*-Dtest='([^']+)'.*)$").matcher(quickstart);
+        assertTrue(command.find(), "the quickstart's command");
+        Path module = ROOT.resolve(command.group(2));
+        assertTrue(Files.isRegularFile(module.resolve("pom.xml")), "the module " + module);
+        String glob = command.group(3).replace("*", ".*");
+        try (var s = Files.walk(module.resolve("src/test/java"))) {
+            assertTrue(s.anyMatch(p -> p.getFileName().toString().matches(glob + "\\.java")
+                    && readString(p).contains("extends EnvironmentCompatibilityKit")), "a kit test matching " + command.group(3));
+        }
+        assertTrue(quickstart.contains("extends EnvironmentCompatibilityKit"), "the kit class, compiled by ExamplesCompileTest");
+    }
+
+    private static String readString(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** User docs carry no tracker numbers, and every relative link names a file that exists. */
     @Test
     void theDocsHaveNoIssueNumbersAndTheirLinksResolve() throws IOException {
