@@ -54,7 +54,7 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
         return java.util.Set.of(DaytonaSettings.DAYTONA_API_KEY);
     }
 
-    /** The README's table, as the core checks it. */
+    /** The table in docs/backends.md (and docs/settings.md, generated from these), as the core checks it. */
     @Override
     public List<SettingKey> settingKeys() {
         return List.of(

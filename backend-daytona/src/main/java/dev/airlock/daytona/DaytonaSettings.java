@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The {@code daytona} backend's settings (the table in the README). The api key is a
+ * The {@code daytona} backend's settings (the table in docs/backends.md). The api key is a
  * {@link Secret}; {@code DAYTONA_API_KEY} and {@code DAYTONA_API_URL} are honoured below the
  * {@code airlock.daytona.*} keys, as the official SDKs read them.
  */

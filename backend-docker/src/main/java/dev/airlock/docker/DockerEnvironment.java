@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * volumes and binds; never a tmpfs or a read-only root), the shell path elsewhere. Those are this
  * backend's native files, so the core's guard applies the same write rules before either route,
  * and the archive route keeps the shell write's steps: a temp sibling, the mode, the exec user as
- * owner, the size checked, a rename. Not the default: measured, it is not faster (README).
+ * owner, the size checked, a rename. Not the default: measured, it is not faster (docs/backends.md, Docker).
  */
 public final class DockerEnvironment extends AbstractEnvironment {
     private static final Logger LOG = LoggerFactory.getLogger(DockerEnvironment.class);

@@ -50,7 +50,7 @@ public final class PodmanFixture extends DockerFixture {
     static final String GROUPS = "airlock.podman.kit-groups";
     private static final java.util.Set<String> DEFAULT_SKIPPED = java.util.Set.of("Files", "Sessions");
     /**
-     * Kit cases that meet a podman difference (README, "Podman"), each pinned by its own test in
+     * Kit cases that meet a podman difference (docs/backends.md, "Podman"), each pinned by its own test in
      * {@link PodmanDifferencesTest}, skipped here with the reason instead of failing the kit.
      */
     private static final java.util.Map<String, String> DIFFERENCES = java.util.Map.of(

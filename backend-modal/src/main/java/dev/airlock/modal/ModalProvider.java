@@ -22,7 +22,7 @@ public final class ModalProvider implements EnvironmentProvider, SandboxLifecycl
         return "modal";
     }
 
-    /** The README's table, as the core checks it. */
+    /** The table in docs/backends.md (and docs/settings.md, generated from these), as the core checks it. */
     @Override
     public List<SettingKey> settingKeys() {
         return List.of(

@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The modal backend's settings (the README has the table). The token pair is secret: it is held
+ * The modal backend's settings (docs/backends.md has the table). The token pair is secret: it is held
  * as {@link Secret}s and never printed. {@code MODAL_SERVER_URL}, {@code MODAL_TOKEN_ID},
  * {@code MODAL_TOKEN_SECRET} and {@code MODAL_ENVIRONMENT} are honoured when the setting is unset.
  */

@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The {@code airlock.vercel.*} settings (the README's table). The token is a {@link Secret}: the
+ * The {@code airlock.vercel.*} settings (the table in docs/backends.md). The token is a {@link Secret}: the
  * setting, else {@code VERCEL_TOKEN}.
  */
 record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> teamId, String projectId,

@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Every Java example in the README ({@code ```java} blocks) and in the javadoc ({@code <pre>{@code
+ * Every Java example in the README and docs/ ({@code ```java} blocks) and in the javadoc ({@code <pre>{@code
  * ...}</pre>} blocks of the modules' main sources) compiles against the real API. A statement
  * snippet is compiled as a method body; one that declares a class, as a class. {@code Acme*}
  * names are the README's imaginary plugin and get a stub, as do the names an example leaves to
@@ -59,10 +59,16 @@ class ExamplesCompileTest {
 
     static List<Example> examples() throws IOException {
         List<Example> out = new ArrayList<>();
-        String readme = Files.readString(ROOT.resolve("README.md"));
-        Matcher m = README_BLOCK.matcher(readme);
-        while (m.find()) {
-            out.add(new Example("README.md:" + line(readme, m.start()), m.group(1).stripIndent()));
+        List<Path> docs = new ArrayList<>(List.of(ROOT.resolve("README.md")));
+        try (Stream<Path> s = Files.list(ROOT.resolve("docs"))) {
+            s.filter(p -> p.toString().endsWith(".md")).sorted().forEach(docs::add);
+        }
+        for (Path doc : docs) {
+            String text = Files.readString(doc);
+            Matcher m = README_BLOCK.matcher(text);
+            while (m.find()) {
+                out.add(new Example(ROOT.relativize(doc) + ":" + line(text, m.start()), m.group(1).stripIndent()));
+            }
         }
         List<Path> sources;
         try (Stream<Path> s = Files.walk(ROOT)) {

@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** What the README tells a library user to copy matches the build. */
+/** What the README tells a library user to copy matches the build; the README stays short and its links resolve. */
 class ReadmeTest {
     static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
 
@@ -65,11 +65,12 @@ class ReadmeTest {
         assertFalse(readme().contains("Settings.defaults()"));
     }
 
-    /** Every settings table row of the README names a declared key, and every declared key has its row. */
+    /** Every settings table row of docs/backends.md names a declared key, and every declared key has its row. */
     @Test
     void theSettingsTablesMatchTheDeclaredKeys() throws IOException {
         Map<String, Boolean> readme = new TreeMap<>(); // key -> secret, when the table says
-        Matcher row = Pattern.compile("(?m)^\\| `(airlock\\.[^`]+)` \\|(.*)\\|\\s*$").matcher(readme());
+        Matcher row = Pattern.compile("(?m)^\\| `(airlock\\.[^`]+)` \\|(.*)\\|\\s*$")
+                .matcher(Files.readString(ROOT.resolve("docs/backends.md")));
         while (row.find()) {
             String[] cells = row.group(2).split("\\|");
             String last = cells[cells.length - 1].trim();
@@ -79,12 +80,73 @@ class ReadmeTest {
         for (SettingKey k : Environments.settingKeys(ReadmeTest.class.getClassLoader())) {
             declared.put(k.key(), k.secret());
         }
-        assertEquals(declared.keySet(), readme.keySet(), "README tables vs the keys the core and the providers declare");
+        assertEquals(declared.keySet(), readme.keySet(), "docs/backends.md tables vs the keys the core and the providers declare");
         declared.forEach((key, secret) -> {
             if (secret) {
                 assertTrue(readme.get(key), key + " is secret: its row must say **yes**");
             }
         });
+    }
+
+    /** The first lines are the two commands a fresh clone runs; .ci/run runs the second verbatim. */
+    @Test
+    void theReadmeIsShortAndStartsWithTheTwoCommands() throws IOException {
+        List<String> lines = readme().lines().toList();
+        assertTrue(lines.size() < 200, "the README is a page, the reference is in docs/: " + lines.size() + " lines");
+        assertTrue(lines.get(2).contains("`./airlock exec "), lines.get(2));
+        assertTrue(lines.get(3).contains("`./mvnw verify`"), lines.get(3));
+        for (String reader : List.of("### CLI", "### Library", "### MCP", "### LangChain4j", "### Plugin author")) {
+            assertTrue(lines.contains(reader), "a quickstart: " + reader);
+        }
+    }
+
+    /**
+     * The plugin author's quickstart: its command runs the sample's kit test (which every build runs
+     * too), and its kit class is compiled by {@link ExamplesCompileTest}.
+     */
+    @Test
+    void thePluginQuickstartRunsTheSamplesKitTest() throws IOException {
+        String readme = readme();
+        String quickstart = readme.substring(readme.indexOf("\n### Plugin author\n"), readme.indexOf("\n## Reference\n"));
+        Matcher command = Pattern.compile("(?m)^    (\\./mvnw .*-pl (\\S+) .*-Dtest='([^']+)'.*)$").matcher(quickstart);
+        assertTrue(command.find(), "the quickstart's command");
+        Path module = ROOT.resolve(command.group(2));
+        assertTrue(Files.isRegularFile(module.resolve("pom.xml")), "the module " + module);
+        String glob = command.group(3).replace("*", ".*");
+        try (var s = Files.walk(module.resolve("src/test/java"))) {
+            assertTrue(s.anyMatch(p -> p.getFileName().toString().matches(glob + "\\.java")
+                    && readString(p).contains("extends EnvironmentCompatibilityKit")), "a kit test matching " + command.group(3));
+        }
+        assertTrue(quickstart.contains("extends EnvironmentCompatibilityKit"), "the kit class, compiled by ExamplesCompileTest");
+    }
+
+    private static String readString(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** User docs carry no tracker numbers, and every relative link names a file that exists. */
+    @Test
+    void theDocsHaveNoIssueNumbersAndTheirLinksResolve() throws IOException {
+        List<Path> docs = new ArrayList<>(List.of(ROOT.resolve("README.md")));
+        try (var s = Files.list(ROOT.resolve("docs"))) {
+            s.filter(p -> p.toString().endsWith(".md")).sorted().forEach(docs::add);
+        }
+        Pattern issue = Pattern.compile("(?i)\\bissues? #?\\d+|<!-- *issue");
+        Pattern link = Pattern.compile("\\]\\(([^)#:]+)(#[^)]*)?\\)");
+        for (Path doc : docs) {
+            String text = Files.readString(doc);
+            Matcher i = issue.matcher(text);
+            assertFalse(i.find(), () -> doc + " names an issue: " + i.group());
+            Matcher l = link.matcher(text);
+            while (l.find()) {
+                Path target = doc.getParent().resolve(l.group(1)).normalize();
+                assertTrue(Files.exists(target), doc + " links to " + l.group(1) + ", which does not exist");
+            }
+        }
     }
 
     private static String versionOfCore() throws IOException {

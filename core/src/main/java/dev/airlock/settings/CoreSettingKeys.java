@@ -2,7 +2,7 @@ package dev.airlock.settings;
 
 import java.util.List;
 
-/** The keys the core itself reads, whatever the backend (the README's first settings table). */
+/** The keys the core itself reads, whatever the backend (the first settings table of docs/backends.md). */
 public final class CoreSettingKeys {
     /** {@code true}: an unknown {@code airlock.*} key is an error instead of a warning. */
     public static final String STRICT = "airlock.settings.strict";

@@ -7,7 +7,7 @@ import java.util.Objects;
  * {@code .NAME} stands for a family of map or list entries ({@code airlock.docker.env.NAME}).
  *
  * @param key          the key, e.g. {@code airlock.docker.image}
- * @param type         what the value is, as the README's tables say it ({@code duration}, {@code path}...)
+ * @param type         what the value is, as the settings tables in docs/ say it ({@code duration}, {@code path}...)
  * @param defaultValue the default in words, empty when there is none
  * @param secret       whether the value is a credential ({@code --set} refuses it, it prints redacted)
  * @param meaning      what it does, in one line

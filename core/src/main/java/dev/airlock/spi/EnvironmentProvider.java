@@ -37,7 +37,8 @@ public interface EnvironmentProvider {
      * The {@code airlock.NAME.*} keys this backend reads, each with its type, default, whether it
      * is secret and what it means. An {@code airlock.*} key that neither the core nor any provider
      * declares is reported as unknown (with the closest known key), and is an error under
-     * {@code airlock.settings.strict=true}; the README's tables are checked against them.
+     * {@code airlock.settings.strict=true}. docs/settings.md is generated from them, and the tables
+     * of docs/backends.md are checked against them.
      */
     default List<SettingKey> settingKeys() {
         return List.of();

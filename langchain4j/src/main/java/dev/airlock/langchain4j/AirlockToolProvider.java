@@ -35,7 +35,7 @@ import java.util.Optional;
  * Airlock's tools for a LangChain4j agent: {@code exec}, {@code write_file}, {@code read_file},
  * {@code list_dir}, {@code stat} and {@code delete}, with the same names, arguments, results and
  * rules as {@code airlock mcp}. Register it in one line, {@code .toolProvider(airlock)} on an
- * {@code AiServices} builder (the README's "LangChain4j" section has a whole example).
+ * {@code AiServices} builder (the README's LangChain4j quickstart is a whole example; docs/agents.md has the rest).
  *
  * <p>The backend is chosen by Airlock's settings ({@code airlock.backend}). Bytes are exact: a
  * command's output and a file's content come back as text when valid UTF-8, else base64. A

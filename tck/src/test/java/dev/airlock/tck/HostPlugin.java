@@ -20,7 +20,7 @@ import java.util.OptionalLong;
 import java.util.stream.Stream;
 
 /**
- * A plugin as a third party would write it from the README: commands as host processes, built on
+ * A plugin as a third party would write it from docs/plugins.md: commands as host processes, built on
  * the SPI's hooks only. With {@code setsid} it keeps every promise; without it (the mistake the kit
  * must catch) each command shares the JVM's process group, so the core's group kill finds no group
  * and a timeout or cancel leaves the command's tree running. Every process it starts carries
