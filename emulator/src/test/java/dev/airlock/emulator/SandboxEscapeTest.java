@@ -1,10 +1,13 @@
 package dev.airlock.emulator;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.ByteArrayInputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -70,6 +73,28 @@ class SandboxEscapeTest {
             assertEquals("end\n", r.out(), "a process of the sandbox showed the host's root: " + r.out());
             // Where pid 1's root is open to the command at all (bwrap's init has no capability), it is the sandbox's.
             assertFalse(Files.exists(Path.of("/tmp", tag)), "a command wrote the host's /tmp through /proc/1/root");
+        }
+    }
+
+    /** The host's loopback ports and abstract sockets (what bubblewrap's shared network would leave open) are not reachable. */
+    @ParameterizedTest
+    @EnumSource(Isolation.class)
+    void noHostSocketIsReachable(Isolation iso) throws Exception {
+        Assumptions.assumeTrue(SandboxIsolation.onPath("python3").isPresent(), "python3 (the probe's client) is not installed");
+        String name = "airlock-probe-" + UUID.randomUUID();
+        Process abstractSocket = new ProcessBuilder("python3", "-c", "import socket, sys\n"
+                + "s = socket.socket(socket.AF_UNIX); s.bind('\\0' + sys.argv[1]); s.listen(1)\n"
+                + "print('up', flush=True); sys.stdin.read()", name).start();
+        try (ServerSocket tcp = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()); EmulatedSandbox sb = sandbox(iso)) {
+            assertEquals("up\n", new String(abstractSocket.getInputStream().readNBytes(3), StandardCharsets.UTF_8));
+            Run r = run(sb, "python3 -c \"import socket\n"
+                    + "for fam, addr in ((socket.AF_INET, ('127.0.0.1', " + tcp.getLocalPort() + ")), (socket.AF_UNIX, '\\0" + name + "')):\n"
+                    + "  s = socket.socket(fam)\n"
+                    + "  try:\n    s.connect(addr); print('reached', addr)\n"
+                    + "  except OSError as e:\n    print('refused')\n\"");
+            assertEquals("refused\nrefused\n", r.out(), r.err());
+        } finally {
+            abstractSocket.destroyForcibly();
         }
     }
 
