@@ -86,9 +86,10 @@ public final class SandboxIsolation {
             throw new ConfigurationException(KEY + "=gvisor but " + r.unusable().get()
                     + "; install Debian's runsc (apt-get install runsc) as root, or set " + KEY + "=auto");
         }
-        return new SandboxIsolation(Kind.GVISOR, Optional.empty(), bin, "gvisor (runsc " + bin.get() + (r.version().isEmpty() ? "" : " " + r.version())
-                + ": gVisor's own kernel, no capability, no new privileges, no network" + r.caveat().map(c -> "; " + c).orElse("")
-                + ")");
+        String version = r.version().isEmpty() ? "" : " " + r.version();
+        return new SandboxIsolation(Kind.GVISOR, Optional.empty(), bin, "gvisor (runsc " + bin.get() + version
+                + ": gVisor's own kernel, no capability, no new privileges, no network"
+                + r.caveat().map(c -> "; " + c).orElse("") + ")");
     }
 
     /** The mode {@link GvisorProbe} tries, before it knows whether it works. */
