@@ -41,6 +41,8 @@ import java.util.concurrent.TimeUnit;
  * ({@link Namespaces}): background processes outlive the exec that started them, as in a real
  * sandbox, until {@link #stop()}. Commands hold no capability and cannot gain one; under
  * bubblewrap a seccomp filter ({@link SeccompFilter}) refuses what could reach past the sandbox.
+ * Under gVisor ({@link Gvisor}) the same root, mounts and namespaces are a runsc container's, and
+ * its commands run on gVisor's kernel instead of the host's.
  * {@link SandboxIsolation} says which mechanism, or why there is none (then every exec is refused).
  *
  * <p>{@link #stop()} kills every process group the sandbox started, then every process that
@@ -86,8 +88,10 @@ public final class EmulatedSandbox implements AutoCloseable {
     private final Set<SandboxProcess> processes = ConcurrentHashMap.newKeySet();
     private final Object lifecycle = new Object();
     private boolean stopped;
-    /** The sandbox's own root and namespaces (see {@link Namespaces}); null until the first exec sets them up. */
+    /** The sandbox's own root and namespaces (see {@link Namespaces}); null until the first exec sets them up, empty under gVisor. */
     private Optional<Namespaces> namespaces;
+    /** The sandbox's gVisor container, in that mode, from the first exec on. */
+    private volatile Optional<Gvisor> gvisor = Optional.empty();
     /** The seccomp program's file, beside the root (with bubblewrap). */
     private Optional<Path> seccomp = Optional.empty();
 
@@ -174,8 +178,16 @@ public final class EmulatedSandbox implements AutoCloseable {
                 throw new IOException("this emulator cannot run commands in a sandbox: " + isolation.reason());
             }
             if (namespaces == null) { // the first exec sets the sandbox up
-                seccomp = isolation.kind() == SandboxIsolation.Kind.BWRAP ? SeccompFilter.writeTo(seccompFile()) : Optional.empty();
-                namespaces = Optional.of(Namespaces.start(isolation, root, systemDirs()));
+                if (isolation.kind() == SandboxIsolation.Kind.GVISOR) {
+                    gvisor = Optional.of(Gvisor.start(isolation.runsc().orElseThrow(), root, systemDirs()));
+                    namespaces = Optional.empty();
+                } else {
+                    seccomp = isolation.kind() == SandboxIsolation.Kind.BWRAP ? SeccompFilter.writeTo(seccompFile()) : Optional.empty();
+                    namespaces = Optional.of(Namespaces.start(isolation, root, systemDirs()));
+                }
+            }
+            if (gvisor.isPresent()) {
+                return execInGvisor(c, gvisor.get());
             }
             ProcessBuilder pb = new ProcessBuilder(argv(c));
             Map<String, String> env = pb.environment();
@@ -190,6 +202,43 @@ public final class EmulatedSandbox implements AutoCloseable {
             p.onExit().thenRun(() -> processes.remove(sp));
             return sp;
         }
+    }
+
+    /**
+     * A command as a {@code runsc exec} client under {@code setsid}: the environment goes to the
+     * container in a process file, and the client's only the marker, so the stop sweep finds it.
+     */
+    private SandboxProcess execInGvisor(Command c, Gvisor g) throws IOException {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        env.put("HOME", home);
+        env.putAll(c.env());
+        String execId = UUID.randomUUID().toString();
+        List<String> argv = new ArrayList<>(List.of("setsid"));
+        argv.addAll(g.exec(execId, c.argv(), c.cwd(), env));
+        ProcessBuilder pb = new ProcessBuilder(argv);
+        pb.environment().clear();
+        pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+        pb.environment().put(MARKER, marker);
+        Process p;
+        try {
+            p = pb.start();
+        } catch (IOException e) {
+            g.forget(execId);
+            throw e;
+        }
+        SandboxProcess sp = new SandboxProcess(p, this, signal -> {
+            g.signalGroup(execId, signal, p);
+            if (signal == 9) { // the group is gone; the client goes too, even if the container no longer answers
+                ProcessGroups.signal(p.pid(), 9);
+            }
+        });
+        processes.add(sp);
+        p.onExit().thenRun(() -> {
+            processes.remove(sp);
+            g.forget(execId);
+        });
+        return sp;
     }
 
     private List<String> argv(Command c) {
@@ -253,9 +302,10 @@ public final class EmulatedSandbox implements AutoCloseable {
             ns = namespaces == null ? Optional.empty() : namespaces;
         }
         ns.ifPresent(Namespaces::close); // the namespace's init goes, and the kernel kills every process in it
+        gvisor.ifPresent(Gvisor::close); // every process in the container, the container, its runsc processes
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
-            List<Long> left = ProcessGroups.withMarker(MARKER, marker);
+            List<Long> left = livePids();
             if (left.isEmpty()) {
                 break;
             }
@@ -481,9 +531,14 @@ public final class EmulatedSandbox implements AutoCloseable {
         });
     }
 
-    /** Processes alive right now that belong to this sandbox (by marker). */
+    /**
+     * Host processes alive right now that belong to this sandbox: by marker, and under gVisor the
+     * container's runsc processes (its sentry and gofer) too.
+     */
     public List<Long> livePids() {
-        return ProcessGroups.withMarker(MARKER, marker);
+        List<Long> pids = new ArrayList<>(ProcessGroups.withMarker(MARKER, marker));
+        gvisor.ifPresent(g -> g.hostPids().stream().filter(pid -> !pids.contains(pid)).forEach(pids::add));
+        return pids;
     }
 
     @Override
@@ -493,7 +548,8 @@ public final class EmulatedSandbox implements AutoCloseable {
         m.put("image", image);
         m.put("root", root);
         m.put("isolation", isolation.describe());
-        m.put("namespaces", namespaces == null ? "not yet" : namespaces.isPresent() ? "own pid and network" : "the host's");
+        m.put("namespaces", namespaces == null ? "not yet" : gvisor.isPresent() ? "gVisor container " + gvisor.get().id()
+                : namespaces.isPresent() ? "own pid and network" : "the host's");
         return "EmulatedSandbox" + m;
     }
 }

@@ -116,6 +116,8 @@ public final class Emulators {
         InetSocketAddress address = parseListen(listen);
         FaultPlan faults = FaultPlan.parse(settings.get("airlock.emulator.faults", ""),
                 settings.getInt("airlock.emulator.seed", 1));
+        // Before the state dir: a refused isolation leaves nothing behind.
+        SandboxIsolation isolation = SandboxIsolation.detect(settings);
         Path state;
         boolean owns;
         if (settings.get("airlock.emulator.state-dir").filter(v -> !v.isBlank()).isPresent()) {
@@ -127,7 +129,6 @@ public final class Emulators {
             owns = true;
         }
         CallJournal journal = new CallJournal();
-        SandboxIsolation isolation = SandboxIsolation.detect(settings);
         Emulator e = p.start(new EmulatorContext(address, state, isolation, faults, journal, settings));
         return new Served(e, state, owns, faults, journal);
     }

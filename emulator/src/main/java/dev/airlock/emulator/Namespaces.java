@@ -85,6 +85,7 @@ final class Namespaces implements AutoCloseable {
             case BWRAP -> SandboxIsolation.privileged() ? bwrapAnchor(isolation.bwrap().orElseThrow(), root, systemDirs)
                     : unshareAnchor(root, systemDirs, SandboxIsolation.Kind.BWRAP);
             case UNSHARE -> unshareAnchor(root, systemDirs, SandboxIsolation.Kind.UNSHARE);
+            case GVISOR -> throw new IOException("a gVisor sandbox is a runsc container (Gvisor), not namespaces");
             case NONE -> throw new IOException("no isolation: " + isolation.reason());
         };
     }

@@ -23,26 +23,38 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code unshare}: util-linux's {@code unshare}, {@code nsenter} and {@code setpriv}, for a
  *       machine without bubblewrap: the same root, namespaces and dropped capabilities, but no
  *       seccomp filter (nothing here can load one), which {@link #describe()} says;</li>
+ *   <li>{@code gvisor}: each sandbox a gVisor container ({@code runsc}, Debian's package, as root):
+ *       its commands run on gVisor's own kernel, with no capability, no new privileges and no
+ *       network, the files served from the sandbox's directory ({@link Gvisor}); never chosen by
+ *       {@code auto} (a command starts slower, and the runsc Debian ships refuses some calls: see
+ *       {@link #describe()}); {@code airlock.emulator.runsc} names the binary;</li>
  *   <li>{@code none}: no sandbox can run a command (each exec is refused with the reason): a
  *       command without its own root would write the host's {@code /root} while the file API read
  *       the sandbox's, which is worse than a clear refusal.</li>
  * </ul>
- * In both working modes a command and the file API see the same files at the same paths.
+ * In every working mode a command and the file API see the same files at the same paths.
  */
 public final class SandboxIsolation {
     public static final String KEY = "airlock.emulator.isolation";
     public static final String BWRAP_KEY = "airlock.emulator.bwrap";
+    public static final String RUNSC_KEY = "airlock.emulator.runsc";
 
     /** The mechanism that gives a sandbox its root. */
-    public enum Kind { BWRAP, UNSHARE, NONE }
+    public enum Kind { BWRAP, UNSHARE, GVISOR, NONE }
 
     private final Kind kind;
     private final Optional<Path> bwrap;
+    private final Optional<Path> runsc;
     private final String reason;
 
     private SandboxIsolation(Kind kind, Optional<Path> bwrap, String reason) {
+        this(kind, bwrap, Optional.empty(), reason);
+    }
+
+    private SandboxIsolation(Kind kind, Optional<Path> bwrap, Optional<Path> runsc, String reason) {
         this.kind = kind;
         this.bwrap = bwrap;
+        this.runsc = runsc;
         this.reason = reason;
     }
 
@@ -60,13 +72,41 @@ public final class SandboxIsolation {
         return new SandboxIsolation(Kind.UNSHARE, Optional.empty(), unshareReason("chosen"));
     }
 
+    /**
+     * The gVisor mode with {@code runsc} (on PATH when empty); refused in one line naming why when
+     * runsc is missing or cannot run a sandbox here ({@link GvisorProbe}, once per JVM).
+     */
+    public static SandboxIsolation gvisor(Optional<Path> runsc) {
+        Optional<Path> bin = runsc.or(() -> onPath("runsc"));
+        GvisorProbe.Result r = bin.isEmpty() ? GvisorProbe.Result.unusable("runsc is not installed")
+                : !Files.isExecutable(bin.get()) ? GvisorProbe.Result.unusable("there is no runsc at " + bin.get())
+                : !privileged() ? GvisorProbe.Result.unusable("runsc needs root here (the emulator does not run it rootless)")
+                : GvisorProbe.of(bin.get());
+        if (r.unusable().isPresent()) {
+            throw new ConfigurationException(KEY + "=gvisor but " + r.unusable().get()
+                    + "; install Debian's runsc (apt-get install runsc) as root, or set " + KEY + "=auto");
+        }
+        String version = r.version().isEmpty() ? "" : " " + r.version();
+        return new SandboxIsolation(Kind.GVISOR, Optional.empty(), bin, "gvisor (runsc " + bin.get() + version
+                + ": gVisor's own kernel, no capability, no new privileges, no network"
+                + r.caveat().map(c -> "; " + c).orElse("") + ")");
+    }
+
+    /** The mode {@link GvisorProbe} tries, before it knows whether it works. */
+    static SandboxIsolation gvisorUnprobed(Path runsc) {
+        return new SandboxIsolation(Kind.GVISOR, Optional.empty(), Optional.of(runsc), "gvisor (probing " + runsc + ")");
+    }
+
     public static SandboxIsolation detect(Settings s) {
-        String mode = s.getChoice(KEY, "auto", "auto", "bwrap", "unshare", "none");
+        String mode = s.getChoice(KEY, "auto", "auto", "bwrap", "unshare", "gvisor", "none");
         if (mode.equals("none")) {
             return none(KEY + "=none");
         }
         if (mode.equals("unshare")) {
             return unshare();
+        }
+        if (mode.equals("gvisor")) {
+            return gvisor(s.get(RUNSC_KEY).map(String::trim).filter(v -> !v.isEmpty()).map(Path::of));
         }
         Optional<Path> bin = s.get(BWRAP_KEY).map(String::trim).filter(v -> !v.isEmpty()).map(Path::of)
                 .or(() -> onPath("bwrap"));
@@ -101,6 +141,11 @@ public final class SandboxIsolation {
 
     public Optional<Path> bwrap() {
         return bwrap;
+    }
+
+    /** The runsc binary, in the gVisor mode. */
+    public Optional<Path> runsc() {
+        return runsc;
     }
 
     /** Whether sandboxes can run commands at all (in a root of their own). */

@@ -3,18 +3,29 @@ package dev.airlock.emulator;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 
 /**
  * A command running in an {@link EmulatedSandbox}: its pipes, its exit status, and a kill of
- * its whole process group. The exit status is the process's own (128+N after signal N).
+ * its whole process group. The exit status is the process's own (128+N after signal N). Under
+ * gVisor the host process is the {@code runsc exec} client, and the group signalled is the
+ * command's inside the container.
  */
 public final class SandboxProcess {
     private final Process process;
     private final EmulatedSandbox sandbox;
+    private final IntConsumer signalGroup;
 
+    /** A command whose process group on the host is its own (started under {@code setsid}). */
     SandboxProcess(Process process, EmulatedSandbox sandbox) {
+        this(process, sandbox, signal -> ProcessGroups.signal(process.pid(), signal));
+    }
+
+    /** A command whose group {@code signalGroup} signals (a gVisor command's, inside its container). */
+    SandboxProcess(Process process, EmulatedSandbox sandbox, IntConsumer signalGroup) {
         this.process = process;
         this.sandbox = sandbox;
+        this.signalGroup = signalGroup;
     }
 
     public OutputStream stdin() {
@@ -29,7 +40,7 @@ public final class SandboxProcess {
         return process.getErrorStream();
     }
 
-    /** The process group (the leader started under {@code setsid}, so its pid). */
+    /** The host process group (the leader started under {@code setsid}, so its pid). */
     public long pgid() {
         return process.pid();
     }
@@ -52,7 +63,7 @@ public final class SandboxProcess {
 
     /** Sends {@code signal} (15, 9...) to the command's process group. */
     public void signal(int signal) {
-        ProcessGroups.signal(pgid(), signal);
+        signalGroup.accept(signal);
     }
 
     Process process() {

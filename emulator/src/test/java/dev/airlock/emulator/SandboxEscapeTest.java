@@ -1,10 +1,13 @@
 package dev.airlock.emulator;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.ByteArrayInputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,19 +21,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A hostile command, run as the emulator's user (root in CI), tries the doors a sandbox must
- * keep shut, under each isolation an emulator can have: bubblewrap, and util-linux's unshare
- * (what a machine without bubblewrap gets). Both must hold the same, but for the seccomp filter,
- * which only bubblewrap can load.
+ * keep shut, under each isolation an emulator can have: bubblewrap, util-linux's unshare (what a
+ * machine without bubblewrap gets) and gVisor ({@code isolation=gvisor}). All must hold the same,
+ * but for the seccomp filter, which only bubblewrap loads (gVisor's commands never reach the
+ * host's kernel at all).
  */
 class SandboxEscapeTest {
     @TempDir
     Path dir;
 
     enum Isolation {
-        BWRAP, UNSHARE;
+        BWRAP, UNSHARE, GVISOR;
 
         SandboxIsolation get() {
-            return this == BWRAP ? Services.bwrap() : Services.unshare();
+            return switch (this) {
+                case BWRAP -> Services.bwrap();
+                case UNSHARE -> Services.unshare();
+                case GVISOR -> Services.gvisor();
+            };
         }
     }
 
@@ -68,20 +76,71 @@ class SandboxEscapeTest {
         }
     }
 
+    /** The host's loopback ports and abstract sockets (what bubblewrap's shared network would leave open) are not reachable. */
+    @ParameterizedTest
+    @EnumSource(Isolation.class)
+    void noHostSocketIsReachable(Isolation iso) throws Exception {
+        Assumptions.assumeTrue(SandboxIsolation.onPath("python3").isPresent(), "python3 (the probe's client) is not installed");
+        String name = "airlock-probe-" + UUID.randomUUID();
+        Process abstractSocket = new ProcessBuilder("python3", "-c", "import socket, sys\n"
+                + "s = socket.socket(socket.AF_UNIX); s.bind('\\0' + sys.argv[1]); s.listen(1)\n"
+                + "print('up', flush=True); sys.stdin.read()", name).start();
+        try (ServerSocket tcp = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()); EmulatedSandbox sb = sandbox(iso)) {
+            assertEquals("up\n", new String(abstractSocket.getInputStream().readNBytes(3), StandardCharsets.UTF_8));
+            Run r = run(sb, "python3 -c \"import socket\n"
+                    + "for fam, addr in ((socket.AF_INET, ('127.0.0.1', " + tcp.getLocalPort() + ")), (socket.AF_UNIX, '\\0" + name + "')):\n"
+                    + "  s = socket.socket(fam)\n"
+                    + "  try:\n    s.connect(addr); print('reached', addr)\n"
+                    + "  except OSError as e:\n    print('refused')\n\"");
+            assertEquals("refused\nrefused\n", r.out(), r.err());
+        } finally {
+            abstractSocket.destroyForcibly();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Isolation.class)
+    void noWriteLeavesTheRoot(Isolation iso) throws Exception {
+        String tag = "airlock-escape-" + UUID.randomUUID();
+        Path hostOutside = Files.createDirectories(dir.resolve("outside"));
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            Run r = run(sb, "echo t > /tmp/" + tag + " && echo r > /" + tag + " && mkdir -p /work && echo w > /work/" + tag
+                    + " && echo h > ~/" + tag + "; echo u > /usr/" + tag + " 2>/dev/null; echo e > /etc/" + tag
+                    + " 2>/dev/null; echo o > " + hostOutside + "/" + tag + " 2>/dev/null; echo done");
+            assertEquals("done\n", r.out(), r.err());
+            // Inside: every write the command could make is in the sandbox's root.
+            for (String p : List.of("tmp/", "", "work/", "root/")) {
+                assertTrue(Files.isRegularFile(sb.root().resolve(p + tag)), "not in the sandbox: /" + p + tag);
+            }
+            // Outside: nothing, not in the host's /tmp, /, /usr, /etc, /root or the emulator's own directory.
+            for (Path p : List.of(Path.of("/tmp", tag), Path.of("/", tag), Path.of("/usr", tag), Path.of("/etc", tag),
+                    hostOutside.resolve(tag), Path.of("/root", tag))) {
+                assertFalse(Files.exists(p), "escaped to " + p);
+            }
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(Isolation.class)
     void commandsRunWithoutCapabilitiesOrNewPrivileges(Isolation iso) throws Exception {
         try (EmulatedSandbox sb = sandbox(iso)) {
             Run r = run(sb, "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status");
             assertEquals(0, r.code(), r.err());
-            for (String set : List.of("CapInh", "CapPrm", "CapEff", "CapAmb")) {
+            // gVisor has no ambient set at all (checked below): its status has no CapAmb line.
+            for (String set : iso == Isolation.GVISOR ? List.of("CapInh", "CapPrm", "CapEff")
+                    : List.of("CapInh", "CapPrm", "CapEff", "CapAmb")) {
                 assertTrue(r.out().contains(set + ":\t0000000000000000"), set + " is not empty: " + r.out());
             }
-            if (iso == Isolation.UNSHARE) {
+            if (iso != Isolation.BWRAP) {
                 // bwrap leaves the bounding set; with no-new-privileges a root exec cannot take anything back from it.
                 assertTrue(r.out().contains("CapBnd:\t0000000000000000"), r.out());
             }
-            assertTrue(r.out().contains("NoNewPrivs:\t1"), r.out());
+            if (iso == Isolation.GVISOR) { // gVisor's /proc/self/status has no NoNewPrivs line; prctl answers
+                Run nnp = run(sb, "setpriv --dump | grep -E '^(no_new_privs|Ambient)'");
+                assertEquals("no_new_privs: 1\nAmbient capabilities: [unsupported]\n", nnp.out(), nnp.err());
+            } else {
+                assertTrue(r.out().contains("NoNewPrivs:\t1"), r.out());
+            }
             if (iso == Isolation.BWRAP) {
                 assertTrue(r.out().contains("Seccomp:\t2"), "no seccomp filter: " + r.out());
             }
@@ -143,7 +202,8 @@ class SandboxEscapeTest {
             assertFalse(Files.exists(Path.of("/tmp", tag)), "the command's /tmp is the sandbox's");
 
             sb.write("/root/g", new ByteArrayInputStream(new byte[] {'a', 0, (byte) 0xff}), 0640);
-            Run r = run(sb, "od -An -tx1 /root/g; stat -c %a /root/g");
+            // find, not stat: Debian 12's runsc refuses coreutils' statx flags (GvisorProbe).
+            Run r = run(sb, "od -An -tx1 /root/g; find /root/g -printf '%m\\n'");
             assertEquals(" 61 00 ff\n640\n", r.out(), r.err());
         }
     }

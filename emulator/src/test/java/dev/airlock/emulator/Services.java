@@ -5,6 +5,8 @@ import dev.airlock.settings.Settings;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 
+import java.util.Optional;
+
 /** The same rule as the other modules: a missing service skips with its reason, or fails under AIRLOCK_REQUIRE_SERVICES=1. */
 final class Services {
     private Services() {
@@ -24,6 +26,16 @@ final class Services {
             return SandboxIsolation.unshare();
         } catch (ConfigurationException e) {
             skip("unshare unavailable: " + e.getMessage());
+            throw e;
+        }
+    }
+
+    /** gVisor: skipped (or failed, under AIRLOCK_REQUIRE_SERVICES=1) with the reason where runsc is missing or cannot run here. */
+    static SandboxIsolation gvisor() {
+        try {
+            return SandboxIsolation.gvisor(Optional.empty());
+        } catch (ConfigurationException e) {
+            skip("gVisor unavailable: " + e.getMessage());
             throw e;
         }
     }
