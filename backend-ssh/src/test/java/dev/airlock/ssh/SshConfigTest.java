@@ -141,6 +141,23 @@ class SshConfigTest {
     }
 
     @Test
+    void aFailingProxyCommandIsReportedWithItsOwnError() {
+        String config = String.join("\n",
+                "Host viabroken",
+                "    HostName 127.0.0.1",
+                "    Port " + target.port,
+                "    User " + user,
+                "    IdentityFile " + target.rsaKey,
+                "    ProxyCommand echo 'proxy: cannot resolve gate.example' >&2; exit 3",
+                "");
+        dev.airlock.AirlockException e = org.junit.jupiter.api.Assertions.assertThrows(dev.airlock.AirlockException.class,
+                () -> open("viabroken", config).close());
+        String m = e.getMessage();
+        assertTrue(m.contains("ProxyCommand") && m.contains("exited 3: proxy: cannot resolve gate.example"), m);
+        assertTrue(!m.contains("Broken pipe") && !m.contains("\n"), m);
+    }
+
+    @Test
     void settingsWinOverTheConfigAndProxyJumpEntriesParse() throws Exception {
         Files.writeString(home.resolve(".ssh/config"), String.join("\n",
                 "Host alias", "  HostName 127.0.0.1", "  Port 1", "  User nobody-here",
