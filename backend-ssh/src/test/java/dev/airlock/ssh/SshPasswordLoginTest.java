@@ -12,13 +12,11 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -57,11 +55,30 @@ class SshPasswordLoginTest {
 
     @Test
     void thePasswordAloneLogsIn(@TempDir Path emptyHome) {
-        try (Environment env = open(user.settingsMap(server), emptyHome)) {
-            assertEquals(user.name + "\n", env.exec(ExecRequest.of("id -un")).stdout().text());
-        }
+        String logged = logOf(() -> {
+            try (Environment env = open(user.settingsMap(server), emptyHome)) {
+                assertEquals(user.name + "\n", env.exec(ExecRequest.of("id -un")).stdout().text());
+            }
+        });
         assertTrue(server.log().contains("Accepted keyboard-interactive/pam for " + user.name)
                 || server.log().contains("Accepted password for " + user.name), server.log());
+        assertTrue(logged.contains("logged in to " + user.name), "the debug log was captured: " + logged);
+        assertFalse(logged.contains(user.password), "the password reached the log");
+    }
+
+    /** What the (debug-level) log printed while {@code body} ran: slf4j-simple writes to System.err. */
+    private static String logOf(Runnable body) {
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            body.run();
+        } finally {
+            System.setErr(err);
+        }
+        String text = captured.toString(java.nio.charset.StandardCharsets.UTF_8);
+        err.print(text);
+        return text;
     }
 
     @Test
@@ -69,9 +86,10 @@ class SshPasswordLoginTest {
         Map<String, String> m = user.settingsMap(server);
         String wrong = user.password + "-wrong";
         m.put(SshSettings.PASSWORD, wrong);
-        ConfigurationException e = assertTimeoutPreemptively(Duration.ofSeconds(60),
-                () -> assertThrows(ConfigurationException.class, () -> open(m, emptyHome)));
-        String message = e.getMessage();
+        ConfigurationException[] thrown = new ConfigurationException[1];
+        String logged = logOf(() -> thrown[0] = assertThrows(ConfigurationException.class, () -> open(m, emptyHome)));
+        assertFalse(logged.contains(wrong), "the password reached the log");
+        String message = thrown[0].getMessage();
         assertFalse(message.contains("\n"), message);
         assertFalse(message.contains(wrong) || message.contains(user.password), message);
         assertTrue(message.contains(SshSettings.PASSWORD) && message.contains(user.name), message);
