@@ -98,7 +98,8 @@ final class SshConfigFile {
         return new Entry(rawHostName.map(h -> hostName), port, user,
                 files(identities, tokens), files(certificates, tokens),
                 first(found, "proxyjump").filter(v -> !v.equalsIgnoreCase("none")),
-                first(found, "proxycommand").filter(v -> !v.equalsIgnoreCase("none")),
+                // %h %p %r and %% wait for the connect, where Proxies.Command has the values the login uses.
+                first(found, "proxycommand").filter(v -> !v.equalsIgnoreCase("none")).map(c -> expandLocal(c, tokens)),
                 found.getOrDefault("userknownhostsfile", List.of()).stream()
                         .filter(v -> !v.equalsIgnoreCase("none")).map(f -> file(f, tokens)).toList(),
                 first(found, "stricthostkeychecking").map(v -> v.toLowerCase(Locale.ROOT)));
@@ -350,6 +351,25 @@ final class SshConfigFile {
                     sb.append('%');
                 } else if (tokens.containsKey(t)) {
                     sb.append(tokens.get(t));
+                } else {
+                    sb.append('%').append(t);
+                }
+            } else {
+                sb.append(c);
+            }
+        }
+        return sb.toString();
+    }
+
+    /** The tokens that do not depend on the login ({@code %n %u %d %l %L %i}); {@code %%} and the rest stay for later. */
+    private static String expandLocal(String template, Map<Character, String> tokens) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < template.length(); i++) {
+            char c = template.charAt(i);
+            if (c == '%' && i + 1 < template.length()) {
+                char t = template.charAt(++i);
+                if ("nudlLi".indexOf(t) >= 0 && tokens.containsKey(t)) {
+                    sb.append(tokens.get(t).replace("%", "%%"));
                 } else {
                     sb.append('%').append(t);
                 }

@@ -203,6 +203,17 @@ class SshConfigAsOpenSshTest {
     }
 
     @Test
+    void proxyCommandTokensOfTheLocalSideAreExpandedAndTheLoginsWaitForTheConnect() throws Exception {
+        Path config = dir.resolve("config");
+        Files.writeString(config, "Host pc\n  ProxyCommand connect %n as %u from %d to %h:%p for %r, 100%%\n");
+        SshConfigFile.Entry e = SshConfigFile.read(Optional.of(config), dir).entry("pc");
+        String expected = "connect pc as " + System.getProperty("user.name") + " from " + dir + " to %h:%p for %r, 100%%";
+        assertEquals(Optional.of(expected), e.proxyCommand());
+        assertEquals("connect pc as " + System.getProperty("user.name") + " from " + dir + " to box:2200 for bob, 100%",
+                Proxies.Command.expand(expected, "box", 2200, "bob"));
+    }
+
+    @Test
     void theHostSettingTakesUserAndPortAsSshAndDockerDo() {
         SshSettings a = SshSettings.from(Settings.of(Map.of(SshSettings.HOST, "alice@127.0.0.1:2322", SshSettings.CONFIG, "none")), null, dir);
         assertEquals("alice@127.0.0.1:2322", a.display());
