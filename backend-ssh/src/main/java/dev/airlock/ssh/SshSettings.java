@@ -108,7 +108,7 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
 
     /** {@code home} is where the default keys are looked for ({@code HOME/.ssh/id_*}); tests point it elsewhere. */
     static SshSettings from(Settings s, String authSock, Path home) {
-        Destination dest = Destination.parse(s.require(HOST).trim(), HOST);
+        Destination dest = Destination.parse(s.require(HOST).trim(), "setting " + HOST);
         String alias = dest.host();
         SshConfigFile config = SshConfigFile.read(configFile(s, home), home);
         SshConfigFile.Entry entry = config.entry(alias);

@@ -228,7 +228,7 @@ class SshConfigAsOpenSshTest {
         assertEquals("carol@h:2400", d.display());
         ConfigurationException bad = assertThrows(ConfigurationException.class, () -> SshSettings.from(
                 Settings.of(Map.of(SshSettings.HOST, "h:99999", SshSettings.CONFIG, "none")), null, dir));
-        assertTrue(bad.getMessage().startsWith(SshSettings.HOST + " has invalid value h:99999: expected [user@]host[:port]"), bad.getMessage());
+        assertTrue(bad.getMessage().startsWith("setting " + SshSettings.HOST + " has invalid value h:99999: expected [user@]host[:port]"), bad.getMessage());
         assertFalse(bad.getMessage().contains("\n"));
     }
 
