@@ -132,6 +132,7 @@ final class Proxies {
         private static final int STDERR_KEPT = 2048;
         private final java.io.ByteArrayOutputStream stderr = new java.io.ByteArrayOutputStream();
         private Process process;
+        private Thread drain;
 
         Command(String template, String user) {
             this.template = template;
@@ -161,7 +162,7 @@ final class Proxies {
         @Override
         public void connect(SocketFactory factory, String host, int port, int timeout) throws IOException {
             process = new ProcessBuilder("sh", "-c", expand(template, host, port, user)).start();
-            Thread drain = new Thread(this::keepStderr, "airlock-ssh-proxycommand-stderr");
+            drain = new Thread(this::keepStderr, "airlock-ssh-proxycommand-stderr");
             drain.setDaemon(true);
             drain.start();
         }
@@ -198,6 +199,7 @@ final class Proxies {
                 if (!process.waitFor(1, TimeUnit.SECONDS)) {
                     return java.util.Optional.empty();
                 }
+                drain.join(1000); // its stderr to the end (a child of its own may hold the pipe: not for long)
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return java.util.Optional.empty();
@@ -230,6 +232,15 @@ final class Proxies {
         public void close() {
             if (process == null) {
                 return;
+            }
+            // JSch closes the proxy when the login fails, often as the command is exiting: keep its last
+            // words for failure() before destroy() closes its stderr under the reader.
+            try {
+                if (process.waitFor(100, TimeUnit.MILLISECONDS)) {
+                    drain.join(1000);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
             process.destroy();
             try {

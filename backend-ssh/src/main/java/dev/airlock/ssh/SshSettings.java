@@ -152,7 +152,8 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
         }
         List<Hop> jumps = new ArrayList<>();
         for (String j : entry.proxyJump().map(v -> v.split(",")).orElse(new String[0])) {
-            jumps.add(hop(j.trim(), config, user, listed.isEmpty() ? ids : new ArrayList<>(), home));
+            // As ssh -J: a hop's user is its own (the entry's, else its config's, else this user's), never the target's.
+            jumps.add(hop(j.trim(), config, System.getProperty("user.name", ""), listed.isEmpty() ? ids : new ArrayList<>(), home));
         }
         Optional<String> proxyCommand = jumps.isEmpty() ? entry.proxyCommand() : Optional.empty();
         Optional<Path> agent = agentSocket(s.get(AGENT, "auto").trim(), authSock);
