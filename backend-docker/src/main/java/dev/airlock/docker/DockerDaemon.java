@@ -265,9 +265,43 @@ final class DockerDaemon implements Closeable {
         Optional<AuthConfig> auth = CredentialHelpers.lookup(settings.dockerConfig(), settings.searchPath(), image, HELPER_TIMEOUT);
         String failure = ImagePull.pull(client, image, apiTimeout, auth);
         if (failure != null) {
-            throw new ConfigurationException("image " + image + " is not on the Docker host and pulling it failed: "
-                    + oneLine(failure) + "; docker pull or build it, or fix " + DockerSettings.IMAGE);
+            throw pullFailed(image, failure);
         }
+    }
+
+    /**
+     * Why the daemon's words say a pull failed, named by image and registry: the network between
+     * the Docker host and the registry (a timeout, a refused connection, a name that does not
+     * resolve) is the registry being unavailable, not a usage error; anything else (no such image
+     * or tag, access denied) is the image setting's to fix.
+     */
+    static RuntimeException pullFailed(String image, String failure) {
+        String registry = registryOf(image);
+        if (NETWORK_FAILURE.matcher(failure).find()) {
+            return new BackendUnavailableException("image " + image + " is not on the Docker host and pulling it failed: the registry "
+                    + registry + " could not be reached (" + oneLine(failure) + "); check the network (and any proxy) between"
+                    + " the Docker host and " + registry + ", then try again");
+        }
+        return new ConfigurationException("image " + image + " is not on the Docker host and pulling it failed: " + oneLine(failure)
+                + " (registry " + registry + "); docker pull or build it, or fix " + DockerSettings.IMAGE);
+    }
+
+    /** The daemon's (Go's net/http) and the JVM's words for a network that did not carry the pull. */
+    private static final Pattern NETWORK_FAILURE = Pattern.compile("(?i)dial tcp|i/o timeout|no such host|connection refused"
+            + "|connection reset|network is unreachable|no route to host|TLS handshake timeout|timeout awaiting response headers"
+            + "|Client\\.Timeout exceeded|request canceled|server misbehaving|temporary failure in name resolution"
+            + "|Connect(ion)? timed out|UnknownHostException|unexpected EOF");
+
+    /** The registry an image reference names: its first part when that has a dot, a port or is localhost, else Docker Hub. */
+    static String registryOf(String image) {
+        int slash = image.indexOf('/');
+        if (slash > 0) {
+            String first = image.substring(0, slash);
+            if (first.contains(".") || first.contains(":") || first.equals("localhost")) {
+                return first;
+            }
+        }
+        return "docker.io";
     }
 
     /** A daemon message on one line. */

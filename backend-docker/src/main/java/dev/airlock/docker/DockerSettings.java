@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  *   <caption>docker settings</caption>
  *   <tr><th>key</th><th>type</th><th>default</th><th>meaning</th></tr>
  *   <tr><td>airlock.docker.image</td><td>string</td><td>(required unless container is set)</td><td>image of the container</td></tr>
- *   <tr><td>airlock.docker.host</td><td>unix:///PATH or tcp://HOST:PORT</td><td>DOCKER_HOST, else DOCKER_CONTEXT's, else the current context's, else unix:///var/run/docker.sock</td><td>the daemon</td></tr>
+ *   <tr><td>airlock.docker.host</td><td>unix:///PATH or tcp://HOST[:PORT] (2375, 2376 with TLS)</td><td>DOCKER_HOST, else DOCKER_CONTEXT's, else the current context's, else unix:///var/run/docker.sock</td><td>the daemon</td></tr>
  *   <tr><td>airlock.docker.tls-verify</td><td>boolean</td><td>true when DOCKER_TLS_VERIFY is non-empty or the context has TLS material</td><td>TLS to a tcp:// daemon, verified against ca.pem, with cert.pem and key.pem</td></tr>
  *   <tr><td>airlock.docker.cert-path</td><td>directory</td><td>DOCKER_CERT_PATH, else the context's TLS material, else DOCKER_CONFIG or ~/.docker</td><td>where ca.pem, cert.pem and key.pem are</td></tr>
  *   <tr><td>airlock.docker.container</td><td>id or name</td><td>(none)</td><td>attach to this running container; never removed</td></tr>
@@ -82,8 +82,9 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
      */
     public static DockerSettings from(Settings s, Map<String, String> environment) {
         DockerCliConfig.Endpoint endpoint = endpoint(s, environment);
-        URI host = parseHost(endpoint.host());
-        Optional<DockerTls> tls = tls(s, environment, host, endpoint);
+        URI given = parseHost(endpoint.host(), endpoint.origin());
+        Optional<DockerTls> tls = tls(s, environment, given, endpoint);
+        URI host = withDefaultPort(given, tls.isPresent());
         Optional<String> container = nonBlank(s, CONTAINER);
         Optional<String> image = nonBlank(s, IMAGE).map(DockerSettings::withDefaultTag);
         Optional<Double> cpus = nonBlank(s, CPUS).map(v -> {
@@ -205,7 +206,9 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         String origin = s.origin(HOST).orElse("default");
         String native_ = environment.getOrDefault(DOCKER_HOST, "");
         if (set.isPresent() && !origin.equals("config file") && !origin.equals("default")) {
-            return new DockerCliConfig.Endpoint(set.get().trim(), Optional.empty(), HOST);
+            // Mapped from DOCKER_HOST (a native variable): its errors name that variable, not a setting the user never set.
+            return new DockerCliConfig.Endpoint(set.get().trim(), Optional.empty(),
+                    origin.equals("native variable") ? DOCKER_HOST : HOST);
         }
         if (!native_.isBlank()) {
             return new DockerCliConfig.Endpoint(native_.trim(), Optional.empty(), DOCKER_HOST);
@@ -253,30 +256,52 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
     }
 
     static URI parseHost(String raw) {
+        return parseHost(raw, HOST);
+    }
+
+    /**
+     * The daemon's address as the Docker CLI takes it: {@code unix:///PATH}, or {@code tcp://HOST[:PORT]}
+     * (the port defaults once TLS is decided, see {@link #withDefaultPort}). {@code origin} is where
+     * the value came from ({@code airlock.docker.host}, {@code DOCKER_HOST}, a Docker context), which
+     * its errors name.
+     */
+    static URI parseHost(String raw, String origin) {
+        String from = origin.equals(HOST) ? "setting " + HOST : origin.equals(DOCKER_HOST) ? "the environment variable " + DOCKER_HOST : origin;
         URI uri;
         try {
             uri = URI.create(raw);
         } catch (IllegalArgumentException e) {
-            throw new ConfigurationException("setting " + HOST + " has invalid value '" + raw + "': expected unix:///PATH or tcp://HOST:PORT");
+            throw new ConfigurationException(from + " has invalid value '" + raw + "': expected unix:///PATH or tcp://HOST[:PORT]");
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         switch (scheme) {
             case "unix" -> {
                 if (uri.getPath() == null || uri.getPath().isEmpty()) {
-                    throw new ConfigurationException("setting " + HOST + " has invalid value '" + raw + "': expected unix:///PATH");
+                    throw new ConfigurationException(from + " has invalid value '" + raw + "': expected unix:///PATH");
                 }
                 return uri;
             }
             case "tcp" -> {
-                if (uri.getHost() == null || uri.getPort() <= 0) {
-                    throw new ConfigurationException("setting " + HOST + " has invalid value '" + raw + "': expected tcp://HOST:PORT");
+                if (uri.getHost() == null) {
+                    throw new ConfigurationException(from + " has invalid value '" + raw + "': expected tcp://HOST[:PORT]");
                 }
                 return uri;
             }
-            default -> throw new ConfigurationException("setting " + HOST + " '" + raw + "' is not supported: use unix:///PATH"
-                    + " or tcp://HOST:PORT (TLS with DOCKER_TLS_VERIFY or " + TLS_VERIFY + "; forward an ssh:// daemon to a local"
-                    + " socket, e.g. ssh -L)");
+            case "ssh" -> throw new ConfigurationException(from + " '" + raw + "' is an ssh:// daemon, which Airlock's docker"
+                    + " backend cannot reach yet: forward its socket (ssh -nNT -L /tmp/docker.sock:/var/run/docker.sock"
+                    + " USER@HOST) and use unix:///tmp/docker.sock, or run commands on that host with the ssh backend");
+            default -> throw new ConfigurationException(from + " '" + raw + "' is not supported: use unix:///PATH"
+                    + " or tcp://HOST[:PORT] (TLS with DOCKER_TLS_VERIFY or " + TLS_VERIFY + ")");
         }
+    }
+
+    /** {@code tcp://HOST} without a port: Docker's 2375, or 2376 with TLS, as the Docker CLI does. */
+    static URI withDefaultPort(URI host, boolean tls) {
+        if (!"tcp".equalsIgnoreCase(host.getScheme()) || host.getPort() > 0) {
+            return host;
+        }
+        return URI.create("tcp://" + host.getRawAuthority() + ":" + (tls ? 2376 : 2375)
+                + (host.getRawPath() == null ? "" : host.getRawPath()));
     }
 
     private static Optional<String> nonBlank(Settings s, String key) {

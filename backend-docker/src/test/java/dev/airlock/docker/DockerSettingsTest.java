@@ -39,9 +39,39 @@ class DockerSettingsTest {
     }
 
     @Test
+    void aTcpHostWithoutAPortTakesDockersAsTheCliDoes() {
+        assertEquals("tcp://box.example:2375", DockerSettings.from(Settings.empty(),
+                Map.of("DOCKER_HOST", "tcp://box.example")).host().toString());
+        assertEquals("tcp://[::1]:2375", DockerSettings.from(Settings.of(DockerSettings.HOST, "tcp://[::1]"), Map.of()).host().toString());
+        assertEquals("tcp://box.example:2376", DockerSettings.withDefaultPort(java.net.URI.create("tcp://box.example"), true).toString());
+        assertEquals("tcp://box.example:9999", DockerSettings.withDefaultPort(java.net.URI.create("tcp://box.example:9999"), true).toString());
+    }
+
+    @Test
+    void aBadDockerHostIsReportedAsTheVariableItCameFrom() {
+        Settings mapped = Settings.builder().environment(Map.of("DOCKER_HOST", "tcp:///no-host"))
+                .nativeVariable(DockerSettings.HOST, DockerSettings.DOCKER_HOST).build();
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> DockerSettings.from(mapped, Map.of()));
+        assertTrue(e.getMessage().startsWith("the environment variable DOCKER_HOST has invalid value 'tcp:///no-host'"), e.getMessage());
+        assertTrue(!e.getMessage().contains(DockerSettings.HOST) && !e.getMessage().contains("\n"), e.getMessage());
+        ConfigurationException unmapped = assertThrows(ConfigurationException.class,
+                () -> DockerSettings.from(Settings.empty(), Map.of("DOCKER_HOST", "ftp://box")));
+        assertTrue(unmapped.getMessage().startsWith("the environment variable DOCKER_HOST 'ftp://box' is not supported"), unmapped.getMessage());
+    }
+
+    @Test
+    void anSshDaemonIsRefusedInOneLineSayingWhatToDo() {
+        ConfigurationException e = assertThrows(ConfigurationException.class,
+                () -> DockerSettings.from(Settings.empty(), Map.of("DOCKER_HOST", "ssh://me@box")));
+        assertTrue(e.getMessage().contains("DOCKER_HOST 'ssh://me@box' is an ssh:// daemon") && e.getMessage().contains("ssh -nNT -L"),
+                e.getMessage());
+        assertTrue(!e.getMessage().contains("\n"), e.getMessage());
+    }
+
+    @Test
     void badValuesAreOneLineErrorsNamingTheSetting() {
         assertNames(DockerSettings.HOST, Settings.of(DockerSettings.HOST, "ssh://user@box"));
-        assertNames(DockerSettings.HOST, Settings.of(DockerSettings.HOST, "tcp://nohost"));
+        assertNames(DockerSettings.HOST, Settings.of(DockerSettings.HOST, "tcp:///nohost"));
         assertNames(DockerSettings.VOLUMES, Settings.of(DockerSettings.VOLUMES, "/only-one-part"));
         assertNames(DockerSettings.CPUS, Settings.of(DockerSettings.CPUS, "lots"));
         assertNames(DockerSettings.PIDS_LIMIT, Settings.of(DockerSettings.PIDS_LIMIT, "2"));

@@ -50,6 +50,12 @@ final class ConnectFailures {
                     + " shares no algorithm with this client: " + oneLine(e.getMessage()));
         }
         String m = String.valueOf(e.getMessage());
+        if ((m.startsWith("Auth fail") || m.startsWith("Auth cancel")) && s.password().isPresent()
+                && s.identities().isEmpty() && s.agentSocket().isEmpty()) {
+            return new ConfigurationException("SSH authentication as " + s.display() + " with the password in "
+                    + SshSettings.PASSWORD + " failed (no keys offered): check " + SshSettings.USER + " and the password,"
+                    + " and that the server takes passwords (PasswordAuthentication or KbdInteractiveAuthentication)");
+        }
         if (m.startsWith("Auth fail") || m.startsWith("Auth cancel")) {
             String password = s.password().isPresent()
                     ? " and the password in " + SshSettings.PASSWORD

@@ -360,8 +360,14 @@ final class Connections implements AutoCloseable {
             }
             session.connect(timeoutMillis());
         } catch (JSchException e) {
+            java.util.Optional<String> proxyFailure = proxy instanceof Proxies.Command c ? c.failure() : java.util.Optional.empty();
             if (proxy != null) {
                 proxy.close();
+            }
+            if (proxyFailure.isPresent()) {
+                throw new dev.airlock.BackendUnavailableException("the ProxyCommand for " + s.display() + " "
+                        + ConnectFailures.oneLine(proxyFailure.get()) + "; check the ProxyCommand in the SSH config ("
+                        + SshSettings.CONFIG + ")");
             }
             throw ConnectFailures.map(e, s, hostKeys);
         }

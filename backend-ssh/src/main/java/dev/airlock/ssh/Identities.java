@@ -22,7 +22,7 @@ import java.util.Vector;
 
 /**
  * The keys a connection offers: the identity files first (the user named them), then the agent's
- * keys when an agent socket is configured. Encrypted files are decrypted once at open with the
+ * keys when an agent socket is configured. None at all is an error unless a password is set. Encrypted files are decrypted once at open with the
  * passphrase secret; a missing or wrong passphrase is a one-line error naming the file only.
  */
 final class Identities implements IdentityRepository {
@@ -47,10 +47,12 @@ final class Identities implements IdentityRepository {
             }
         }
         Optional<IdentityRepository> agent = s.agentSocket().map(Identities::agent);
-        if (loaded == 0 && agent.isEmpty()) {
+        // With a password set, no key at all is a password-only login, as `ssh` makes one.
+        if (loaded == 0 && agent.isEmpty() && s.password().isEmpty()) {
             throw new ConfigurationException("no SSH key to log in to " + s.display() + " with"
                     + (skipped == null ? "" : " (" + skipped + " is encrypted and " + SshSettings.PASSPHRASE + " is not set)")
-                    + ": set " + SshSettings.IDENTITY + "=PATH to a private key, or run an ssh-agent (SSH_AUTH_SOCK)");
+                    + ": set " + SshSettings.IDENTITY + "=PATH to a private key, run an ssh-agent (SSH_AUTH_SOCK),"
+                    + " or set the login password in " + SshSettings.PASSWORD + " (e.g. export AIRLOCK_SSH_PASSWORD, never --set)");
         }
         jsch.setIdentityRepository(new Identities(jsch.getIdentityRepository(), agent));
     }

@@ -129,7 +129,10 @@ final class Proxies {
     static final class Command implements Proxy {
         private final String template;
         private final String user;
+        private static final int STDERR_KEPT = 2048;
+        private final java.io.ByteArrayOutputStream stderr = new java.io.ByteArrayOutputStream();
         private Process process;
+        private Thread drain;
 
         Command(String template, String user) {
             this.template = template;
@@ -158,8 +161,56 @@ final class Proxies {
 
         @Override
         public void connect(SocketFactory factory, String host, int port, int timeout) throws IOException {
-            process = new ProcessBuilder("sh", "-c", expand(template, host, port, user))
-                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            process = new ProcessBuilder("sh", "-c", expand(template, host, port, user)).start();
+            drain = new Thread(this::keepStderr, "airlock-ssh-proxycommand-stderr");
+            drain.setDaemon(true);
+            drain.start();
+        }
+
+        /** The command's stderr, its last {@link #STDERR_KEPT} bytes kept for a failure's message. */
+        private void keepStderr() {
+            byte[] buf = new byte[4096];
+            try (InputStream err = process.getErrorStream()) {
+                for (int n; (n = err.read(buf)) > 0; ) {
+                    synchronized (stderr) {
+                        stderr.write(buf, 0, n);
+                        if (stderr.size() > STDERR_KEPT) {
+                            byte[] all = stderr.toByteArray();
+                            stderr.reset();
+                            stderr.write(all, all.length - STDERR_KEPT, STDERR_KEPT);
+                        }
+                    }
+                }
+            } catch (IOException e) {
+                LOG.debug("reading the ProxyCommand's stderr: {}", e.getMessage());
+            }
+        }
+
+        /**
+         * Why the login through this command failed, when it was the command: it exited (within a
+         * moment) with a status other than 0, or printed an error; its last stderr line says why,
+         * as OpenSSH shows it, instead of the "Broken pipe" the connection saw.
+         */
+        java.util.Optional<String> failure() {
+            if (process == null) {
+                return java.util.Optional.empty();
+            }
+            try {
+                if (!process.waitFor(1, TimeUnit.SECONDS)) {
+                    return java.util.Optional.empty();
+                }
+                drain.join(1000); // its stderr to the end (a child of its own may hold the pipe: not for long)
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return java.util.Optional.empty();
+            }
+            String last;
+            synchronized (stderr) {
+                String text = stderr.toString(java.nio.charset.StandardCharsets.UTF_8).strip();
+                last = text.isEmpty() ? "" : text.substring(text.lastIndexOf('\n') + 1).strip();
+            }
+            int exit = process.exitValue();
+            return java.util.Optional.of("exited " + exit + (last.isEmpty() ? "" : ": " + last));
         }
 
         @Override
@@ -181,6 +232,15 @@ final class Proxies {
         public void close() {
             if (process == null) {
                 return;
+            }
+            // JSch closes the proxy when the login fails, often as the command is exiting: keep its last
+            // words for failure() before destroy() closes its stderr under the reader.
+            try {
+                if (process.waitFor(100, TimeUnit.MILLISECONDS)) {
+                    drain.join(1000);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
             process.destroy();
             try {

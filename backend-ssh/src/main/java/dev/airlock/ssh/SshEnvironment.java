@@ -247,7 +247,8 @@ public final class SshEnvironment extends AbstractEnvironment {
         return connections.openConnections();
     }
 
-    /** Where this environment logs in. */
+    /** Where this environment logs in: {@code user@host:port}, as messages about a lost connection name it. */
+    @Override
     public String destination() {
         return ssh.display();
     }

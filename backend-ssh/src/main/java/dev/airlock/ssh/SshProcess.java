@@ -78,10 +78,24 @@ final class SshProcess implements RemoteProcess {
         return OptionalLong.empty();
     }
 
-    /** The channel's own signal request: reaches only the remote shell, and only on servers that honour it. */
+    /**
+     * The channel's own signal request: reaches only the remote shell, and only on servers that
+     * honour it. Nothing is sent once the channel is closing: OpenSSH takes a request for a channel
+     * it has freed as a protocol error and drops the whole connection, every other command on it
+     * and the control shell included (a TERM that ended the shell, then the KILL after the grace,
+     * did that when a slow {@code ~/.bashrc} held the launcher record back past a timeout). JSch
+     * marks the channel closed before it sends its CLOSE under the channel's lock, so a signal sent
+     * under that lock while the channel is open always reaches the server before the CLOSE.
+     */
     void signal(String name) throws IOException {
         try {
-            channel.sendSignal(name);
+            synchronized (channel) {
+                if (channel.isClosed()) {
+                    LOG.debug("not signalling {} over a closed channel: the command ended", name);
+                    return;
+                }
+                channel.sendSignal(name);
+            }
         } catch (Exception e) {
             throw new IOException("the SSH signal request failed: " + e.getMessage(), e);
         }

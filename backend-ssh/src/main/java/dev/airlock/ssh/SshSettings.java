@@ -19,7 +19,7 @@ import java.util.Optional;
  * <table>
  *   <caption>ssh settings</caption>
  *   <tr><th>key</th><th>type</th><th>default</th><th>secret</th></tr>
- *   <tr><td>airlock.ssh.host</td><td>host name or address</td><td>(required)</td><td>no</td></tr>
+ *   <tr><td>airlock.ssh.host</td><td>[user@]host[:port], [user@][ipv6]:port or ssh://[user@]host[:port]; an SSH config alias</td><td>(required)</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.port</td><td>int</td><td>22</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.user</td><td>string</td><td>the JVM's user.name</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.identity</td><td>list of private key files ({@code a,b} or {@code .N} keys)</td>
@@ -28,9 +28,9 @@ import java.util.Optional;
  *   <tr><td>airlock.ssh.password</td><td>secret: answers keyboard-interactive prompts that do not echo, and the password method</td><td>none</td><td>yes</td></tr>
  *   <tr><td>airlock.ssh.passphrase.NAME</td><td>secret, for the key airlock.ssh.identity.NAME</td><td>airlock.ssh.passphrase</td><td>yes</td></tr>
  *   <tr><td>airlock.ssh.agent</td><td>auto|no|socket path</td><td>auto ($SSH_AUTH_SOCK when set)</td><td>no</td></tr>
- *   <tr><td>airlock.ssh.known-hosts</td><td>path</td><td>~/.ssh/known_hosts</td><td>no</td></tr>
+ *   <tr><td>airlock.ssh.known-hosts</td><td>path</td><td>the config's UserKnownHostsFile, else ~/.ssh/known_hosts</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.global-known-hosts</td><td>list of paths | none</td><td>/etc/ssh/ssh_known_hosts, /etc/ssh/ssh_known_hosts2 that exist</td><td>no</td></tr>
- *   <tr><td>airlock.ssh.strict-host-key-checking</td><td>yes|accept-new</td><td>yes</td><td>no</td></tr>
+ *   <tr><td>airlock.ssh.strict-host-key-checking</td><td>yes|accept-new</td><td>the config's StrictHostKeyChecking, else yes</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.connect-timeout</td><td>duration</td><td>15s</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.keepalive</td><td>duration (0 = off)</td><td>15s</td><td>no</td></tr>
  *   <tr><td>airlock.ssh.keepalive-count</td><td>int</td><td>3</td><td>no</td></tr>
@@ -108,15 +108,17 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
 
     /** {@code home} is where the default keys are looked for ({@code HOME/.ssh/id_*}); tests point it elsewhere. */
     static SshSettings from(Settings s, String authSock, Path home) {
-        String alias = s.require(HOST).trim();
-        SshConfigFile config = SshConfigFile.read(configFile(s, home));
+        Destination dest = Destination.parse(s.require(HOST).trim(), "setting " + HOST);
+        String alias = dest.host();
+        SshConfigFile config = SshConfigFile.read(configFile(s, home), home);
         SshConfigFile.Entry entry = config.entry(alias);
         String host = entry.hostName().orElse(alias);
-        int port = s.get(PORT).isPresent() ? s.getInt(PORT, 22) : entry.port() > 0 ? entry.port() : 22;
+        // As ssh: -p and -l win over the destination's own port and user, which win over the config.
+        int port = s.get(PORT).isPresent() ? s.getInt(PORT, 22) : dest.port() > 0 ? dest.port() : entry.port() > 0 ? entry.port() : 22;
         if (port < 1 || port > 65535) {
             throw new ConfigurationException("setting " + PORT + " has invalid value " + port + ": expected 1..65535");
         }
-        String user = s.get(USER).map(String::trim).filter(v -> !v.isEmpty())
+        String user = s.get(USER).map(String::trim).filter(v -> !v.isEmpty()).or(dest::user)
                 .or(entry::user).orElse(System.getProperty("user.name", ""));
         if (user.isEmpty()) {
             throw new ConfigurationException("setting " + USER + " is required: the JVM reports no user name");
@@ -150,12 +152,16 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
         }
         List<Hop> jumps = new ArrayList<>();
         for (String j : entry.proxyJump().map(v -> v.split(",")).orElse(new String[0])) {
-            jumps.add(hop(j.trim(), config, user, listed.isEmpty() ? ids : new ArrayList<>(), home));
+            // As ssh -J: a hop's user is its own (the entry's, else its config's, else this user's), never the target's.
+            jumps.add(hop(j.trim(), config, System.getProperty("user.name", ""), listed.isEmpty() ? ids : new ArrayList<>(), home));
         }
         Optional<String> proxyCommand = jumps.isEmpty() ? entry.proxyCommand() : Optional.empty();
         Optional<Path> agent = agentSocket(s.get(AGENT, "auto").trim(), authSock);
-        Path knownHosts = localPath(s.get(KNOWN_HOSTS, "~/.ssh/known_hosts"), home);
-        boolean acceptNew = "accept-new".equals(s.getChoice(STRICT, "yes", "yes", "accept-new"));
+        Path knownHosts = localPath(s.get(KNOWN_HOSTS).map(String::trim)
+                .orElse(entry.userKnownHostsFiles().isEmpty() ? "~/.ssh/known_hosts" : entry.userKnownHostsFiles().get(0)), home);
+        boolean acceptNew = s.get(STRICT).isPresent()
+                ? "accept-new".equals(s.getChoice(STRICT, "yes", "yes", "accept-new"))
+                : entry.strictHostKeyChecking().map(SshSettings::acceptsNew).orElse(false);
         Duration connect = s.getDuration(CONNECT_TIMEOUT, Duration.ofSeconds(15));
         if (connect.isNegative() || connect.isZero()) {
             throw new ConfigurationException("setting " + CONNECT_TIMEOUT + " must be a positive duration such as 15s");
@@ -194,27 +200,85 @@ record SshSettings(String host, int port, String user, List<Path> identities, bo
         return v.equals("none") || v.isEmpty() ? Optional.empty() : Optional.of(localPath(v, home));
     }
 
-    /** One ProxyJump entry, {@code [user@]host[:port]}, itself looked up in the config as OpenSSH does. */
-    private static Hop hop(String spec, SshConfigFile config, String defaultUser, List<Path> ids, Path home) {
-        String user = null;
-        String rest = spec;
-        int at = rest.lastIndexOf('@');
-        if (at >= 0) {
-            user = rest.substring(0, at);
-            rest = rest.substring(at + 1);
-        }
-        int port = -1;
-        int colon = rest.lastIndexOf(':');
-        if (colon > 0 && !rest.endsWith("]")) {
-            try {
-                port = Integer.parseInt(rest.substring(colon + 1));
-            } catch (NumberFormatException e) {
-                throw new ConfigurationException("the ProxyJump entry " + spec + " in the SSH config has a bad port;"
-                        + " expected [user@]host[:port]");
+    /**
+     * StrictHostKeyChecking from the SSH config: {@code accept-new} as it says; {@code no} and
+     * {@code off} also accept new keys only (Airlock never connects to a changed key);
+     * {@code yes} and {@code ask} (there is no one to ask) check strictly.
+     */
+    private static boolean acceptsNew(String value) {
+        return switch (value) {
+            case "accept-new", "no", "off", "false" -> true;
+            default -> false;
+        };
+    }
+
+    /**
+     * Where to log in, as {@code ssh} and the Docker CLI take it: {@code [user@]host[:port]},
+     * {@code [user@][v6addr]:port}, or {@code ssh://[user@]host[:port]}. A bare IPv6 address
+     * (more than one colon) is a host. Port and user are -1 and empty when not given.
+     */
+    record Destination(String host, int port, Optional<String> user) {
+        static Destination parse(String spec, String setting) {
+            String rest = spec.startsWith("ssh://") ? spec.substring("ssh://".length()) : spec;
+            if (rest.endsWith("/")) {
+                rest = rest.substring(0, rest.length() - 1);
             }
-            rest = rest.substring(0, colon);
+            Optional<String> user = Optional.empty();
+            int at = rest.lastIndexOf('@');
+            if (at >= 0) {
+                user = Optional.of(rest.substring(0, at)).filter(u -> !u.isEmpty());
+                rest = rest.substring(at + 1);
+            }
+            int port = -1;
+            String host = rest;
+            if (rest.startsWith("[")) {
+                int close = rest.indexOf(']');
+                if (close < 0) {
+                    throw bad(spec, setting);
+                }
+                host = rest.substring(1, close);
+                String after = rest.substring(close + 1);
+                if (!after.isEmpty()) {
+                    if (!after.startsWith(":")) {
+                        throw bad(spec, setting);
+                    }
+                    port = port(after.substring(1), spec, setting);
+                }
+            } else if (rest.indexOf(':') >= 0 && rest.indexOf(':') == rest.lastIndexOf(':')) {
+                int colon = rest.indexOf(':');
+                host = rest.substring(0, colon);
+                port = port(rest.substring(colon + 1), spec, setting);
+            }
+            if (host.isEmpty() || host.contains("/")) {
+                throw bad(spec, setting);
+            }
+            return new Destination(host, port, user);
         }
-        String name = rest.startsWith("[") && rest.endsWith("]") ? rest.substring(1, rest.length() - 1) : rest;
+
+        private static int port(String text, String spec, String setting) {
+            try {
+                int p = Integer.parseInt(text);
+                if (p >= 1 && p <= 65535) {
+                    return p;
+                }
+            } catch (NumberFormatException ignored) {
+                // below
+            }
+            throw bad(spec, setting);
+        }
+
+        private static ConfigurationException bad(String spec, String setting) {
+            return new ConfigurationException(setting + " has invalid value " + spec
+                    + ": expected [user@]host[:port], [user@][ipv6]:port or ssh://[user@]host[:port] (port 1..65535)");
+        }
+    }
+
+    /** One ProxyJump entry, {@code [user@]host[:port]} or {@code ssh://[user@]host[:port]}, itself looked up in the config as OpenSSH does. */
+    private static Hop hop(String spec, SshConfigFile config, String defaultUser, List<Path> ids, Path home) {
+        Destination d = Destination.parse(spec, "the ProxyJump entry in the SSH config");
+        String user = d.user().orElse(null);
+        int port = d.port();
+        String name = d.host();
         SshConfigFile.Entry e = config.entry(name);
         for (String f : e.identityFiles()) {
             Path p = localPath(f, home);

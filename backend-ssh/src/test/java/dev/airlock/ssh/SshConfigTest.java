@@ -141,6 +141,23 @@ class SshConfigTest {
     }
 
     @Test
+    void aFailingProxyCommandIsReportedWithItsOwnError() {
+        String config = String.join("\n",
+                "Host viabroken",
+                "    HostName 127.0.0.1",
+                "    Port " + target.port,
+                "    User " + user,
+                "    IdentityFile " + target.rsaKey,
+                "    ProxyCommand echo 'proxy: cannot resolve gate.example' >&2; exit 3",
+                "");
+        dev.airlock.AirlockException e = org.junit.jupiter.api.Assertions.assertThrows(dev.airlock.AirlockException.class,
+                () -> open("viabroken", config).close());
+        String m = e.getMessage();
+        assertTrue(m.contains("ProxyCommand") && m.contains("exited 3: proxy: cannot resolve gate.example"), m);
+        assertTrue(!m.contains("Broken pipe") && !m.contains("\n"), m);
+    }
+
+    @Test
     void settingsWinOverTheConfigAndProxyJumpEntriesParse() throws Exception {
         Files.writeString(home.resolve(".ssh/config"), String.join("\n",
                 "Host alias", "  HostName 127.0.0.1", "  Port 1", "  User nobody-here",
@@ -150,8 +167,10 @@ class SshConfigTest {
         assertEquals("127.0.0.1", r.host());
         assertEquals(2200, r.port());
         assertEquals("me", r.user());
-        assertEquals(List.of(new SshSettings.Hop("gate", 2222, "admin"), new SshSettings.Hop("::1", 22, "me"),
-                new SshSettings.Hop("plain", 22, "me")), r.jumps());
+        // A hop logs in as its own user, as ssh -J does: the target's (airlock.ssh.user, like ssh -l) is not the hops'.
+        String local = System.getProperty("user.name");
+        assertEquals(List.of(new SshSettings.Hop("gate", 2222, "admin"), new SshSettings.Hop("::1", 22, local),
+                new SshSettings.Hop("plain", 22, local)), r.jumps());
         // "none" ignores the file.
         SshSettings none = SshSettings.from(Settings.of(Map.of(SshSettings.HOST, "alias", SshSettings.CONFIG, "none")), null, home);
         assertEquals("alias", none.host());

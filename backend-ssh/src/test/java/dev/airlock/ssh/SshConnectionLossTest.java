@@ -74,7 +74,9 @@ class SshConnectionLossTest {
                 Optional<ExecResult> r = e.await(Duration.ofSeconds(60));
                 throw new AssertionError("no error after the cut: " + r);
             });
-            assertTrue(lost.getMessage().contains("connection to ssh was lost"), lost.getMessage());
+            // It names the host, not the backend ("the connection to ssh was lost").
+            assertTrue(lost.getMessage().startsWith("the connection to " + ((SshEnvironment) env).destination() + " was lost"),
+                    lost.getMessage());
             assertTrue(lost.getMessage().contains("not run again"), lost.getMessage());
             assertFalse(lost.getMessage().contains("\n"));
             assertTrue(SshExecTest.gone(group), "the command's shell " + group + " outlived the lost connection");

@@ -75,7 +75,19 @@ public final class SshdServer implements AutoCloseable {
         return start(null, password);
     }
 
+    /**
+     * For a throwaway {@link TestUser}: password and keyboard-interactive login through PAM, with
+     * the user's real password (set by chpasswd), as a server that takes passwords is set up.
+     */
+    public static SshdServer startForPasswordLogin() throws Exception {
+        return start(null, null, true);
+    }
+
     private static SshdServer start(Path loginShell, String password) throws Exception {
+        return start(loginShell, password, false);
+    }
+
+    private static SshdServer start(Path loginShell, String password, boolean passwordLogin) throws Exception {
         Path sshd = find("sshd");
         Path keygen = find("ssh-keygen");
         Services.require(sshd != null && keygen != null, "OpenSSH's sshd and ssh-keygen are needed (apt-get install openssh-server)");
@@ -112,12 +124,12 @@ public final class SshdServer implements AutoCloseable {
                     "AuthorizedKeysFile " + dir.resolve("authorized_keys"),
                     "TrustedUserCAKeys " + dir.resolve("user_ca.pub"),
                     "PubkeyAuthentication yes",
-                    "PasswordAuthentication no",
-                    "KbdInteractiveAuthentication " + (password == null ? "no" : "yes"),
+                    "PasswordAuthentication " + (passwordLogin ? "yes" : "no"),
+                    "KbdInteractiveAuthentication " + (password == null && !passwordLogin ? "no" : "yes"),
                     "PermitRootLogin " + (password == null ? "prohibit-password" : "yes"),
                     // The keys live in a temp dir under /tmp (world-writable parent): StrictModes would refuse them.
                     "StrictModes no",
-                    "UsePAM " + (password == null ? "no" : "yes"),
+                    "UsePAM " + (password == null && !passwordLogin ? "no" : "yes"),
                     "PrintMotd no",
                     "LogLevel VERBOSE",
                     ""));

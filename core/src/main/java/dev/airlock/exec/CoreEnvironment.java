@@ -175,6 +175,11 @@ public final class CoreEnvironment implements ContainedEnvironment {
         return name;
     }
 
+    /** Where commands run, as messages about a lost connection name it. */
+    String destination() {
+        return backend.destination();
+    }
+
     @Override
     public Capabilities capabilities() {
         return backend.capabilities();

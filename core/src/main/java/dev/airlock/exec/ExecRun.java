@@ -240,7 +240,7 @@ final class ExecRun extends ExecHandle {
         boolean stopped = cause == Cause.TIMEOUT || cause == Cause.CANCEL;
         capture.throwFailures(stopped);
         if (lost && !stopped) {
-            throw new BackendException("the connection to " + env.name() + " was lost while the command ran;"
+            throw new BackendException("the connection to " + env.destination() + " was lost while the command ran;"
                     + " it was not run again (its effects, if any, stand)");
         }
         sm.toDone();

@@ -92,7 +92,7 @@ final class RawRuns {
             p.release();
         }
         if (exit == NO_STATUS) {
-            throw new IOException("the connection to " + env.name() + " was lost while an internal script ran");
+            throw new IOException("the connection to " + env.destination() + " was lost while an internal script ran");
         }
         if (writeFailure != null && exit == 0) {
             throw new IOException("delivering input failed: " + writeFailure.getMessage(), writeFailure);

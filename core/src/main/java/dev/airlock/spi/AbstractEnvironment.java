@@ -273,6 +273,11 @@ public abstract class AbstractEnvironment implements ContainedEnvironment {
         return core.name();
     }
 
+    /** Where commands run, for messages ({@link Backend#destination()}); the backend's name unless overridden. */
+    public String destination() {
+        return name();
+    }
+
     @Override
     public final Target target() {
         return core.target();

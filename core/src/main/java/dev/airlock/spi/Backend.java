@@ -28,6 +28,14 @@ public interface Backend extends AutoCloseable {
     /** This sandbox's id (a container id, a host name), unique enough to tell environments apart in logs. */
     String id();
 
+    /**
+     * Where commands run, as messages name it when the connection there is lost ({@code user@host:port}
+     * for ssh); the backend's {@link #name()} by default.
+     */
+    default String destination() {
+        return name();
+    }
+
     /** What the backend does natively: stdin mode, env transport, argv limit, output transport. */
     Capabilities capabilities();
 

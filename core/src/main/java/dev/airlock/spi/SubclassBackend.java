@@ -34,6 +34,11 @@ final class SubclassBackend implements Backend, Stager, Killer {
     }
 
     @Override
+    public String destination() {
+        return env.destination();
+    }
+
+    @Override
     public Capabilities capabilities() {
         return env.capabilities();
     }
