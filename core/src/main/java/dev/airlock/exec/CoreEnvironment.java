@@ -282,17 +282,19 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     /** A user's exec, or Airlock's own ({@code internal}); {@code session} wraps it when it runs in a session. */
     private ExecRun startRun(ExecRequest request, boolean internal, SessionHook session) {
-        ensureOpen();
-        if (!internal) {
-            stateWitness.ifPresent(StateWitness::commandsMayRun);
-        }
         ExecRun run = new ExecRun(this, execIds.incrementAndGet(), request, internal, session);
+        // The one check that the environment is open: registration and the stop hold one lock, so
+        // either close sees this exec and cancels it, or the exec is refused here (a check before
+        // it would leave a gap in which close took its list of execs without this one).
         LiveExecs.Refusal refused = live.register(run);
         if (refused == LiveExecs.Refusal.STOPPED) {
-            ensureOpen();
+            throw closedException();
         } else if (refused == LiveExecs.Refusal.FULL) {
             throw new BackendException(LiveExecs.MAX_LIVE + " commands already run on the " + name + " environment " + id
                     + "; wait for some to finish before starting more");
+        }
+        if (!internal) {
+            stateWitness.ifPresent(StateWitness::commandsMayRun);
         }
         if (!workers.tryExecute(run::flow)) {
             live.remove(run);
@@ -305,13 +307,16 @@ public final class CoreEnvironment implements ContainedEnvironment {
     }
 
     void ensureOpen() {
-        boolean stopped = live.isStopped();
-        boolean closed = lifecycle.isClosed();
-        if (closed || stopped) {
-            throw new EnvironmentClosedException("the " + name + " environment " + id
-                    + (stopped && !closed ? " was stopped by a sandbox-wide cancel (airlock.cancel=sandbox)" : " is closed")
-                    + "; open a new one");
+        if (lifecycle.isClosed() || live.isStopped()) {
+            throw closedException();
         }
+    }
+
+    private EnvironmentClosedException closedException() {
+        boolean byCancel = live.isStopped() && !lifecycle.isClosed();
+        return new EnvironmentClosedException("the " + name + " environment " + id
+                + (byCancel ? " was stopped by a sandbox-wide cancel (airlock.cancel=sandbox)" : " is closed")
+                + "; open a new one");
     }
 
     // ---------------------------------------------------------------- safety

@@ -11,16 +11,19 @@ import java.util.OptionalLong;
 /**
  * The one parser of the launcher record (see {@link dev.airlock.shell.Launcher}): the line the
  * core's prefix prints after every staging line succeeded and right before the command runs,
- * {@code @airlock:NONCE:PID:START:ok}. Bytes before it (a remote user's startup files that print)
- * are dropped; it is looked for only in the first {@link #WINDOW} bytes and only once, so nothing
- * the command prints afterwards can forge it. Everything after it passes through unaltered.
+ * {@code @airlock:NONCE:PID:START:ok}. Bytes before it (a remote user's startup files that print,
+ * however much) are noise and dropped as they stream by: memory stays bounded whatever their size.
+ * Only the first record counts, and everything after it passes through unaltered, so nothing the
+ * command prints (it runs after the record) can forge it.
  *
  * <p>On stdout a missing record means the command never ran, and what came is dropped too. On
- * stderr ({@link #onStderr}) it is kept: that is where a failed staging line says why.
+ * stderr ({@link #onStderr}) it is kept, up to its last {@link #WINDOW} bytes: that is where a
+ * failed staging line says why, last.
  */
 public final class LaunchRecordStream extends FilterInputStream {
-    /** How far into stdout the record is looked for. */
+    /** How much of stderr without a record is kept (its end, where a staging line says why). */
     public static final int WINDOW = 64 * 1024;
+    /** The longest record line, tag included: a tag begun is held at most this long for its newline. */
     private static final int MAX_LINE = 128;
 
     private final byte[] tag;
@@ -62,8 +65,8 @@ public final class LaunchRecordStream extends FilterInputStream {
     }
 
     /**
-     * Waits until the record came or cannot come any more (the window passed or the stream ended),
-     * at most {@code max}; returns the record or null. Needs a reader (the output pump) meanwhile.
+     * Waits until the record came or cannot come any more (the stream ended), at most {@code max};
+     * returns the record or null. Needs a reader (the output pump) meanwhile.
      */
     public Record awaitRecord(java.time.Duration max) throws InterruptedException {
         scanned.await(max.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
@@ -99,44 +102,58 @@ public final class LaunchRecordStream extends FilterInputStream {
         return scanning ? 0 : held.length - heldPos + in.available();
     }
 
-    /** Reads until the record line is complete, the window is full, or the stream ends. */
+    /**
+     * Reads until the record line is complete or the stream ends. Only what may still be part of a
+     * record (a tag begun, and at most one line after it) is held between reads; the noise before
+     * it is dropped, or on stderr kept as its last {@link #WINDOW} bytes in case no record comes.
+     */
     private void scan() throws IOException {
         byte[] buf = new byte[8192];
-        Window read = new Window();
+        Window pending = new Window();
+        Tail noise = keepWithoutRecord ? new Tail(WINDOW) : null;
+        int from = 0; // tags before this were looked at and are not the record
         while (true) {
-            byte[] window = read.bytes();
-            int length = read.size();
-            int at = indexOf(window, length, tag);
-            if (at >= 0) {
-                int nl = indexOf(window, length, new byte[] {'\n'}, at);
-                if (nl != -1) {
+            byte[] window = pending.bytes();
+            int length = pending.size();
+            int at;
+            while ((at = indexOf(window, length, tag, from)) >= 0) {
+                int nl = indexOf(window, length, new byte[] {'\n'}, at + tag.length);
+                if (nl == -1 && length - at <= MAX_LINE) {
+                    break; // a record cut by a read: read on
+                }
+                if (nl != -1 && nl - at <= MAX_LINE) {
                     Record r = parse(new String(window, at + tag.length, nl - at - tag.length, StandardCharsets.US_ASCII));
                     if (r != null) {
                         record = r;
                         held = Arrays.copyOfRange(window, nl + 1, length);
-                        break;
+                        endScan();
+                        return;
                     }
-                } else if (length - at <= MAX_LINE) {
-                    // a record split across reads: read on
-                    at = -2;
                 }
+                from = at + 1; // not a record: noise
             }
-            // Past the window only a record already begun is read on, and only as far as one line goes.
-            if (length >= WINDOW && at != -2 && !(length < WINDOW + MAX_LINE && endsInTagStart(window, length))) {
-                held = read.toByteArray(); // no record: the command never started; keep what came
-                break;
+            // What cannot begin a record any more is noise: all before a tag begun, else all but a tag's length.
+            int cut = at >= 0 ? at : Math.min(length, Math.max(from, length - tag.length + 1));
+            if (noise != null) {
+                noise.write(window, 0, cut);
             }
+            pending = pending.dropFirst(cut);
+            from = Math.max(0, from - cut);
             int n = in.read(buf, 0, buf.length);
             if (n == -1) {
-                held = read.toByteArray();
-                break;
+                // No record: the command never started. Stdout drops it all; stderr keeps its end.
+                if (noise != null) {
+                    noise.write(pending.bytes(), 0, pending.size());
+                    held = noise.toByteArray();
+                }
+                endScan();
+                return;
             }
-            read.write(buf, 0, n);
+            pending.write(buf, 0, n);
         }
-        if (record == null && !keepWithoutRecord) {
-            // Before the record there is nothing of the command's: startup-file noise, or nothing.
-            held = new byte[0];
-        }
+    }
+
+    private void endScan() {
         heldPos = 0;
         scanning = false;
         scanned.countDown();
@@ -157,25 +174,46 @@ public final class LaunchRecordStream extends FilterInputStream {
         }
     }
 
-    /** Whether the bytes read so far end in the start of a tag: a record cut by a read, maybe at the window's end. */
-    private boolean endsInTagStart(byte[] window, int length) {
-        for (int k = Math.min(tag.length - 1, length); k > 0; k--) {
-            if (Arrays.equals(window, length - k, length, tag, 0, k)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** The bytes read so far, searched in place (its array is longer than what was read). */
+    /** The bytes read and not yet known to be noise, searched in place (its array is longer than what was read). */
     private static final class Window extends ByteArrayOutputStream {
         byte[] bytes() {
             return buf;
         }
+
+        /** A window without its first {@code n} bytes. */
+        Window dropFirst(int n) {
+            if (n == 0) {
+                return this;
+            }
+            Window rest = new Window();
+            rest.write(buf, n, count - n);
+            return rest;
+        }
     }
 
-    private static int indexOf(byte[] hay, int length, byte[] needle) {
-        return indexOf(hay, length, needle, 0);
+    /** The last {@code max} bytes written (a ring). */
+    private static final class Tail {
+        private final byte[] ring;
+        private long written;
+
+        Tail(int max) {
+            ring = new byte[max];
+        }
+
+        void write(byte[] b, int off, int len) {
+            for (int i = 0; i < len; i++) {
+                ring[(int) (written++ % ring.length)] = b[off + i];
+            }
+        }
+
+        byte[] toByteArray() {
+            int n = (int) Math.min(written, ring.length);
+            byte[] out = new byte[n];
+            for (int i = 0; i < n; i++) {
+                out[i] = ring[(int) ((written - n + i) % ring.length)];
+            }
+            return out;
+        }
     }
 
     private static int indexOf(byte[] hay, int length, byte[] needle, int from) {

@@ -93,7 +93,8 @@ public final class OutputCapture extends OutputStream {
                 try {
                     Files.deleteIfExists(p);
                 } catch (IOException ignored) {
-                    // the environment's close removes its whole spill dir anyway
+                    // best effort, as in CapturedOutput#close: a result handed out owns its file, so the
+                    // environment's close does not delete it (it deletes only the spills of results never handed out)
                 }
             });
         }

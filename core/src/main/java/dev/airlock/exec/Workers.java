@@ -32,9 +32,10 @@ final class Workers {
             return t;
         };
         // Bounded: at most MAX_LIVE execs run at once, each needing a few threads (flow, two pumps,
-        // stdin, kill); the 16 beyond are for the pumps of at most LiveExecs.MAX_HOLDING finished
+        // stdin, kill); beyond those, two pumps for each of at most LiveExecs.MAX_HOLDING finished
         // execs whose background jobs hold their output open (the oldest job past that is reaped).
-        this.pool = new ThreadPoolExecutor(0, LiveExecs.MAX_LIVE * 5 + 16, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), tf);
+        this.pool = new ThreadPoolExecutor(0, LiveExecs.MAX_LIVE * 5 + LiveExecs.MAX_HOLDING * 2, 30, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), tf);
         this.timers = Executors.newSingleThreadScheduledExecutor(tf);
     }
 

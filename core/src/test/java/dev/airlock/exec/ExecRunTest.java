@@ -197,19 +197,30 @@ class ExecRunTest {
         assertEquals(List.of(ExecState.DONE), ends());
     }
 
+    /**
+     * Close stops the live execs together: each stop of an exec stuck in staging waits out the stop
+     * bound, so stopping 20 one after another takes 20 stop bounds, and together about one. The
+     * bound allowed, half the serial time, is far from both.
+     */
     @Test
     void closeIsBoundedWhenEveryExecIsStuckInStaging() throws Exception {
         HostBackend b = open();
         b.stage = Fault.STALL_UNINTERRUPTIBLY;
+        int stuck = 20;
         List<Execution> es = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < stuck; i++) {
             es.add(b.start(ExecRequest.builder("echo ran").stdin(Payload.ofUtf8("x")).build()));
         }
-        HostBackend.await(b.stalled);
+        long until = System.nanoTime() + HANG.toNanos();
+        while (b.stalls.get() < stuck) {
+            assertTrue(System.nanoTime() < until, "only " + b.stalls.get() + " execs reached staging");
+            Thread.sleep(10);
+        }
+        Duration serial = b.env.config().stopBound().multipliedBy(stuck);
         Thread closer = new Thread(b.env::close);
         closer.start();
-        closer.join(HANG.toMillis());
-        assertFalse(closer.isAlive(), "close() waited on stuck uploads one after another");
+        closer.join(serial.dividedBy(2).toMillis());
+        assertFalse(closer.isAlive(), "close() stopped the stuck execs one after another (" + serial + " in all)");
         for (Execution e : es) {
             assertTrue(within(e).cancelled());
         }

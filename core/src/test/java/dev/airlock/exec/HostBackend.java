@@ -69,16 +69,26 @@ class HostBackend implements Backend, Stager, Killer {
     volatile Fault term = Fault.NONE;
     /** A fault for SIGKILLs only. */
     volatile Fault forceKill = Fault.NONE;
+    /** A fault for the removal of staged files (after {@link #removeThrows}). */
+    volatile Fault removal = Fault.NONE;
     /** How long each kill step (a group read, a signal) takes, as on a backend whose kill is several remote calls. */
     volatile long killStepMillis;
     /** What this backend declares a kill step costs ({@link Backend#killStepCost}); set it before open. */
     volatile Duration killStepCost = Duration.ZERO;
     /** How many of the next SIGKILLs fail (a transient error), before {@link #forceKill} applies. */
     final AtomicInteger forceKillFailures = new AtomicInteger();
+    /** How many of the next SIGTERMs fail (a transient error), before {@link #term} applies. */
+    final AtomicInteger termFailures = new AtomicInteger();
+    /** How many hooks stalled (a STALL fault reached), for a test to wait on the next one. */
+    final AtomicInteger stalls = new AtomicInteger();
+    /** The scripts of the user commands launch was asked to start, in order (failed launches too). */
+    final List<String> launchRequests = new CopyOnWriteArrayList<>();
     /** The hooks the core interrupted while they stalled (at their deadline, or a stop). */
     final List<String> interrupted = new CopyOnWriteArrayList<>();
     /** Printed before the record, like a remote user's ~/.bashrc that prints. */
     volatile String noise = "";
+    /** As many bytes again of noise before the record, on both streams (more than a command line can hold). */
+    volatile int noiseBytes;
     /** Seconds the shell sleeps before the core's prefix runs, like a slow login. */
     volatile double slowStart;
     /**
@@ -89,6 +99,13 @@ class HostBackend implements Backend, Stager, Killer {
     volatile Path lostBeforeRecordWhen;
     /** Report a wrong leader start time, as if the group id had been recycled by another process. */
     volatile boolean recycledIdentity;
+    /** Report no start time for the group leader, as a transport without {@code /proc} (or a remote API) does. */
+    volatile boolean reportsStartTime = true;
+    /**
+     * Lead the user's command's group by a wrapper shell that starts it a moment later, as a
+     * sandbox API's own process does: the group is the wrapper's, the launcher record's pid the command shell's.
+     */
+    volatile boolean wrapperLeadsGroup;
     /**
      * Faults of the host steps (probe, profile home, private-dir removal), which the backend
      * answers itself when {@link #answersHostSteps}; the two at open are set before it, in the
@@ -305,6 +322,7 @@ class HostBackend implements Backend, Stager, Killer {
                 throw new IOException(what + " failed, interrupted at its deadline");
             }
             case STALL -> {
+                stalls.incrementAndGet();
                 stalled.countDown();
                 try {
                     release.await();
@@ -319,6 +337,7 @@ class HostBackend implements Backend, Stager, Killer {
                 throw new IOException(what + " failed after its stall");
             }
             case STALL_UNINTERRUPTIBLY -> {
+                stalls.incrementAndGet();
                 stalled.countDown();
                 boolean interrupted = false;
                 while (true) {
@@ -416,6 +435,10 @@ class HostBackend implements Backend, Stager, Killer {
         }
     }
 
+    /**
+     * Removes a staged file as a remote transport does: a call made on an interrupted thread fails
+     * at once with the file still there (OkHttp, and an NIO channel, refuse to start one).
+     */
     @Override
     public void remove(String path, Deadline deadline) throws IOException {
         removedPaths.add(path);
@@ -426,6 +449,10 @@ class HostBackend implements Backend, Stager, Killer {
             }
             throw HostBackend.<RuntimeException>sneaky(t);
         }
+        if (Thread.currentThread().isInterrupted()) {
+            throw new InterruptedIOException("the removal of " + path + " was called on an interrupted thread");
+        }
+        fault(removal, "remove");
         env.runRaw(Shell.removeScript(path), null);
     }
 
@@ -467,8 +494,8 @@ class HostBackend implements Backend, Stager, Killer {
         signals.add((force ? "KILL " : "TERM ") + group.orElse(-1));
         slowKillStep();
         fault(kill, "kill");
-        if (force && forceKillFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-            throw new IOException("the SIGKILL failed on request (a transient error)");
+        if ((force ? forceKillFailures : termFailures).getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new IOException("the " + (force ? "SIGKILL" : "SIGTERM") + " failed on request (a transient error)");
         }
         Fault f = force ? forceKill : term;
         fault(f, "kill");
@@ -485,6 +512,7 @@ class HostBackend implements Backend, Stager, Killer {
             fault(script, "script");
             return start(l, false); // the core's own scripts: probe, files, staging, kill
         }
+        launchRequests.add(l.script());
         fault(launch, "launch");
         Path lostWhen = lostBeforeRecordWhen;
         return lostWhen != null ? lostBeforeRecord(start(l, false), lostWhen) : start(l, launch == Fault.LOSE);
@@ -526,8 +554,14 @@ class HostBackend implements Backend, Stager, Killer {
         // The noise comes first for every launch, Airlock's own scripts too, on both streams, as a login shell's
         // startup files print it (sshd makes bash read ~/.bashrc; pyenv's rehash race prints on stderr).
         String script = (l.internal() || slowStart <= 0 ? "" : "sleep " + slowStart + "\n")
-                + "printf %s '" + noise + "'; printf %s '" + noise + "' >&2\n" + l.script();
-        ProcessBuilder pb = new ProcessBuilder("setsid", l.shell(), "-c", script);
+                + "printf %s '" + noise + "'; printf %s '" + noise + "' >&2\n"
+                + (noiseBytes > 0 ? "head -c " + noiseBytes + " /dev/zero | tr '\\0' n | tee /dev/stderr\n" : "")
+                + l.script();
+        boolean wrapped = wrapperLeadsGroup && !l.internal();
+        ProcessBuilder pb = wrapped
+                // The wrapper leads the group and starts the command's shell in a later clock tick.
+                ? new ProcessBuilder("setsid", "sh", "-c", "sleep 0.1; \"$0\" -c \"$1\"; exit $?", l.shell(), script)
+                : new ProcessBuilder("setsid", l.shell(), "-c", script);
         Map<String, String> env = pb.environment();
         l.unset().forEach(env::remove);
         env.putAll(l.env());
@@ -537,7 +571,7 @@ class HostBackend implements Backend, Stager, Killer {
         if (l.script().contains("@airlock:")) {
             launched.add(p);
         }
-        OptionalLong start = startTime(p.pid());
+        OptionalLong start = reportsStartTime ? startTime(p.pid()) : OptionalLong.empty();
         return new RemoteProcess() {
             @Override
             public OutputStream stdin() {

@@ -109,10 +109,40 @@ class LaunchRecordStreamTest {
     }
 
     @Test
-    void noRecordWithinTheWindowGivesUp() throws IOException {
-        byte[] big = new byte[LaunchRecordStream.WINDOW + 10];
-        LaunchRecordStream s = new LaunchRecordStream(new ByteArrayInputStream(big), NONCE);
-        assertEquals(10, s.readAllBytes().length, "the window's bytes are dropped, what follows it passes");
+    void withoutARecordNothingPassesHoweverMuchCame() throws IOException {
+        byte[] big = new byte[LaunchRecordStream.WINDOW * 3 + 10];
+        LaunchRecordStream s = new LaunchRecordStream(chunked(big, 8192), NONCE);
+        assertEquals(0, s.readAllBytes().length, "noise of a command that never started passed as its output");
+        assertFalse(s.seen());
+    }
+
+    /**
+     * Issue 33, defect 9: more start-up noise than the window before the record. The record is
+     * still found (the command ran: its exit code is its own, not a staging failure), and neither
+     * the noise nor the record line with its nonce reaches the output.
+     */
+    @Test
+    void aRecordAfterMoreNoiseThanTheWindowIsFoundAndTheNoiseDropped() throws IOException {
+        LaunchRecordStream out = new LaunchRecordStream(
+                chunked(afterNoise(3 * LaunchRecordStream.WINDOW, RECORD + "out"), 8192), NONCE);
+        assertEquals("out", readAll(out));
+        assertEquals(new LaunchRecordStream.Record(4242, OptionalLong.of(987654)), out.record());
+
+        LaunchRecordStream err = LaunchRecordStream.onStderr(
+                chunked(afterNoise(3 * LaunchRecordStream.WINDOW, RECORD + "err"), 8192), NONCE);
+        assertEquals("err", readAll(err));
+        assertTrue(err.seen());
+    }
+
+    /** Stderr without a record keeps the end of what came (where the shell says why), bounded by the window. */
+    @Test
+    void onStderrWithoutARecordTheLastWindowIsKept() throws IOException {
+        String why = "sh: 3: cannot open /p/s: No such file\n";
+        LaunchRecordStream s = LaunchRecordStream.onStderr(
+                chunked(afterNoise(3 * LaunchRecordStream.WINDOW, why), 8192), NONCE);
+        String kept = readAll(s);
+        assertEquals(LaunchRecordStream.WINDOW, kept.length());
+        assertTrue(kept.endsWith("n" + why), "the staging line's reason was not kept: ..." + kept.substring(kept.length() - 60));
         assertFalse(s.seen());
     }
 
@@ -171,16 +201,14 @@ class LaunchRecordStreamTest {
         assertTrue(s2.seen(), "a record line finished past the window's end was given up on");
     }
 
-    /** Tag starts read on past the window only as far as a record line goes: the scan stays bounded. */
+    /** Tag starts again and again are noise: none is held longer than a record line, and none is taken for the record. */
     @Test
-    void aWindowEndingInTagStartsAgainAndAgainStillEndsTheScan() throws IOException {
+    void tagStartsAgainAndAgainAreNoise() throws IOException {
         byte[] all = new byte[LaunchRecordStream.WINDOW * 4];
         java.util.Arrays.fill(all, (byte) '@');
         LaunchRecordStream s = new LaunchRecordStream(chunked(all, 4096), NONCE);
-        int first = s.read(new byte[1], 0, 1);
-        assertEquals(1, first);
+        assertEquals(-1, s.read(new byte[1], 0, 1));
         assertFalse(s.seen());
-        assertTrue(s.available() > LaunchRecordStream.WINDOW * 2, "the scan read on far past the window: " + s.available());
     }
 
     /** What the record's read held back and what the source still has both count as available. */
@@ -226,8 +254,8 @@ class LaunchRecordStreamTest {
     }
 
     /**
-     * A record line of the longest length read on (tag to newline, 128 bytes) whose newline comes
-     * right after the window is found; one byte longer and it is given up on.
+     * A record line of the longest length (tag to newline, 128 bytes) whose newline comes right
+     * after the window is found; one byte longer and it is noise.
      */
     @Test
     void aRecordLineOfTheLongestLengthFinishedPastTheWindowIsFoundAndALongerOneIsNot() throws IOException {
@@ -238,30 +266,27 @@ class LaunchRecordStreamTest {
         assertEquals("out", readAll(s));
         assertEquals(new LaunchRecordStream.Record(4242, OptionalLong.of(987654)), s.record());
 
-        LaunchRecordStream longer = new LaunchRecordStream(
-                chunked(afterNoise(LaunchRecordStream.WINDOW - 129, tag + "0" + longest.substring(tag.length()) + "\nout"), 8192), NONCE);
-        assertEquals("\nout", readAll(longer), "the window is dropped, what follows it is output");
-        assertFalse(longer.seen());
+        LaunchRecordStream longer = new LaunchRecordStream(chunked(afterNoise(LaunchRecordStream.WINDOW - 129,
+                tag + "0" + longest.substring(tag.length()) + "\nmore noise" + RECORD + "out"), 8192), NONCE);
+        assertEquals("out", readAll(longer), "a line too long to be the record is noise; the record after it counts");
+        assertEquals(new LaunchRecordStream.Record(4242, OptionalLong.of(987654)), longer.record());
     }
 
-    /**
-     * Tag starts at the window's end are read on for one line's length only: a record whose tag
-     * begins past that is the command's output, not the record.
-     */
+    /** A record cut by reads anywhere, far past the window too, is joined and found. */
     @Test
-    void aRecordBegunPastTheWindowAndOneLineMoreIsOutput() throws IOException {
+    void aRecordCutByReadsFarPastTheWindowIsFound() throws IOException {
         String rest = NONCE + ":4242:987654:ok\nout";
         byte[][] reads = new byte[10][];
         for (int i = 0; i < 8; i++) {
             reads[i] = new byte[8192];
             java.util.Arrays.fill(reads[i], (byte) 'n');
         }
-        reads[7][8191] = '@'; // the window ends in a tag's first byte: read on
+        reads[7][8191] = '@'; // a tag's first byte that is noise
         reads[8] = ("n".repeat(128 - "@airlock:".length()) + "@airlock:").getBytes(StandardCharsets.US_ASCII);
         reads[9] = rest.getBytes(StandardCharsets.US_ASCII);
         LaunchRecordStream s = new LaunchRecordStream(inReads(reads), NONCE);
-        assertEquals(rest, readAll(s));
-        assertFalse(s.seen(), "a tag begun 128 bytes past the window was taken for the record");
+        assertEquals("out", readAll(s));
+        assertTrue(s.seen());
     }
 
     /** {@code n} bytes of noise, then {@code text}. */
