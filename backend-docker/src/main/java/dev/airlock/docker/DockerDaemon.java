@@ -276,7 +276,7 @@ final class DockerDaemon implements Closeable {
      * or tag, access denied) is the image setting's to fix.
      */
     static RuntimeException pullFailed(String image, String failure) {
-        String registry = registryOf(image);
+        String registry = CredentialHelpers.registry(image);
         if (NETWORK_FAILURE.matcher(failure).find()) {
             return new BackendUnavailableException("image " + image + " is not on the Docker host and pulling it failed: the registry "
                     + registry + " could not be reached (" + oneLine(failure) + "); check the network (and any proxy) between"
@@ -291,18 +291,6 @@ final class DockerDaemon implements Closeable {
             + "|connection reset|network is unreachable|no route to host|TLS handshake timeout|timeout awaiting response headers"
             + "|Client\\.Timeout exceeded|request canceled|server misbehaving|temporary failure in name resolution"
             + "|Connect(ion)? timed out|UnknownHostException|unexpected EOF");
-
-    /** The registry an image reference names: its first part when that has a dot, a port or is localhost, else Docker Hub. */
-    static String registryOf(String image) {
-        int slash = image.indexOf('/');
-        if (slash > 0) {
-            String first = image.substring(0, slash);
-            if (first.contains(".") || first.contains(":") || first.equals("localhost")) {
-                return first;
-            }
-        }
-        return "docker.io";
-    }
 
     /** A daemon message on one line. */
     static String oneLine(String s) {

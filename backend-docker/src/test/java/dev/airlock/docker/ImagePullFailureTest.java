@@ -42,10 +42,10 @@ class ImagePullFailureTest {
 
     @Test
     void theRegistryIsTheFirstPartOnlyWhenItLooksLikeAHost() {
-        assertEquals("docker.io", DockerDaemon.registryOf("library/alpine:3"));
-        assertEquals("docker.io", DockerDaemon.registryOf("acme/tool:1"));
-        assertEquals("quay.io", DockerDaemon.registryOf("quay.io/acme/tool:1"));
-        assertEquals("localhost", DockerDaemon.registryOf("localhost/tool:1"));
-        assertEquals("[::1]:5000", DockerDaemon.registryOf("[::1]:5000/tool:1"));
+        assertEquals("docker.io", CredentialHelpers.registry("library/alpine:3"));
+        assertEquals("docker.io", CredentialHelpers.registry("acme/tool:1"));
+        assertEquals("quay.io", CredentialHelpers.registry("quay.io/acme/tool:1"));
+        assertEquals("localhost", CredentialHelpers.registry("localhost/tool:1"));
+        assertEquals("[::1]:5000", CredentialHelpers.registry("[::1]:5000/tool:1"));
     }
 }
