@@ -468,7 +468,8 @@ class DockerLifecycleTest {
             Settings settings = DockerFixture.settings(DockerSettings.HOST, proxy.url(),
                     DockerSettings.IMAGE, "registry.airlock.invalid:5000/team/tool:1", DockerSettings.PULL, "missing");
             DockerSettings s = DockerSettings.from(settings, Map.of("DOCKER_CONFIG", dir.toString()));
-            ConfigurationException e = assertThrows(ConfigurationException.class,
+            // the registry does not resolve: a registry that cannot be reached, after the pull was sent with its credentials
+            dev.airlock.BackendUnavailableException e = assertThrows(dev.airlock.BackendUnavailableException.class,
                     () -> DockerEnvironment.open(dev.airlock.spi.OpenContext.of(settings), s));
             assertFalse(e.getMessage().contains("s3cret-pw"), e.getMessage());
             String head = proxy.heads().stream().filter(h -> h.contains("/images/create?")).findFirst().orElseThrow();
@@ -496,7 +497,8 @@ class DockerLifecycleTest {
             Settings settings = DockerFixture.settings(DockerSettings.HOST, proxy.url(),
                     DockerSettings.IMAGE, "registry.airlock.invalid:5000/team/tool:1", DockerSettings.PULL, "missing");
             DockerSettings s = DockerSettings.from(settings, environment);
-            ConfigurationException e = assertThrows(ConfigurationException.class,
+            // the registry does not resolve: a registry that cannot be reached, after the pull was sent with its credentials
+            dev.airlock.BackendUnavailableException e = assertThrows(dev.airlock.BackendUnavailableException.class,
                     () -> DockerEnvironment.open(dev.airlock.spi.OpenContext.of(settings), s));
             assertFalse(e.getMessage().contains("h3lper-s3cret"), e.getMessage());
             assertEquals("registry.airlock.invalid:5000", java.nio.file.Files.readString(bin.resolve("docker-credential-airlocktest.asked")));
