@@ -27,25 +27,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SshSlowStartupTest {
+    private PasswordLoginHost host;
     private SshdServer server;
     private TestUser user;
 
     @BeforeAll
     void start() throws Exception {
-        user = TestUser.create();
-        server = SshdServer.startForPasswordLogin();
+        host = PasswordLoginHost.start();
+        user = host.user;
+        server = host.server;
     }
 
     @AfterAll
     void stop() throws Exception {
-        try {
-            if (server != null) {
-                server.close();
-            }
-        } finally {
-            if (user != null) {
-                user.close();
-            }
+        if (host != null) {
+            host.close();
         }
     }
 
