@@ -9,8 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The survivor search reads only the processes forked since a command's launch, and the /proc files it needs in full. */
 class ProcfsTest {
-    private static final long SELF = ProcessHandle.current().pid();
-
     @Test
     void aSysctlFileIsReadWhole() throws Exception {
         // pid_max has several digits on every Linux (at least 301); reading it byte by byte gave its first one.
@@ -20,14 +18,36 @@ class ProcfsTest {
 
     @Test
     void aSurvivorSearchAfterALaunchSkipsOlderProcesses() throws Exception {
-        long sid = Long.parseLong(Procfs.statField(Path.of("/proc", Long.toString(SELF)), 3).orElseThrow());
-        assertTrue(Procfs.anyWith(3, sid, -1, -1), "a full search finds this JVM in its own session");
-        long forks = Procfs.forks();
-        Process child = new ProcessBuilder("true").start();
-        child.waitFor();
-        // This JVM is older than the child, so it is no candidate: the search must not read it.
-        assertFalse(Procfs.anyWith(3, sid, child.pid(), forks), "the search from pid " + child.pid()
-                + " found a process of session " + sid + " (this JVM is " + SELF + "), so it read older processes");
+        // An older process in a session of its own: nothing else the machine forks meanwhile can be in
+        // it (this JVM's session may be 0, shared by every process of a container, as in CI).
+        Process older = new ProcessBuilder("setsid", "sleep", "30").start();
+        try {
+            long sid = older.pid();
+            awaitSession(older.pid(), sid);
+            assertTrue(Procfs.anyWith(3, sid, -1, -1), "a full search finds the older process in its own session");
+            long forks = Procfs.forks();
+            Process child = new ProcessBuilder("true").start();
+            child.waitFor();
+            // The older process was forked before the child, so it is no candidate: the search must not read it.
+            assertFalse(Procfs.anyWith(3, sid, child.pid(), forks), "the search from pid " + child.pid()
+                    + " found the process of session " + sid + ", forked before it, so it read older processes");
+        } finally {
+            older.destroyForcibly();
+            older.waitFor();
+        }
+    }
+
+    /** setsid execs sleep in the same process once its session is made; wait for that. */
+    private static void awaitSession(long pid, long sid) throws InterruptedException {
+        Path proc = Path.of("/proc", Long.toString(pid));
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (Procfs.statField(proc, 3).map(Long.toString(sid)::equals).orElse(false)) {
+                return;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("setsid sleep " + pid + " did not lead its own session within 20 s");
     }
 
     @Test
