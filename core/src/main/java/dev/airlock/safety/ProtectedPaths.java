@@ -32,12 +32,37 @@ final class ProtectedPaths {
     static final Set<String> DEV_SINKS = Set.of("null", "stdout", "stderr", "stdin", "tty", "zero", "full",
             "random", "urandom", "fd", "pts", "shm", "mqueue", "tcp", "udp");
 
-    private record Rule(List<String> comps, Tier tier, boolean dir, String what) {
+    /** Why a hard verdict denies: each kind has its own message for the user. */
+    enum Denial {
+        /** A system or credential file, or Airlock's own state. */
+        PROTECTED,
+        /** A device other than the sinks. */
+        DEVICE,
+        /** A file the environment's sandbox keeps read-only for commands, so no approval can open it. */
+        READ_ONLY_IN_SANDBOX
     }
 
-    /** Which rule decided, for the message and the audit. */
-    record Verdict(Tier tier, String reason) {
-        static final Verdict FREE = new Verdict(Tier.FREE, "");
+    private record Rule(List<String> comps, Tier tier, boolean dir, String what, Denial denial) {
+        Rule(List<String> comps, Tier tier, boolean dir, String what) {
+            this(comps, tier, dir, what, Denial.PROTECTED);
+        }
+    }
+
+    /**
+     * Which rule decided, for the message and the audit.
+     *
+     * @param denial why a {@link Tier#HARD} verdict denies; null for the other tiers
+     */
+    record Verdict(Tier tier, String reason, Denial denial) {
+        static final Verdict FREE = new Verdict(Tier.FREE, "", null);
+
+        static Verdict approval(String reason) {
+            return new Verdict(Tier.APPROVAL, reason, null);
+        }
+
+        static Verdict hard(String reason, Denial denial) {
+            return new Verdict(Tier.HARD, reason, denial);
+        }
     }
 
     private final List<Rule> rules = new ArrayList<>();
@@ -76,7 +101,7 @@ final class ProtectedPaths {
         for (String h : distinct(homes)) {
             for (String f : HOME_APPROVAL) {
                 rules.add(credentialsReadOnly
-                        ? new Rule(join(h, f), Tier.HARD, false, READ_ONLY_IN_SANDBOX)
+                        ? new Rule(join(h, f), Tier.HARD, false, READ_ONLY_IN_SANDBOX, Denial.READ_ONLY_IN_SANDBOX)
                         : new Rule(join(h, f), Tier.APPROVAL, false, "an SSH client configuration"));
             }
             for (String f : HOME_FILES) {
@@ -181,7 +206,7 @@ final class ProtectedPaths {
         }
         String descriptor = throughDescriptor(p);
         if (descriptor != null) {
-            return new Verdict(Tier.APPROVAL, descriptor + ", which may be any directory,");
+            return Verdict.approval(descriptor + ", which may be any directory,");
         }
         Optional<Verdict> device = device(p);
         if (device.isPresent()) {
@@ -216,17 +241,17 @@ final class ProtectedPaths {
                 hit = p.mayContain(r.comps);
             }
             if (hit) {
-                return new Verdict(Tier.HARD, r.what);
+                return Verdict.hard(r.what, r.denial);
             }
         }
         if (approvalHit) {
-            return new Verdict(Tier.APPROVAL, approvalWhat);
+            return Verdict.approval(approvalWhat);
         }
         // ~/$(echo .ssh)/x, ~/${d}/x: a place computed at run time below which a protected file may lie
         if (p.open != PathPattern.Open.NONE && access != Access.MKDIR) {
             for (Rule r : rules) {
                 if (p.mayContain(r.comps)) {
-                    return new Verdict(Tier.APPROVAL, "a path computed at run time that may be " + r.what + ",");
+                    return Verdict.approval("a path computed at run time that may be " + r.what + ",");
                 }
             }
         }
@@ -245,7 +270,7 @@ final class ProtectedPaths {
         if (!PathPattern.isGlob(second) && DEV_SINKS.contains(second)) {
             return Optional.empty();
         }
-        return Optional.of(new Verdict(Tier.HARD, "a device"));
+        return Optional.of(Verdict.hard("a device", Denial.DEVICE));
     }
 
     /** With safe roots set: whether {@code p} surely stays inside one of them (or an exempt root). */

@@ -280,7 +280,7 @@ public final class Safety {
         if (!c.mention || v.tier() == Tier.FREE) {
             return v;
         }
-        return new ProtectedPaths.Verdict(Tier.APPROVAL, v.reason() + " named by " + c.via + ", which may write it,");
+        return ProtectedPaths.Verdict.approval(v.reason() + " named by " + c.via + ", which may write it,");
     }
 
     /** Applies hard-deny, hardline and safe roots to one form of a path; returns its verdict. */
@@ -304,11 +304,11 @@ public final class Safety {
         ProtectedPaths.Verdict v = r.classify(p, c.access);
         if (v.tier() == Tier.HARD) {
             String resolved = kind == 'S' || p.path().equals(c.shown) ? "" : " (it resolves to '" + oneLine(p.path()) + "')";
-            String what = v.reason().equals("a device")
-                    ? "' is a device; only sinks such as /dev/null, /dev/stdout and /dev/stderr may be written"
-                    : v.reason().equals(ProtectedPaths.READ_ONLY_IN_SANDBOX)
-                    ? "' is " + v.reason()
-                    : "' is a protected system/credential file";
+            String what = switch (v.denial()) {
+                case DEVICE -> "' is a device; only sinks such as /dev/null, /dev/stdout and /dev/stderr may be written";
+                case READ_ONLY_IN_SANDBOX -> "' is " + v.reason();
+                case PROTECTED -> "' is a protected system/credential file";
+            };
             throw deny(c, route, v.reason(), "Write denied: '" + oneLine(c.shown) + what + "." + resolved);
         }
         boolean effective = kind == 'S' || kind == 'C' || kind == 'P' || kind == 'R' || kind == 'G';

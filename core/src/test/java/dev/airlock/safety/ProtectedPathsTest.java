@@ -127,4 +127,32 @@ class ProtectedPathsTest {
         assertFalse(PathPattern.matches("id_" + Marks.STAR, "known_hosts"));
         assertFalse(PathPattern.matches(".ssh", ".sSh"));
     }
+
+    /** Each hard verdict says why it denies, and the message the user reads is chosen by that, never by its wording. */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(delimiter = '|', textBlock = """
+            /home/dev/.ssh/id_rsa            | PROTECTED
+            /etc/passwd                      | PROTECTED
+            /srv/airlock/airlock.properties  | PROTECTED
+            /dev/sda                         | DEVICE
+            /dev/*                           | DEVICE
+            """)
+    void aHardVerdictNamesItsDenial(String path, ProtectedPaths.Denial denial) {
+        ProtectedPaths.Verdict v = RULES.classify(PathPattern.of(path, null).orElseThrow(), Access.WRITE);
+        assertEquals(Tier.HARD, v.tier());
+        assertEquals(denial, v.denial(), v.reason());
+    }
+
+    @Test
+    void anSshConfigTheSandboxKeepsReadOnlyIsDeniedAsSuchAndOtherwiseAsked() {
+        PathPattern config = PathPattern.of("/home/dev/.ssh/config", null).orElseThrow();
+        ProtectedPaths sandboxed = new ProtectedPaths(List.of("/home/dev"), List.of("/etc"), List.of(), List.of(), List.of(),
+                List.of(), true);
+        ProtectedPaths.Verdict v = sandboxed.classify(config, Access.WRITE);
+        assertEquals(Tier.HARD, v.tier());
+        assertEquals(ProtectedPaths.Denial.READ_ONLY_IN_SANDBOX, v.denial());
+        ProtectedPaths.Verdict asked = RULES.classify(config, Access.WRITE);
+        assertEquals(Tier.APPROVAL, asked.tier());
+        assertEquals(null, asked.denial());
+    }
 }
