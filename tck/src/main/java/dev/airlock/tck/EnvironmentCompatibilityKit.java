@@ -106,6 +106,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 @org.junit.jupiter.api.extension.ExtendWith(KitDeadline.class) // each case's own short deadline, naming the broken promise
+@org.junit.jupiter.api.extension.ExtendWith(KitSelection.class) // -Dairlock.kit=Group[#case],... and -Dairlock.kit.failFast=true
 public abstract class EnvironmentCompatibilityKit {
     private static final String TAG = "[airlock-tck] ";
     private static final String CANCEL = "airlock.cancel";
