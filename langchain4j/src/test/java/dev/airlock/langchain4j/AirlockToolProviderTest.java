@@ -2,6 +2,8 @@ package dev.airlock.langchain4j;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.airlock.Environment;
+import dev.airlock.Environments;
 import dev.airlock.safety.ApprovalChannel.ApprovalRequest;
 import dev.airlock.safety.ApprovalChannel.Decision;
 import dev.airlock.settings.Settings;
@@ -116,6 +118,36 @@ class AirlockToolProviderTest {
             assertArrayEquals(payload, Base64.getDecoder().decode(read.get("content_base64").asText()));
             assertEquals("0600", json(r.get(4)).get("mode").asText());
             assertEquals("a\nb", json(r.get(5)).get("stdout").asText());
+        }
+    }
+
+    /** Issue 34: cd and export carry between exec calls of one provider, as in one terminal, and no further. */
+    @Test
+    void execStateCarriesBetweenCallsOfOneProviderAndNotToAnother(@TempDir Path dir) throws Exception {
+        String work = dir.toRealPath().toString();
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings());
+             AirlockToolProvider other = AirlockToolProvider.open(settings())) {
+            List<ToolExecutionResultMessage> r = run(tools,
+                    "exec", args("command", "cd '" + work + "' && export X=1"),
+                    "exec", args("command", "pwd; echo $X"),
+                    "exec", args("command", "echo ${X-unset}; export X=side", "session", "side"),
+                    "exec", args("command", "echo $X"),
+                    "exec", args("command", "true", "session", "../x"));
+            assertEquals(work + "\n1\n", json(r.get(1)).get("stdout").asText());
+            assertEquals("unset\n", json(r.get(2)).get("stdout").asText(), "a named session starts apart");
+            assertEquals("1\n", json(r.get(3)).get("stdout").asText(), "the main session kept its own state");
+            assertTrue(Boolean.TRUE.equals(r.get(4).isError()) && r.get(4).text().contains("'session'"), r.get(4).text());
+            List<ToolExecutionResultMessage> o = run(other, "exec", args("command", "echo ${X-unset}"));
+            assertEquals("unset\n", json(o.get(0)).get("stdout").asText(), "another provider saw the state");
+        }
+        try (Environment env = Environments.open(settings());
+             AirlockToolProvider fresh = AirlockToolProvider.withoutSessions(env)) {
+            List<ToolExecutionResultMessage> r = run(fresh,
+                    "exec", args("command", "export X=1"),
+                    "exec", args("command", "echo ${X-unset}"),
+                    "exec", args("command", "true", "session", "side"));
+            assertEquals("unset\n", json(r.get(1)).get("stdout").asText(), "withoutSessions starts every exec fresh");
+            assertTrue(Boolean.TRUE.equals(r.get(2).isError()) && r.get(2).text().contains("'session'"), r.get(2).text());
         }
     }
 
