@@ -42,9 +42,9 @@ import org.slf4j.LoggerFactory;
  * {@code AiServices} builder (the README's LangChain4j quickstart is a whole example; docs/agents.md has the rest).
  *
  * <p>{@code exec} runs in a shell session, as in one terminal: {@code cd} and {@code export} carry
- * to the provider's next exec. One session per provider by default; a call's {@code session}
- * argument names another one (commands of one session run one at a time, separate sessions side by
- * side), and {@link #withoutSessions} makes every exec start fresh. {@link #close()} ends them.
+ * to the next exec. One session per provider by default, or per chat memory, or none
+ * ({@link SessionScope}); a call's {@code session} argument names another one (commands of one
+ * session run one at a time, separate sessions side by side). {@link #close()} ends them.
  *
  * <p>The backend is chosen by Airlock's settings ({@code airlock.backend}). Bytes are exact: a
  * command's output and a file's content come back as text when valid UTF-8, else base64. A
@@ -63,10 +63,17 @@ public final class AirlockToolProvider implements ToolProvider, AutoCloseable {
     private final AirlockTools tools;
     private final Map<ToolSpecification, ToolExecutor> specifications;
 
-    private AirlockToolProvider(Environment environment, boolean owned, ExecSessions sessions) {
+    private final boolean byMemory;
+
+    private AirlockToolProvider(Environment environment, boolean owned, SessionScope scope) {
         this.environment = environment;
         this.owned = owned;
-        this.sessions = sessions;
+        this.sessions = switch (Objects.requireNonNull(scope, "scope")) {
+            case PROVIDER -> ExecSessions.perDoor();
+            case CHAT_MEMORY -> ExecSessions.perScope();
+            case NONE -> ExecSessions.none();
+        };
+        this.byMemory = scope == SessionScope.CHAT_MEMORY;
         this.tools = AirlockTools.over(environment, sessions);
         Map<ToolSpecification, ToolExecutor> m = new LinkedHashMap<>();
         for (ToolDefinition d : tools.definitions()) {
@@ -80,29 +87,32 @@ public final class AirlockToolProvider implements ToolProvider, AutoCloseable {
      * {@link #close()} closes the environment (killing what still runs).
      */
     public static AirlockToolProvider open(Settings settings, ApprovalCallback approvals) {
+        return open(settings, approvals, SessionScope.PROVIDER);
+    }
+
+    /** As {@link #open(Settings, ApprovalCallback)}, with exec's shell sessions shared as {@code scope} says. */
+    public static AirlockToolProvider open(Settings settings, ApprovalCallback approvals, SessionScope scope) {
         Objects.requireNonNull(approvals, "approvals");
+        Objects.requireNonNull(scope, "scope");
         warnIfNamedSession(settings);
         return new AirlockToolProvider(openEnvironment(settings, Optional.of(new CallbackApprovalChannel(approvals))),
-                true, ExecSessions.perDoor());
+                true, scope);
     }
 
     /** Opens the environment the settings choose, with no approval callback: writes that need approval are denied. */
     public static AirlockToolProvider open(Settings settings) {
         warnIfNamedSession(settings);
-        return new AirlockToolProvider(openEnvironment(settings, Optional.empty()), true, ExecSessions.perDoor());
+        return new AirlockToolProvider(openEnvironment(settings, Optional.empty()), true, SessionScope.PROVIDER);
     }
 
-    /** Tools over an environment the caller opened (and closes). */
+    /** Tools over an environment the caller opened (and closes), one shell session per provider. */
     public static AirlockToolProvider over(Environment environment) {
-        return new AirlockToolProvider(Objects.requireNonNull(environment, "environment"), false, ExecSessions.perDoor());
+        return over(environment, SessionScope.PROVIDER);
     }
 
-    /**
-     * Tools over an environment the caller opened (and closes), each exec starting fresh in the
-     * environment's working directory: no shell session, and no {@code session} argument.
-     */
-    public static AirlockToolProvider withoutSessions(Environment environment) {
-        return new AirlockToolProvider(Objects.requireNonNull(environment, "environment"), false, ExecSessions.none());
+    /** Tools over an environment the caller opened (and closes), with exec's shell sessions shared as {@code scope} says. */
+    public static AirlockToolProvider over(Environment environment, SessionScope scope) {
+        return new AirlockToolProvider(Objects.requireNonNull(environment, "environment"), false, scope);
     }
 
     /** {@code airlock.session} is the CLI's (state kept across its invocations); here it would be silently dropped. */
@@ -163,23 +173,24 @@ public final class AirlockToolProvider implements ToolProvider, AutoCloseable {
 
         @Override
         public String execute(ToolExecutionRequest request, Object memoryId) {
-            return run(request).text();
+            return run(request, memoryId).text();
         }
 
         @Override
         public ToolExecutionResult executeWithContext(ToolExecutionRequest request, InvocationContext context) {
-            ToolResult r = run(request);
+            ToolResult r = run(request, context == null ? null : context.chatMemoryId());
             return ToolExecutionResult.builder().isError(r.isError()).result(r.text()).resultText(r.text()).build();
         }
 
-        private ToolResult run(ToolExecutionRequest request) {
+        private ToolResult run(ToolExecutionRequest request, Object memoryId) {
             Map<String, Object> args;
             try {
                 args = parse(request.arguments());
             } catch (IllegalArgumentException e) {
                 return ToolResult.error(e.getMessage());
             }
-            return tools.call(name, args, ToolCall.unobserved());
+            ToolCall call = ToolCall.unobserved();
+            return tools.call(name, args, byMemory && memoryId != null ? call.in(memoryId) : call);
         }
     }
 

@@ -199,7 +199,7 @@ public final class AirlockTools {
             return ToolResult.error("cancelled before the command started; it did not run");
         }
         Environment env = environment.get();
-        ExecSessions.Started started = sessions.start(env, request, session);
+        ExecSessions.Started started = sessions.start(env, request, session, call.scope());
         try {
             return await(started.execution(), call, env, budget);
         } finally {

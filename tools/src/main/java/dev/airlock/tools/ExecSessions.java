@@ -51,20 +51,26 @@ public final class ExecSessions implements AutoCloseable {
         }
     }
 
+    /** A session's key: the call's scope (null: the door's own) and the session's name ("" for the main one). */
+    private record Key(Object scope, String name) {
+    }
+
     private final boolean enabled;
+    private final boolean byScope;
     private final Starter defaultStarter;
-    private final Map<String, Session> open = new LinkedHashMap<>();
+    private final Map<Key, Session> open = new LinkedHashMap<>();
     private Environment owner;
     private boolean closed;
 
-    private ExecSessions(boolean enabled, Starter defaultStarter) {
+    private ExecSessions(boolean enabled, boolean byScope, Starter defaultStarter) {
         this.enabled = enabled;
+        this.byScope = byScope;
         this.defaultStarter = defaultStarter;
     }
 
     /** No sessions: every exec starts fresh in the environment's working directory (the {@code session} argument is refused). */
     public static ExecSessions none() {
-        return new ExecSessions(false, null);
+        return new ExecSessions(false, false, null);
     }
 
     /**
@@ -72,7 +78,16 @@ public final class ExecSessions implements AutoCloseable {
      * argument gives, all ended by {@link #close()}.
      */
     public static ExecSessions perDoor() {
-        return new ExecSessions(true, null);
+        return new ExecSessions(true, false, null);
+    }
+
+    /**
+     * Like {@link #perDoor()}, but apart for each scope a call carries ({@link ToolCall#in}, such as
+     * a chat memory id): each conversation has its own main and named sessions. Calls without a
+     * scope share the door's. Every session lives until {@link #close()}.
+     */
+    public static ExecSessions perScope() {
+        return new ExecSessions(true, true, null);
     }
 
     /**
@@ -80,7 +95,7 @@ public final class ExecSessions implements AutoCloseable {
      * {@code defaultStarter} (the CLI's named sessions, whose state outlives the door).
      */
     public static ExecSessions withDefault(Starter defaultStarter) {
-        return new ExecSessions(true, Objects.requireNonNull(defaultStarter, "defaultStarter"));
+        return new ExecSessions(true, false, Objects.requireNonNull(defaultStarter, "defaultStarter"));
     }
 
     /** Whether execs run in sessions (and the exec tool takes a {@code session} argument). */
@@ -89,11 +104,12 @@ public final class ExecSessions implements AutoCloseable {
     }
 
     /**
-     * Starts {@code request} in the session {@code name} (empty: the door's default session).
+     * Starts {@code request} in the session {@code name} (empty: the main session) of {@code scope}.
      *
+     * @param scope the call's {@link ToolCall#scope()}, or null
      * @throws ToolInputException when the name is not a session name, or sessions are off
      */
-    Started start(Environment env, ExecRequest request, Optional<String> name) {
+    Started start(Environment env, ExecRequest request, Optional<String> name, Object scope) {
         check(name);
         if (!enabled) {
             return new Started(env.start(request), () -> { });
@@ -101,7 +117,7 @@ public final class ExecSessions implements AutoCloseable {
         if (name.isEmpty() && defaultStarter != null) {
             return defaultStarter.start(env, request);
         }
-        Session session = session(env, name.orElse(""));
+        Session session = session(env, new Key(byScope ? scope : null, name.orElse("")));
         return new Started(session.start(request), () -> { });
     }
 
@@ -117,7 +133,7 @@ public final class ExecSessions implements AutoCloseable {
         }
     }
 
-    private synchronized Session session(Environment env, String name) {
+    private synchronized Session session(Environment env, Key key) {
         if (closed) {
             throw new dev.airlock.EnvironmentClosedException("the tools are closed; no new exec starts");
         }
@@ -125,7 +141,7 @@ public final class ExecSessions implements AutoCloseable {
             endAll(); // a door that changed environments: state of the old one means nothing here
             owner = env;
         }
-        return open.computeIfAbsent(name, n -> env.session());
+        return open.computeIfAbsent(key, k -> env.session());
     }
 
     /** Ends every session this door opened (each waits for its running exec, if any, to end). Idempotent. */
