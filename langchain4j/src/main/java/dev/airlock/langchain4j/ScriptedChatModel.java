@@ -21,14 +21,26 @@ import java.util.Objects;
  * results LangChain4j hands back, which is what a real model would read.
  *
  * <pre>{@code
- * ScriptedChatModel model = ScriptedChatModel.builder()
- *         .call("exec", "{\"command\": \"cd /tmp && export X=1\"}")
- *         .call("exec", "{\"command\": \"pwd; echo $X\"}")
- *         .answer("done")
- *         .build();
- * Assistant assistant = AiServices.builder(Assistant.class).chatModel(model).toolProvider(airlock).build();
- * assistant.chat("go");                                  // "done"
- * model.results().get(1).text();                         // {"exit_code":0,"stdout":"/tmp\n1\n",...}
+ * import dev.airlock.langchain4j.AirlockToolProvider;
+ * import dev.airlock.langchain4j.ScriptedChatModel;
+ * import dev.langchain4j.service.AiServices;
+ *
+ * class AgentTest {
+ *     interface Assistant {
+ *         String chat(String message);
+ *     }
+ *
+ *     static String run(AirlockToolProvider airlock) {
+ *         ScriptedChatModel model = ScriptedChatModel.builder()
+ *                 .call("exec", "{\"command\": \"cd /tmp && export X=1\"}")
+ *                 .call("exec", "{\"command\": \"pwd; echo $X\"}")
+ *                 .answer("done")
+ *                 .build();
+ *         Assistant assistant = AiServices.builder(Assistant.class).chatModel(model).toolProvider(airlock).build();
+ *         assistant.chat("go");                          // "done"
+ *         return model.results().get(1).text();          // {"exit_code":0,"stdout":"/tmp\n1\n",...}
+ *     }
+ * }
  * }</pre>
  *
  * <p>One scripted call per turn, in order; a model built once serves one script (calls after it
@@ -102,6 +114,7 @@ public final class ScriptedChatModel implements ChatModel {
             return this;
         }
 
+        /** The model, ready to serve the script once. */
         public ScriptedChatModel build() {
             return new ScriptedChatModel(calls, answer);
         }
