@@ -366,6 +366,17 @@ async function sessions() {
     assert.match(text(badName), /'session'/);
     ok('a named session of a connection is apart from its main one');
 
+    // A command of the main session waits for a file that only a command of another session makes:
+    // both end only if the two sessions run side by side.
+    const flag = `${work}/flag`;
+    const waiting = a.callTool({ name: 'exec', arguments: { command: `while [ ! -e '${flag}' ]; do sleep 0.05; done; echo main`, timeout_seconds: 120 } },
+      undefined, { timeout: 180_000 });
+    assert.equal(await run(a, `touch '${flag}'; echo side`, { session: 'side' }), 'side\n');
+    const main = await waiting;
+    assert.equal(main.structuredContent.timed_out, false, text(main));
+    assert.equal(main.structuredContent.stdout, 'main\n');
+    ok('two sessions of a connection run side by side');
+
     await assert.rejects(a.callTool({ name: 'no_such_tool', arguments: {} }), (e) => {
       assert.match(e.message, /unknown tool 'no_such_tool'/);
       return true;

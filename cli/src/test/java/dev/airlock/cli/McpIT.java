@@ -125,6 +125,7 @@ class McpIT {
         assertEquals(0, r.exit, r::toString);
         for (String step : List.of("cd and export carry to the next exec of a connection",
                 "two connections do not share a session", "a named session of a connection is apart from its main one",
+                "two sessions of a connection run side by side",
                 "an unknown tool is named in the error message", "airlock.session names a session kept across connections")) {
             assertTrue(r.out.contains("ok: " + step + "\n"), () -> "step '" + step + "' did not pass: " + r);
         }
