@@ -91,8 +91,8 @@ final class McpServerMain {
     static int serve(Settings settings) throws Exception {
         // stdout carries the protocol: nothing else may print there.
         OutputStream protocolOut = new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 64 * 1024);
-        McpServerMain main = new McpServerMain(settings, sessions(settings)); // a bad session name fails before serving
         System.setOut(System.err);
+        McpServerMain main = new McpServerMain(settings, sessions(settings)); // a bad session name fails before serving
         McpJsonMapper json = McpJsonDefaults.getMapper();
         McpStdioTransport transport = new McpStdioTransport(json, new FileInputStream(FileDescriptor.in), protocolOut,
                 main::cancel, main.calls::remove);
