@@ -20,11 +20,11 @@ function ok(step) {
   console.log(`ok: ${step}`);
 }
 
-async function connect(capabilities = {}) {
+async function connect(capabilities = {}, command = [serverCommand, ...serverArgs]) {
   const client = new Client({ name: 'airlock-mcp-it', version: '1.0.0' }, { capabilities });
   const transport = new StdioClientTransport({
-    command: serverCommand,
-    args: serverArgs,
+    command: command[0],
+    args: command.slice(1),
     env: process.env,
     cwd: process.env.AIRLOCK_MCP_CWD,
     stderr: 'inherit',
@@ -335,7 +335,78 @@ async function large() {
   }
 }
 
-const scenarios = { tools, elicitation, large };
+/** stdout of an exec call that must succeed. */
+async function run(client, command, extra = {}) {
+  const r = await client.callTool({ name: 'exec', arguments: { command, ...extra } });
+  assert.ok(!r.isError, text(r));
+  assert.equal(r.structuredContent.exit_code, 0, text(r));
+  return r.structuredContent.stdout;
+}
+
+// AIRLOCK_MCP_NAMED_COMMAND: the server's command line with --set airlock.session=NAME.
+async function sessions() {
+  const a = await connect();
+  const b = await connect();
+  try {
+    const exec = (await a.listTools()).tools.find((t) => t.name === 'exec');
+    assert.ok('session' in exec.inputSchema.properties, 'exec takes session');
+
+    assert.equal(await run(a, `cd '${work}' && export X=1`), '');
+    assert.equal(await run(a, 'pwd; echo $X'), `${work}\n1\n`);
+    ok('cd and export carry to the next exec of a connection');
+
+    assert.equal(await run(b, 'pwd; echo ${X-unset}'), `${process.env.AIRLOCK_MCP_CWD}\nunset\n`);
+    ok('two connections do not share a session');
+
+    assert.equal(await run(a, 'cd / && export X=side; pwd', { session: 'side' }), '/\n');
+    assert.equal(await run(a, 'pwd; echo $X'), `${work}\n1\n`, 'the main session is untouched');
+    assert.equal(await run(a, 'pwd; echo $X', { session: 'side' }), '/\nside\n');
+    const badName = await a.callTool({ name: 'exec', arguments: { command: 'true', session: '../x' } });
+    assert.equal(badName.isError, true);
+    assert.match(text(badName), /'session'/);
+    ok('a named session of a connection is apart from its main one');
+
+    // A command of the main session waits for a file that only a command of another session makes:
+    // both end only if the two sessions run side by side.
+    const flag = `${work}/flag`;
+    const waiting = a.callTool({ name: 'exec', arguments: { command: `while [ ! -e '${flag}' ]; do sleep 0.05; done; echo main`, timeout_seconds: 120 } },
+      undefined, { timeout: 180_000 });
+    assert.equal(await run(a, `touch '${flag}'; echo side`, { session: 'side' }), 'side\n');
+    const main = await waiting;
+    assert.equal(main.structuredContent.timed_out, false, text(main));
+    assert.equal(main.structuredContent.stdout, 'main\n');
+    ok('two sessions of a connection run side by side');
+
+    await assert.rejects(a.callTool({ name: 'no_such_tool', arguments: {} }), (e) => {
+      assert.match(e.message, /unknown tool 'no_such_tool'/);
+      return true;
+    });
+    assert.equal(await run(a, 'echo $X'), '1\n', 'the connection still serves');
+    ok('an unknown tool is named in the error message');
+  } finally {
+    await a.close();
+    await b.close();
+  }
+
+  const named = JSON.parse(process.env.AIRLOCK_MCP_NAMED_COMMAND);
+  const first = await connect({}, named);
+  try {
+    assert.equal(await run(first, `cd '${work}' && export AGENT=one`), '');
+  } finally {
+    await first.close();
+  }
+  const second = await connect({}, named);
+  try {
+    assert.equal(await run(second, 'pwd; echo $AGENT'), `${work}\none\n`);
+    assert.equal(await run(second, 'echo ${AGENT-unset}', { session: 'scratch' }), 'unset\n');
+    assert.equal(await run(second, 'export AGENT=two'), '');
+  } finally {
+    await second.close();
+  }
+  ok('airlock.session names a session kept across connections');
+}
+
+const scenarios = { tools, elicitation, large, sessions };
 const which = process.argv[2];
 if (!scenarios[which]) {
   console.error(`usage: node client.mjs ${Object.keys(scenarios).join('|')}`);

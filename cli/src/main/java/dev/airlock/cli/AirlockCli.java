@@ -87,7 +87,33 @@ public final class AirlockCli implements Callable<Integer> {
 
     private int execute(ParseResult parsed) {
         configureLogging(options.debug);
+        warnIfSessionIgnored(parsed);
         return new CommandLine.RunLast().execute(parsed);
+    }
+
+    /**
+     * {@code airlock.session} names the shell session of exec and mcp; any other command runs no
+     * shell session, and says so in one line on stderr instead of dropping the setting silently.
+     */
+    private void warnIfSessionIgnored(ParseResult parsed) {
+        ParseResult sub = parsed.subcommand();
+        if (sub == null || sub.isUsageHelpRequested() || sub.isVersionHelpRequested()) {
+            return;
+        }
+        Object command = sub.commandSpec().userObject();
+        if (command instanceof ExecCommand || command instanceof McpCommand || command instanceof CommandLine.HelpCommand) {
+            return;
+        }
+        boolean set;
+        try {
+            set = settings().get(NamedSession.KEY).isPresent();
+        } catch (RuntimeException e) {
+            return; // the command reports a bad setting itself
+        }
+        if (set) {
+            System.err.println("airlock: warning: " + NamedSession.KEY + " is ignored by '" + sub.commandSpec().name()
+                    + "': only exec and mcp run in a shell session");
+        }
     }
 
     /** A line {@link PlainExecLine} read: what picocli's execution above does for it, without picocli. */

@@ -7,6 +7,7 @@ import dev.airlock.safety.ApprovalChannel;
 import dev.airlock.safety.ApprovalGate;
 import dev.airlock.settings.Settings;
 import dev.airlock.tools.AirlockTools;
+import dev.airlock.tools.ExecSessions;
 import dev.airlock.tools.ToolCall;
 import dev.airlock.tools.ToolDefinition;
 import dev.airlock.tools.ToolResult;
@@ -52,13 +53,38 @@ final class McpServerMain {
     private final Settings settings;
     private final Map<Object, ToolCall> calls = new ConcurrentHashMap<>();
     private final McpApprovals approvals = new McpApprovals();
+    private final ExecSessions sessions;
     private final AirlockTools tools;
     private Environment environment;
     private boolean closed;
 
-    private McpServerMain(Settings settings) {
+    private McpServerMain(Settings settings, ExecSessions sessions) {
         this.settings = settings;
-        this.tools = new AirlockTools(this::environment);
+        this.sessions = sessions;
+        this.tools = new AirlockTools(this::environment, AirlockTools.DEFAULT_MAX_READ_BYTES, sessions);
+    }
+
+    /**
+     * The connection's shell sessions: its own default session, or with {@code airlock.session=NAME}
+     * NAME's session, kept across invocations like the CLI's (loaded before each exec and saved after
+     * it, so other connections and {@code airlock exec} of NAME see it too). A bad NAME fails here,
+     * before the server starts.
+     */
+    static ExecSessions sessions(Settings settings) {
+        Optional<NamedSession.Plan> named = NamedSession.plan(settings);
+        if (named.isEmpty()) {
+            return ExecSessions.perDoor();
+        }
+        NamedSession.Plan plan = named.get();
+        return ExecSessions.withDefault((env, request) -> {
+            NamedSession session = plan.open(env);
+            try {
+                return new ExecSessions.Started(session.session().start(request), session::close);
+            } catch (RuntimeException | Error e) {
+                session.close();
+                throw e;
+            }
+        });
     }
 
     /** Serves until stdin ends, then closes the environment (killing what still runs). Returns the exit code. */
@@ -66,7 +92,7 @@ final class McpServerMain {
         // stdout carries the protocol: nothing else may print there.
         OutputStream protocolOut = new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 64 * 1024);
         System.setOut(System.err);
-        McpServerMain main = new McpServerMain(settings);
+        McpServerMain main = new McpServerMain(settings, sessions(settings)); // a bad session name fails before serving
         McpJsonMapper json = McpJsonDefaults.getMapper();
         McpStdioTransport transport = new McpStdioTransport(json, new FileInputStream(FileDescriptor.in), protocolOut,
                 main::cancel, main.calls::remove);
@@ -191,8 +217,12 @@ final class McpServerMain {
             e = environment;
         }
         calls.values().forEach(ToolCall::cancel);
-        if (e != null) {
-            e.close();
+        try {
+            if (e != null) {
+                e.close();
+            }
+        } finally {
+            sessions.close(); // after the environment: its close ended what still ran in them
         }
     }
 

@@ -53,6 +53,8 @@ final class McpStdioTransport implements McpServerTransportProvider {
     /** Requests read and not yet answered, by id: their method. */
     private final Map<Object, String> inFlight = new ConcurrentHashMap<>();
     private final Set<Object> cancelled = ConcurrentHashMap.newKeySet();
+    /** The tool each tools/call in flight names, for an error about an unknown one. */
+    private final Map<Object, String> toolNames = new ConcurrentHashMap<>();
     private final int maxLineBytes;
     /**
      * Bytes of large messages being handled at once: each one is held several times over while it
@@ -235,6 +237,10 @@ final class McpStdioTransport implements McpServerTransportProvider {
         if (message instanceof McpSchema.JSONRPCRequest request) {
             if (request.id() != null) {
                 inFlight.put(request.id(), request.method());
+                if (McpSchema.METHOD_TOOLS_CALL.equals(request.method()) && request.params() instanceof Map<?, ?> p
+                        && p.get("name") != null) {
+                    toolNames.put(request.id(), String.valueOf(p.get("name")));
+                }
             }
             McpTransportContext context = McpTransportContext.create(Map.of(REQUEST_ID, request.id()));
             handled = handled.contextWrite(c -> c.put(McpTransportContext.KEY, context));
@@ -272,6 +278,22 @@ final class McpStdioTransport implements McpServerTransportProvider {
         closing = true;
     }
 
+    /**
+     * The SDK answers a call of an unknown tool with "Unknown tool: invalid_tool_name" and puts the
+     * name only in {@code data}; a client that shows the message alone should see the name too.
+     */
+    static McpSchema.JSONRPCResponse namingTheTool(McpSchema.JSONRPCResponse r, String tool) {
+        McpSchema.JSONRPCResponse.JSONRPCError e = r.error();
+        if (tool == null || e == null || !Integer.valueOf(McpSchema.ErrorCodes.INVALID_PARAMS).equals(e.code())
+                || e.message() == null || !e.message().startsWith("Unknown tool")) {
+            return r;
+        }
+        String name = tool.length() > 100 ? tool.substring(0, 100) + "..." : tool;
+        return McpSchema.JSONRPCResponse.error(r.id(), new McpSchema.JSONRPCResponse.JSONRPCError(e.code(),
+                "unknown tool '" + name.replaceAll("\\p{Cntrl}", "?") + "': this server has no tool by that name"
+                        + " (tools/list names them)", e.data()));
+    }
+
     private final class Transport implements McpServerTransport {
         @Override
         public Mono<Void> sendMessage(McpSchema.JSONRPCMessage message) {
@@ -280,6 +302,7 @@ final class McpStdioTransport implements McpServerTransportProvider {
 
         void write(McpSchema.JSONRPCMessage message) {
             if (message instanceof McpSchema.JSONRPCResponse r && r.id() != null) {
+                message = namingTheTool(r, toolNames.remove(r.id()));
                 inFlight.remove(r.id());
                 onAnswered.accept(r.id());
                 if (cancelled.remove(r.id())) {

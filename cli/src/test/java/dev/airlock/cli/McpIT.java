@@ -110,21 +110,41 @@ class McpIT {
     }
 
     /**
+     * Issue 34: exec state carries between calls of one connection (one shell session per
+     * connection), not to another connection; a {@code session} argument names a separate session;
+     * {@code --set airlock.session=NAME} is honoured and kept across connections and shared with
+     * {@code airlock exec} of NAME; an unknown tool is named in the error message.
+     */
+    @Test
+    void execStateCarriesWithinAConnectionAndANamedSessionAcrossThem(@TempDir Path work) throws Exception {
+        Homes h = Homes.fresh("sessions");
+        Airlock named = airlock("--set", "airlock.local.isolation=none", "--set", "airlock.session=agent1", "mcp");
+
+        Result r = runClient("sessions", h, work, Map.of("AIRLOCK_MCP_NAMED_COMMAND", json(named.command())));
+
+        assertEquals(0, r.exit, r::toString);
+        for (String step : List.of("cd and export carry to the next exec of a connection",
+                "two connections do not share a session", "a named session of a connection is apart from its main one",
+                "two sessions of a connection run side by side",
+                "an unknown tool is named in the error message", "airlock.session names a session kept across connections")) {
+            assertTrue(r.out.contains("ok: " + step + "\n"), () -> "step '" + step + "' did not pass: " + r);
+        }
+        Airlock.Result cli = h.apply(airlock("--set", "airlock.local.isolation=none", "--set", "airlock.session=agent1",
+                "exec", "-n", "--", "pwd; echo $AGENT")).run();
+        assertEquals(work.toRealPath() + "\ntwo\n", cli.out(), cli::toString);
+    }
+
+    /**
      * Runs one scenario against {@code ./airlock mcp}. The guard scenarios write to a throwaway HOME
      * outside the working directory, which bubblewrap (the local default) keeps read-only and refuses
      * to bind writable, so they run the server without it; the guard does not depend on it.
      */
     private static Result runClient(String scenario, Homes h, Path work, Map<String, String> extra) throws Exception {
         Airlock server = scenario.equals("large") ? airlock("mcp") : airlock("--set", "airlock.local.isolation=none", "mcp");
-        StringBuilder command = new StringBuilder("[");
-        for (String word : server.command()) {
-            command.append(command.length() > 1 ? "," : "").append('"').append(word.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
-        }
-        command.append(']');
         ProcessBuilder pb = new ProcessBuilder("node", "client.mjs", scenario).directory(CLIENT_DIR.toFile());
         pb.environment().keySet().removeIf(k -> k.startsWith("AIRLOCK_"));
         pb.environment().putAll(h.env());
-        pb.environment().put("AIRLOCK_MCP_COMMAND", command.toString());
+        pb.environment().put("AIRLOCK_MCP_COMMAND", json(server.command()));
         pb.environment().put("AIRLOCK_MCP_WORK", work.toRealPath().toString());
         // The server starts where ./airlock runs in every IT: the one host dir bubblewrap lets it write.
         pb.environment().put("AIRLOCK_MCP_CWD", Airlock.workRoot().toString());
@@ -141,6 +161,15 @@ class McpIT {
         }
         return new Result(p.exitValue(), new String(out.get(30, TimeUnit.SECONDS), StandardCharsets.UTF_8),
                 new String(err.get(30, TimeUnit.SECONDS), StandardCharsets.UTF_8));
+    }
+
+    /** A command line as a JSON array of strings. */
+    private static String json(List<String> words) {
+        StringBuilder command = new StringBuilder("[");
+        for (String word : words) {
+            command.append(command.length() > 1 ? "," : "").append('"').append(word.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
+        }
+        return command.append(']').toString();
     }
 
     private record Result(int exit, String out, String err) {

@@ -1,6 +1,7 @@
 package dev.airlock.cli;
 
 import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.spec.McpSchema;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayInputStream;
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A message over the size limit gets an error answer (when its id can be found), never silence, and reading goes on. */
@@ -106,5 +108,23 @@ class McpStdioTransportTest {
                 }
             }).subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic());
         }
+    }
+
+    /** Issue 34: the SDK's "Unknown tool: invalid_tool_name" becomes a message naming the tool; other errors pass as they are. */
+    @Test
+    void anUnknownToolIsNamedInTheMessage() {
+        McpSchema.JSONRPCResponse sdk = McpSchema.JSONRPCResponse.error(3, new McpSchema.JSONRPCResponse.JSONRPCError(
+                McpSchema.ErrorCodes.INVALID_PARAMS, "Unknown tool: invalid_tool_name", "Tool not found: run\n"));
+
+        McpSchema.JSONRPCResponse named = McpStdioTransport.namingTheTool(sdk, "run\n");
+
+        assertEquals("unknown tool 'run?': this server has no tool by that name (tools/list names them)", named.error().message());
+        assertEquals(McpSchema.ErrorCodes.INVALID_PARAMS, named.error().code());
+        assertEquals("Tool not found: run\n", named.error().data(), "data is kept");
+        assertEquals(3, named.id());
+        McpSchema.JSONRPCResponse other = McpSchema.JSONRPCResponse.error(4, new McpSchema.JSONRPCResponse.JSONRPCError(
+                McpSchema.ErrorCodes.INVALID_PARAMS, "Invalid arguments"));
+        assertSame(other, McpStdioTransport.namingTheTool(other, "exec"));
+        assertSame(sdk, McpStdioTransport.namingTheTool(sdk, null), "no tools/call on record: as it was");
     }
 }

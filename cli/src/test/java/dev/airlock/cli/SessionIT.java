@@ -167,4 +167,26 @@ class SessionIT {
         assertEquals(0, busy.get(3, TimeUnit.MINUTES).exit());
         assertEquals("1\n", exec("busy", "--", "echo \"$AFTER\"").run().out(), "the first invocation's state was lost");
     }
+
+    /** Issue 34: a command that runs no shell session says in one line that it ignores the setting. */
+    @Test
+    void aCommandWithoutSessionsWarnsThatTheSettingIsIgnored() throws IOException {
+        Path file = Files.writeString(tmp.resolve("note.txt"), "content");
+        Airlock.Result r = airlock("--set", "airlock.local.isolation=none", "--set", "airlock.session=dev", "read", file.toString())
+                .env("AIRLOCK_HOME", home.toString()).run();
+        assertEquals(0, r.exit(), r::toString);
+        assertEquals("content", r.out());
+        assertEquals(List.of("airlock: warning: airlock.session is ignored by 'read': only exec and mcp run in a shell session"),
+                r.errLines());
+    }
+
+    /** {@code airlock mcp} honours airlock.session (McpIT), so a bad name stops it before it serves. */
+    @Test
+    void mcpRefusesABadSessionNameBeforeServing() {
+        Airlock.Result r = airlock("--set", "airlock.session=a/b", "mcp").env("AIRLOCK_HOME", home.toString()).run();
+        assertEquals(ExitCodes.USAGE, r.exit(), r::toString);
+        assertEquals(1, r.errLines().size(), r::toString);
+        assertTrue(r.err().startsWith("airlock: usage: airlock.session must be"), r.err());
+        assertEquals(0, r.stdout().length, "nothing on the protocol stream");
+    }
 }

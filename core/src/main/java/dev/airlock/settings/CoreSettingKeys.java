@@ -31,7 +31,7 @@ public final class CoreSettingKeys {
             SettingKey.of("airlock.write.safe-roots", "list", "", "when set, writes outside these roots are denied"),
             SettingKey.of("airlock.private-dir.base", "path on the target", "$TMPDIR, else /tmp", "where each environment's private 0700 dir is made"),
             SettingKey.of("airlock.session.wait", "boolean", "true", "a second exec of a busy session waits; false: it fails at once"),
-            SettingKey.of("airlock.session", "name", "", "CLI: run exec in the named session, kept across invocations"),
+            SettingKey.of("airlock.session", "name", "", "CLI exec and mcp: run in the named session, kept across invocations"),
             SettingKey.of(STRICT, "boolean", "false", "an unknown airlock.* key is an error, not a warning"));
 
     private CoreSettingKeys() {

@@ -7,6 +7,7 @@ import dev.airlock.Environments;
 import dev.airlock.safety.ApprovalChannel;
 import dev.airlock.settings.Settings;
 import dev.airlock.tools.AirlockTools;
+import dev.airlock.tools.ExecSessions;
 import dev.airlock.tools.ToolCall;
 import dev.airlock.tools.ToolDefinition;
 import dev.airlock.tools.ToolResult;
@@ -31,11 +32,19 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * Airlock's tools for a LangChain4j agent: {@code exec}, {@code write_file}, {@code read_file},
  * {@code list_dir}, {@code stat} and {@code delete}, with the same names, arguments, results and
  * rules as {@code airlock mcp}. Register it in one line, {@code .toolProvider(airlock)} on an
  * {@code AiServices} builder (the README's LangChain4j quickstart is a whole example; docs/agents.md has the rest).
+ *
+ * <p>{@code exec} runs in a shell session, as in one terminal: {@code cd} and {@code export} carry
+ * to the next exec. One session per provider by default, or per chat memory, or none
+ * ({@link SessionScope}); a call's {@code session} argument names another one (commands of one
+ * session run one at a time, separate sessions side by side). {@link #close()} ends them.
  *
  * <p>The backend is chosen by Airlock's settings ({@code airlock.backend}). Bytes are exact: a
  * command's output and a file's content come back as text when valid UTF-8, else base64. A
@@ -44,16 +53,28 @@ import java.util.Optional;
  */
 public final class AirlockToolProvider implements ToolProvider, AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Logger LOG = LoggerFactory.getLogger(AirlockToolProvider.class);
+    /** The CLI's named-session setting, which this door does not use. */
+    private static final String SESSION_KEY = "airlock.session";
 
     private final Environment environment;
     private final boolean owned;
+    private final ExecSessions sessions;
     private final AirlockTools tools;
     private final Map<ToolSpecification, ToolExecutor> specifications;
 
-    private AirlockToolProvider(Environment environment, boolean owned) {
+    private final boolean byMemory;
+
+    private AirlockToolProvider(Environment environment, boolean owned, SessionScope scope) {
         this.environment = environment;
         this.owned = owned;
-        this.tools = AirlockTools.over(environment);
+        this.sessions = switch (Objects.requireNonNull(scope, "scope")) {
+            case PROVIDER -> ExecSessions.perDoor();
+            case CHAT_MEMORY -> ExecSessions.perScope();
+            case NONE -> ExecSessions.none();
+        };
+        this.byMemory = scope == SessionScope.CHAT_MEMORY;
+        this.tools = AirlockTools.over(environment, sessions);
         Map<ToolSpecification, ToolExecutor> m = new LinkedHashMap<>();
         for (ToolDefinition d : tools.definitions()) {
             m.put(specification(d), new Executor(d.name()));
@@ -66,18 +87,40 @@ public final class AirlockToolProvider implements ToolProvider, AutoCloseable {
      * {@link #close()} closes the environment (killing what still runs).
      */
     public static AirlockToolProvider open(Settings settings, ApprovalCallback approvals) {
+        return open(settings, approvals, SessionScope.PROVIDER);
+    }
+
+    /** As {@link #open(Settings, ApprovalCallback)}, with exec's shell sessions shared as {@code scope} says. */
+    public static AirlockToolProvider open(Settings settings, ApprovalCallback approvals, SessionScope scope) {
         Objects.requireNonNull(approvals, "approvals");
-        return new AirlockToolProvider(openEnvironment(settings, Optional.of(new CallbackApprovalChannel(approvals))), true);
+        Objects.requireNonNull(scope, "scope");
+        warnIfNamedSession(settings);
+        return new AirlockToolProvider(openEnvironment(settings, Optional.of(new CallbackApprovalChannel(approvals))),
+                true, scope);
     }
 
     /** Opens the environment the settings choose, with no approval callback: writes that need approval are denied. */
     public static AirlockToolProvider open(Settings settings) {
-        return new AirlockToolProvider(openEnvironment(settings, Optional.empty()), true);
+        warnIfNamedSession(settings);
+        return new AirlockToolProvider(openEnvironment(settings, Optional.empty()), true, SessionScope.PROVIDER);
     }
 
-    /** Tools over an environment the caller opened (and closes). */
+    /** Tools over an environment the caller opened (and closes), one shell session per provider. */
     public static AirlockToolProvider over(Environment environment) {
-        return new AirlockToolProvider(Objects.requireNonNull(environment, "environment"), false);
+        return over(environment, SessionScope.PROVIDER);
+    }
+
+    /** Tools over an environment the caller opened (and closes), with exec's shell sessions shared as {@code scope} says. */
+    public static AirlockToolProvider over(Environment environment, SessionScope scope) {
+        return new AirlockToolProvider(Objects.requireNonNull(environment, "environment"), false, scope);
+    }
+
+    /** {@code airlock.session} is the CLI's (state kept across its invocations); here it would be silently dropped. */
+    private static void warnIfNamedSession(Settings settings) {
+        if (settings.get(SESSION_KEY).isPresent()) {
+            LOG.warn("{} is ignored by AirlockToolProvider: its execs share one shell session per provider"
+                    + " (or the session a call names), which ends when the provider closes", SESSION_KEY);
+        }
     }
 
     /**
@@ -104,11 +147,20 @@ public final class AirlockToolProvider implements ToolProvider, AutoCloseable {
         return ToolProviderResult.builder().addAll(specifications).build();
     }
 
-    /** Closes the environment if {@link #open} opened it. */
+    /**
+     * Ends the shell sessions, and closes the environment if {@link #open} opened it (killing what
+     * still runs). On an environment the caller owns, ending a session waits for its running exec.
+     */
     @Override
     public void close() {
         if (owned) {
-            environment.close();
+            try {
+                environment.close();
+            } finally {
+                sessions.close();
+            }
+        } else {
+            sessions.close();
         }
     }
 
@@ -121,23 +173,24 @@ public final class AirlockToolProvider implements ToolProvider, AutoCloseable {
 
         @Override
         public String execute(ToolExecutionRequest request, Object memoryId) {
-            return run(request).text();
+            return run(request, memoryId).text();
         }
 
         @Override
         public ToolExecutionResult executeWithContext(ToolExecutionRequest request, InvocationContext context) {
-            ToolResult r = run(request);
+            ToolResult r = run(request, context == null ? null : context.chatMemoryId());
             return ToolExecutionResult.builder().isError(r.isError()).result(r.text()).resultText(r.text()).build();
         }
 
-        private ToolResult run(ToolExecutionRequest request) {
+        private ToolResult run(ToolExecutionRequest request, Object memoryId) {
             Map<String, Object> args;
             try {
                 args = parse(request.arguments());
             } catch (IllegalArgumentException e) {
                 return ToolResult.error(e.getMessage());
             }
-            return tools.call(name, args, ToolCall.unobserved());
+            ToolCall call = ToolCall.unobserved();
+            return tools.call(name, args, byMemory && memoryId != null ? call.in(memoryId) : call);
         }
     }
 

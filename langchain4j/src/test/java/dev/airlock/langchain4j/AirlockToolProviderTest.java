@@ -2,11 +2,16 @@ package dev.airlock.langchain4j;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.airlock.Environment;
+import dev.airlock.Environments;
 import dev.airlock.safety.ApprovalChannel.ApprovalRequest;
 import dev.airlock.safety.ApprovalChannel.Decision;
 import dev.airlock.settings.Settings;
 import dev.langchain4j.data.message.ToolExecutionResultMessage;
+import dev.langchain4j.memory.chat.MessageWindowChatMemory;
 import dev.langchain4j.service.AiServices;
+import dev.langchain4j.service.MemoryId;
+import dev.langchain4j.service.UserMessage;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -64,11 +69,34 @@ class AirlockToolProviderTest {
 
     /** Runs the scripted tool calls through an AI service and returns what the model was given back. */
     private static List<ToolExecutionResultMessage> run(AirlockToolProvider tools, String... nameAndArguments) {
-        ScriptedModel model = new ScriptedModel(nameAndArguments);
+        ScriptedChatModel model = script(nameAndArguments);
         Agent agent = AiServices.builder(Agent.class).chatModel(model).toolProvider(tools).build();
         assertEquals("done", agent.chat("go"));
         assertEquals(nameAndArguments.length / 2, model.results().size(), "every call came back");
         assertEquals(List.of("delete", "exec", "list_dir", "read_file", "stat", "write_file"), model.offeredTools().stream().sorted().toList());
+        return model.results();
+    }
+
+    /** Each call is {@code tool name, JSON arguments}. */
+    private static ScriptedChatModel script(String... nameAndArguments) {
+        ScriptedChatModel.Builder b = ScriptedChatModel.builder();
+        for (int i = 0; i < nameAndArguments.length; i += 2) {
+            b.call(nameAndArguments[i], nameAndArguments[i + 1]);
+        }
+        return b.build();
+    }
+
+    interface Users {
+        String chat(@MemoryId String user, @UserMessage String message);
+    }
+
+    /** The scripted calls as one turn of {@code user}'s conversation, through an AI service with a chat memory per user. */
+    private static List<ToolExecutionResultMessage> runAs(AirlockToolProvider tools, String user, String... nameAndArguments) {
+        ScriptedChatModel model = script(nameAndArguments);
+        Users users = AiServices.builder(Users.class).chatModel(model).toolProvider(tools)
+                .chatMemoryProvider(id -> MessageWindowChatMemory.withMaxMessages(50)).build();
+        assertEquals("done", users.chat(user, "go"));
+        assertEquals(nameAndArguments.length / 2, model.results().size(), "every call came back");
         return model.results();
     }
 
@@ -116,6 +144,50 @@ class AirlockToolProviderTest {
             assertArrayEquals(payload, Base64.getDecoder().decode(read.get("content_base64").asText()));
             assertEquals("0600", json(r.get(4)).get("mode").asText());
             assertEquals("a\nb", json(r.get(5)).get("stdout").asText());
+        }
+    }
+
+    /** Issue 34: cd and export carry between exec calls of one provider, as in one terminal, and no further. */
+    @Test
+    void execStateCarriesBetweenCallsOfOneProviderAndNotToAnother(@TempDir Path dir) throws Exception {
+        String work = dir.toRealPath().toString();
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings());
+             AirlockToolProvider other = AirlockToolProvider.open(settings())) {
+            List<ToolExecutionResultMessage> r = run(tools,
+                    "exec", args("command", "cd '" + work + "' && export X=1"),
+                    "exec", args("command", "pwd; echo $X"),
+                    "exec", args("command", "echo ${X-unset}; export X=side", "session", "side"),
+                    "exec", args("command", "echo $X"),
+                    "exec", args("command", "true", "session", "../x"));
+            assertEquals(work + "\n1\n", json(r.get(1)).get("stdout").asText());
+            assertEquals("unset\n", json(r.get(2)).get("stdout").asText(), "a named session starts apart");
+            assertEquals("1\n", json(r.get(3)).get("stdout").asText(), "the main session kept its own state");
+            assertTrue(Boolean.TRUE.equals(r.get(4).isError()) && r.get(4).text().contains("'session'"), r.get(4).text());
+            List<ToolExecutionResultMessage> o = run(other, "exec", args("command", "echo ${X-unset}"));
+            assertEquals("unset\n", json(o.get(0)).get("stdout").asText(), "another provider saw the state");
+        }
+        try (Environment env = Environments.open(settings());
+             AirlockToolProvider fresh = AirlockToolProvider.over(env, SessionScope.NONE)) {
+            List<ToolExecutionResultMessage> r = run(fresh,
+                    "exec", args("command", "export X=1"),
+                    "exec", args("command", "echo ${X-unset}"),
+                    "exec", args("command", "true", "session", "side"));
+            assertEquals("unset\n", json(r.get(1)).get("stdout").asText(), "SessionScope.NONE starts every exec fresh");
+            assertTrue(Boolean.TRUE.equals(r.get(2).isError()) && r.get(2).text().contains("'session'"), r.get(2).text());
+        }
+    }
+
+    /** SessionScope.CHAT_MEMORY: each conversation (chat memory id) of one provider has its own session. */
+    @Test
+    void eachChatMemoryHasItsOwnSessionUnderChatMemoryScope(@TempDir Path dir) throws Exception {
+        String work = dir.toRealPath().toString();
+        try (AirlockToolProvider tools = AirlockToolProvider.open(settings(), request -> Decision.DENY, SessionScope.CHAT_MEMORY)) {
+            runAs(tools, "alice", "exec", args("command", "cd '" + work + "' && export WHO=alice"));
+            List<ToolExecutionResultMessage> bob = runAs(tools, "bob", "exec", args("command", "pwd; echo ${WHO-unset}"));
+            assertFalse(json(bob.get(0)).get("stdout").asText().startsWith(work + "\n"), "bob saw alice's directory");
+            assertTrue(json(bob.get(0)).get("stdout").asText().endsWith("\nunset\n"), json(bob.get(0)).toString());
+            List<ToolExecutionResultMessage> alice = runAs(tools, "alice", "exec", args("command", "pwd; echo $WHO"));
+            assertEquals(work + "\nalice\n", json(alice.get(0)).get("stdout").asText());
         }
     }
 

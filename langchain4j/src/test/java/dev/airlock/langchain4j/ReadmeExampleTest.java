@@ -25,7 +25,7 @@ class ReadmeExampleTest {
 
     @Test
     void theReadmeExampleRuns() {
-        ScriptedModel model = new ScriptedModel("exec", "{\"command\": \"printf 12345 | wc -c\"}");
+        ScriptedChatModel model = ScriptedChatModel.builder().call("exec", "{\"command\": \"printf 12345 | wc -c\"}").build();
         PrintStream out = System.out;
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));

@@ -73,6 +73,7 @@ public final class AirlockTools {
 
     private final Supplier<Environment> environment;
     private final long maxReadBytes;
+    private final ExecSessions sessions;
     private final List<ToolDefinition> definitions;
 
     /**
@@ -83,18 +84,37 @@ public final class AirlockTools {
         this(environment, DEFAULT_MAX_READ_BYTES);
     }
 
+    /** Tools whose execs each start fresh ({@link ExecSessions#none()}), with a chosen read_file limit. */
     public AirlockTools(Supplier<Environment> environment, long maxReadBytes) {
+        this(environment, maxReadBytes, ExecSessions.none());
+    }
+
+    /**
+     * @param environment  see {@link #AirlockTools(Supplier)}
+     * @param maxReadBytes the most one read_file reply carries, counted as sent
+     * @param sessions     the shell sessions exec runs in (the door closes them); with sessions on,
+     *                     exec takes a {@code session} argument
+     */
+    public AirlockTools(Supplier<Environment> environment, long maxReadBytes, ExecSessions sessions) {
         this.environment = Objects.requireNonNull(environment, "environment");
         if (maxReadBytes < 0) {
             throw new IllegalArgumentException("maxReadBytes must be >= 0, got " + maxReadBytes);
         }
         this.maxReadBytes = maxReadBytes;
-        this.definitions = ToolDefinitions.all(maxReadBytes);
+        this.sessions = Objects.requireNonNull(sessions, "sessions");
+        this.definitions = ToolDefinitions.all(maxReadBytes, sessions.enabled());
     }
 
+    /** Tools over one environment, each exec starting fresh. */
     public static AirlockTools over(Environment environment) {
         Objects.requireNonNull(environment, "environment");
         return new AirlockTools(() -> environment);
+    }
+
+    /** Tools over one environment whose execs run in {@code sessions}. */
+    public static AirlockTools over(Environment environment, ExecSessions sessions) {
+        Objects.requireNonNull(environment, "environment");
+        return new AirlockTools(() -> environment, DEFAULT_MAX_READ_BYTES, sessions);
     }
 
     /** The tools, in a stable order. */
@@ -132,8 +152,12 @@ public final class AirlockTools {
     // --- exec --------------------------------------------------------------------------------
 
     private ToolResult exec(Map<String, Object> args, ToolCall call) {
-        Args a = new Args(args, "command", "cwd", "timeout_seconds", "env", "stdin", "stdin_base64", "max_output_bytes");
+        Args a = sessions.enabled()
+                ? new Args(args, "command", "cwd", "timeout_seconds", "env", "stdin", "stdin_base64", "max_output_bytes", "session")
+                : new Args(args, "command", "cwd", "timeout_seconds", "env", "stdin", "stdin_base64", "max_output_bytes");
         String command = a.requiredString("command");
+        Optional<String> session = a.optionalString("session");
+        sessions.check(session);
         if (command.isBlank()) {
             throw new ToolInputException("command", "must not be empty");
         }
@@ -175,7 +199,15 @@ public final class AirlockTools {
             return ToolResult.error("cancelled before the command started; it did not run");
         }
         Environment env = environment.get();
-        Execution execution = env.start(request);
+        ExecSessions.Started started = sessions.start(env, request, session, call.scope());
+        try {
+            return await(started.execution(), call, env, budget);
+        } finally {
+            started.finish().run();
+        }
+    }
+
+    private ToolResult await(Execution execution, ToolCall call, Environment env, long budget) {
         call.attach(execution);
         long started = System.nanoTime();
         ExecResult r;

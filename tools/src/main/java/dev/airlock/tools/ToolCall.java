@@ -24,12 +24,31 @@ public final class ToolCall {
 
     private final ProgressListener progress;
     private final Duration interval;
+    private final Object scope;
     private Execution execution;
     private boolean cancelled;
 
-    private ToolCall(ProgressListener progress, Duration interval) {
+    private ToolCall(ProgressListener progress, Duration interval, Object scope) {
         this.progress = progress;
         this.interval = interval;
+        this.scope = scope;
+    }
+
+    private ToolCall(ProgressListener progress, Duration interval) {
+        this(progress, interval, null);
+    }
+
+    /**
+     * This call, not yet started, as part of {@code scope}: the conversation it belongs to (a
+     * LangChain4j chat memory id), which picks its shell session under {@link ExecSessions#perScope()}.
+     */
+    public ToolCall in(Object scope) {
+        return new ToolCall(progress, interval, Objects.requireNonNull(scope, "scope"));
+    }
+
+    /** The conversation this call belongs to, or null when the door gave none. */
+    Object scope() {
+        return scope;
     }
 
     /** A call nobody watches or cancels. */

@@ -19,18 +19,19 @@ final class ToolDefinitions {
     private ToolDefinitions() {
     }
 
-    static List<ToolDefinition> all(long maxReadBytes) {
-        return List.of(exec(), writeFile(), readFile(maxReadBytes), listDir(), stat(), delete());
+    static List<ToolDefinition> all(long maxReadBytes, boolean sessions) {
+        return List.of(exec(sessions), writeFile(), readFile(maxReadBytes), listDir(), stat(), delete());
     }
 
-    private static ToolDefinition exec() {
+    private static ToolDefinition exec(boolean sessions) {
         Map<String, Object> in = object(
                 props(
                         "command", string("The shell command line, run by bash -c (sh -c where bash is absent)."
                                 + " Pipes, redirections and && work. Give input data through stdin or stdin_base64,"
                                 + " not inside the command."),
                         "cwd", string("Working directory on the target ('~' is the home directory). Default: the"
-                                + " environment's working directory."),
+                                + (sessions ? " session's directory (where the last cd left it); a cwd given here"
+                                + " becomes the session's directory, like a cd." : " environment's working directory.")),
                         "timeout_seconds", with(number("Kill the command and everything it started after this"
                                 + " many seconds; it then reports timed_out true and exit_code 124."), "exclusiveMinimum", 0),
                         "env", with(object(props(), List.of(), "Extra environment variables for the command, as"
@@ -45,6 +46,12 @@ final class ToolDefinitions {
                                 + AirlockTools.MAX_OUTPUT_CEILING + ". Output beyond it is saved to a file on the"
                                 + " target; the result names it."), "minimum", 1), "maximum", AirlockTools.MAX_OUTPUT_CEILING)),
                 List.of("command"), null);
+        if (sessions) {
+            properties(in).put("session", with(string("A shell session to run in, by name (letters, digits, '.', '_',"
+                    + " '-'): its own working directory and exported variables. Default: the main session. Commands of"
+                    + " one session run one at a time; use another session to run something alongside."),
+                    "pattern", "^[A-Za-z0-9._-]{1,64}$"));
+        }
         Map<String, Object> out = object(
                 props(
                         "exit_code", integer("The command's exit status: 0 is success; 124 after a timeout, 130"
@@ -65,6 +72,8 @@ final class ToolDefinitions {
         return new ToolDefinition(EXEC, "Run a shell command",
                 "Runs a shell command on the target machine and returns its exit code, standard output and"
                         + " standard error exactly as written (text, or base64 when the bytes are not valid UTF-8)."
+                        + (sessions ? " Commands run in a shell session, as in one terminal: the working directory"
+                                + " (cd, or the cwd argument) and exported variables carry over to the next exec." : "")
                         + " Each stream is cut after about 1 MiB (max_output_bytes): the reply then keeps its head,"
                         + " counts the bytes left out and saves the whole stream to a file you can read with read_file."
                         + " Writes to protected files (credentials, system files) are refused; some need a human's"
@@ -155,6 +164,11 @@ final class ToolDefinitions {
                 "Removes a file, a symlink (not what it points to) or an empty directory; with recursive true,"
                         + " a whole directory tree. Protected paths are refused.",
                 in, out, false, true);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> properties(Map<String, Object> objectSchema) {
+        return (Map<String, Object>) objectSchema.get("properties");
     }
 
     private static Map<String, Object> entryProps() {
