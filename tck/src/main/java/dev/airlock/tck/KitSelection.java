@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Lets a plugin author run part of the kit while iterating, and stop it at the first failure.
@@ -132,9 +134,9 @@ public final class KitSelection implements ExecutionCondition, TestWatcher {
         }
     }
 
-    /** The kit's groups by simple name: its nested classes marked {@code @Nested}. */
+    /** The kit's groups by simple name, sorted: its nested classes marked {@code @Nested}. */
     private static Map<String, Class<?>> groups(Class<?> kit) {
-        Map<String, Class<?>> out = new LinkedHashMap<>();
+        Map<String, Class<?>> out = new TreeMap<>();
         for (Class<?> c = kit; c != null && c != Object.class; c = c.getSuperclass()) {
             for (Class<?> n : c.getDeclaredClasses()) {
                 if (n.isAnnotationPresent(Nested.class)) {
@@ -147,7 +149,7 @@ public final class KitSelection implements ExecutionCondition, TestWatcher {
 
     /** A group's test method names, its inherited ones included. */
     private static Set<String> cases(Class<?> group) {
-        Set<String> out = new LinkedHashSet<>();
+        Set<String> out = new TreeSet<>();
         for (Class<?> c = group; c != null && c != Object.class; c = c.getSuperclass()) {
             for (Method m : c.getDeclaredMethods()) {
                 if (isCase(m)) {
