@@ -8,6 +8,7 @@ import dev.airlock.emulator.CallJournal;
 import dev.airlock.emulator.EmulatedSandbox;
 import dev.airlock.emulator.Emulator;
 import dev.airlock.emulator.EmulatorContext;
+import dev.airlock.emulator.EmulatorCredentials;
 import dev.airlock.emulator.EmulatorHttpServer;
 import dev.airlock.emulator.EmulatorHttpServer.Request;
 import dev.airlock.emulator.EmulatorHttpServer.Response;
@@ -61,7 +62,11 @@ public final class DaytonaEmulator implements Emulator {
     private static final String HOME = "/home/daytona";
     private static final int JSON_MAX = 1 << 20;
 
+    /** The service's variable for the API key this emulator accepts (from its environment, else made at start). */
+    public static final String API_KEY_VARIABLE = "DAYTONA_API_KEY";
+
     private final EmulatorContext context;
+    private final EmulatorCredentials credentials;
     private final EmulatorHttpServer server;
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, Box> boxes = new ConcurrentHashMap<>();
@@ -110,8 +115,10 @@ public final class DaytonaEmulator implements Emulator {
 
     public DaytonaEmulator(EmulatorContext context) throws IOException {
         this.context = context;
+        this.credentials = EmulatorCredentials.from(context.environment()).variable(API_KEY_VARIABLE, "dtn_").build();
         String t = "/toolbox/{sandbox}";
         this.server = EmulatorHttpServer.builder()
+                .auth(this::authenticate)
                 .faults(context.faults())
                 .journal(context.journal())
                 .errors((status, code, message) -> error(status, code, message, "").toString())
@@ -930,6 +937,23 @@ public final class DaytonaEmulator implements Emulator {
 
     private void failToolbox(Request req, Response resp, int status, String code, String message) throws IOException {
         resp.json(status, error(status, code, message, req.call()).toString());
+    }
+
+    /**
+     * The API key check, as the service's guard answers: 401 {@code Unauthorized} in the control
+     * error shape (no {@code code}) for a missing, wrong or revoked key, on the API and the toolbox.
+     */
+    private Optional<EmulatorHttpServer.Refusal> authenticate(Request req) {
+        Optional<String> key = req.bearer();
+        if (key.isPresent() && credentials.accepts(API_KEY_VARIABLE, key.get())) {
+            return Optional.empty();
+        }
+        return Optional.of(new EmulatorHttpServer.Refusal(401, error(401, null, "Unauthorized", req.path()).toString()));
+    }
+
+    @Override
+    public EmulatorCredentials credentials() {
+        return credentials;
     }
 
     private static ObjectNode error(int status, String code, String message, String path) {
