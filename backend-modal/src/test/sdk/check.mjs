@@ -9,6 +9,16 @@ const family = process.env.MODAL_SANDBOX_V2 === "0" ? "V1" : "V2";
 const fail = (msg) => { console.error(`FAIL (${family}): ${msg}`); process.exit(1); };
 const equal = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
 
+// A token pair the emulator does not know is refused as the service refuses it: UNAUTHENTICATED (16).
+try {
+  const stranger = new ModalClient({ tokenId: "ak-not-the-emulators", tokenSecret: "as-not-the-emulators" });
+  await stranger.apps.fromName("airlock-sdk-check", { createIfMissing: true });
+  fail("a wrong token pair was accepted");
+} catch (e) {
+  if (e.code !== 16) fail(`a wrong token pair: expected gRPC code 16 (UNAUTHENTICATED), got ${e.code}: ${e.message}`);
+  console.log("wrong token pair refused: UNAUTHENTICATED");
+}
+
 const modal = new ModalClient();
 const app = await modal.apps.fromName("airlock-sdk-check", { createIfMissing: true });
 const image = modal.images.fromRegistry("alpine:3.21");

@@ -39,10 +39,11 @@ class DaytonaSdkTest {
         CallJournal journal = new CallJournal();
         try (DaytonaEmulator emulator = new DaytonaEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0),
                 state, SandboxIsolation.detect(Settings.empty()), FaultPlan.none(), journal, Settings.empty()))) {
+            // No DAYTONA_API_KEY given to the emulator: it made its own, which the SDK gets by its environment.
             ProcessBuilder pb = new ProcessBuilder(node, "check.js").directory(SDK.toFile()).redirectErrorStream(true);
             pb.environment().keySet().removeIf(k -> k.startsWith("DAYTONA_"));
             pb.environment().put("DAYTONA_API_URL", emulator.url().toString());
-            pb.environment().put("DAYTONA_API_KEY", "emulator-key");
+            pb.environment().put("DAYTONA_API_KEY", emulator.credentials().value(DaytonaEmulator.API_KEY_VARIABLE));
             Process p = pb.start();
             byte[] out = p.getInputStream().readAllBytes();
             assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the SDK check did not end");
