@@ -9,6 +9,17 @@ function fail(msg) {
 }
 
 (async () => {
+  // A key the emulator does not know is refused as the service refuses it: 401 Unauthorized.
+  try {
+    await new Daytona({ apiKey: 'not-the-emulators-key', apiUrl: process.env.DAYTONA_API_URL })
+      .create({ labels: { purpose: 'airlock-sdk-check-refused' } }, { timeout: 30 });
+    fail('a wrong api key was accepted');
+  } catch (e) {
+    const status = e.statusCode || (e.response && e.response.status);
+    if (status !== 401) fail('a wrong api key: expected 401, got ' + status + ': ' + e.message);
+    console.log('ok refused ' + status + ' ' + e.message);
+  }
+
   const daytona = new Daytona();
   const sandbox = await daytona.create({ labels: { purpose: 'airlock-sdk-check' } }, { timeout: 60 });
   if (sandbox.state !== 'started') fail('create: state ' + sandbox.state);
