@@ -99,9 +99,9 @@ final class Cloud {
         try (Emulators.Served served = Emulators.start(spec.backend(), "127.0.0.1:0", emulatorSettings, getClass().getClassLoader())) {
             String url = served.emulator().url().toString();
             List<String> args = urlArg ? List.of(harness.toString(), url) : List.of(harness.toString());
-            EmulatorCredentials c = served.emulator().credentials();
-            try (Environment env = Environments.open(Settings.of(airlock.apply(url, c)));
-                 SdkProcess sdk = SdkProcess.start(Path.of("bench/sdk", spec.script()), args, nodeEnv.apply(url, c), s.work)) {
+            EmulatorCredentials creds = served.emulator().credentials();
+            try (Environment env = Environments.open(Settings.of(airlock.apply(url, creds)));
+                 SdkProcess sdk = SdkProcess.start(Path.of("bench/sdk", spec.script()), args, nodeEnv.apply(url, creds), s.work)) {
                 write(spec, env, sdk, payload, "write", "64 MiB (emulator in-process)",
                         "`files().write(path, Payload.of(bytes))`, timed around the call (environment open; RSS includes the emulator)",
                         sdkName + " " + spec.writeCall() + ", timed inside node around the call (sandbox created)");
