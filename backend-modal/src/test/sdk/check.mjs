@@ -22,6 +22,19 @@ try {
 const modal = new ModalClient();
 const app = await modal.apps.fromName("airlock-sdk-check", { createIfMissing: true });
 const image = modal.images.fromRegistry("alpine:3.21");
+// Over the service's limits (24 h timeout, 64 cores, 336 GiB): refused INVALID_ARGUMENT (3), nothing made.
+for (const [what, params] of [["a 100-hour timeout", { timeoutMs: 100 * 3600 * 1000 }], ["4096 CPUs", { cpu: 4096 }],
+                              ["~10 TB of memory", { memoryMiB: 10_000_000 }]]) {
+  try {
+    const over = await modal.sandboxes.create(app, image, params);
+    await over.terminate();
+    fail(`${what} was accepted`);
+  } catch (e) {
+    if (e.code !== 3) fail(`${what}: expected gRPC code 3 (INVALID_ARGUMENT), got ${e.code}: ${e.message}`);
+    console.log(`${what} refused: INVALID_ARGUMENT`);
+  }
+}
+
 const sb = await modal.sandboxes.create(app, image);
 console.log(`created ${sb.sandboxId} (${family})`);
 const v1 = /^sb-[A-Za-z0-9]{22}$/.test(sb.sandboxId);

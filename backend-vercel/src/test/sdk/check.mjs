@@ -38,6 +38,11 @@ const wrongToken = await refused({ token: "not-the-emulator-token" });
 check(wrongToken === "403 forbidden", "a wrong token is refused 403 forbidden (got " + wrongToken + ")");
 const wrongTeam = await refused({ teamId: "team_not_mine" });
 check(wrongTeam === "403 forbidden", "a team the token is not in is refused 403 forbidden (got " + wrongTeam + ")");
+// Over the documented limits: refused 400 bad_request, nothing made.
+const manyPorts = await refused({ ports: Array.from({ length: 16 }, (_, i) => 3000 + i) });
+check(manyPorts === "400 bad_request", "16 ports (the SDK documents 15) are refused 400 bad_request (got " + manyPorts + ")");
+const manyCpus = await refused({ resources: { vcpus: 999 } });
+check(manyCpus === "400 bad_request", "999 vCPUs are refused 400 bad_request (got " + manyCpus + ")");
 
 const sandbox = await Sandbox.create({ ...creds, timeout: 120000, tags: { owner: "airlock-sdk-check" } });
 check(sandbox.sandbox.status === "running" || sandbox.currentSession().status === "running", "create answers a running session");

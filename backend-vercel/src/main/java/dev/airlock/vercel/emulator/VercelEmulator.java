@@ -72,6 +72,13 @@ public final class VercelEmulator implements Emulator {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long DEFAULT_TIMEOUT_MS = 5 * 60_000L;
 
+    /** The most ports a sandbox exposes, as the SDK documents. */
+    public static final int MAX_PORTS = 15;
+    /** The most vCPUs a sandbox gets on the Pro plan (the emulated one): Hobby 4, Pro 8, Enterprise 32. */
+    public static final int MAX_VCPUS = 8;
+    /** The longest a sandbox lives on the Pro plan, in ms, with its extensions: 24 hours (Hobby 45 minutes). */
+    public static final long MAX_TIMEOUT_MS = 24 * 60 * 60_000L;
+
     /** The service's variables for the token and the team this emulator accepts. */
     public static final String TOKEN_VARIABLE = "VERCEL_TOKEN";
     public static final String TEAM_VARIABLE = "VERCEL_TEAM_ID";
@@ -457,6 +464,20 @@ public final class VercelEmulator implements Emulator {
 
     // ---------------------------------------------------------------- sandboxes
 
+    /** The plan's limits on a create, as a message, or null when it is within them. */
+    private static String overLimit(int vcpus, long timeout, JsonNode ports) {
+        if (vcpus < 1 || vcpus > MAX_VCPUS) {
+            return "resources.vcpus must be between 1 and " + MAX_VCPUS + ", not " + vcpus;
+        }
+        if (timeout < 1 || timeout > MAX_TIMEOUT_MS) {
+            return "timeout must be between 1 and " + MAX_TIMEOUT_MS + " ms (24 hours), not " + timeout;
+        }
+        if (ports.isArray() && ports.size() > MAX_PORTS) {
+            return "a sandbox exposes at most " + MAX_PORTS + " ports, not " + ports.size();
+        }
+        return null;
+    }
+
     private void create(Request req, Response resp) throws IOException {
         JsonNode body = body(req, resp);
         if (body == null) {
@@ -479,6 +500,11 @@ public final class VercelEmulator implements Emulator {
         }
         int vcpus = body.path("resources").path("vcpus").asInt(2);
         long timeout = body.path("timeout").asLong(DEFAULT_TIMEOUT_MS);
+        String over = overLimit(vcpus, timeout, body.path("ports"));
+        if (over != null) {
+            resp.error(400, "bad_request", over);
+            return;
+        }
         SandboxState sb = new SandboxState(name, projectId, body.path("persistent").asBoolean(false),
                 strings(body.get("tags")), strings(body.get("env")), vcpus,
                 Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), text(body, "runtime"), timeout);
@@ -605,6 +631,11 @@ public final class VercelEmulator implements Emulator {
         long d = body.path("duration").asLong(-1);
         if (d <= 0) {
             resp.error(400, "bad_request", "duration (milliseconds, positive) is required");
+            return;
+        }
+        if (s.get().timeout + d > MAX_TIMEOUT_MS) {
+            resp.error(400, "bad_request", "the session's timeout would be " + (s.get().timeout + d)
+                    + " ms; the maximum is " + MAX_TIMEOUT_MS + " ms (24 hours)");
             return;
         }
         s.get().timeout += d;

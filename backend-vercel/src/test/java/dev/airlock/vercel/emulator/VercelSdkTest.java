@@ -50,9 +50,9 @@ class VercelSdkTest {
             assertEquals(0, p.exitValue(), out);
             assertTrue(out.contains("SDK CHECK PASSED"), out);
             assertEquals(0, emulator.runningSessions(), "the SDK stopped its sandbox");
-            // Three creates reach the emulator: two refused (wrong token, foreign team), one made.
-            assertTrue(journal.entries("sandbox-create").size() == 3 && journal.entries("fs-write").size() == 1,
-                    "two refused creates, one create, one write");
+            // Five creates reach the emulator: four refused (wrong token, foreign team, 16 ports, 999 vCPUs), one made.
+            assertTrue(journal.entries("sandbox-create").size() == 5 && journal.entries("fs-write").size() == 1,
+                    "four refused creates, one create, one write");
             journal.assertNoDoubleDispatch();
         }
     }
