@@ -82,33 +82,35 @@ class EmulatorIT {
     @Test
     void anEmulatorTakesTheKeyFromItsEnvironmentAndNeverPrintsIt() throws Exception {
         String key = "cli-emulator-env-key-7f3a9c";
+        // Both streams to a file, read whole after exit (a pipe read across the exit can fail with "Stream closed").
+        java.nio.file.Path log = java.nio.file.Files.createTempFile("airlock-emulator-", ".log");
         ProcessBuilder pb = new ProcessBuilder(List.of(Airlock.SCRIPT.toString(), "emulator", "daytona", "--listen", "127.0.0.1:0"))
-                .redirectErrorStream(true);
+                .redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().put("DAYTONA_API_KEY", key);
         Process p = pb.start();
         try {
-            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-            StringBuilder seen = new StringBuilder();
             String base = null;
-            for (String line; (line = out.readLine()) != null; ) {
-                seen.append(line).append('\n');
-                if (line.startsWith("listening on ")) {
-                    base = line.substring("listening on ".length());
-                }
-                if (line.startsWith("credential ")) {
-                    assertEquals("credential DAYTONA_API_KEY from the environment", line);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); // a hang guard, not a timing assertion
+            while (System.nanoTime() < deadline && p.isAlive()) {
+                List<String> lines = java.nio.file.Files.readAllLines(log, StandardCharsets.UTF_8);
+                if (lines.stream().anyMatch(l -> l.startsWith("credential "))) {
+                    base = lines.stream().filter(l -> l.startsWith("listening on ")).findFirst()
+                            .map(l -> l.substring("listening on ".length())).orElse(null);
+                    assertTrue(lines.contains("credential DAYTONA_API_KEY from the environment"), String.join("\n", lines));
                     break;
                 }
+                Thread.sleep(50);
             }
-            assertTrue(base != null, seen.toString());
+            assertTrue(base != null, java.nio.file.Files.readString(log));
             assertEquals(200, list(base, key).statusCode());
             assertEquals(401, list(base, "dtn_other").statusCode());
             p.destroy();
             assertTrue(p.waitFor(60, TimeUnit.SECONDS), "a hang guard, not a timing assertion");
-            seen.append(new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-            assertTrue(!seen.toString().contains(key), "the key from the environment was printed:\n" + seen);
+            String seen = java.nio.file.Files.readString(log);
+            assertTrue(!seen.contains(key), "the key from the environment was printed:\n" + seen);
         } finally {
             p.destroyForcibly();
+            java.nio.file.Files.deleteIfExists(log);
         }
     }
 
