@@ -8,7 +8,8 @@ const { Sandbox } = lines.sdk('@vercel/sandbox');
 
 const base = process.argv[3];
 const fetchToEmulator = (url, init) => fetch(String(url).replace('https://vercel.com/api', base), init);
-const creds = { token: 'opaque-bench-token', teamId: 'team_airlock', projectId: 'prj_airlock', fetch: fetchToEmulator };
+// The emulator's token and team, by the environment (never argv).
+const creds = { token: process.env.VERCEL_TOKEN, teamId: process.env.VERCEL_TEAM_ID, projectId: 'prj_airlock', fetch: fetchToEmulator };
 
 (async () => {
   const sandbox = await Sandbox.create({ ...creds, timeout: 600000, tags: { owner: 'airlock-bench' } });

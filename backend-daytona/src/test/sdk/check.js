@@ -9,7 +9,29 @@ function fail(msg) {
 }
 
 (async () => {
+  // A key the emulator does not know is refused as the service refuses it: 401 Unauthorized.
+  try {
+    await new Daytona({ apiKey: 'not-the-emulators-key', apiUrl: process.env.DAYTONA_API_URL })
+      .create({ labels: { purpose: 'airlock-sdk-check-refused' } }, { timeout: 30 });
+    fail('a wrong api key was accepted');
+  } catch (e) {
+    const status = e.statusCode || (e.response && e.response.status);
+    if (status !== 401) fail('a wrong api key: expected 401, got ' + status + ': ' + e.message);
+    console.log('ok refused ' + status + ' ' + e.message);
+  }
+
   const daytona = new Daytona();
+  // Over the per-sandbox maximum (4 vCPUs on the default tier): refused 403 with the service's message.
+  try {
+    await daytona.create({ image: 'debian:12', resources: { cpu: 512 } }, { timeout: 30 });
+    fail('cpu 512 was accepted');
+  } catch (e) {
+    const status = e.statusCode || (e.response && e.response.status);
+    if (status !== 403 || !String(e.message).includes('CPU request 512 exceeds maximum allowed per sandbox (4)')) {
+      fail('cpu 512: expected 403 and the quota message, got ' + status + ': ' + e.message);
+    }
+    console.log('ok over-limit ' + status + ' ' + e.message);
+  }
   const sandbox = await daytona.create({ labels: { purpose: 'airlock-sdk-check' } }, { timeout: 60 });
   if (sandbox.state !== 'started') fail('create: state ' + sandbox.state);
   console.log('ok create ' + sandbox.id);

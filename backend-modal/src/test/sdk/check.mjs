@@ -9,9 +9,32 @@ const family = process.env.MODAL_SANDBOX_V2 === "0" ? "V1" : "V2";
 const fail = (msg) => { console.error(`FAIL (${family}): ${msg}`); process.exit(1); };
 const equal = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
 
+// A token pair the emulator does not know is refused as the service refuses it: UNAUTHENTICATED (16).
+try {
+  const stranger = new ModalClient({ tokenId: "ak-not-the-emulators", tokenSecret: "as-not-the-emulators" });
+  await stranger.apps.fromName("airlock-sdk-check", { createIfMissing: true });
+  fail("a wrong token pair was accepted");
+} catch (e) {
+  if (e.code !== 16) fail(`a wrong token pair: expected gRPC code 16 (UNAUTHENTICATED), got ${e.code}: ${e.message}`);
+  console.log("wrong token pair refused: UNAUTHENTICATED");
+}
+
 const modal = new ModalClient();
 const app = await modal.apps.fromName("airlock-sdk-check", { createIfMissing: true });
 const image = modal.images.fromRegistry("alpine:3.21");
+// Over the service's limits (24 h timeout, 64 cores, 336 GiB): refused INVALID_ARGUMENT (3), nothing made.
+for (const [what, params] of [["a 100-hour timeout", { timeoutMs: 100 * 3600 * 1000 }], ["4096 CPUs", { cpu: 4096 }],
+                              ["~10 TB of memory", { memoryMiB: 10_000_000 }]]) {
+  try {
+    const over = await modal.sandboxes.create(app, image, params);
+    await over.terminate();
+    fail(`${what} was accepted`);
+  } catch (e) {
+    if (e.code !== 3) fail(`${what}: expected gRPC code 3 (INVALID_ARGUMENT), got ${e.code}: ${e.message}`);
+    console.log(`${what} refused: INVALID_ARGUMENT`);
+  }
+}
+
 const sb = await modal.sandboxes.create(app, image);
 console.log(`created ${sb.sandboxId} (${family})`);
 const v1 = /^sb-[A-Za-z0-9]{22}$/.test(sb.sandboxId);

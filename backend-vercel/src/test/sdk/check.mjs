@@ -8,7 +8,14 @@ if (!base) {
   process.exit(2);
 }
 const fetchToEmulator = (url, init) => fetch(String(url).replace("https://vercel.com/api", base), init);
-const creds = { token: "opaque-test-token", teamId: "team_airlock", projectId: "prj_airlock", fetch: fetchToEmulator };
+// The token and team the emulator accepts come by the environment (never argv), as a user's do.
+const token = process.env.VERCEL_TOKEN;
+const teamId = process.env.VERCEL_TEAM_ID;
+if (!token || !teamId) {
+  console.error("set VERCEL_TOKEN and VERCEL_TEAM_ID to the emulator's credentials");
+  process.exit(2);
+}
+const creds = { token, teamId, projectId: "prj_airlock", fetch: fetchToEmulator };
 
 function check(cond, what) {
   if (!cond) {
@@ -17,6 +24,25 @@ function check(cond, what) {
   }
   console.log("ok: " + what);
 }
+
+// Credentials the emulator does not know are refused as the service refuses them: 403 forbidden.
+async function refused(params) {
+  try {
+    await Sandbox.create({ ...creds, ...params, timeout: 120000 });
+    return "created";
+  } catch (e) {
+    return (e.response ? e.response.status : "no response") + " " + (e.json && e.json.error ? e.json.error.code : String(e.message));
+  }
+}
+const wrongToken = await refused({ token: "not-the-emulator-token" });
+check(wrongToken === "403 forbidden", "a wrong token is refused 403 forbidden (got " + wrongToken + ")");
+const wrongTeam = await refused({ teamId: "team_not_mine" });
+check(wrongTeam === "403 forbidden", "a team the token is not in is refused 403 forbidden (got " + wrongTeam + ")");
+// Over the documented limits: refused 400 bad_request, nothing made.
+const manyPorts = await refused({ ports: Array.from({ length: 16 }, (_, i) => 3000 + i) });
+check(manyPorts === "400 bad_request", "16 ports (the SDK documents 15) are refused 400 bad_request (got " + manyPorts + ")");
+const manyCpus = await refused({ resources: { vcpus: 999 } });
+check(manyCpus === "400 bad_request", "999 vCPUs are refused 400 bad_request (got " + manyCpus + ")");
 
 const sandbox = await Sandbox.create({ ...creds, timeout: 120000, tags: { owner: "airlock-sdk-check" } });
 check(sandbox.sandbox.status === "running" || sandbox.currentSession().status === "running", "create answers a running session");

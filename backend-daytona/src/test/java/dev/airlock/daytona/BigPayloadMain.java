@@ -22,8 +22,8 @@ import java.util.HexFormat;
 public final class BigPayloadMain {
     public static void main(String[] args) throws Exception {
         String url = args[0];
-        String key = args[1];
-        long size = Long.parseLong(args[2]);
+        String key = System.getenv("DAYTONA_API_KEY"); // from the environment, never argv
+        long size = Long.parseLong(args[1]);
         Settings s = Settings.of(DaytonaSettings.API_URL, url, DaytonaSettings.API_KEY, key);
         try (Environment env = new DaytonaProvider().open(OpenContext.of(s))) {
             MessageDigest expected = MessageDigest.getInstance("SHA-256");

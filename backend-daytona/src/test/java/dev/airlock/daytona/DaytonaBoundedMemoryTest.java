@@ -27,11 +27,14 @@ class DaytonaBoundedMemoryTest {
     void oneGibibyteOfStdinAndAOneGibibyteFileFitInA64MiBClient() throws Exception {
         long size = Long.getLong("airlock.daytona.big.bytes", 1L << 30);
         try (DaytonaEmulator emulator = new DaytonaEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
-                SandboxIsolation.detect(Settings.empty()), FaultPlan.none(), new CallJournal(), Settings.empty()))) {
+                SandboxIsolation.detect(Settings.empty()), FaultPlan.none(), new CallJournal(), Settings.empty(),
+                java.util.Map.of(DaytonaEmulator.API_KEY_VARIABLE, "big-test-key-0123456789")))) {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Process p = new ProcessBuilder(List.of(java, "-Xmx64m", "-cp", System.getProperty("java.class.path"),
-                    BigPayloadMain.class.getName(), emulator.url().toString(), "big-test-key-0123456789", Long.toString(size)))
-                    .redirectErrorStream(true).start();
+            ProcessBuilder pb = new ProcessBuilder(List.of(java, "-Xmx64m", "-cp", System.getProperty("java.class.path"),
+                    BigPayloadMain.class.getName(), emulator.url().toString(), Long.toString(size)))
+                    .redirectErrorStream(true);
+            pb.environment().put(DaytonaEmulator.API_KEY_VARIABLE, "big-test-key-0123456789"); // a key never travels in argv
+            Process p = pb.start();
             p.getOutputStream().close();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(p.waitFor(10, TimeUnit.MINUTES));

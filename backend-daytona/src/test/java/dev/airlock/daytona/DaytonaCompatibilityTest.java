@@ -27,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The compatibility kit against the Daytona emulator, over the real REST client. */
 class DaytonaCompatibilityTest extends EnvironmentCompatibilityKit {
+    static final String KEY = "kit-key-0123456789";
     static DaytonaEmulator emulator;
     static CallJournal journal;
     static Path state;
@@ -36,7 +37,8 @@ class DaytonaCompatibilityTest extends EnvironmentCompatibilityKit {
         state = Files.createTempDirectory("airlock-daytona-kit-");
         journal = new CallJournal();
         emulator = new DaytonaEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
-                SandboxIsolation.detect(Settings.empty()), FaultPlan.none(), journal, Settings.empty()));
+                SandboxIsolation.detect(Settings.empty()), FaultPlan.none(), journal, Settings.empty(),
+                java.util.Map.of(DaytonaEmulator.API_KEY_VARIABLE, KEY)));
     }
 
     @AfterAll
@@ -57,7 +59,7 @@ class DaytonaCompatibilityTest extends EnvironmentCompatibilityKit {
 
     @Override
     protected Settings settings() {
-        return Settings.of(DaytonaSettings.API_URL, emulator.url().toString(), DaytonaSettings.API_KEY, "kit-key-0123456789");
+        return Settings.of(DaytonaSettings.API_URL, emulator.url().toString(), DaytonaSettings.API_KEY, KEY);
     }
 
     @Override

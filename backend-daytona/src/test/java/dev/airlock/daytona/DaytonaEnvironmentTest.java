@@ -50,7 +50,7 @@ class DaytonaEnvironmentTest {
         faults = plan;
         journal = new CallJournal();
         emulator = new DaytonaEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
-                SandboxIsolation.detect(Settings.empty()), plan, journal, Settings.empty()));
+                SandboxIsolation.detect(Settings.empty()), plan, journal, Settings.empty(), Map.of(DaytonaEmulator.API_KEY_VARIABLE, KEY)));
     }
 
     @AfterEach

@@ -39,17 +39,18 @@ class DaytonaSdkTest {
         CallJournal journal = new CallJournal();
         try (DaytonaEmulator emulator = new DaytonaEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0),
                 state, SandboxIsolation.detect(Settings.empty()), FaultPlan.none(), journal, Settings.empty()))) {
+            // No DAYTONA_API_KEY given to the emulator: it made its own, which the SDK gets by its environment.
             ProcessBuilder pb = new ProcessBuilder(node, "check.js").directory(SDK.toFile()).redirectErrorStream(true);
             pb.environment().keySet().removeIf(k -> k.startsWith("DAYTONA_"));
             pb.environment().put("DAYTONA_API_URL", emulator.url().toString());
-            pb.environment().put("DAYTONA_API_KEY", "emulator-key");
+            pb.environment().put("DAYTONA_API_KEY", emulator.credentials().value(DaytonaEmulator.API_KEY_VARIABLE));
             Process p = pb.start();
             byte[] out = p.getInputStream().readAllBytes();
             assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the SDK check did not end");
             String text = new String(out, StandardCharsets.UTF_8);
             System.out.println(text);
             assertEquals(0, p.exitValue(), "the SDK check failed:\n" + text);
-            for (String step : new String[] {"create", "execute", "upload", "download", "delete"}) {
+            for (String step : new String[] {"refused 401", "over-limit 403", "create", "execute", "upload", "download", "delete"}) {
                 assertTrue(text.contains("ok " + step), "no 'ok " + step + "' in:\n" + text);
             }
             assertTrue(emulator.sandboxIds().isEmpty(), "the SDK's delete left a sandbox");

@@ -46,7 +46,8 @@ import java.util.regex.Pattern;
  * {@code exp}). Every call goes through {@link RemoteCalls}: grpc-java's own retries are off.
  */
 final class ModalClient implements AutoCloseable {
-    static final Service SERVICE = new Service("Modal", "MODAL_TOKEN_ID", ModalSettings.SERVER_URL);
+    // Both variables named: a refused pair is as often a wrong secret as a wrong id.
+    static final Service SERVICE = new Service("Modal", "MODAL_TOKEN_ID and MODAL_TOKEN_SECRET", ModalSettings.SERVER_URL);
     static final int MAX_MESSAGE = 100 * 1024 * 1024;
     private static final Metadata.Key<String> CLIENT_TYPE = key("x-modal-client-type");
     private static final Metadata.Key<String> CLIENT_VERSION = key("x-modal-client-version");

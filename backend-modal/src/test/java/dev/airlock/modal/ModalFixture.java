@@ -40,9 +40,10 @@ final class ModalFixture implements BeforeAllCallback, AfterAllCallback {
 
     void start() {
         try {
-            Settings s = Settings.of(Map.of("airlock.modal.emulator.token-id", TOKEN_ID,
-                    "airlock.modal.emulator.token-secret", TOKEN_SECRET, "airlock.emulator.faults", faults));
-            served = Emulators.start("modal", "127.0.0.1:0", s.with(extra), getClass().getClassLoader());
+            Settings s = Settings.of(Map.of("airlock.emulator.faults", faults));
+            // The pair the emulator accepts, by the service's own variables in its environment.
+            served = Emulators.start("modal", "127.0.0.1:0", s.with(extra),
+                    Map.of("MODAL_TOKEN_ID", TOKEN_ID, "MODAL_TOKEN_SECRET", TOKEN_SECRET), getClass().getClassLoader());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -31,14 +31,13 @@ final class ModalSdkIT {
     void theOfficialSdkCannotTellTheEmulatorFromTheService(int family) throws Exception {
         Path sdk = Path.of(System.getProperty("airlock.modal.sdk-dir", "src/test/sdk"));
         String node = requireNode(sdk);
-        try (Emulators.Served served = Emulators.start("modal", "127.0.0.1:0",
-                Settings.of(Map.of("airlock.modal.emulator.token-id", "ak-sdk", "airlock.modal.emulator.token-secret", "as-sdk")),
-                getClass().getClassLoader())) {
+        // No token pair given to the emulator: it makes its own, which the SDK gets by its environment.
+        try (Emulators.Served served = Emulators.start("modal", "127.0.0.1:0", Settings.empty(), getClass().getClassLoader())) {
             ProcessBuilder pb = new ProcessBuilder(node, "check.mjs").directory(sdk.toFile()).redirectErrorStream(true);
             Map<String, String> env = pb.environment();
+            env.keySet().removeIf(k -> k.startsWith("MODAL_"));
             env.put("MODAL_SERVER_URL", served.emulator().url().toString());
-            env.put("MODAL_TOKEN_ID", "ak-sdk");
-            env.put("MODAL_TOKEN_SECRET", "as-sdk");
+            env.putAll(served.emulator().credentials().asEnvironment());
             env.put("MODAL_SANDBOX_V2", family == 2 ? "1" : "0");
             env.put("HOME", Files.createTempDirectory("modal-sdk-home").toString()); // no ~/.modal.toml of the user's
             Process p = pb.start();

@@ -32,7 +32,8 @@ public final class LargeFileMain {
         String url = args[0];
         long size = Long.parseLong(args[1]);
         Settings s = Settings.of("airlock.backend", "vercel", "airlock.vercel.api-url", url,
-                "airlock.vercel.token", VercelEmulatorFixture.TOKEN, "airlock.vercel.project-id", "prj_large");
+                "airlock.vercel.token", VercelEmulatorFixture.TOKEN, "airlock.vercel.team-id", VercelEmulatorFixture.TEAM,
+                "airlock.vercel.project-id", "prj_large");
         Sample big = Sample.generated("large", size, 1, 64);
         String expected = sha256(big.open());
         try (Environment env = new VercelProvider().open(OpenContext.of(s))) {

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 /** A Vercel emulator on loopback for one test class, and the settings that point the backend at it. */
 final class VercelEmulatorFixture implements AutoCloseable {
     static final String TOKEN = "vercel-test-token-0123456789";
+    static final String TEAM = "team_airlock";
     final VercelEmulator emulator;
     final CallJournal journal = new CallJournal();
     final FaultPlan faults;
@@ -26,7 +27,8 @@ final class VercelEmulatorFixture implements AutoCloseable {
         try {
             this.state = Files.createTempDirectory("airlock-vercel-emulator-");
             this.emulator = new VercelEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
-                    SandboxIsolation.detect(Settings.empty()), faults, journal, Settings.empty()));
+                    SandboxIsolation.detect(Settings.empty()), faults, journal, Settings.empty(),
+                    java.util.Map.of(VercelEmulator.TOKEN_VARIABLE, TOKEN, VercelEmulator.TEAM_VARIABLE, TEAM)));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -35,7 +37,7 @@ final class VercelEmulatorFixture implements AutoCloseable {
     Settings settings() {
         return Settings.of("airlock.backend", "vercel", "airlock.vercel.api-url", emulator.url().toString(),
                 "airlock.vercel.token", TOKEN, "airlock.vercel.project-id", "prj_airlock_test",
-                "airlock.vercel.team-id", "team_airlock", "airlock.vercel.retry.initial-backoff", "10ms");
+                "airlock.vercel.team-id", TEAM, "airlock.vercel.retry.initial-backoff", "10ms");
     }
 
     @Override

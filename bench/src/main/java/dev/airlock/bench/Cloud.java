@@ -6,6 +6,7 @@ import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.FileStat;
 import dev.airlock.Payload;
+import dev.airlock.emulator.EmulatorCredentials;
 import dev.airlock.emulator.Emulators;
 import dev.airlock.settings.Settings;
 
@@ -58,30 +59,32 @@ final class Cloud {
         new java.util.Random(64).nextBytes(noise);
     }
 
+    // Each emulator makes its own credentials at start; both clients get them from it (the SDK by its environment).
     void modal() throws Exception {
-        String token = "ak-bench";
-        String secret = "as-bench";
-        run(MODAL, Settings.of(Map.of("airlock.modal.emulator.token-id", token, "airlock.modal.emulator.token-secret", secret)),
-                url -> Map.of("airlock.backend", "modal", "airlock.modal.server-url", url,
-                        "airlock.modal.token-id", token, "airlock.modal.token-secret", secret),
-                url -> Map.of("MODAL_SERVER_URL", url, "MODAL_TOKEN_ID", token, "MODAL_TOKEN_SECRET", secret), false);
+        run(MODAL, Settings.empty(),
+                (url, c) -> Map.of("airlock.backend", "modal", "airlock.modal.server-url", url,
+                        "airlock.modal.token-id", c.value("MODAL_TOKEN_ID"), "airlock.modal.token-secret", c.value("MODAL_TOKEN_SECRET")),
+                (url, c) -> Map.of("MODAL_SERVER_URL", url, "MODAL_TOKEN_ID", c.value("MODAL_TOKEN_ID"),
+                        "MODAL_TOKEN_SECRET", c.value("MODAL_TOKEN_SECRET")), false);
     }
 
     void daytona() throws Exception {
         run(DAYTONA, Settings.empty(),
-                url -> Map.of("airlock.backend", "daytona", "airlock.daytona.api-url", url, "airlock.daytona.api-key", "bench-key"),
-                url -> Map.of("DAYTONA_API_URL", url, "DAYTONA_API_KEY", "bench-key"), false);
+                (url, c) -> Map.of("airlock.backend", "daytona", "airlock.daytona.api-url", url,
+                        "airlock.daytona.api-key", c.value("DAYTONA_API_KEY")),
+                (url, c) -> Map.of("DAYTONA_API_URL", url, "DAYTONA_API_KEY", c.value("DAYTONA_API_KEY")), false);
     }
 
     void vercel() throws Exception {
         run(VERCEL, Settings.empty(),
-                url -> Map.of("airlock.backend", "vercel", "airlock.vercel.api-url", url, "airlock.vercel.token", "opaque-bench-token",
-                        "airlock.vercel.project-id", "prj_airlock", "airlock.vercel.team-id", "team_airlock"),
-                url -> Map.of(), true);
+                (url, c) -> Map.of("airlock.backend", "vercel", "airlock.vercel.api-url", url,
+                        "airlock.vercel.token", c.value("VERCEL_TOKEN"), "airlock.vercel.project-id", "prj_airlock",
+                        "airlock.vercel.team-id", c.value("VERCEL_TEAM_ID")),
+                (url, c) -> Map.of("VERCEL_TOKEN", c.value("VERCEL_TOKEN"), "VERCEL_TEAM_ID", c.value("VERCEL_TEAM_ID")), true);
     }
 
     private interface ByUrl {
-        Map<String, String> apply(String url);
+        Map<String, String> apply(String url, EmulatorCredentials credentials);
     }
 
     private void run(Spec spec, Settings emulatorSettings, ByUrl airlock, ByUrl nodeEnv, boolean urlArg) throws Exception {
@@ -96,8 +99,9 @@ final class Cloud {
         try (Emulators.Served served = Emulators.start(spec.backend(), "127.0.0.1:0", emulatorSettings, getClass().getClassLoader())) {
             String url = served.emulator().url().toString();
             List<String> args = urlArg ? List.of(harness.toString(), url) : List.of(harness.toString());
-            try (Environment env = Environments.open(Settings.of(airlock.apply(url)));
-                 SdkProcess sdk = SdkProcess.start(Path.of("bench/sdk", spec.script()), args, nodeEnv.apply(url), s.work)) {
+            EmulatorCredentials creds = served.emulator().credentials();
+            try (Environment env = Environments.open(Settings.of(airlock.apply(url, creds)));
+                 SdkProcess sdk = SdkProcess.start(Path.of("bench/sdk", spec.script()), args, nodeEnv.apply(url, creds), s.work)) {
                 write(spec, env, sdk, payload, "write", "64 MiB (emulator in-process)",
                         "`files().write(path, Payload.of(bytes))`, timed around the call (environment open; RSS includes the emulator)",
                         sdkName + " " + spec.writeCall() + ", timed inside node around the call (sandbox created)");

@@ -15,8 +15,12 @@ import java.util.concurrent.Callable;
 /** {@code airlock emulator NAME --listen HOST:PORT}: the contract itself lives in {@link Emulators#serve}. */
 @Command(name = "emulator", mixinStandardHelpOptions = true,
         description = {"Serves the named cloud emulator on loopback until killed.",
-                "The first line on stdout, flushed, is 'listening on URL': the base URL a client is configured with."
-                        + " Any non-empty token is accepted; sandboxes run under bubblewrap when it is installed."})
+                "The first line on stdout, flushed, is 'listening on URL': the base URL a client is configured with.",
+                "Then one line per credential the emulator accepts, by the service's own variable:"
+                        + " 'credential NAME=VALUE' for one it made at start, 'credential NAME from the environment'"
+                        + " when NAME (MODAL_TOKEN_ID and MODAL_TOKEN_SECRET, DAYTONA_API_KEY, VERCEL_TOKEN and VERCEL_TEAM_ID)"
+                        + " is set in its environment (the value is not printed). Any other credential is refused as the"
+                        + " service refuses it. Sandboxes run under bubblewrap when it is installed."})
 final class EmulatorCommand implements Callable<Integer> {
     @ParentCommand
     AirlockCli cli;

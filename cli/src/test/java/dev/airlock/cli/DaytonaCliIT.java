@@ -23,7 +23,8 @@ class DaytonaCliIT {
 
     @BeforeAll
     static void startEmulator() throws Exception {
-        emulator = ServedEmulator.start("daytona", "http://127\\.0\\.0\\.1:\\d+/api");
+        emulator = ServedEmulator.start("daytona", "http://127\\.0\\.0\\.1:\\d+/api",
+                java.util.Map.of("DAYTONA_API_KEY", KEY));
         url = emulator.url;
     }
 

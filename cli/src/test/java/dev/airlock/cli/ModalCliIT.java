@@ -26,7 +26,8 @@ class ModalCliIT {
 
     @BeforeAll
     static void startEmulator() throws Exception {
-        emulator = ServedEmulator.start("modal", "http://127\\.0\\.0\\.1:\\d+");
+        emulator = ServedEmulator.start("modal", "http://127\\.0\\.0\\.1:\\d+",
+                java.util.Map.of("MODAL_TOKEN_ID", TOKEN_ID, "MODAL_TOKEN_SECRET", TOKEN_SECRET));
         url = emulator.url;
     }
 

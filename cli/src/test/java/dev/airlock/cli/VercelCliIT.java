@@ -17,12 +17,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class VercelCliIT {
     private static final String TOKEN = "vercel-cli-test-token-5e1f";
+    private static final String TEAM = "team_cli";
     private static ServedEmulator emulator;
     private static String url;
 
     @BeforeAll
     static void startEmulator() throws Exception {
-        emulator = ServedEmulator.start("vercel", "http://127\\.0\\.0\\.1:\\d+");
+        emulator = ServedEmulator.start("vercel", "http://127\\.0\\.0\\.1:\\d+",
+                java.util.Map.of("VERCEL_TOKEN", TOKEN, "VERCEL_TEAM_ID", TEAM));
         url = emulator.url;
     }
 
@@ -35,7 +37,7 @@ class VercelCliIT {
 
     private static Airlock vercel(String... args) {
         String[] head = {"--backend", "vercel", "--set", "airlock.vercel.api-url=" + url,
-                "--set", "airlock.vercel.project-id=prj_cli"};
+                "--set", "airlock.vercel.project-id=prj_cli", "--set", "airlock.vercel.team-id=" + TEAM};
         String[] all = new String[head.length + args.length];
         System.arraycopy(head, 0, all, 0, head.length);
         System.arraycopy(args, 0, all, head.length, args.length);

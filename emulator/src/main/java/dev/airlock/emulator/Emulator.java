@@ -15,6 +15,14 @@ public interface Emulator extends AutoCloseable {
         return java.util.Optional.empty();
     }
 
+    /**
+     * The credentials it accepts, named by the service's own variables; any other is refused as
+     * the service refuses it. {@link EmulatorCredentials#NONE} for an emulator without auth.
+     */
+    default EmulatorCredentials credentials() {
+        return EmulatorCredentials.NONE;
+    }
+
     @Override
     void close();
 }

@@ -31,8 +31,8 @@ import java.util.regex.Pattern;
  * A loopback HTTP server for REST emulators (Daytona, Vercel) on the JDK's own
  * {@code com.sun.net.httpserver}: no dependency, HTTP/1.1 with chunked streams, which is what
  * those SDKs speak. Each route names its call; the server asks the {@link FaultPlan} before the
- * handler runs, applies the fault, checks the bearer token (any non-empty one passes) and
- * records every request in the {@link CallJournal}.
+ * handler runs, applies the fault, checks the credentials with the emulator's
+ * {@link Authenticator} (by default any non-empty bearer token passes) and records every request in the {@link CallJournal}.
  *
  * <p>Faults: a {@link Fault.Status} answers at once (the work is not done) with the service's
  * error shape and its Retry-After header; a {@link Fault.Delay} waits first; a
@@ -70,6 +70,20 @@ public final class EmulatorHttpServer implements AutoCloseable {
         String json(int status, String code, String message);
     }
 
+    /**
+     * Decides whether a request's credentials let it in, before its handler and any injected
+     * status fault. A refusal is answered as is: the status and the service's own error body.
+     */
+    @FunctionalInterface
+    public interface Authenticator {
+        /** Empty to let the request in; else how the service refuses it. */
+        Optional<Refusal> check(Request request);
+    }
+
+    /** A refused request's answer: the HTTP status and the whole JSON body the service sends. */
+    public record Refusal(int status, String json) {
+    }
+
     /** Vercel's shape; Daytona supplies its own. */
     public static final ErrorBody NESTED_ERROR = (status, code, message) ->
             "{\"error\":{\"code\":" + Jsons.quote(code) + ",\"message\":" + Jsons.quote(message) + "}}";
@@ -84,9 +98,13 @@ public final class EmulatorHttpServer implements AutoCloseable {
     private final CallJournal journal;
     private final ErrorBody errors;
     private final Function<String, String> retryAfterHeader;
+    private final Authenticator auth;
 
     private EmulatorHttpServer(Builder b, InetSocketAddress listen) throws IOException {
         this.routes = List.copyOf(b.routes);
+        ErrorBody errorBody = b.errors;
+        this.auth = b.auth != null ? b.auth : req -> req.bearer().isPresent() ? Optional.empty()
+                : Optional.of(new Refusal(401, errorBody.json(401, "unauthorized", "missing or empty bearer token")));
         this.faults = b.faults;
         this.journal = b.journal;
         this.errors = b.errors;
@@ -160,9 +178,12 @@ public final class EmulatorHttpServer implements AutoCloseable {
         Response resp = new Response(ex, fault, errors, record);
         boolean dropped = false;
         try {
-            if (!r.open && req.bearer().isEmpty()) {
-                resp.error(401, "unauthorized", "missing or empty bearer token");
-                return;
+            if (!r.open) {
+                Optional<Refusal> refused = auth.check(req);
+                if (refused.isPresent()) {
+                    resp.json(refused.get().status(), refused.get().json());
+                    return;
+                }
             }
             if (fault.isPresent() && fault.get() instanceof Fault.Status s) {
                 s.retryAfter().ifPresent(d -> resp.header(retryAfterHeader.apply(r.call), seconds(d)));
@@ -241,6 +262,11 @@ public final class EmulatorHttpServer implements AutoCloseable {
 
         public String method() {
             return ex.getRequestMethod();
+        }
+
+        /** The request's path, as sent (not decoded). */
+        public String path() {
+            return ex.getRequestURI().getRawPath();
         }
 
         /** A path parameter: {@code {id}} in the route. */
@@ -475,6 +501,7 @@ public final class EmulatorHttpServer implements AutoCloseable {
         private CallJournal journal = new CallJournal();
         private ErrorBody errors = NESTED_ERROR;
         private Function<String, String> retryAfterHeader = call -> "Retry-After";
+        private Authenticator auth;
 
         /**
          * Adds a route. {@code pattern} is a path with {@code {name}} parameters
@@ -516,6 +543,12 @@ public final class EmulatorHttpServer implements AutoCloseable {
 
         public Builder errors(ErrorBody e) {
             this.errors = Objects.requireNonNull(e);
+            return this;
+        }
+
+        /** How requests on routes that need credentials are checked (default: any non-empty bearer token). */
+        public Builder auth(Authenticator a) {
+            this.auth = Objects.requireNonNull(a);
             return this;
         }
 

@@ -84,8 +84,8 @@ public final class Emulators {
             throw new ConfigurationException("--listen " + listen + ": unknown host " + host);
         }
         if (!addr.isLoopbackAddress()) {
-            // An emulator takes any token and runs commands: never offer that to the network.
-            throw new ConfigurationException("--listen " + listen + ": emulators accept any token and run commands,"
+            // An emulator runs commands for whoever holds its printed credentials: never offer that to the network.
+            throw new ConfigurationException("--listen " + listen + ": emulators run commands for anyone with the credentials they print,"
                     + " so they listen on loopback only (127.0.0.1, ::1 or localhost)");
         }
         return new InetSocketAddress(addr, port);
@@ -110,8 +110,20 @@ public final class Emulators {
         }
     }
 
-    /** Starts the named emulator from settings, without printing or blocking. */
+    /**
+     * Starts the named emulator from settings, without printing or blocking, with an empty
+     * environment: it makes its own credentials ({@code served.emulator().credentials()}).
+     */
     public static Served start(String name, String listen, Settings settings, ClassLoader loader) throws IOException {
+        return start(name, listen, settings, Map.of(), loader);
+    }
+
+    /**
+     * Starts the named emulator; it accepts the credentials named by the service's own variables
+     * in {@code environment} ({@code MODAL_TOKEN_ID}...) and makes the missing ones.
+     */
+    public static Served start(String name, String listen, Settings settings, Map<String, String> environment,
+                               ClassLoader loader) throws IOException {
         EmulatorProvider p = find(name, loader);
         InetSocketAddress address = parseListen(listen);
         FaultPlan faults = FaultPlan.parse(settings.get("airlock.emulator.faults", ""),
@@ -129,18 +141,21 @@ public final class Emulators {
             owns = true;
         }
         CallJournal journal = new CallJournal();
-        Emulator e = p.start(new EmulatorContext(address, state, isolation, faults, journal, settings));
+        Emulator e = p.start(new EmulatorContext(address, state, isolation, faults, journal, settings, environment));
         return new Served(e, state, owns, faults, journal);
     }
 
     /**
      * The command: starts the emulator, prints {@code listening on URL} first on {@code out},
+     * then {@code ca-file PATH} when it made a certificate, then one line per credential it
+     * accepts ({@code credential NAME=VALUE} for one it made, {@code credential NAME from the
+     * environment} for one read from this process's environment, whose value is never printed),
      * flushed, and blocks until the thread is interrupted or the JVM exits (a shutdown hook stops
      * the sandboxes). Details (isolation, faults at exit) go to {@code err}.
      */
     public static void serve(String name, String listen, Settings settings, ClassLoader loader, PrintStream out,
                              PrintStream err) throws IOException {
-        Served served = start(name, listen, settings, loader);
+        Served served = start(name, listen, settings, System.getenv(), loader);
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             served.close();
@@ -150,6 +165,9 @@ public final class Emulators {
         Runtime.getRuntime().addShutdownHook(hook);
         out.println("listening on " + served.emulator().url());
         served.emulator().caFile().ifPresent(ca -> out.println("ca-file " + ca));
+        for (String line : served.emulator().credentials().describe()) {
+            out.println("credential " + line);
+        }
         out.flush();
         err.println("airlock: emulator " + name + ": sandboxes under " + served.stateDir() + ", isolation "
                 + SandboxIsolation.detect(settings).describe());

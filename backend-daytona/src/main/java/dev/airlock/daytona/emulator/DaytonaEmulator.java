@@ -8,6 +8,7 @@ import dev.airlock.emulator.CallJournal;
 import dev.airlock.emulator.EmulatedSandbox;
 import dev.airlock.emulator.Emulator;
 import dev.airlock.emulator.EmulatorContext;
+import dev.airlock.emulator.EmulatorCredentials;
 import dev.airlock.emulator.EmulatorHttpServer;
 import dev.airlock.emulator.EmulatorHttpServer.Request;
 import dev.airlock.emulator.EmulatorHttpServer.Response;
@@ -61,7 +62,20 @@ public final class DaytonaEmulator implements Emulator {
     private static final String HOME = "/home/daytona";
     private static final int JSON_MAX = 1 << 20;
 
+    /**
+     * The organization's per-sandbox maximums of the service's default tier: 4 vCPUs, 8 GB of
+     * memory, 10 GB of disk. A create over one is refused 403 {@code Forbidden} with the
+     * service's own message ({@code CPU request 512 exceeds maximum allowed per sandbox (4)}).
+     */
+    public static final int MAX_CPU_PER_SANDBOX = 4;
+    public static final int MAX_MEMORY_GB_PER_SANDBOX = 8;
+    public static final int MAX_DISK_GB_PER_SANDBOX = 10;
+
+    /** The service's variable for the API key this emulator accepts (from its environment, else made at start). */
+    public static final String API_KEY_VARIABLE = "DAYTONA_API_KEY";
+
     private final EmulatorContext context;
+    private final EmulatorCredentials credentials;
     private final EmulatorHttpServer server;
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, Box> boxes = new ConcurrentHashMap<>();
@@ -110,8 +124,10 @@ public final class DaytonaEmulator implements Emulator {
 
     public DaytonaEmulator(EmulatorContext context) throws IOException {
         this.context = context;
+        this.credentials = EmulatorCredentials.from(context.environment()).variable(API_KEY_VARIABLE, "dtn_").build();
         String t = "/toolbox/{sandbox}";
         this.server = EmulatorHttpServer.builder()
+                .auth(this::authenticate)
                 .faults(context.faults())
                 .journal(context.journal())
                 .errors((status, code, message) -> error(status, code, message, "").toString())
@@ -222,6 +238,11 @@ public final class DaytonaEmulator implements Emulator {
                 fail(req, resp, 400, "BAD_REQUEST", "Cannot specify Sandbox resources when using a snapshot");
                 return;
             }
+        }
+        String over = overQuota(body);
+        if (over != null) {
+            fail(req, resp, 403, null, over);
+            return;
         }
         String image = build ? body.path("buildInfo").path("dockerfileContent").asText("").replaceFirst("^FROM\\s+", "").trim()
                 : body.path("snapshot").asText("daytonaio/sandbox:latest");
@@ -930,6 +951,40 @@ public final class DaytonaEmulator implements Emulator {
 
     private void failToolbox(Request req, Response resp, int status, String code, String message) throws IOException {
         resp.json(status, error(status, code, message, req.call()).toString());
+    }
+
+    /** The service's per-sandbox quota check: the first request over its maximum, as the service words it, or null. */
+    private static String overQuota(JsonNode body) {
+        int cpu = body.path("cpu").asInt(0);
+        int memory = body.path("memory").asInt(0);
+        int disk = body.path("disk").asInt(0);
+        if (cpu > MAX_CPU_PER_SANDBOX) {
+            return "CPU request " + cpu + " exceeds maximum allowed per sandbox (" + MAX_CPU_PER_SANDBOX + ")";
+        }
+        if (memory > MAX_MEMORY_GB_PER_SANDBOX) {
+            return "Memory request " + memory + "GB exceeds maximum allowed per sandbox (" + MAX_MEMORY_GB_PER_SANDBOX + "GB)";
+        }
+        if (disk > MAX_DISK_GB_PER_SANDBOX) {
+            return "Disk request " + disk + "GB exceeds maximum allowed per sandbox (" + MAX_DISK_GB_PER_SANDBOX + "GB)";
+        }
+        return null;
+    }
+
+    /**
+     * The API key check, as the service's guard answers: 401 {@code Unauthorized} in the control
+     * error shape (no {@code code}) for a missing, wrong or revoked key, on the API and the toolbox.
+     */
+    private Optional<EmulatorHttpServer.Refusal> authenticate(Request req) {
+        Optional<String> key = req.bearer();
+        if (key.isPresent() && credentials.accepts(API_KEY_VARIABLE, key.get())) {
+            return Optional.empty();
+        }
+        return Optional.of(new EmulatorHttpServer.Refusal(401, error(401, null, "Unauthorized", req.path()).toString()));
+    }
+
+    @Override
+    public EmulatorCredentials credentials() {
+        return credentials;
     }
 
     private static ObjectNode error(int status, String code, String message, String path) {

@@ -45,7 +45,8 @@ class DaytonaEmulatorTest {
     void start(String faults) throws IOException {
         journal = new CallJournal();
         emulator = new DaytonaEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
-                SandboxIsolation.detect(Settings.empty()), FaultPlan.parse(faults, 1), journal, Settings.empty()));
+                SandboxIsolation.detect(Settings.empty()), FaultPlan.parse(faults, 1), journal, Settings.empty(),
+                java.util.Map.of(DaytonaEmulator.API_KEY_VARIABLE, "test-key")));
     }
 
     @AfterEach

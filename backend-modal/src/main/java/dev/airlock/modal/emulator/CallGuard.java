@@ -3,6 +3,7 @@ package dev.airlock.modal.emulator;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
 import dev.airlock.emulator.CallJournal;
+import dev.airlock.emulator.EmulatorCredentials;
 import dev.airlock.emulator.Fault;
 import dev.airlock.emulator.FaultPlan;
 import dev.airlock.modal.proto.router.TaskExecStdioReadResponse;
@@ -36,18 +37,22 @@ final class CallGuard implements ServerInterceptor {
     static final Context.Key<String> IDEMPOTENCY_KEY = Context.key("airlock-idempotency-key");
     static final Metadata.Key<String> IDEMPOTENCY = Metadata.Key.of("x-idempotency-key", Metadata.ASCII_STRING_MARSHALLER);
 
+    /** The description of UNAUTHENTICATED when the control call carries no token pair. */
+    static final String MISSING = "Token missing. Could not authenticate client.";
+    /** The description of UNAUTHENTICATED for a pair the service does not know (wrong, expired or revoked); no value echoed. */
+    static final String INVALID = "Invalid token: the token id or secret is wrong, expired or revoked.";
+
     private final FaultPlan faults;
     private final CallJournal journal;
     private final Jwt jwt;
-    private final String tokenId;
-    private final String tokenSecret;
+    private final EmulatorCredentials credentials;
 
-    CallGuard(FaultPlan faults, CallJournal journal, Jwt jwt, String tokenId, String tokenSecret) {
+    /** {@code credentials} names {@link ModalEmulator#TOKEN_ID_VARIABLE} and {@link ModalEmulator#TOKEN_SECRET_VARIABLE}. */
+    CallGuard(FaultPlan faults, CallJournal journal, Jwt jwt, EmulatorCredentials credentials) {
         this.faults = faults;
         this.journal = journal;
         this.jwt = jwt;
-        this.tokenId = tokenId;
-        this.tokenSecret = tokenSecret;
+        this.credentials = credentials;
     }
 
     @Override
@@ -71,10 +76,14 @@ final class CallGuard implements ServerInterceptor {
             }
             String id = headers.get(TOKEN_ID);
             String secret = headers.get(TOKEN_SECRET);
-            if (id == null || id.isBlank() || secret == null || secret.isBlank()
-                    || (!tokenId.isEmpty() && !tokenId.equals(id)) || (!tokenSecret.isEmpty() && !tokenSecret.equals(secret))) {
-                return refuse(call, rpc, Status.UNAUTHENTICATED.withDescription(
-                        "x-modal-token-id and x-modal-token-secret are missing or wrong"));
+            if (id == null || id.isBlank() || secret == null || secret.isBlank()) {
+                return refuse(call, rpc, Status.UNAUTHENTICATED.withDescription(MISSING));
+            }
+            // Both compared, in constant time, whichever is wrong: the answer says nothing about which.
+            boolean idOk = credentials.accepts(ModalEmulator.TOKEN_ID_VARIABLE, id);
+            boolean secretOk = credentials.accepts(ModalEmulator.TOKEN_SECRET_VARIABLE, secret);
+            if (!idOk || !secretOk) {
+                return refuse(call, rpc, Status.UNAUTHENTICATED.withDescription(INVALID));
             }
         }
         Optional<Fault> fault = faults.next(rpc);

@@ -2,6 +2,7 @@ package dev.airlock.modal.emulator;
 
 import dev.airlock.emulator.Emulator;
 import dev.airlock.emulator.EmulatorContext;
+import dev.airlock.emulator.EmulatorCredentials;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.util.TransmitStatusRuntimeExceptionInterceptor;
@@ -25,8 +26,11 @@ import java.util.concurrent.TimeUnit;
  * stdio read, wait, poll). The router URL it hands out is {@code https://HOST:PORT} on the same
  * port: the official SDKs speak plaintext to a router when the control plane is on loopback.
  *
- * <p>Settings: {@code airlock.modal.emulator.token-id} / {@code .token-secret} (when set, the only
- * accepted pair; otherwise any non-empty pair), {@code airlock.modal.emulator.jwt-ttl} (seconds a
+ * <p>Credentials: {@code MODAL_TOKEN_ID} and {@code MODAL_TOKEN_SECRET} from the emulator's
+ * environment ({@link EmulatorContext#environment()}), each made at start when unset; control
+ * calls with any other pair are refused UNAUTHENTICATED ({@link #credentials()}).
+ *
+ * <p>Settings: {@code airlock.modal.emulator.jwt-ttl} (seconds a
  * router JWT lives, default 3600), {@code airlock.modal.emulator.sandbox-timeout} (default
  * sandbox lifetime in seconds when the request leaves it 0, default 300), {@link #TLS} (serve the
  * control plane over TLS with a generated certificate; the router then has a plaintext port of its own).
@@ -39,6 +43,11 @@ public final class ModalEmulator implements Emulator {
     /** The service's message limit both ways. */
     public static final int MAX_MESSAGE = 100 * 1024 * 1024;
 
+    /** The service's variables for the token pair this emulator accepts. */
+    public static final String TOKEN_ID_VARIABLE = "MODAL_TOKEN_ID";
+    public static final String TOKEN_SECRET_VARIABLE = "MODAL_TOKEN_SECRET";
+
+    private final EmulatorCredentials credentials;
     private final Server server;
     private final ModalState state;
     private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
@@ -59,9 +68,9 @@ public final class ModalEmulator implements Emulator {
         this.state = new ModalState(context, jwt,
                 Duration.ofSeconds(context.settings().getInt("airlock.modal.emulator.jwt-ttl", 3600)),
                 context.settings().getInt("airlock.modal.emulator.sandbox-timeout", 300));
-        CallGuard guard = new CallGuard(context.faults(), context.journal(), jwt,
-                context.settings().get("airlock.modal.emulator.token-id", ""),
-                context.settings().get("airlock.modal.emulator.token-secret", ""));
+        this.credentials = EmulatorCredentials.from(context.environment()).variable(TOKEN_ID_VARIABLE, "ak-")
+                .variable(TOKEN_SECRET_VARIABLE, "as-").build();
+        CallGuard guard = new CallGuard(context.faults(), context.journal(), jwt, credentials);
         boolean tls = context.settings().getBoolean(TLS, false);
         InetSocketAddress address = new InetSocketAddress(context.listen().getAddress(), context.listen().getPort());
         String h = host.contains(":") ? "[" + host + "]" : host;
@@ -96,6 +105,11 @@ public final class ModalEmulator implements Emulator {
         }
         b.addService(ServerInterceptors.intercept(new Router(state), TransmitStatusRuntimeExceptionInterceptor.instance(), guard));
         return b.build().start();
+    }
+
+    @Override
+    public EmulatorCredentials credentials() {
+        return credentials;
     }
 
     @Override

@@ -103,6 +103,35 @@ final class ModalState {
         return jwt.issue(taskId, Instant.now().plus(jwtTtl).getEpochSecond());
     }
 
+    /** The longest sandbox lifetime the service grants: 24 hours. */
+    static final int MAX_TIMEOUT_SECS = 24 * 60 * 60;
+    /** The most CPU one sandbox may ask for: 64 cores. */
+    static final int MAX_MILLI_CPU = 64_000;
+    /** The most memory one sandbox may ask for: 336 GiB. */
+    static final int MAX_MEMORY_MB = 336 * 1024;
+
+    /**
+     * The service's limits on a sandbox definition, refused INVALID_ARGUMENT before anything is
+     * made: a timeout over 24 hours, more than 64 cores or more than 336 GiB of memory.
+     */
+    static void checkLimits(Sandbox def) {
+        long timeout = Integer.toUnsignedLong(def.getTimeoutSecs());
+        if (timeout > MAX_TIMEOUT_SECS) {
+            throw Status.INVALID_ARGUMENT.withDescription("Sandbox timeout of " + timeout
+                    + " seconds exceeds the maximum of 86400 seconds (24 hours)").asRuntimeException();
+        }
+        long milliCpu = Integer.toUnsignedLong(def.getResources().getMilliCpu());
+        if (milliCpu > MAX_MILLI_CPU) {
+            throw Status.INVALID_ARGUMENT.withDescription("CPU request of " + milliCpu / 1000.0
+                    + " cores exceeds the maximum of 64 cores").asRuntimeException();
+        }
+        long memoryMb = Integer.toUnsignedLong(def.getResources().getMemoryMb());
+        if (memoryMb > MAX_MEMORY_MB) {
+            throw Status.INVALID_ARGUMENT.withDescription("Memory request of " + memoryMb
+                    + " MiB exceeds the maximum of " + MAX_MEMORY_MB + " MiB (336 GiB)").asRuntimeException();
+        }
+    }
+
     /**
      * Creates a sandbox: V1 ids are {@code sb-} and 22 alphanumerics (the SDKs pick the RPC family
      * by that shape), V2 ids {@code sb2-} and 22.
@@ -112,6 +141,7 @@ final class ModalState {
     }
 
     Box create(Sandbox def, boolean v2, String appId, Map<String, String> tags) {
+        checkLimits(def);
         String id = id(v2 ? "sb2-" : "sb-");
         String task = id("ta-");
         EmulatedSandbox sb = EmulatedSandbox.create(id, def.getImageId(), context.stateDir().resolve(id), "/root",

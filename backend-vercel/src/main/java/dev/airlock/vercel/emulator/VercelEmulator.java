@@ -7,6 +7,7 @@ import dev.airlock.NoSuchPathException;
 import dev.airlock.emulator.EmulatedSandbox;
 import dev.airlock.emulator.Emulator;
 import dev.airlock.emulator.EmulatorContext;
+import dev.airlock.emulator.EmulatorCredentials;
 import dev.airlock.emulator.EmulatorHttpServer;
 import dev.airlock.emulator.EmulatorHttpServer.Request;
 import dev.airlock.emulator.EmulatorHttpServer.Response;
@@ -57,7 +58,12 @@ import java.util.zip.GZIPInputStream;
  * POST   .../fs/mkdir   {path, cwd}                fs-mkdir         {}
  * </pre>
  *
- * A stopped session answers 410 {@code sandbox_stopped} on everything but get and stop; its
+ * Auth: every call carries {@code Authorization: Bearer VERCEL_TOKEN} and {@code ?teamId=VERCEL_TEAM_ID}
+ * (the official SDK refuses a token without a team, and the service scopes every sandbox call
+ * to one); both come from the emulator's environment, else are made at start. A missing token,
+ * a wrong one, or a missing or foreign team is refused 403 {@code forbidden}, as the API does.
+ *
+ * <p>A stopped session answers 410 {@code sandbox_stopped} on everything but get and stop; its
  * logs are gone. A session past its timeout stops by itself.
  */
 public final class VercelEmulator implements Emulator {
@@ -66,7 +72,19 @@ public final class VercelEmulator implements Emulator {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long DEFAULT_TIMEOUT_MS = 5 * 60_000L;
 
+    /** The most ports a sandbox exposes, as the SDK documents. */
+    public static final int MAX_PORTS = 15;
+    /** The most vCPUs a sandbox gets on the Pro plan (the emulated one): Hobby 4, Pro 8, Enterprise 32. */
+    public static final int MAX_VCPUS = 8;
+    /** The longest a sandbox lives on the Pro plan, in ms, with its extensions: 24 hours (Hobby 45 minutes). */
+    public static final long MAX_TIMEOUT_MS = 24 * 60 * 60_000L;
+
+    /** The service's variables for the token and the team this emulator accepts. */
+    public static final String TOKEN_VARIABLE = "VERCEL_TOKEN";
+    public static final String TEAM_VARIABLE = "VERCEL_TEAM_ID";
+
     private final EmulatorContext context;
+    private final EmulatorCredentials credentials;
     private final EmulatorHttpServer server;
     private final Map<String, SandboxState> sandboxes = new ConcurrentHashMap<>();
     private final Map<String, SessionState> sessions = new ConcurrentHashMap<>();
@@ -79,12 +97,15 @@ public final class VercelEmulator implements Emulator {
 
     public VercelEmulator(EmulatorContext context) throws IOException {
         this.context = context;
+        this.credentials = EmulatorCredentials.from(context.environment()).variable(TOKEN_VARIABLE, "")
+                .variable(TEAM_VARIABLE, "team_").build();
         this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "vercel-emulator-timeouts");
             t.setDaemon(true);
             return t;
         });
         this.server = EmulatorHttpServer.builder()
+                .auth(this::authenticate)
                 .faults(context.faults())
                 .journal(context.journal())
                 .route("POST", "/v3/sandboxes", "sandbox-create", this::create)
@@ -109,6 +130,44 @@ public final class VercelEmulator implements Emulator {
     @Override
     public URI url() {
         return server.url();
+    }
+
+    @Override
+    public EmulatorCredentials credentials() {
+        return credentials;
+    }
+
+    /**
+     * Vercel's answers to bad credentials: 403 {@code forbidden} with {@code missingToken} or
+     * {@code invalidToken} for the token, plain 403 {@code forbidden} for a team the token is not
+     * in (or none).
+     */
+    private Optional<EmulatorHttpServer.Refusal> authenticate(Request req) {
+        Optional<String> token = req.bearer();
+        if (token.isEmpty()) {
+            return forbidden("The request is missing an authentication token", "missingToken");
+        }
+        if (!credentials.accepts(TOKEN_VARIABLE, token.get())) {
+            return forbidden("Not authorized", "invalidToken");
+        }
+        Optional<String> team = req.query("teamId").filter(t -> !t.isBlank());
+        if (team.isEmpty()) {
+            return forbidden("Not authorized: this call needs the team it acts in (teamId)", null);
+        }
+        if (!credentials.accepts(TEAM_VARIABLE, team.get())) {
+            return forbidden("Not authorized: the token has no access to this team", null);
+        }
+        return Optional.empty();
+    }
+
+    private static Optional<EmulatorHttpServer.Refusal> forbidden(String message, String flag) {
+        ObjectNode error = JSON.createObjectNode().put("code", "forbidden").put("message", message);
+        if (flag != null) {
+            error.put(flag, true);
+        }
+        ObjectNode body = JSON.createObjectNode();
+        body.set("error", error);
+        return Optional.of(new EmulatorHttpServer.Refusal(403, body.toString()));
     }
 
     /** Every file {@code fs/write} made, in order (tests check staged files were 0600). */
@@ -405,6 +464,20 @@ public final class VercelEmulator implements Emulator {
 
     // ---------------------------------------------------------------- sandboxes
 
+    /** The plan's limits on a create, as a message, or null when it is within them. */
+    private static String overLimit(int vcpus, long timeout, JsonNode ports) {
+        if (vcpus < 1 || vcpus > MAX_VCPUS) {
+            return "resources.vcpus must be between 1 and " + MAX_VCPUS + ", not " + vcpus;
+        }
+        if (timeout < 1 || timeout > MAX_TIMEOUT_MS) {
+            return "timeout must be between 1 and " + MAX_TIMEOUT_MS + " ms (24 hours), not " + timeout;
+        }
+        if (ports.isArray() && ports.size() > MAX_PORTS) {
+            return "a sandbox exposes at most " + MAX_PORTS + " ports, not " + ports.size();
+        }
+        return null;
+    }
+
     private void create(Request req, Response resp) throws IOException {
         JsonNode body = body(req, resp);
         if (body == null) {
@@ -427,6 +500,11 @@ public final class VercelEmulator implements Emulator {
         }
         int vcpus = body.path("resources").path("vcpus").asInt(2);
         long timeout = body.path("timeout").asLong(DEFAULT_TIMEOUT_MS);
+        String over = overLimit(vcpus, timeout, body.path("ports"));
+        if (over != null) {
+            resp.error(400, "bad_request", over);
+            return;
+        }
         SandboxState sb = new SandboxState(name, projectId, body.path("persistent").asBoolean(false),
                 strings(body.get("tags")), strings(body.get("env")), vcpus,
                 Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), text(body, "runtime"), timeout);
@@ -553,6 +631,11 @@ public final class VercelEmulator implements Emulator {
         long d = body.path("duration").asLong(-1);
         if (d <= 0) {
             resp.error(400, "bad_request", "duration (milliseconds, positive) is required");
+            return;
+        }
+        if (s.get().timeout + d > MAX_TIMEOUT_MS) {
+            resp.error(400, "bad_request", "the session's timeout would be " + (s.get().timeout + d)
+                    + " ms; the maximum is " + MAX_TIMEOUT_MS + " ms (24 hours)");
             return;
         }
         s.get().timeout += d;

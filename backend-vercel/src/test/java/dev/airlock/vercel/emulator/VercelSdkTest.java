@@ -37,8 +37,12 @@ class VercelSdkTest {
         CallJournal journal = new CallJournal();
         try (VercelEmulator emulator = new VercelEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
                 SandboxIsolation.detect(Settings.empty()), FaultPlan.none(), journal, Settings.empty()))) {
-            Process p = new ProcessBuilder("node", "check.mjs", emulator.url().toString())
-                    .directory(SDK.toFile()).redirectErrorStream(true).start();
+            // The emulator made its own token and team; the SDK gets them by its environment, never argv.
+            ProcessBuilder pb = new ProcessBuilder("node", "check.mjs", emulator.url().toString())
+                    .directory(SDK.toFile()).redirectErrorStream(true);
+            pb.environment().keySet().removeIf(k -> k.startsWith("VERCEL_"));
+            pb.environment().putAll(emulator.credentials().asEnvironment());
+            Process p = pb.start();
             p.getOutputStream().close();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the SDK check did not finish");
@@ -46,7 +50,9 @@ class VercelSdkTest {
             assertEquals(0, p.exitValue(), out);
             assertTrue(out.contains("SDK CHECK PASSED"), out);
             assertEquals(0, emulator.runningSessions(), "the SDK stopped its sandbox");
-            assertTrue(journal.entries("sandbox-create").size() == 1 && journal.entries("fs-write").size() == 1, "one create, one write");
+            // Five creates reach the emulator: four refused (wrong token, foreign team, 16 ports, 999 vCPUs), one made.
+            assertTrue(journal.entries("sandbox-create").size() == 5 && journal.entries("fs-write").size() == 1,
+                    "four refused creates, one create, one write");
             journal.assertNoDoubleDispatch();
         }
     }
