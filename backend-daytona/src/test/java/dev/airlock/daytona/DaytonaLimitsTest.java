@@ -74,7 +74,7 @@ class DaytonaLimitsTest {
                 DaytonaSettings.IMAGE, "debian:12", DaytonaSettings.CPU, "512");
         AirlockException e = assertThrows(AirlockException.class, () -> new DaytonaProvider().open(OpenContext.of(s)).close());
         assertEquals("Daytona denied sandbox create (403) (CPU request 512 exceeds maximum allowed per sandbox (4));"
-                + " the token in DAYTONA_API_KEY lacks access to this project or team", e.getMessage());
+                + " the request is over a limit of the account: ask for less, or raise the limit", e.getMessage());
         assertEquals(List.of(), emulator.sandboxIds());
     }
 

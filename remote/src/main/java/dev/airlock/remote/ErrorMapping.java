@@ -39,8 +39,11 @@ public final class ErrorMapping {
                 return new ConfigurationException(s + " refused the credentials for " + call + " (" + code
                         + "); check " + service.tokenVariable(), f);
             case 403:
-                return new ConfigurationException(s + " denied " + call + " (" + code + ")" + detail
-                        + "; the token in " + service.tokenVariable() + " lacks access to this project or team", f);
+                // Services answer 403 both for a token without access and for a request over the
+                // account's quota (Daytona's per-sandbox CPU, memory and disk): say which it is.
+                return new ConfigurationException(s + " denied " + call + " (" + code + ")" + detail + "; "
+                        + (overLimit(f.detail()) ? "the request is over a limit of the account: ask for less, or raise the limit"
+                        : "the token in " + service.tokenVariable() + " lacks access to this project or team"), f);
             case 404:
             case 410:
                 if (resource.type() == Resource.Type.SANDBOX) {
@@ -72,6 +75,12 @@ public final class ErrorMapping {
                     + "; the service is having trouble, try again later", f);
         }
         return new BackendException(s + " refused " + call + " (" + code + ")" + detail, f);
+    }
+
+    /** Whether a refusal's detail says the request exceeds a quota or limit, rather than a missing permission. */
+    static boolean overLimit(String detail) {
+        String d = detail.toLowerCase(java.util.Locale.ROOT);
+        return d.contains("exceed") || d.contains("quota") || d.contains("limit") || d.contains("maximum");
     }
 
     /** The end of a dispatch whose answer never came: it may have run, and it will not be sent again. */

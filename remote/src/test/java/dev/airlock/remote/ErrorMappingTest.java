@@ -48,6 +48,17 @@ class ErrorMappingTest {
     }
 
     @Test
+    void aRefusalOverAQuotaSaysSoAndDoesNotBlameTheToken() {
+        String over = ErrorMapping.map(MODAL, "sandbox create", Resource.none(),
+                WireFailure.http(403, "CPU request 512 exceeds maximum allowed per sandbox (4)", Optional.empty())).getMessage();
+        assertEquals("Modal denied sandbox create (403) (CPU request 512 exceeds maximum allowed per sandbox (4));"
+                + " the request is over a limit of the account: ask for less, or raise the limit", over);
+        String denied = ErrorMapping.map(MODAL, "sandbox create", Resource.none(),
+                WireFailure.http(403, "forbidden: Not authorized", Optional.empty())).getMessage();
+        assertTrue(denied.endsWith("; the token in MODAL_TOKEN_SECRET lacks access to this project or team"), denied);
+    }
+
+    @Test
     void aMissingPathIsNoSuchPathAndAWaitIsNamed() {
         assertEquals(NoSuchPathException.class, ErrorMapping.map(MODAL, "read", Resource.path("/w/a"),
                 WireFailure.http(404, "", Optional.empty())).getClass());
