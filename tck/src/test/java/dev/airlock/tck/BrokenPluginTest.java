@@ -1,8 +1,5 @@
 package dev.airlock.tck;
 
-import dev.airlock.Environment;
-import dev.airlock.settings.Settings;
-import dev.airlock.spi.OpenContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -15,9 +12,6 @@ import org.junit.platform.launcher.core.LauncherConfig;
 import org.junit.platform.launcher.core.LauncherFactory;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -36,20 +30,14 @@ import static org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder.r
  * broken one fails (no case hangs the run) and every failure names the promise it broke.
  */
 class BrokenPluginTest {
-    private static final String RUN = "kit-" + Long.toHexString(System.nanoTime());
-    private static Path base;
-
     @BeforeAll
     static void makeBase() throws IOException {
-        base = Files.createTempDirectory("airlock-kit-plugin-");
+        HostPluginKits.start("airlock-kit-plugin-");
     }
 
     @AfterAll
     static void cleanUp() throws IOException {
-        HostPlugin.killRun(RUN); // what the broken plugin's cancels left running
-        try (Stream<Path> s = Files.walk(base)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
+        HostPluginKits.finish(); // what the broken plugin's kill cases left running, and the base
     }
 
     /** Group > case -> failure message, for some nested groups of a kit subclass, or all of it when none is named. */
@@ -107,7 +95,7 @@ class BrokenPluginTest {
     void aPluginWithoutSetsidFailsTheKitNamingTheBrokenPromise() {
         Map<String, String> passed = new TreeMap<>();
         long began = System.nanoTime();
-        Map<String, String> failed = runGroups(WithoutSetsid.class, passed);
+        Map<String, String> failed = runGroups(HostPluginKits.WithoutSetsid.class, passed);
         System.out.println("[BrokenPluginTest] a plugin without setsid: " + failed.size() + " failed, " + passed.size() + " passed, in "
                 + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - began) + " s");
         failed.values().forEach(m -> System.out.println("  " + m.lines().findFirst().orElse("")));
@@ -128,35 +116,10 @@ class BrokenPluginTest {
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void theSamePluginWithSetsidPassesTheGroups() {
         Map<String, String> passed = new TreeMap<>();
-        Map<String, String> failed = runGroups(WithSetsid.class, passed, "TimeoutsAndCancel", "StagedStdin", "LauncherRecord");
+        Map<String, String> failed = runGroups(HostPluginKits.WithSetsid.class, passed, "TimeoutsAndCancel", "StagedStdin", "LauncherRecord");
         assertEquals(Map.of(), failed, "the plugin written right failed the kit");
         assertTrue(passed.keySet().containsAll(java.util.List.of("StagedStdin > aFailedRedirectIsAStagingException()",
                 "TimeoutsAndCancel > cancelWhileHeldInNewNeverStagesOrRuns()",
                 "LauncherRecord > outputBeforeTheRecordIsNotTheCommands()")), "the groups ran: " + passed.keySet());
-    }
-
-    /** Run by the launcher above only (surefire does not pick up nested classes). */
-    static class WithSetsid extends EnvironmentCompatibilityKit {
-        @Override
-        protected Settings settings() {
-            return Settings.of("airlock.container", "no", "airlock.private-dir.base", base.toString());
-        }
-
-        @Override
-        protected Environment openEnvironment(OpenContext context) {
-            return new HostPlugin(context, true, RUN);
-        }
-    }
-
-    static class WithoutSetsid extends EnvironmentCompatibilityKit {
-        @Override
-        protected Settings settings() {
-            return Settings.of("airlock.container", "no", "airlock.private-dir.base", base.toString());
-        }
-
-        @Override
-        protected Environment openEnvironment(OpenContext context) {
-            return new HostPlugin(context, false, RUN);
-        }
     }
 }

@@ -1,8 +1,5 @@
 package dev.airlock.tck;
 
-import dev.airlock.Environment;
-import dev.airlock.settings.Settings;
-import dev.airlock.spi.OpenContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -15,15 +12,11 @@ import org.junit.platform.launcher.core.LauncherConfig;
 import org.junit.platform.launcher.core.LauncherFactory;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -36,20 +29,14 @@ import static org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder.r
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class KitSelectionTest {
-    private static final String RUN = "kit-select-" + Long.toHexString(System.nanoTime());
-    private static Path base;
-
     @BeforeAll
     static void makeBase() throws IOException {
-        base = Files.createTempDirectory("airlock-kit-select-");
+        HostPluginKits.start("airlock-kit-select-");
     }
 
     @AfterAll
     static void cleanUp() throws IOException {
-        HostPlugin.killRun(RUN); // what the broken plugin's kill cases left running
-        try (Stream<Path> s = Files.walk(base)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
+        HostPluginKits.finish(); // what the broken plugin's kill cases left running, and the base
     }
 
     /** What one kit run did: passed and failed cases ("Group#case"), skip reasons, and containers that failed. */
@@ -109,7 +96,7 @@ class KitSelectionTest {
 
     @Test
     void aGroupAndACaseOfAnotherRunAndNothingElse() {
-        Run r = run(Right.class, "Errors, Exec#exitCodeIsTheCommands", false);
+        Run r = run(HostPluginKits.WithSetsid.class, "Errors, Exec#exitCodeIsTheCommands", false);
         assertEquals(Map.of(), r.failed(), "cases failed");
         assertEquals(List.of(), r.brokenContainers());
         assertTrue(r.passed().containsAll(List.of("Errors#nulInTheCommandIsRejected", "Errors#invalidEnvNamesAreRejected",
@@ -125,7 +112,7 @@ class KitSelectionTest {
 
     @Test
     void aNameTheKitDoesNotHaveFailsTheRunNamingWhatItHas() {
-        Run r = run(Right.class, "Fils,Exec#noSuchCase", false);
+        Run r = run(HostPluginKits.WithSetsid.class, "Fils,Exec#noSuchCase", false);
         assertEquals(List.of(), r.passed(), "a misspelt selection ran cases");
         String broken = String.join("\n", r.brokenContainers());
         assertTrue(broken.contains("no group 'Fils' (groups: ") && broken.contains("Files"), broken);
@@ -135,37 +122,11 @@ class KitSelectionTest {
     @Test
     void failFastSkipsEveryCaseAfterTheFirstFailure() {
         // Without setsid both kill cases fail; fail-fast runs the first and skips the second.
-        Run r = run(Broken.class, "TimeoutsAndCancel#timeoutKillsTheCommandAndEverythingItStarted,"
+        Run r = run(HostPluginKits.WithoutSetsid.class, "TimeoutsAndCancel#timeoutKillsTheCommandAndEverythingItStarted,"
                 + "TimeoutsAndCancel#cancelKillsTheCommandAndEverythingItStarted", true);
         assertEquals(1, r.failed().size(), "fail-fast ran past the first failure: " + r.failed().keySet());
         String first = r.failed().keySet().iterator().next();
         assertTrue(r.skipped().stream().anyMatch(s -> s.contains("skipped after the first failure, " + first)),
                 "no case was skipped naming the first failure " + first + ": " + r.skipped());
-    }
-
-    /** A plugin written right (its commands lead their own session). */
-    static class Right extends EnvironmentCompatibilityKit {
-        @Override
-        protected Settings settings() {
-            return Settings.of("airlock.container", "no", "airlock.private-dir.base", base.toString());
-        }
-
-        @Override
-        protected Environment openEnvironment(OpenContext context) {
-            return new HostPlugin(context, true, RUN);
-        }
-    }
-
-    /** The same plugin without setsid: its kill cannot reach the command's tree. */
-    static class Broken extends EnvironmentCompatibilityKit {
-        @Override
-        protected Settings settings() {
-            return Settings.of("airlock.container", "no", "airlock.private-dir.base", base.toString());
-        }
-
-        @Override
-        protected Environment openEnvironment(OpenContext context) {
-            return new HostPlugin(context, false, RUN);
-        }
     }
 }
