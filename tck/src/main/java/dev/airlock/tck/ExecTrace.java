@@ -108,10 +108,12 @@ final class ExecTrace implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         if (strace.isAlive()) {
-            strace.destroy(); // SIGTERM: strace detaches cleanly
-            if (!strace.waitFor(20, TimeUnit.SECONDS)) {
-                strace.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
+            // SIGKILL, not SIGTERM: on SIGTERM strace detaches each tracee itself, and a thread of
+            // this JVM in vfork (posix_spawn) waiting for its traced child never stops, so strace
+            // waits forever and every spawn of this JVM with it (reproduced: a JVM spawning on 4
+            // threads froze within 5 attach/detach rounds). When the tracer dies the kernel
+            // detaches and resumes every tracee, and strace has written each event as it came.
+            strace.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
         try {
             trace = Files.readString(file, StandardCharsets.ISO_8859_1);
