@@ -293,6 +293,7 @@ class DockerLifecycleTest {
             ExecResult r = env.exec(ExecRequest.builder("sleep 304 & echo hi; exit 3").build());
             assertEquals(3, r.exitCode());
             assertEquals("hi\n", r.stdout().text());
+            assertFalse(sh(env, "ps -o args").contains("sleep 304"), "the background job ends with its exec");
         }
     }
 

@@ -12,6 +12,7 @@ import dev.airlock.spi.StdinWriter;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.time.Duration;
 import java.util.Optional;
 
 /**
@@ -23,6 +24,8 @@ import java.util.Optional;
 final class Capture {
     private static final int HEAP_CAPTURE = 1 << 20;
     private static final int TRANSPORT_ERR = 64 << 10;
+    /** How long end-of-output may take to come once the command's leftover tree was killed. */
+    private static final Duration AFTER_KILL = Duration.ofMillis(200);
 
     private final CoreEnvironment env;
     private final ExecRequest request;
@@ -85,18 +88,24 @@ final class Capture {
     }
 
     /**
-     * After the command ended: waits for both outputs (a background job holding a pipe is given
-     * up on after the output grace, and its transport released so no thread stays blocked on it),
-     * downloads the output files (FILES), closes the captures and flushes the caller's sinks.
-     * Returns whether the launcher record came.
+     * After the command ended: waits for both outputs, up to the output grace. One rule on every
+     * backend: what the command left running (a background job holding a pipe, or one the backend
+     * sees in the command's session) ends with it, its tree killed before the result. Then the
+     * transport is released (a process out of the kill's reach may still hold it), downloads the output files
+     * (FILES), closes the captures and flushes the caller's sinks. Returns whether the launcher
+     * record came.
      */
     boolean finish(TreeKill kill) throws InterruptedException {
-        boolean drained = outPump.finish(env.config().outputGrace()) & errPump.finish(env.config().outputGrace());
+        Duration grace = env.config().outputGrace();
+        boolean drained = outPump.finish(grace) & errPump.finish(grace);
         kill.recorded(records.record());
-        if (!drained) {
-            env.holdsOutput(process, kill.known(), () -> outPump.ended() && errPump.ended());
-        } else if (process.hasSurvivors()) {
-            env.linger(process, kill.known());
+        if (!drained || process.hasSurvivors()) {
+            kill.request();
+            kill.await();
+            // End-of-output follows the kill; a process out of its reach (a second session) keeps
+            // the pipe, and the release below lets go of it.
+            outPump.finish(AFTER_KILL);
+            errPump.finish(AFTER_KILL);
         }
         if (stdin != null) {
             stdin.awaitEnd();

@@ -430,25 +430,6 @@ public final class CoreEnvironment implements ContainedEnvironment {
         live.linger(p, identity);
     }
 
-    /**
-     * {@code p} finished, but its background jobs hold its output open, and so pump threads: past
-     * {@link LiveExecs#MAX_HOLDING} such execs the oldest job is reaped (its group terminated,
-     * checked by identity), so leftover jobs never exhaust the pool and refuse execs.
-     */
-    void holdsOutput(RemoteProcess p, Reaper.Identity identity, java.util.function.BooleanSupplier released) {
-        for (RemoteProcess old : live.hold(p, identity, released)) {
-            Optional<Reaper.Identity> id = live.kept(old);
-            if (id == null) {
-                continue; // close took it already
-            }
-            workers.runAsync(() -> {
-                if (reaper.terminate(old, id.orElse(null), () -> false)) {
-                    live.unlinger(old);
-                }
-            });
-        }
-    }
-
     void unlinger(dev.airlock.spi.RemoteProcess p) {
         live.unlinger(p);
     }

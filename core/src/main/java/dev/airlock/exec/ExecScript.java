@@ -88,6 +88,9 @@ final class ExecScript {
         }
         script.append(cd); // after the staging lines, so a bad cwd cannot leave a staged file behind
         script.append(files != null ? OutputFiles.recordOnTransport(Launcher.recordLine(nonce)) : Launcher.recordLines(nonce));
+        if (files == null && !internal) {
+            script.append(Launcher.HOLD_TRANSPORT);
+        }
         script.append(stagedScript ? StdinScripts.execStagedScript(shell) : command);
         return new Launch(shell, script.toString(), caps.nativeEnv() ? set : Map.of(), caps.nativeEnv() ? unset : Set.of(),
                 pipe, internal);

@@ -1,25 +1,19 @@
 package dev.airlock.exec;
 
 import dev.airlock.spi.RemoteProcess;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
-import java.util.function.BooleanSupplier;
 
 /**
  * The execs an environment runs, and the stop that ends them: an exec is registered before it is
  * dispatched, and registration and the stop hold one lock, so either close sees the exec and
  * cancels it, or the exec sees the stop and is refused. An exec leaves the live set with its
  * result, and the flows set when its flow ended (close waits for those that were dispatched).
- * Also the trees that may outlive their exec, killed (identity checked) at close: background jobs
- * of finished execs, and trees whose kill has not got through yet; of the jobs that hold their
- * output open, and so pump threads, at most {@link #MAX_HOLDING} are kept, the oldest reaped.
+ * Also the trees whose kill has not got through yet, killed again (identity checked) at close.
  */
 final class LiveExecs {
     /** Execs one environment runs at once; more is refused with a clear error, never queued unboundedly. */
@@ -33,15 +27,6 @@ final class LiveExecs {
     private final Set<ExecRun> flows = ConcurrentHashMap.newKeySet();
     private final Map<RemoteProcess, Optional<Reaper.Identity>> lingering = new ConcurrentHashMap<>();
     private volatile boolean stopped;
-
-    /**
-     * Finished execs whose background jobs hold their output open at most, each holding a pump
-     * thread per stream: 8 hold at most 16 threads, the room the pool keeps beyond the live execs'.
-     */
-    static final int MAX_HOLDING = 8;
-
-    /** Those finished execs, oldest first, with whether their pumps have ended since (the job let go). */
-    private final LinkedHashMap<RemoteProcess, BooleanSupplier> holding = new LinkedHashMap<>();
 
     /**
      * Registers {@code run} unless the stop came or the bound is full; checked and added as one
@@ -90,29 +75,6 @@ final class LiveExecs {
     /** Keeps {@code p} (which may still run processes) for close to kill, checked against {@code identity}. */
     void linger(RemoteProcess p, Reaper.Identity identity) {
         lingering.put(p, Optional.ofNullable(identity));
-    }
-
-    /**
-     * {@code p} finished but its background jobs hold its output, and so threads: kept (see
-     * {@link #linger}), and returned with the others over {@link #MAX_HOLDING}, oldest first, for
-     * the caller to reap. {@code released} says when its pumps ended after all (the job let go).
-     */
-    synchronized List<RemoteProcess> hold(RemoteProcess p, Reaper.Identity identity, BooleanSupplier released) {
-        linger(p, identity);
-        holding.entrySet().removeIf(e -> e.getValue().getAsBoolean());
-        holding.put(p, released);
-        List<RemoteProcess> over = new ArrayList<>();
-        Iterator<RemoteProcess> oldest = holding.keySet().iterator();
-        while (holding.size() - over.size() > MAX_HOLDING) {
-            over.add(oldest.next());
-        }
-        over.forEach(holding::remove);
-        return over;
-    }
-
-    /** Who {@code p} was kept as, for its reaping: empty when unknown, null when it is not kept. */
-    Optional<Reaper.Identity> kept(RemoteProcess p) {
-        return lingering.get(p);
     }
 
     /** {@code p}'s tree was killed, or is gone: close need not. */

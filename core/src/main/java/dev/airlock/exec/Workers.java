@@ -23,6 +23,9 @@ final class Workers {
     private final ExecutorService pool;
     private final ScheduledExecutorService timers;
 
+    /** Threads beyond the live execs' needs (see the constructor). */
+    static final int SPARE = 16;
+
     Workers(String name) {
         this.name = name;
         AtomicInteger n = new AtomicInteger();
@@ -32,9 +35,9 @@ final class Workers {
             return t;
         };
         // Bounded: at most MAX_LIVE execs run at once, each needing a few threads (flow, two pumps,
-        // stdin, kill); beyond those, two pumps for each of at most LiveExecs.MAX_HOLDING finished
-        // execs whose background jobs hold their output open (the oldest job past that is reaped).
-        this.pool = new ThreadPoolExecutor(0, LiveExecs.MAX_LIVE * 5 + LiveExecs.MAX_HOLDING * 2, 30, TimeUnit.SECONDS,
+        // stdin, kill); beyond those, SPARE for the pumps of finished execs whose output a process
+        // out of the kill's reach (a second session, without isolation) still holds.
+        this.pool = new ThreadPoolExecutor(0, LiveExecs.MAX_LIVE * 5 + SPARE, 30, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), tf);
         this.timers = Executors.newSingleThreadScheduledExecutor(tf);
     }

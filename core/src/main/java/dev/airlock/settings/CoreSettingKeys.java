@@ -13,7 +13,7 @@ public final class CoreSettingKeys {
             SettingKey.of("airlock.output.max-bytes", "size", "16m", "capture cap per stream"),
             SettingKey.of("airlock.kill.grace", "duration", "1s", "SIGTERM to the process group, then SIGKILL after this"),
             SettingKey.of("airlock.kill.slack", "duration", "1s", "how long past the grace a stop waits on a backend that does not answer"),
-            SettingKey.of("airlock.exec.output-grace", "duration", "2s", "how long a background process may hold the output open"),
+            SettingKey.of("airlock.exec.output-grace", "duration", "2s", "how long a background process may hold the output open before it is killed"),
             SettingKey.of("airlock.stdin.max-staged-bytes", "size", "1g", "largest stdin of unknown length a staging backend accepts"),
             SettingKey.of("airlock.env.strip", "list", "", "more variable names never passed to children"),
             SettingKey.of("airlock.env.pass", "list", "", "secret-looking variables passed to children on purpose"),

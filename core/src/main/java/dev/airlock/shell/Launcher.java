@@ -29,6 +29,16 @@ public final class Launcher {
         return java.util.List.of(env, "--default-signal=" + DEFAULT_SIGNALS);
     }
 
+    /**
+     * The line right after the record on a stream transport: a copy of the transport's stdout on
+     * descriptor 9, which every process the command starts inherits. A background job that sent
+     * its own output elsewhere ({@code server >log 2>&1 &}) still holds the transport open, so the
+     * core sees it left something running, and ends it with the exec, on every backend alike. (A
+     * command that closes descriptor 9 on purpose hides its jobs from this; the kernel-enforced
+     * containment, not this line, is what holds against such a command.)
+     */
+    public static final String HOLD_TRANSPORT = "exec 9>&1\n";
+
     /** A fresh nonce: 128 random bits, unguessable by the command. */
     public static String nonce() {
         return StdinScripts.randomToken();

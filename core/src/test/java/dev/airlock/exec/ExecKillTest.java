@@ -25,6 +25,8 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.function.BooleanSupplier;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -170,46 +172,28 @@ class ExecKillTest {
     }
 
     /**
-     * A background job that still holds the output when its command ended is given up on after the
-     * output grace, and killed when the environment closes.
-     */
-    @Test
-    void aBackgroundJobHoldingTheOutputIsKilledAtClose() throws Exception {
-        HostBackend b = open("airlock.exec.output-grace", "200ms");
-        Path pid = dir.resolve("job.pid");
-        ExecResult r = b.exec(ExecRequest.of("sleep 300 & echo $! > '" + pid + "'; echo done; sleep 1")); // sleep: see below
-        assertTrue(r.stdout().text().startsWith("done"), r.stdout().text());
-        long job = pidIn(pid);
-        assertTrue(HostBackend.alive(job), "the background job died before close");
-        b.env.close();
-        eventually("the background job outlived close", GONE, () -> !HostBackend.alive(job));
-    }
-
-    /**
-     * Either output held alone is enough: the job is given up on, and killed when the environment
-     * closes. (The shell stays a second so the pumps read before it exits: the JDK closes a
+     * Wherever the job's own output goes, it ends with its exec: either output held alone is
+     * enough, and a job that sent both elsewhere still holds the copy of stdout the launcher gives
+     * every process of the command. (The shell stays a second so the pumps read before it exits: the JDK closes a
      * process's pipes when it exits unless a read is under way, which hides the job from this
      * test backend; the local backend finds such jobs through the session instead.)
      */
     @ParameterizedTest(name = "sleep 300 {0} &")
-    @ValueSource(strings = {">/dev/null", "2>/dev/null"})
-    void aBackgroundJobHoldingOneOutputIsKilledAtClose(String other) throws Exception {
+    @ValueSource(strings = {">/dev/null", "2>/dev/null", ">/dev/null 2>&1"})
+    void aBackgroundJobEndsWithItsExecWhereverItsOutputGoes(String other) throws Exception {
         HostBackend b = open("airlock.exec.output-grace", "200ms");
         Path pid = dir.resolve("job.pid");
         ExecResult r = b.exec(ExecRequest.of("sleep 300 " + other + " & echo $! > '" + pid + "'; sleep 1"));
         assertTrue(r.exitCode() == 0, r.stderr().text());
-        long job = pidIn(pid);
-        assertTrue(HostBackend.alive(job), "the background job died before close");
-        b.env.close();
-        eventually("the background job holding one output outlived close", GONE, () -> !HostBackend.alive(job));
+        assertFalse(HostBackend.runs(pidIn(pid)), "the background job (" + other + ") outlived its exec's result");
     }
 
     /**
      * A backend that can tell a command left processes behind (a background job that let go of
-     * the output): those are killed when the environment closes.
+     * the output): those end with the exec too.
      */
     @Test
-    void survivorsTheBackendReportsAreKilledAtClose() throws Exception {
+    void survivorsTheBackendReportsEndWithTheirExec() throws Exception {
         HostBackend b = opened(new HostBackend(settings(), dev.airlock.Capabilities.pipe().withNativeEnv(true),
                 List.of()) {
             @Override
@@ -226,10 +210,7 @@ class ExecKillTest {
         Path pid = dir.resolve("job.pid");
         ExecResult r = b.exec(ExecRequest.of("sleep 300 >/dev/null 2>&1 & echo $! > '" + pid + "'"));
         assertTrue(r.exitCode() == 0, r.stderr().text());
-        long job = pidIn(pid);
-        assertTrue(HostBackend.alive(job), "the background job died before close");
-        b.env.close();
-        eventually("a survivor the backend reported outlived close", GONE, () -> !HostBackend.alive(job));
+        assertFalse(HostBackend.runs(pidIn(pid)), "a survivor the backend reported outlived its exec's result");
     }
     /**
      * A timed-out tree that ignores SIGTERM dies even when one SIGKILL attempt fails (a transient
@@ -281,27 +262,26 @@ class ExecKillTest {
         }
     }
     /**
-     * Commands that leave a background job holding their output: each job held two pump threads
-     * for as long as it ran, so enough of them exhausted the environment's pool and every exec was
-     * refused. Now the jobs hold no more than a bounded budget of threads: past it the oldest job
-     * is reaped (its group killed, by identity), and execs are never refused for it.
+     * One rule on every backend: what a command leaves running ends with it. A background job
+     * holding the output used to run on until close (and hold two pump threads while it did, so
+     * enough of them exhausted the pool); now its tree is killed once the output grace is over,
+     * before the result, and no pump thread stays behind.
      */
     @Test
-    void leftoverJobsHoldingOutputDoNotExhaustThreads() throws Exception {
+    void leftoverJobsEndWithTheirExec() throws Exception {
         HostBackend b = open("airlock.exec.output-grace", "100ms");
         Path pids = dir.resolve("jobs.pid");
-        // Past the budget by half again: without the reaping their pumps would hold 24 threads, over the 16 allowed.
-        int runs = LiveExecs.MAX_HOLDING + 4;
         try {
-            for (int i = 0; i < runs; i++) {
-                // The shell stays a moment so the pumps are reading when it exits (see above).
-                ExecResult r = b.exec(ExecRequest.of("sleep 120 & echo $! >> '" + pids + "'; echo hi; sleep 0.3"));
-                assertTrue(r.stdout().text().startsWith("hi"), "run " + i + ": " + r.stdout().text() + r.stderr().text());
+            for (int i = 0; i < 6; i++) {
+                // The shell stays a moment so the pumps are reading when it exits.
+                ExecResult r = b.exec(ExecRequest.of("sleep 120 & echo $! >> '" + pids + "'; echo hi; sleep 0.3; exit 3"));
+                assertEquals(3, r.exitCode(), "the command's own exit code; stderr: " + r.stderr().text());
+                assertEquals("hi\n", r.stdout().text());
+                long pid = jobs(pids).get(i);
+                assertFalse(HostBackend.runs(pid), "run " + i + ": the background job " + pid + " outlived its exec's result");
             }
-            eventually("the leftover jobs still hold " + pumpThreads() + " pump threads", HostBackend.HANG,
-                    () -> pumpThreads() <= 2 * LiveExecs.MAX_HOLDING);
-            long alive = jobs(pids).stream().filter(HostBackend::alive).count();
-            assertTrue(alive >= 1 && alive <= LiveExecs.MAX_HOLDING, alive + " of " + runs + " jobs run on");
+            eventually("the ended jobs' pumps still hold " + pumpThreads() + " threads", HostBackend.HANG,
+                    () -> pumpThreads() == 0);
         } finally {
             jobs(pids).forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
         }

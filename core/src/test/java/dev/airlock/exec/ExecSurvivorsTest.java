@@ -178,7 +178,7 @@ class ExecSurvivorsTest {
         Workers w = new Workers("bounded");
         CountDownLatch hold = new CountDownLatch(1);
         try {
-            int bound = LiveExecs.MAX_LIVE * 5 + LiveExecs.MAX_HOLDING * 2;
+            int bound = LiveExecs.MAX_LIVE * 5 + Workers.SPARE;
             for (int i = 0; i < bound; i++) {
                 assertTrue(w.tryExecute(() -> awaitQuietly(hold)), "task " + i + " of " + bound + " refused");
             }

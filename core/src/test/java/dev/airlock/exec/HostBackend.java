@@ -642,6 +642,24 @@ class HostBackend implements Backend, Stager, Killer {
         }
     }
 
+    /** Whether {@code pid} still runs code: alive, and no SIGKILL pending (the kernel tearing it down counts as gone). */
+    static boolean runs(long pid) {
+        if (!alive(pid)) {
+            return false;
+        }
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if ((line.startsWith("SigPnd:") || line.startsWith("ShdPnd:"))
+                        && (Long.parseUnsignedLong(line.substring(7).strip(), 16) & (1L << 8)) != 0) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** The live (not zombie) processes of process group {@code pgid}, by pid, read from {@code /proc}. */
     static List<Long> groupMembers(long pgid) {
         List<Long> out = new java.util.ArrayList<>();

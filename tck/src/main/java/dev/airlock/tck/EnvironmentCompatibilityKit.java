@@ -842,6 +842,24 @@ public abstract class EnvironmentCompatibilityKit {
             System.out.println(TAG + "short timeouts: " + checked + " of 8 had started their grandchild");
         }
 
+        /**
+         * One rule on every backend: what a command leaves running ends with it (after the output
+         * grace), whether the job holds the command's output or sent its own elsewhere. To keep a
+         * server, {@code start} it and keep the execution.
+         */
+        @ParameterizedTest(name = "sleep 600 {0} &")
+        @ValueSource(strings = {"", ">/dev/null 2>&1"})
+        void backgroundJobsEndWithTheirExec(String redirect) {
+            Environment env = environment();
+            assumeCapability(Remote.processesVisibleAcrossExecs(env), "one exec cannot see another's processes here"
+                    + " (a process namespace per command, which ends with it), so whether they are gone cannot be judged from inside");
+            String pid = newDir(env, "jobs") + "/pid";
+            ExecResult r = env.exec(ExecRequest.of("sleep 600 " + redirect + " & echo $! > " + q(pid) + "; echo hi; exit 3"));
+            assertEquals(3, r.exitCode(), () -> "the command's own exit code; stderr: " + Remote.head(r.stderr()));
+            assertEquals("hi\n", r.stdout().text());
+            assertFalse(Remote.alive(env, pid), "a background job (sleep 600 " + redirect + " &) outlived its exec's result");
+        }
+
         @Test
         void cancelKillsTheCommandAndEverythingItStarted() throws InterruptedException {
             Environment env = environment();
