@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -272,15 +273,25 @@ class SshExecTest {
         return gone(pid, 500);
     }
 
+    /** Whether {@code pid} is gone within {@code polls} polls 20 ms apart; a zombie (killed, not reaped yet) counts as gone. */
     static boolean gone(long pid, int polls) throws InterruptedException {
         for (int i = 0; i < polls; i++) {
-            if (ProcessHandle.of(pid).map(ph -> ph.isAlive()).orElse(false)) {
+            if (ProcessHandle.of(pid).map(ph -> ph.isAlive()).orElse(false) && !zombie(pid)) {
                 Thread.sleep(20);
                 continue;
             }
             return true;
         }
         return false;
+    }
+
+    private static boolean zombie(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
+        } catch (IOException e) {
+            return true;
+        }
     }
 
     static long awaitPid(Path file) throws Exception {

@@ -430,6 +430,12 @@ final class VercelEnvironment extends AbstractEnvironment {
             return OptionalLong.empty();
         }
 
+        /** The output is files read to the end they had at the exit: a job left running shows in neither. */
+        @Override
+        public boolean outputEndsAtExit() {
+            return true;
+        }
+
         @Override
         public void release() {
             // Best effort and off the caller's path: the dir goes with the sandbox anyway.

@@ -89,8 +89,9 @@ final class Capture {
 
     /**
      * After the command ended: waits for both outputs, up to the output grace. One rule on every
-     * backend: what the command left running (a background job holding a pipe, or one the backend
-     * sees in the command's session) ends with it, its tree killed before the result. Then the
+     * backend: what the command left running (a background job holding a pipe, one the backend sees
+     * in the command's session, or any at all where the output cannot tell) ends with it, its tree
+     * killed before the result (where it is gone already, that costs one group read). Then the
      * transport is released (a process out of the kill's reach may still hold it), downloads the output files
      * (FILES), closes the captures and flushes the caller's sinks. Returns whether the launcher
      * record came.
@@ -99,7 +100,8 @@ final class Capture {
         Duration grace = env.config().outputGrace();
         boolean drained = outPump.finish(grace) & errPump.finish(grace);
         kill.recorded(records.record());
-        if (!drained || process.hasSurvivors()) {
+        // (Where the output cannot tell, a command whose record never came never ran: nothing to ask.)
+        if (!drained || (process.outputEndsAtExit() && records.seen()) || process.hasSurvivors()) {
             kill.request();
             kill.await();
             // End-of-output follows the kill; a process out of its reach (a second session) keeps

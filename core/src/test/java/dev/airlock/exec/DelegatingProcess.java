@@ -50,6 +50,11 @@ class DelegatingProcess implements RemoteProcess {
     }
 
     @Override
+    public boolean outputEndsAtExit() {
+        return p.outputEndsAtExit();
+    }
+
+    @Override
     public void release() {
         p.release();
     }

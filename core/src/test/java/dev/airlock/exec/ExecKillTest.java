@@ -213,6 +213,32 @@ class ExecKillTest {
         assertFalse(HostBackend.runs(pidIn(pid)), "a survivor the backend reported outlived its exec's result");
     }
     /**
+     * Where the transport ends the output at the command's exit (Docker), held output cannot tell
+     * that a job was left: the core asks the target for the group, and the job ends with its exec
+     * even when it holds none of the command's descriptors.
+     */
+    @Test
+    void whereTheOutputEndsAtExitTheGroupIsAskedForJobs() throws Exception {
+        HostBackend b = opened(new HostBackend(settings(), dev.airlock.Capabilities.pipe().withNativeEnv(true),
+                List.of()) {
+            @Override
+            public RemoteProcess launch(Launch l, Deadline deadline) throws IOException {
+                RemoteProcess p = super.launch(l, deadline);
+                return l.internal() ? p : new DelegatingProcess(p) {
+                    @Override
+                    public boolean outputEndsAtExit() {
+                        return true;
+                    }
+                };
+            }
+        });
+        Path pid = dir.resolve("job.pid");
+        ExecResult r = b.exec(ExecRequest.of("sleep 300 >/dev/null 2>&1 9>&- & echo $! > '" + pid + "'"));
+        assertEquals(0, r.exitCode(), r.stderr().text());
+        assertFalse(HostBackend.runs(pidIn(pid)), "a job that let go of every descriptor outlived its exec's result");
+    }
+
+    /**
      * A timed-out tree that ignores SIGTERM dies even when one SIGKILL attempt fails (a transient
      * error) or a SIGTERM hook overran its deadline (it returned, or failed plainly, with its
      * thread still flagged interrupted): the kill is tried again, and an interrupt a hook left

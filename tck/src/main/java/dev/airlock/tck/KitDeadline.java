@@ -32,9 +32,10 @@ public final class KitDeadline implements InvocationInterceptor {
             Map.entry("Stdin", "stdin arrives byte-exact and ends when it should: a command reading it must see end-of-input"),
             Map.entry("Output", "an exec ends when its command exits; the backend must not hold the output open"),
             Map.entry("Files", "file operations finish, atomic and byte-exact"),
-            Map.entry("TimeoutsAndCancel", "a timeout or cancel ends the command's whole process tree within the kill grace, and nothing cancelled"
-                    + " before dispatch runs;"
-                    + " launch must start the command in its own session and process group (setsid) and kill that group"),
+            Map.entry("TimeoutsAndCancel", "a timeout or cancel ends the command's whole process tree within the kill grace,"
+                    + " what a command leaves running ends with its exec, and nothing cancelled before dispatch runs;"
+                    + " launch must start the command in its own session and process group (setsid) and kill that group,"
+                    + " and a transport whose output ends at the command's exit must say so (RemoteProcess.outputEndsAtExit)"),
             Map.entry("Concurrency", "one environment serves many execs and file operations at once"),
             Map.entry("Secrecy", "nothing secret appears in any argv, and the checks finish"),
             Map.entry("Errors", "bad input fails at once with one clear exception"),
