@@ -22,8 +22,9 @@ import java.util.stream.Stream;
 /** {@code session list} and {@code session end NAME}: the named sessions {@code --set airlock.session=NAME} keeps. */
 @Command(name = "session", mixinStandardHelpOptions = true, subcommands = {SessionCommand.ListSessions.class, SessionCommand.EndSession.class},
         synopsisSubcommandLabel = "(list | end NAME)",
-        description = {"Lists or ends the named shell sessions that --set airlock.session=NAME keeps between commands.",
-                "Their state lives under $AIRLOCK_HOME/sessions/BACKEND/TARGET/NAME.snapshot."})
+        description = {"Lists the named shell sessions kept between commands, or ends one.",
+                "exec runs in one with --set airlock.session=NAME; its state lives under"
+                        + " $AIRLOCK_HOME/sessions/BACKEND/TARGET/NAME.snapshot."})
 final class SessionCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
