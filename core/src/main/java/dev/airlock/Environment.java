@@ -31,6 +31,11 @@ public interface Environment extends AutoCloseable {
     /** Runs a command and waits for it. Interrupting the calling thread cancels the command. */
     ExecResult exec(ExecRequest request);
 
+    /** Runs a shell command with the request's defaults (no stdin, no timeout) and waits for it. */
+    default ExecResult exec(String command) {
+        return exec(ExecRequest.of(command));
+    }
+
     /** Starts a command and returns at once, before staging begins; see {@link Execution}. */
     Execution start(ExecRequest request);
 

@@ -20,12 +20,16 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Consumer;
 
 /** Finds backends and opens environments by configuration ({@code airlock.backend}, default {@code local}). */
 public final class Environments {
     public static final String BACKEND_KEY = "airlock.backend";
+    /** The backends this project publishes, each as {@code dev.airlock:airlock-backend-NAME}. */
+    private static final Set<String> OUR_BACKENDS = Set.of("local", "docker", "ssh", "modal", "daytona", "vercel");
 
     private Environments() {
     }
@@ -144,12 +148,19 @@ public final class Environments {
 
     private static EnvironmentProvider provider(String name, Map<String, EnvironmentProvider> all) {
         EnvironmentProvider p = all.get(name);
-        if (p == null) {
-            throw new ConfigurationException("no backend named '" + name + "' (" + BACKEND_KEY + "); found: "
-                    + (all.isEmpty() ? "none, add a backend jar such as airlock-backend-local to the classpath"
-                    : String.join(", ", all.keySet())));
+        if (p != null) {
+            return p;
         }
-        return p;
+        String found = all.isEmpty() ? "none" : String.join(", ", all.keySet());
+        if (OUR_BACKENDS.contains(name)) {
+            throw new ConfigurationException("the " + name + " backend (" + BACKEND_KEY + ") is not on the class path:"
+                    + " add dev.airlock:airlock-backend-" + name + " to your dependencies; found: " + found);
+        }
+        Set<String> names = new TreeSet<>(all.keySet());
+        names.addAll(OUR_BACKENDS);
+        throw new ConfigurationException("no backend named '" + name + "' (" + BACKEND_KEY + "); "
+                + SettingsCheck.closestName(name, names).map(n -> "did you mean " + n + "? ").orElse("")
+                + "found: " + found + (all.isEmpty() ? ", add a backend jar such as airlock-backend-local to the classpath" : ""));
     }
 
     /** Every provider on the class path by name; two with one name is an error naming both classes. */

@@ -1,6 +1,8 @@
 package dev.airlock;
 
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Optional;
 
@@ -10,6 +12,8 @@ import java.util.Optional;
  * command that touches the same path.
  */
 public interface RemoteFiles {
+    /** The most {@link #readBytes} returns: 64 MiB. Stream a larger file with {@link #read}. */
+    int MAX_READ_BYTES = 64 << 20;
 
     /**
      * Writes {@code content} to {@code path} atomically: readers see the old file or the whole new
@@ -35,6 +39,26 @@ public interface RemoteFiles {
      * @throws NoSuchPathException when the path does not exist
      */
     InputStream read(String path);
+
+    /**
+     * The whole file, for a small one: at most {@link #MAX_READ_BYTES}, so a large file can never
+     * exhaust the heap.
+     *
+     * @throws ConfigurationException when the file is larger: stream it with {@link #read} instead
+     * @throws NoSuchPathException when the path does not exist
+     */
+    default byte[] readBytes(String path) {
+        try (InputStream in = read(path)) {
+            byte[] bytes = in.readNBytes(MAX_READ_BYTES + 1);
+            if (bytes.length > MAX_READ_BYTES) {
+                throw new ConfigurationException(path + " is over " + (MAX_READ_BYTES >> 20) + " MiB, more than readBytes"
+                        + " returns: stream it with files().read(path)");
+            }
+            return bytes;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + path + ": " + e.getMessage(), e);
+        }
+    }
 
     /** The entry at {@code path} (not following a final symlink), or empty when there is none. */
     Optional<FileStat> stat(String path);

@@ -2,16 +2,23 @@ package dev.airlock.cli;
 
 import dev.airlock.ConfigurationException;
 import dev.airlock.settings.Settings;
+import dev.airlock.settings.SettingsCheck;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
 
+import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 
 /** The {@code airlock} command line; {@code ./airlock} at the repository root builds and runs it. */
 @Command(name = "airlock", mixinStandardHelpOptions = true, versionProvider = AirlockCli.Version.class,
@@ -35,7 +42,14 @@ public final class AirlockCli implements Callable<Integer> {
      */
     static final List<Class<?>> COMMANDS = List.of(ExecCommand.class, WriteCommand.class, ReadCommand.class,
             BackendsCommand.class, SandboxCommands.Up.class, SandboxCommands.Down.class, SandboxCommands.Gc.class,
-            DoctorCommand.class, EmulatorCommand.class, McpCommand.class, CommandLine.HelpCommand.class);
+            DoctorCommand.class, EmulatorCommand.class, McpCommand.class, SessionCommand.class, CommandLine.HelpCommand.class);
+
+    /**
+     * Loggers that log every byte or header a client sends at debug; --debug keeps them at info so
+     * Airlock's own lines stay readable (and no request body or header is printed).
+     */
+    private static final List<String> WIRE_LOGGERS = List.of("org.apache.hc", "com.github.dockerjava", "okhttp3",
+            "io.grpc", "io.netty", "com.jcraft.jsch");
 
     private final Signals signals = new Signals();
 
@@ -73,7 +87,9 @@ public final class AirlockCli implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        throw new ParameterException(spec.commandLine(), "missing command: exec, write, read, backends, up, down, gc, doctor or help");
+        List<String> names = spec.subcommands().keySet().stream().toList();
+        throw new ParameterException(spec.commandLine(), "missing command: " + String.join(", ", names.subList(0, names.size() - 1))
+                + " or " + names.get(names.size() - 1));
     }
 
     Settings settings() {
@@ -128,9 +144,41 @@ public final class AirlockCli implements Callable<Integer> {
 
     private int onUsageError(ParameterException e, String[] args) {
         CommandLine where = e.getCommandLine();
-        String help = where.getCommandSpec().qualifiedName() + " --help";
-        return ExitCodes.report(new ConfigurationException(e.getMessage() + " (see '" + help + "')", e),
+        CommandLine about = where;
+        String message = e.getMessage();
+        if (e instanceof UnmatchedArgumentException u && !u.getUnmatched().isEmpty()) {
+            String first = u.getUnmatched().get(0);
+            String option = first.contains("=") ? first.substring(0, first.indexOf('=')) : first;
+            Optional<CommandLine> owner = first.startsWith("-") ? ownerOf(option, where, args) : Optional.empty();
+            if (owner.isPresent()) {
+                about = owner.get();
+                message = misplaced(option, about);
+            } else if (!first.startsWith("-") && !where.getSubcommands().isEmpty()) {
+                message = "unknown command '" + first + "'; " + SettingsCheck.closestName(first, where.getSubcommands().keySet())
+                        .map(c -> "did you mean " + c + "?").orElse("the commands are " + String.join(", ", where.getSubcommands().keySet()));
+            }
+        }
+        String help = about.getCommandSpec().qualifiedName() + " --help";
+        return ExitCodes.report(new ConfigurationException(message + " (see '" + help + "')", e),
                 where.getCommand() instanceof ExecCommand, options != null && options.debug, System.err);
+    }
+
+    /**
+     * The command {@code option} (given where it does not belong) is an option of: the command the
+     * line names after it if that one has it, else the first that has it.
+     */
+    private static Optional<CommandLine> ownerOf(String option, CommandLine where, String[] args) {
+        Optional<CommandLine> named = Arrays.stream(args).map(where.getSubcommands()::get).filter(Objects::nonNull).findFirst();
+        return Stream.concat(named.stream(), where.getSubcommands().values().stream())
+                .filter(c -> c.getCommandSpec().findOption(option) != null).findFirst();
+    }
+
+    /** {@code --timeout is an option of exec: give it after the command, as in 'airlock exec --timeout DURATION ...'}. */
+    private static String misplaced(String option, CommandLine owner) {
+        OptionSpec o = owner.getCommandSpec().findOption(option);
+        String usage = o.arity().max() > 0 ? option + " " + o.paramLabel() : option;
+        return option + " is an option of " + owner.getCommandName() + ": give it after the command, as in '"
+                + owner.getCommandSpec().qualifiedName() + " " + usage + " ...'";
     }
 
     private int onFailure(Exception e, boolean exec) {
@@ -147,6 +195,11 @@ public final class AirlockCli implements Callable<Integer> {
             System.setProperty(LOG_PREFIX + "defaultLogLevel", "debug");
         } else if (System.getProperty(LOG_PREFIX + "defaultLogLevel") == null) {
             System.setProperty(LOG_PREFIX + "defaultLogLevel", "warn");
+        }
+        for (String wire : WIRE_LOGGERS) {
+            if (System.getProperty(LOG_PREFIX + "log." + wire) == null) {
+                System.setProperty(LOG_PREFIX + "log." + wire, "info");
+            }
         }
         System.setProperty(LOG_PREFIX + "logFile", "System.err");
         System.setProperty(LOG_PREFIX + "showShortLogName", "true");

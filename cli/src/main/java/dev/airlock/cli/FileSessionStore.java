@@ -24,6 +24,9 @@ import java.util.Optional;
  * one session run one after the other (or the second fails at once when it must not wait).
  */
 final class FileSessionStore implements SessionStore, AutoCloseable {
+    /** A session's state is {@code NAME + SUFFIX} in its directory. */
+    static final String SUFFIX = ".snapshot";
+
     private final Path snapshot;
     private final String name;
     private final FileChannel lockFile;
@@ -46,13 +49,34 @@ final class FileSessionStore implements SessionStore, AutoCloseable {
                 throw new SessionBusyException("session " + name + " is in use by another airlock command and"
                         + " airlock.session.wait=false; wait for it to end, or drop that setting to queue behind it");
             }
-            return new FileSessionStore(dir.resolve(name + ".snapshot"), name, ch, lock);
+            return new FileSessionStore(dir.resolve(name + SUFFIX), name, ch, lock);
         } catch (IOException | OverlappingFileLockException e) {
             closeQuietly(ch);
             throw new BackendException("cannot open session " + name + " under " + dir + ": " + e.getMessage(), e);
         } catch (RuntimeException e) {
             closeQuietly(ch);
             throw e;
+        }
+    }
+
+    /**
+     * Removes NAME's state under {@code dir}; false when it has none there. A session a command holds
+     * right now is not removed (its command would save it again as it ends).
+     */
+    static boolean remove(Path dir, String name) {
+        Path snapshot = dir.resolve(name + SUFFIX);
+        if (!Files.exists(snapshot)) {
+            return false;
+        }
+        try (FileChannel ch = FileChannel.open(dir.resolve(name + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+             FileLock lock = ch.tryLock()) {
+            if (lock == null) {
+                throw new SessionBusyException("session " + name + " is in use by a running airlock command;"
+                        + " end it after that command ends");
+            }
+            return Files.deleteIfExists(snapshot);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot end session " + name + " under " + dir + ": " + e.getMessage(), e);
         }
     }
 

@@ -39,7 +39,7 @@ final class NamedSession implements AutoCloseable {
         /** Opens NAME's session on {@code env}: its state is loaded now and saved on close. */
         NamedSession open(Environment env) {
             String target = sandbox.orElseGet(() -> env.target().user() + "@" + env.target().hostname());
-            Path dir = AirlockHome.resolve().resolve("sessions").resolve(kind(env)).resolve(safe(target));
+            Path dir = root().resolve(kind(env)).resolve(safe(target));
             FileSessionStore store = FileSessionStore.open(dir, name, waitWhenBusy);
             try {
                 return new NamedSession(store, env.session(store));
@@ -65,14 +65,7 @@ final class NamedSession implements AutoCloseable {
         if (name.isEmpty()) {
             return Optional.empty();
         }
-        String n = name.get();
-        if (!NAME.matcher(n).matches()) {
-            throw new ConfigurationException(KEY + " must be 1 to 64 letters, digits, '.', '_' or '-', got '"
-                    + printable(n) + "'");
-        }
-        if (n.equals(".") || n.equals("..")) {
-            throw new ConfigurationException(KEY + " cannot be '" + n + "'; pick a name with a letter or digit");
-        }
+        String n = checkedName(name.get(), KEY);
         String backend = settings.get(Environments.BACKEND_KEY, "local").trim();
         boolean waitWhenBusy = settings.getBoolean(ShellSession.WAIT_KEY, true);
         if (backend.equals("local")) {
@@ -88,6 +81,23 @@ final class NamedSession implements AutoCloseable {
                     + " (the local backend or a sandbox made by 'airlock up'): " + how);
         }
         return Optional.of(new Plan(n, backend, sandbox, waitWhenBusy));
+    }
+
+    /** Where every named session's state lives: {@code $AIRLOCK_HOME/sessions/BACKEND/TARGET/NAME.snapshot}. */
+    static Path root() {
+        return AirlockHome.resolve().resolve("sessions");
+    }
+
+    /** {@code name} if it can name a session (and so a file), else a usage error saying what {@code given} must be. */
+    static String checkedName(String name, String given) {
+        if (!NAME.matcher(name).matches()) {
+            throw new ConfigurationException(given + " must be 1 to 64 letters, digits, '.', '_' or '-', got '"
+                    + printable(name) + "'");
+        }
+        if (name.equals(".") || name.equals("..")) {
+            throw new ConfigurationException(given + " cannot be '" + name + "'; pick a name with a letter or digit");
+        }
+        return name;
     }
 
     Session session() {

@@ -52,6 +52,6 @@ final class SettingsOptions {
             explicit.put(Environments.BACKEND_KEY, backend);
         }
         return Settings.builder().configFile(config).environment(System.getenv()).systemProperties()
-                .values(explicit).build();
+                .values(explicit).valuesFrom(SET).build();
     }
 }

@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** Only the command a line names is built; a line naming none, help, or something unclear gets them all. */
 class CommandTreeTest {
     private static final List<String> ALL = List.of("exec", "write", "read", "backends", "up", "down", "gc", "doctor",
-            "emulator", "mcp", "help");
+            "emulator", "mcp", "session", "help");
 
     @Test
     void aLineNamingACommandBuildsThatOneAlone() {

@@ -4,6 +4,7 @@ import dev.airlock.docker.DockerFixture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import java.util.List;
 import java.util.Random;
 
 import static dev.airlock.cli.Airlock.raw;
@@ -36,6 +37,17 @@ class DockerCliIT {
         assertEquals(7, r.exit(), r::toString);
         assertArrayEquals(data, r.stdout());
         assertEquals("err\n", r.err());
+    }
+
+    /** --debug printed every byte and header docker-java exchanged with the daemon: 1,037 lines for one {@code exec true}. */
+    @Test
+    void debugShowsAirlocksLinesWithoutTheWire() {
+        Airlock.Result r = docker("--debug", "exec", "-n", "true").run();
+        assertEquals(0, r.exit(), r::toString);
+        assertTrue(r.errLines().stream().anyMatch(l -> l.contains("[DEBUG] Session - opened the docker environment")), r.err());
+        assertEquals(List.of(), r.errLines().stream().filter(l -> l.contains("[DEBUG] wire") || l.contains("[DEBUG] headers")
+                || l.contains("[DEBUG] InternalHttpClient") || l.contains("[DEBUG] InspectExecCmdExec")).toList());
+        assertTrue(r.errLines().size() < 50, r.errLines().size() + " lines");
     }
 
     @Test

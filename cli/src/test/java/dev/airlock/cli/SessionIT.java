@@ -189,4 +189,32 @@ class SessionIT {
         assertTrue(r.err().startsWith("airlock: usage: airlock.session must be"), r.err());
         assertEquals(0, r.stdout().length, "nothing on the protocol stream");
     }
+
+    @Test
+    void sessionsAreListedAndEnded() throws IOException {
+        assertEquals(0, exec("listed", "--", "export A=1").run().exit());
+        Path dir; // sessions/BACKEND/TARGET: local or local-isolated, user@host
+        try (Stream<Path> snapshots = Files.find(home.resolve("sessions"), 3, (p, a) -> p.toString().endsWith("listed.snapshot"))) {
+            dir = snapshots.findFirst().orElseThrow().getParent();
+        }
+        String backend = dir.getParent().getFileName().toString();
+        String target = dir.getFileName().toString();
+
+        Airlock.Result list = airlock("session", "list").env("AIRLOCK_HOME", home.toString()).run();
+        assertEquals(0, list.exit(), list::toString);
+        assertTrue(list.out().matches("listed  " + backend + "  " + java.util.regex.Pattern.quote(target) + "  \\d{4}-\\d\\d-\\d\\dT[0-9:]{8}Z\n"),
+                list.out());
+
+        Airlock.Result end = airlock("session", "end", "listed").env("AIRLOCK_HOME", home.toString()).run();
+        assertEquals(0, end.exit(), end::toString);
+        assertEquals("ended listed (" + backend + ", " + target + ")\n", end.out());
+        try (Stream<Path> left = Files.walk(home.resolve("sessions"))) {
+            assertEquals(List.of(), left.filter(p -> p.toString().endsWith(".snapshot")).toList(), "its state is gone");
+        }
+        assertEquals("", airlock("session", "list").env("AIRLOCK_HOME", home.toString()).run().out());
+
+        Airlock.Result again = airlock("session", "end", "listed").env("AIRLOCK_HOME", home.toString()).run();
+        assertEquals(2, again.exit(), again::toString);
+        assertEquals("airlock: usage: no session named 'listed'; 'airlock session list' shows the saved ones\n", again.err());
+    }
 }

@@ -3,6 +3,7 @@ package dev.airlock.containment;
 import dev.airlock.internal.Json;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -31,6 +32,9 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
                            String isolation, List<Row> rows) {
     /** The process exit status of {@code airlock doctor} when an exit leaks. */
     public static final int EXIT_LEAKS = 5;
+
+    /** The clause of the isolation text that lists what a command can write, one path a line in the table. */
+    private static final String WRITABLE = "writable: ";
 
     public DoctorReport {
         rows = List.copyOf(rows);
@@ -104,7 +108,18 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
         sb.append("container: ").append(container ? "yes" : "no").append(" (").append(containerSignal).append("); home mode: ")
                 .append(homeMode).append("; profile: ").append(profile);
         runDir.ifPresent(d -> sb.append(" (run dir ").append(d).append(')'));
-        sb.append("\ncommand guard: ").append(commandGuard).append("\nisolation: ").append(isolation).append("\n\n");
+        sb.append("\ncommand guard: ").append(commandGuard).append("\nisolation: ");
+        List<String> clauses = clauses(isolation);
+        sb.append(clauses.get(0)).append('\n');
+        for (String clause : clauses.subList(1, clauses.size())) {
+            if (clause.startsWith(WRITABLE)) {
+                sb.append("  ").append(WRITABLE.strip()).append('\n');
+                Arrays.stream(clause.substring(WRITABLE.length()).split(", ")).forEach(path -> sb.append("    ").append(path).append('\n'));
+            } else {
+                sb.append("  ").append(clause).append('\n');
+            }
+        }
+        sb.append('\n');
         int w1 = "EXIT".length();
         int w2 = "VERDICT".length();
         for (Row r : rows) {
@@ -113,8 +128,11 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
         }
         String fmt = "%-" + w1 + "s  %-" + w2 + "s  %s%n";
         sb.append(String.format(Locale.ROOT, fmt, "EXIT", "VERDICT", "EVIDENCE"));
+        String continued = " ".repeat(w1 + 2 + w2 + 2);
         for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, fmt, r.exit(), r.verdict().label(), r.evidence()));
+            List<String> evidence = clauses(r.evidence());
+            sb.append(String.format(Locale.ROOT, fmt, r.exit(), r.verdict().label(), evidence.get(0)));
+            evidence.subList(1, evidence.size()).forEach(clause -> sb.append(continued).append(clause).append('\n'));
         }
         long leaking = rows.stream().filter(r -> r.verdict() == Verdict.LEAKS).count();
         long steered = rows.stream().filter(r -> r.verdict() == Verdict.CONTAINED_BY_ENVIRONMENT).count();
@@ -125,6 +143,11 @@ public record DoctorReport(String backend, String target, int uid, boolean conta
                     + " a command that ignores its environment can take them\n");
         }
         return sb.toString();
+    }
+
+    /** The clauses of a long evidence or isolation text, one a line in the table, so each path reads on a line of its own. */
+    private static List<String> clauses(String text) {
+        return List.of(text.split("; "));
     }
 
     /** The report as one JSON object (for {@code doctor --json}). */

@@ -37,11 +37,15 @@ public final class Settings {
     private static final Pattern SECRET_KEY = Pattern.compile(
             "(?i).*(token|secret|password|passphrase|api-key|apikey|credentials)([.-][a-z0-9]+)?$");
 
+    private static final String VALUES_IN_CODE = "the values given in code";
+
     private final List<Layer> layers; // highest precedence first
     /** The config file that was read, if any: Airlock refuses one that commands could write. */
     private final Optional<Path> configFile;
 
-    private record Layer(String name, Function<String, String> lookup, Function<String, Map<String, String>> scan) {
+    /** {@code source} says in words where the layer's value of a key came from, for messages. */
+    private record Layer(String name, Function<String, String> lookup, Function<String, Map<String, String>> scan,
+                         Function<String, String> source) {
     }
 
     private Settings(List<Layer> layers) {
@@ -100,7 +104,7 @@ public final class Settings {
     /** These settings with explicit values on top. */
     public Settings with(Map<String, String> values) {
         List<Layer> l = new ArrayList<>();
-        l.add(mapLayer("explicit", values));
+        l.add(mapLayer("explicit", values, key -> VALUES_IN_CODE));
         l.addAll(layers);
         return new Settings(l, configFile);
     }
@@ -139,6 +143,20 @@ public final class Settings {
         for (Layer layer : layers) {
             if (layer.lookup.apply(key) != null) {
                 return Optional.of(layer.name);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Where the value of {@code key} came from, in words for a message: {@code --set} (or what the
+     * builder's {@link Builder#valuesFrom} named), {@code AIRLOCK_X in the environment}, {@code the
+     * settings file PATH}...
+     */
+    public Optional<String> originInWords(String key) {
+        for (Layer layer : layers) {
+            if (layer.lookup.apply(key) != null) {
+                return Optional.of(layer.source.apply(key));
             }
         }
         return Optional.empty();
@@ -288,7 +306,7 @@ public final class Settings {
         throw invalid(key, raw, "a duration such as 30s, 5m, 2h or 1500ms");
     }
 
-    private static Layer mapLayer(String name, Map<String, String> values) {
+    private static Layer mapLayer(String name, Map<String, String> values, Function<String, String> source) {
         Map<String, String> copy = Map.copyOf(values);
         return new Layer(name, copy::get, p -> {
             Map<String, String> out = new LinkedHashMap<>();
@@ -298,7 +316,7 @@ public final class Settings {
                 }
             });
             return out;
-        });
+        }, source);
     }
 
     /** Builds layered settings; layers added here sit at their fixed precedence whatever the call order. */
@@ -309,6 +327,7 @@ public final class Settings {
         private Map<String, String> environment = Map.of();
         private final Map<String, String> system = new LinkedHashMap<>();
         private final Map<String, String> explicit = new LinkedHashMap<>();
+        private String explicitSource = VALUES_IN_CODE;
         private boolean loadDefaultFile;
         private Path configFile;
 
@@ -359,6 +378,12 @@ public final class Settings {
             return this;
         }
 
+        /** How messages name where the explicit values came from, e.g. {@code --set} for a command line. */
+        public Builder valuesFrom(String source) {
+            this.explicitSource = source;
+            return this;
+        }
+
         public Builder value(String key, String value) {
             explicit.put(key, value);
             return this;
@@ -366,8 +391,9 @@ public final class Settings {
 
         public Settings build() {
             List<Layer> layers = new ArrayList<>();
-            layers.add(mapLayer("explicit", explicit));
-            layers.add(mapLayer("system property", system));
+            String explicitFrom = explicitSource;
+            layers.add(mapLayer("explicit", explicit, key -> explicitFrom));
+            layers.add(mapLayer("system property", system, key -> "-D" + key));
             Map<String, String> env = environment;
             layers.add(new Layer("environment", key -> env.get(envName(key)), p -> {
                 String ep = envName(p);
@@ -378,12 +404,12 @@ public final class Settings {
                     }
                 });
                 return out;
-            }));
+            }, key -> envName(key) + " in the environment"));
             Map<String, String> natives = Map.copyOf(nativeVars);
             layers.add(new Layer("native variable", key -> {
                 String var = natives.get(key);
                 return var == null ? null : env.get(var);
-            }, p -> Map.of()));
+            }, p -> Map.of(), key -> natives.get(key) + " in the environment"));
             Map<String, String> fileValues = new LinkedHashMap<>(file);
             Path path = configFile;
             if (path == null && loadDefaultFile) {
@@ -393,8 +419,9 @@ public final class Settings {
             if (path != null) {
                 fileValues.putAll(readProperties(path));
             }
-            layers.add(mapLayer("config file", fileValues));
-            layers.add(mapLayer("default", defaults));
+            Path read = path;
+            layers.add(mapLayer("config file", fileValues, key -> "the settings file " + read));
+            layers.add(mapLayer("default", defaults, key -> "the defaults"));
             return new Settings(layers, Optional.ofNullable(path).map(Path::toAbsolutePath));
         }
 

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * Finds {@code airlock.*} keys nobody declared (a misspelling such as {@code airlock.outptu.max-bytes}
@@ -25,9 +26,8 @@ public final class SettingsCheck {
         List<String> out = new ArrayList<>();
         for (String key : settings.definedKeys()) {
             if (known.stream().noneMatch(k -> k.matches(key))) {
-                String closest = closest(key, known);
-                out.add("unknown setting " + key + (closest == null ? "" : "; did you mean " + closest + "?")
-                        + " (from the " + settings.origin(key).orElse("settings") + ")");
+                out.add("unknown setting " + key + closest(key, known).map(c -> "; did you mean " + c + "?").orElse("")
+                        + " (from " + settings.originInWords(key).orElse("the settings") + ")");
             }
         }
         if (!out.isEmpty() && settings.getBoolean(CoreSettingKeys.STRICT, false)) {
@@ -37,18 +37,25 @@ public final class SettingsCheck {
     }
 
     /** The known key nearest to {@code key} by edit distance, if it is near enough to be a typo. */
-    static String closest(String key, Collection<SettingKey> known) {
+    static Optional<String> closest(String key, Collection<SettingKey> known) {
+        return closestName(key, known.stream().map(SettingKey::key).toList());
+    }
+
+    /**
+     * The name nearest to {@code given} by edit distance, ignoring case, if it is near enough to be
+     * a typo of it: for did-you-mean lines about keys, backends and commands alike.
+     */
+    public static Optional<String> closestName(String given, Collection<String> names) {
         String best = null;
         int bestDistance = Integer.MAX_VALUE;
-        for (SettingKey k : known) {
-            String candidate = k.key();
-            int d = distance(key.toLowerCase(Locale.ROOT), candidate.toLowerCase(Locale.ROOT));
+        for (String candidate : names) {
+            int d = distance(given.toLowerCase(Locale.ROOT), candidate.toLowerCase(Locale.ROOT));
             if (d < bestDistance) {
                 bestDistance = d;
                 best = candidate;
             }
         }
-        return best != null && bestDistance <= Math.max(3, key.length() / 4) ? best : null;
+        return best != null && bestDistance <= Math.max(3, given.length() / 4) ? Optional.of(best) : Optional.empty();
     }
 
     /** Levenshtein distance. */

@@ -27,7 +27,13 @@ class SettingsCheckTest {
     @Test
     void aMisspelledKeyIsNamedWithTheClosestKnownOne() {
         List<String> w = SettingsCheck.unknownKeys(Settings.of("airlock.outptu.max-bytes", "1", "airlock.cancel", "exec"), KNOWN);
-        assertEquals(List.of("unknown setting airlock.outptu.max-bytes; did you mean airlock.output.max-bytes? (from the explicit)"), w);
+        assertEquals(List.of("unknown setting airlock.outptu.max-bytes; did you mean airlock.output.max-bytes? (from the values given in code)"), w);
+    }
+
+    @Test
+    void aCommandLineNamesItsOwnOptionAsTheSource() {
+        Settings s = Settings.builder().values(Map.of("airlock.zzzzzzzzzzzzzzzzzz", "1")).valuesFrom("--set").build();
+        assertEquals(List.of("unknown setting airlock.zzzzzzzzzzzzzzzzzz (from --set)"), SettingsCheck.unknownKeys(s, KNOWN));
     }
 
     @Test
@@ -40,7 +46,7 @@ class SettingsCheckTest {
     @Test
     void aKeyFarFromEveryKnownOneGetsNoGuess() {
         List<String> w = SettingsCheck.unknownKeys(Settings.of("airlock.zzzzzzzzzzzzzzzzzz", "1"), KNOWN);
-        assertEquals(List.of("unknown setting airlock.zzzzzzzzzzzzzzzzzz (from the explicit)"), w);
+        assertEquals(List.of("unknown setting airlock.zzzzzzzzzzzzzzzzzz (from the values given in code)"), w);
     }
 
     @Test
@@ -55,7 +61,7 @@ class SettingsCheckTest {
     void theConfigFileIsCheckedButVariablesAreNot(@TempDir Path dir) throws Exception {
         Path file = Files.writeString(dir.resolve("airlock.properties"), "airlock.kill.grase=2s\n");
         Settings s = Settings.builder().configFile(file).environment(Map.of("AIRLOCK_SOMETHING_ELSE", "1")).build();
-        assertEquals(List.of("unknown setting airlock.kill.grase; did you mean airlock.kill.grace? (from the config file)"),
+        assertEquals(List.of("unknown setting airlock.kill.grase; did you mean airlock.kill.grace? (from the settings file " + file + ")"),
                 SettingsCheck.unknownKeys(s, KNOWN));
     }
 }

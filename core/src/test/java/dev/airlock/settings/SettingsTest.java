@@ -37,6 +37,11 @@ class SettingsTest {
         assertEquals("native", s.get("airlock.docker.host").orElseThrow());
         assertEquals("default", s.get("airlock.z").orElseThrow());
         assertEquals("environment", s.origin("airlock.b").orElseThrow());
+        assertEquals("AIRLOCK_B in the environment", s.originInWords("airlock.b").orElseThrow());
+        assertEquals("DOCKER_HOST in the environment", s.originInWords("airlock.docker.host").orElseThrow());
+        assertEquals("the settings file " + file, s.originInWords("airlock.d").orElseThrow());
+        assertEquals("the values given in code", s.originInWords("airlock.c").orElseThrow());
+        assertEquals("the defaults", s.originInWords("airlock.z").orElseThrow());
     }
 
     @Test
