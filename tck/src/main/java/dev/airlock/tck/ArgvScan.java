@@ -38,7 +38,7 @@ final class ArgvScan implements AutoCloseable {
      *                 backend's processes run on this machine at all
      */
     ArgvScan(Map<String, String> secrets, String sighting) {
-        secrets.forEach((k, v) -> needles.put(k, v.getBytes(StandardCharsets.UTF_8)));
+        secrets.forEach((k, v) -> needles.putAll(encodings(k, v.getBytes(StandardCharsets.UTF_8))));
         this.sighting = sighting.getBytes(StandardCharsets.UTF_8);
         ExecTrace.Result t = ExecTrace.start();
         this.trace = t.trace();
@@ -50,6 +50,36 @@ final class ArgvScan implements AutoCloseable {
         this.thread = new Thread(this::loop, "airlock-tck-argv-scan");
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /**
+     * What to look for so a secret is found however a helper process carries it: its bytes, its
+     * hex (either case), and its base64 (standard and URL-safe) at each of the three alignments
+     * it can have inside a longer encoded chunk: the characters that depend only on the secret's
+     * own bytes, which any base64 of a payload holding it contains.
+     */
+    static Map<String, byte[]> encodings(String label, byte[] secret) {
+        Map<String, byte[]> out = new LinkedHashMap<>();
+        out.put(label, secret);
+        String hex = java.util.HexFormat.of().formatHex(secret);
+        out.put(label + ", hex-encoded", hex.getBytes(StandardCharsets.US_ASCII));
+        out.put(label + ", hex-encoded (upper case)", hex.toUpperCase(java.util.Locale.ROOT).getBytes(StandardCharsets.US_ASCII));
+        for (int lead = 0; lead < 3; lead++) {
+            byte[] shifted = new byte[lead + secret.length];
+            System.arraycopy(secret, 0, shifted, lead, secret.length);
+            // Characters before the secret's first whole 3-byte group mix in the bytes before it;
+            // those after its last whole group, the bytes after it: only the middle is its own.
+            int first = (lead == 0 ? 0 : 3) * 4 / 3;
+            int wholeGroups = (shifted.length - (lead == 0 ? 0 : 3)) / 3;
+            String std = java.util.Base64.getEncoder().withoutPadding().encodeToString(shifted);
+            String own = std.substring(first, first + wholeGroups * 4);
+            if (own.length() >= 16) {
+                out.put(label + ", base64-encoded (alignment " + lead + ")", own.getBytes(StandardCharsets.US_ASCII));
+                out.put(label + ", base64url-encoded (alignment " + lead + ")",
+                        own.replace('+', '-').replace('/', '_').getBytes(StandardCharsets.US_ASCII));
+            }
+        }
+        return out;
     }
 
     static boolean supported() {

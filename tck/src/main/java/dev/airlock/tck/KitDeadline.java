@@ -37,7 +37,7 @@ public final class KitDeadline implements InvocationInterceptor {
                     + " launch must start the command in its own session and process group (setsid) and kill that group,"
                     + " and a transport whose output ends at the command's exit must say so (RemoteProcess.outputEndsAtExit)"),
             Map.entry("Concurrency", "one environment serves many execs and file operations at once"),
-            Map.entry("Secrecy", "nothing secret appears in any argv, and the checks finish"),
+            Map.entry("Secrecy", "nothing secret appears in any argv, raw or encoded (hex, base64), and the checks finish"),
             Map.entry("Errors", "bad input fails at once with one clear exception"),
             Map.entry("StagedStdin", "staged files (stdin, env) are 0600, removed before the command runs and never run,"
                     + " and the exec finishes"),
