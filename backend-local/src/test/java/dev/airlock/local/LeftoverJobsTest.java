@@ -5,6 +5,7 @@ import dev.airlock.Environments;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.settings.Settings;
+import dev.airlock.tck.HostProcesses;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,6 +17,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -39,7 +41,7 @@ class LeftoverJobsTest {
                 assertEquals(3, r.exitCode(), "run " + i + ": " + r.stderr().text());
                 assertEquals("hi\n", r.stdout().text());
                 long pid = jobs(pids).get(i);
-                assertTrue(!runs(pid), "run " + i + ": the job " + pid + " outlived its exec's result");
+                assertFalse(HostProcesses.runs(pid), "run " + i + ": the job " + pid + " outlived its exec's result");
             }
             long until = System.nanoTime() + 20_000_000_000L;
             while (pumpThreads() > 0) {
@@ -50,25 +52,6 @@ class LeftoverJobsTest {
             for (long pid : jobs(pids)) {
                 ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
             }
-        }
-    }
-
-    /** Whether {@code pid} still runs code: neither gone, a zombie, nor with a SIGKILL pending. */
-    private static boolean runs(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            if (stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z")) {
-                return false;
-            }
-            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
-                if ((line.startsWith("SigPnd:") || line.startsWith("ShdPnd:"))
-                        && (Long.parseUnsignedLong(line.substring(7).strip(), 16) & (1L << 8)) != 0) {
-                    return false;
-                }
-            }
-            return true;
-        } catch (IOException e) {
-            return false;
         }
     }
 

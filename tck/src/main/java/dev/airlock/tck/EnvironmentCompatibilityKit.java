@@ -25,6 +25,7 @@ import dev.airlock.settings.Settings;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.OpenContext;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -63,7 +64,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import static dev.airlock.tck.Remote.alive;
 import static dev.airlock.tck.Remote.assertNothingStaged;
 import static dev.airlock.tck.Remote.assertSucceeded;
-import static dev.airlock.tck.Remote.processTree;
 import static dev.airlock.tck.Remote.q;
 import static dev.airlock.tck.Remote.requireByteExact;
 import static dev.airlock.tck.Remote.sh;
@@ -181,6 +181,43 @@ public abstract class EnvironmentCompatibilityKit {
         if (shared != null) {
             shared.close();
             shared = null;
+        }
+    }
+
+    /** Marks the {@code sleep 600} processes this kit's cases start, so {@link #reapTrees} finds what outlived them. */
+    private final String treeMark = "AIRLOCK_KIT_TREE=" + StdinScripts.randomToken();
+    private final java.util.concurrent.atomic.AtomicBoolean treesStarted = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** {@link Remote#processTree}, its processes marked so they are reaped after the case even when the backend failed to kill them. */
+    final String tree(String pidFile) {
+        return marked(Remote.processTree(pidFile));
+    }
+
+    /** {@code command} with every process it starts marked for {@link #reapTrees}. */
+    final String marked(String command) {
+        treesStarted.set(true);
+        return "export " + treeMark + "\n" + command;
+    }
+
+    /**
+     * A case that failed because the backend did not kill a tree must not leave it running on the
+     * author's machine: each marked {@code sleep 600} still running is SIGKILLed, found through
+     * {@code /proc} by its command line and its environment's mark (best effort: where the shared
+     * environment sees the case's processes, as on local and ssh).
+     */
+    @AfterEach
+    final void reapTrees() {
+        if (!treesStarted.getAndSet(false)) {
+            return;
+        }
+        String script = "for d in /proc/[0-9]*; do\n"
+                + "  [ \"$(tr '\\0' ' ' < \"$d/cmdline\" 2>/dev/null)\" = 'sleep 600 ' ] || continue\n"
+                + "  tr '\\0' '\\n' < \"$d/environ\" 2>/dev/null | grep -qx " + q(treeMark) + " && kill -KILL \"${d#/proc/}\" 2>/dev/null\n"
+                + "done\nexit 0\n";
+        try {
+            environment().exec(ExecRequest.builder(script).timeout(Duration.ofSeconds(30)).build());
+        } catch (RuntimeException e) {
+            System.out.println(TAG + "could not reap the process trees of the case: " + e.getMessage());
         }
     }
 
@@ -814,7 +851,7 @@ public abstract class EnvironmentCompatibilityKit {
         void timeoutKillsTheCommandAndEverythingItStarted() {
             Environment env = environment();
             String pid = newDir(env, "timeout") + "/pid";
-            ExecResult r = env.exec(ExecRequest.builder(processTree(pid)).timeout(Duration.ofSeconds(3)).build());
+            ExecResult r = env.exec(ExecRequest.builder(tree(pid)).timeout(Duration.ofSeconds(3)).build());
             assertEquals(ExecResult.EXIT_TIMEOUT, r.exitCode());
             assertTrue(r.timedOut());
             assertFalse(r.cancelled());
@@ -833,7 +870,7 @@ public abstract class EnvironmentCompatibilityKit {
             int checked = 0;
             for (int i = 0; i < 8; i++) {
                 String pid = dir + "/pid" + i;
-                ExecResult r = env.exec(ExecRequest.builder(processTree(pid)).timeout(Duration.ofMillis(300)).build());
+                ExecResult r = env.exec(ExecRequest.builder(tree(pid)).timeout(Duration.ofMillis(300)).build());
                 assertTrue(r.timedOut());
                 Optional<Boolean> alive = Remote.aliveIfStarted(env, pid);
                 assertFalse(alive.orElse(false), "a grandchild was still running when the timed-out exec #" + i + " returned");
@@ -854,7 +891,7 @@ public abstract class EnvironmentCompatibilityKit {
             assumeCapability(Remote.processesVisibleAcrossExecs(env), "one exec cannot see another's processes here"
                     + " (a process namespace per command, which ends with it), so whether they are gone cannot be judged from inside");
             String pid = newDir(env, "jobs") + "/pid";
-            ExecResult r = env.exec(ExecRequest.of("sleep 600 " + redirect + " & echo $! > " + q(pid) + "; echo hi; exit 3"));
+            ExecResult r = env.exec(ExecRequest.of(marked("sleep 600 " + redirect + " & echo $! > " + q(pid) + "; echo hi; exit 3")));
             assertEquals(3, r.exitCode(), () -> "the command's own exit code; stderr: " + Remote.head(r.stderr()));
             assertEquals("hi\n", r.stdout().text());
             assertFalse(Remote.alive(env, pid), "a background job (sleep 600 " + redirect + " &) outlived its exec's result");
@@ -864,7 +901,7 @@ public abstract class EnvironmentCompatibilityKit {
         void cancelKillsTheCommandAndEverythingItStarted() throws InterruptedException {
             Environment env = environment();
             String pid = newDir(env, "cancel") + "/pid";
-            Remote.Started s = Remote.start(env, ExecRequest.builder(processTree(pid)), "the process tree");
+            Remote.Started s = Remote.start(env, ExecRequest.builder(tree(pid)), "the process tree");
             s.execution().cancel();
             ExecResult r = s.await();
             assertEquals(ExecResult.EXIT_CANCELLED, r.exitCode());
@@ -883,7 +920,7 @@ public abstract class EnvironmentCompatibilityKit {
             AtomicReference<Object> outcome = new AtomicReference<>();
             Thread caller = new Thread(() -> {
                 try {
-                    outcome.set(env.exec(ExecRequest.of(processTree(pid))));
+                    outcome.set(env.exec(ExecRequest.of(tree(pid))));
                 } catch (RuntimeException e) {
                     outcome.set(e);
                 }
@@ -986,7 +1023,7 @@ public abstract class EnvironmentCompatibilityKit {
             Park park = new Park(ExecState.STAGED, ExecState.DISPATCHED);
             try (Environment env = open(Map.of(), park)) {
                 String pid = env.target().scratchDir() + "/pid";
-                Execution e = env.start(ExecRequest.builder(processTree(pid)).build());
+                Execution e = env.start(ExecRequest.builder(tree(pid)).build());
                 park.awaitParked();
                 e.cancel();
                 park.release();
@@ -1015,7 +1052,7 @@ public abstract class EnvironmentCompatibilityKit {
         void cancelExecLeavesOtherExecsRunning() throws InterruptedException {
             try (Environment env = open(Map.of(CANCEL, "exec"))) {
                 String go = env.target().scratchDir() + "/go";
-                Remote.Started victim = Remote.start(env, ExecRequest.builder("echo started; exec sleep 600"), "the victim");
+                Remote.Started victim = Remote.start(env, ExecRequest.builder(marked("echo started; exec sleep 600")), "the victim");
                 Remote.Started other = Remote.start(env, ExecRequest.builder(
                         "echo started; while [ ! -e " + q(go) + " ]; do sleep 1; done; echo finished"), "the other exec");
                 victim.execution().cancel();
@@ -1037,8 +1074,8 @@ public abstract class EnvironmentCompatibilityKit {
             try {
                 observer = observer(env);
                 String dir = observer.map(o -> newDir(o, "sandbox")).orElseGet(() -> newDir(env, "sandbox"));
-                Remote.Started a = Remote.start(env, ExecRequest.builder(processTree(dir + "/a")), "exec a");
-                Remote.Started b = Remote.start(env, ExecRequest.builder(processTree(dir + "/b")), "exec b");
+                Remote.Started a = Remote.start(env, ExecRequest.builder(tree(dir + "/a")), "exec a");
+                Remote.Started b = Remote.start(env, ExecRequest.builder(tree(dir + "/b")), "exec b");
                 a.execution().cancel();
                 assertTrue(a.await().cancelled());
                 assertTrue(b.await().cancelled(), "stopping the sandbox must end its other execs");
@@ -1072,9 +1109,9 @@ public abstract class EnvironmentCompatibilityKit {
                 String marker = dir + "/parked-ran";
                 Execution parked = env.start(ExecRequest.builder("touch " + q(marker)).stdin(Payload.ofUtf8("x")).build());
                 park.awaitParked();
-                Remote.Started tree = Remote.start(env, ExecRequest.builder(processTree(dir + "/tree")), "the process tree");
+                Remote.Started tree = Remote.start(env, ExecRequest.builder(tree(dir + "/tree")), "the process tree");
                 Remote.Started reader = Remote.start(env, ExecRequest.builder(
-                        "cat > /dev/null; sh -c 'echo $$ > \"$1\"; exec sleep 600' kit " + q(dir + "/reader") + " & echo started; wait")
+                        marked("cat > /dev/null; sh -c 'echo $$ > \"$1\"; exec sleep 600' kit " + q(dir + "/reader") + " & echo started; wait"))
                         .stdin(Sample.generated("1 MiB", Sample.MIB, 11, 0).payload()), "the reader");
                 awaitFile(env, dir + "/reader");
                 List<Future<?>> closing = new ArrayList<>();
@@ -1450,7 +1487,7 @@ public abstract class EnvironmentCompatibilityKit {
                     ExecRequest.Builder b = ExecRequest.builder(commands[i % commands.length])
                             .stdin(Payload.ofUtf8("run " + i + "\n"));
                     if (i % 50 == 7) {
-                        b = ExecRequest.builder("sleep 600").stdin(Payload.ofUtf8("timed out")).timeout(Duration.ofMillis(500));
+                        b = ExecRequest.builder(marked("sleep 600")).stdin(Payload.ofUtf8("timed out")).timeout(Duration.ofMillis(500));
                     }
                     env.exec(b.env("KIT_RUN", Integer.toString(i)).build());
                 }
@@ -1539,7 +1576,7 @@ public abstract class EnvironmentCompatibilityKit {
             Environment a = attachTo(owner);
             String pid = newDir(owner, "attach-close") + "/pid";
             try {
-                Remote.Started tree = Remote.start(a, ExecRequest.builder(processTree(pid)), "the process tree");
+                Remote.Started tree = Remote.start(a, ExecRequest.builder(tree(pid)), "the process tree");
                 a.close();
                 assertTrue(tree.execution().await(Duration.ofMinutes(1)).orElseThrow().cancelled());
             } finally {

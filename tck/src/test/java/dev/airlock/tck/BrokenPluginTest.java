@@ -12,6 +12,7 @@ import org.junit.platform.launcher.core.LauncherConfig;
 import org.junit.platform.launcher.core.LauncherFactory;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -110,6 +111,8 @@ class BrokenPluginTest {
             assertTrue(f.getValue().contains("setsid"), "a failure that does not name the broken promise: " + f);
             assertFalse(f.getValue().contains("did not finish within"), "a case hung instead of failing: " + f);
         }
+        // The kill cases failed, so the plugin left their TERM-ignoring trees running: the kit reaped them.
+        assertEquals(List.of(), HostPluginKits.running("sleep\0" + "600\0"), "the kit left the failed cases' process trees running");
     }
 
     @Test

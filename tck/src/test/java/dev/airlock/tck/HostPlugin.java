@@ -92,19 +92,28 @@ final class HostPlugin extends AbstractEnvironment {
 
     /** Kills every process of this machine that a plugin of run {@code run} started (by its marker variable). */
     static int killRun(String run) {
-        byte[] marker = (RUN_VARIABLE + "=" + run + "\0").getBytes(StandardCharsets.UTF_8);
         int killed = 0;
+        for (long pid : ofRun(run)) {
+            killed += ProcessHandle.of(pid).map(ProcessHandle::destroyForcibly).orElse(false) ? 1 : 0;
+        }
+        return killed;
+    }
+
+    /** The pids of the processes whose environment carries {@code run}'s marker. */
+    static java.util.List<Long> ofRun(String run) {
+        byte[] marker = (RUN_VARIABLE + "=" + run + "\0").getBytes(StandardCharsets.UTF_8);
+        java.util.List<Long> pids = new java.util.ArrayList<>();
         try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
             for (Path proc : (Iterable<Path>) procs::iterator) {
                 String name = proc.getFileName().toString();
                 if (name.chars().allMatch(Character::isDigit) && holds(proc.resolve("environ"), marker)) {
-                    killed += ProcessHandle.of(Long.parseLong(name)).map(ProcessHandle::destroyForcibly).orElse(false) ? 1 : 0;
+                    pids.add(Long.parseLong(name));
                 }
             }
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-        return killed;
+        return pids;
     }
 
     private static boolean holds(Path environ, byte[] marker) {

@@ -28,6 +28,19 @@ final class HostPluginKits {
         run = "kit-" + Long.toHexString(System.nanoTime());
     }
 
+    /** The processes of the current run still running {@code argv} (NUL-separated words, as in /proc/PID/cmdline), with their parents. */
+    static java.util.List<String> running(String argv) {
+        return HostPlugin.ofRun(run).stream().filter(pid -> {
+            try {
+                return new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+                        java.nio.charset.StandardCharsets.UTF_8).equals(argv) && HostProcesses.runs(pid);
+            } catch (IOException e) {
+                return false; // gone meanwhile
+            }
+        }).map(pid -> pid + " (parent " + ProcessHandle.of(pid).flatMap(ProcessHandle::parent).map(ProcessHandle::pid).orElse(-1L)
+                + ")").toList();
+    }
+
     /** Kills what the broken plugin's cases left running and removes the base. */
     static void finish() throws IOException {
         HostPlugin.killRun(run);

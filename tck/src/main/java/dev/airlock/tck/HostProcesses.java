@@ -1,0 +1,34 @@
+package dev.airlock.tck;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** What a test on this machine can tell about one of its processes from {@code /proc}. */
+public final class HostProcesses {
+    private HostProcesses() {
+    }
+
+    /**
+     * Whether {@code pid} still runs code: it exists, is no zombie, and has no SIGKILL pending (a
+     * killed process the kernel is tearing down counts as gone, as does one its parent has not
+     * reaped yet).
+     */
+    public static boolean runs(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            if (stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z")) {
+                return false;
+            }
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if ((line.startsWith("SigPnd:") || line.startsWith("ShdPnd:"))
+                        && (Long.parseUnsignedLong(line.substring(7).strip(), 16) & (1L << 8)) != 0) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IOException e) {
+            return false; // gone
+        }
+    }
+}
