@@ -160,7 +160,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     }
 
     /** The core's default private dir base: {@code airlock.private-dir.base}, else {@code ${TMPDIR:-/tmp}}. */
-    public String defaultPrivateDirBase() {
+    String defaultPrivateDirBase() {
         return settings.get("airlock.private-dir.base").orElse("${TMPDIR:-/tmp}");
     }
 
@@ -345,7 +345,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     }
 
     /** The core's proposal of variables no child inherits: the JVM's secrets and containment's list. */
-    public Set<String> defaultChildUnset() {
+    Set<String> defaultChildUnset() {
         Set<String> out = new TreeSet<>(secrets.among(System.getenv()));
         out.addAll(containmentSettings.unset());
         return out;
@@ -359,12 +359,12 @@ public final class CoreEnvironment implements ContainedEnvironment {
     // ---------------------------------------------------------------- raw runs and events
 
     /** Runs a small internal {@code sh} script straight through launch; output capped at 1 MiB. */
-    public RawResult runRaw(String script, Payload stdin) throws IOException {
+    RawResult runRaw(String script, Payload stdin) throws IOException {
         return rawRuns.run(script, stdin);
     }
 
     /** Reports an audit event to every listener. */
-    public void emit(String type, String subject, Map<String, Object> fields) {
+    void emit(String type, String subject, Map<String, Object> fields) {
         listeners.emit(type, subject, fields);
     }
 
