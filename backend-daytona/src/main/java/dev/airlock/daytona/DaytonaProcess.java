@@ -134,7 +134,7 @@ final class DaytonaProcess implements RemoteProcess {
     /**
      * The exec's session stands for its process group: the core's launcher record names the shell's
      * pid, which leads no group here (the daemon's session does). This local handle lets the core's
-     * reaper ask {@link DaytonaEnvironment#groupState} and {@link DaytonaEnvironment#kill} about
+     * reaper ask {@link DaytonaBackend#groupState} and {@link DaytonaBackend#kill} about
      * this session; it is never a pid on the target.
      */
     @Override

@@ -37,7 +37,7 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
             return Availability.unavailable(e.getMessage());
         }
         try (DaytonaApi api = new DaytonaApi(s, settings)) {
-            api.list(ResourceLabels.selector(DaytonaEnvironment.LABEL_PREFIX));
+            api.list(ResourceLabels.selector(DaytonaBackend.LABEL_PREFIX));
         } catch (AirlockException e) {
             return Availability.unavailable(e.getMessage());
         }
@@ -46,7 +46,7 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
 
     @Override
     public Environment open(OpenContext context) {
-        return DaytonaEnvironment.open(context, DaytonaSettings.from(context.settings(), System.getenv()));
+        return DaytonaBackend.open(context, DaytonaSettings.from(context.settings(), System.getenv()));
     }
 
     @Override
@@ -84,12 +84,12 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
     public String up(Settings settings) {
         DaytonaSettings s = DaytonaSettings.from(settings, System.getenv());
         try (DaytonaApi api = new DaytonaApi(s, settings)) {
-            JsonNode r = api.create(DaytonaEnvironment.createBody(api, s, true));
+            JsonNode r = api.create(DaytonaBackend.createBody(api, s, true));
             String id = r.path("id").asText();
             try {
-                DaytonaEnvironment.awaitStarted(api, id, r, s.startTimeout());
+                DaytonaBackend.awaitStarted(api, id, r, s.startTimeout());
             } catch (RuntimeException e) {
-                DaytonaEnvironment.remove(api, id);
+                DaytonaBackend.remove(api, id);
                 throw e;
             }
             return id;
@@ -109,11 +109,11 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
             } catch (EnvironmentClosedException e) {
                 throw new ConfigurationException("no Daytona sandbox '" + id + "' at " + s.apiUrl());
             }
-            if (ResourceLabels.parse(labels(r), DaytonaEnvironment.LABEL_PREFIX).isEmpty()) {
+            if (ResourceLabels.parse(labels(r), DaytonaBackend.LABEL_PREFIX).isEmpty()) {
                 throw new DeniedException("Daytona sandbox '" + id + "' was not created by Airlock (no "
-                        + DaytonaEnvironment.LABEL_PREFIX + ResourceLabels.MANAGED + " label); delete it in Daytona if you mean to");
+                        + DaytonaBackend.LABEL_PREFIX + ResourceLabels.MANAGED + " label); delete it in Daytona if you mean to");
             }
-            DaytonaEnvironment.remove(api, id);
+            DaytonaBackend.remove(api, id);
         }
     }
 
@@ -128,11 +128,11 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
         List<String> removed = new ArrayList<>();
         try (DaytonaApi api = new DaytonaApi(s, settings)) {
             // The service filters on Airlock's and this owner's labels; the rest is judged here.
-            for (JsonNode r : api.list(ResourceLabels.selector(DaytonaEnvironment.LABEL_PREFIX))) {
-                var labels = ResourceLabels.parse(labels(r), DaytonaEnvironment.LABEL_PREFIX);
+            for (JsonNode r : api.list(ResourceLabels.selector(DaytonaBackend.LABEL_PREFIX))) {
+                var labels = ResourceLabels.parse(labels(r), DaytonaBackend.LABEL_PREFIX);
                 if (labels.isPresent() && labels.get().collectable(owner, now, olderThan, includeKept)) {
                     String id = r.path("id").asText();
-                    DaytonaEnvironment.remove(api, id);
+                    DaytonaBackend.remove(api, id);
                     removed.add(id);
                 }
             }

@@ -80,7 +80,7 @@ class DaytonaCompatibilityTest extends EnvironmentCompatibilityKit {
 
     @Override
     protected Optional<Environment> attach(Environment to) {
-        String id = ((DaytonaEnvironment) to).sandboxId();
+        String id = DaytonaBackend.of(to).sandboxId();
         return Optional.of(openEnvironment(OpenContext.of(settings().with(DaytonaSettings.SANDBOX_ID, id))));
     }
 

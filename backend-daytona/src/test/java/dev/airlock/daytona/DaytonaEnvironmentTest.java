@@ -69,19 +69,19 @@ class DaytonaEnvironmentTest {
         return Settings.of(kv.toArray(String[]::new));
     }
 
-    DaytonaEnvironment open(Settings s) {
-        return (DaytonaEnvironment) new DaytonaProvider().open(OpenContext.of(s));
+    Environment open(Settings s) {
+        return new DaytonaProvider().open(OpenContext.of(s));
     }
 
     @Test
     void leftoverStdinIsNeverRunAsShellCode() throws IOException {
         start(FaultPlan.none());
-        try (DaytonaEnvironment env = open(settings())) {
+        try (Environment env = open(settings())) {
             ExecResult r = env.exec(ExecRequest.builder("read line; printf '%s' \"$line\"")
                     .stdin("first\ntouch /tmp/pwned\n".getBytes(StandardCharsets.UTF_8)).build());
             assertEquals(0, r.exitCode());
             assertEquals("first", r.stdout().text());
-            assertTrue(emulator.stat(env.sandboxId(), "/tmp/pwned").isEmpty(), "the unread tail of stdin ran as a command");
+            assertTrue(emulator.stat(DaytonaBackend.of(env).sandboxId(), "/tmp/pwned").isEmpty(), "the unread tail of stdin ran as a command");
         }
     }
 
@@ -97,7 +97,7 @@ class DaytonaEnvironmentTest {
         start(FaultPlan.none());
         long jvm = ProcessHandle.current().pid();
         int port = emulator.url().getPort();
-        try (DaytonaEnvironment env = open(settings())) {
+        try (Environment env = open(settings())) {
             ExecResult r = env.exec(ExecRequest.of("kill -0 " + jvm + " 2>/dev/null && echo signalled\n"
                     + "[ -e /proc/" + jvm + "/cmdline ] && echo seen\n"
                     + "bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + port + "' 2>/dev/null && echo reached\n"
@@ -116,12 +116,12 @@ class DaytonaEnvironmentTest {
         start(FaultPlan.none());
         byte[] payload = new byte[300_000];
         new Random(3).nextBytes(payload);
-        try (DaytonaEnvironment env = open(settings())) {
+        try (Environment env = open(settings())) {
             ExecResult r = env.exec(ExecRequest.builder("cat; printf 'e\\000\\377' >&2; exit 5").stdin(payload).build());
             assertEquals(5, r.exitCode());
             assertArrayEquals(payload, r.stdout().bytes());
             assertArrayEquals(new byte[] {'e', 0, (byte) 0xff}, r.stderr().bytes());
-            assertEquals(List.of(), emulator.find(env.sandboxId(), "/tmp", ".airlock-stdin-"));
+            assertEquals(List.of(), emulator.find(DaytonaBackend.of(env).sandboxId(), "/tmp", ".airlock-stdin-"));
             assertEquals(List.of(), leftoverOutputs(env));
             journal.assertNoneCarries(payload);
             journal.assertNoneCarries(KEY);
@@ -135,7 +135,7 @@ class DaytonaEnvironmentTest {
     @Test
     void aLostAnswerToACommandIsResolvedFromItsSessionNeverBySendingItAgain() throws IOException {
         start(FaultPlan.builder(5).always("session-exec", new dev.airlock.emulator.Fault.LoseResponse()).build());
-        try (DaytonaEnvironment env = open(settings())) {
+        try (Environment env = open(settings())) {
             for (int i = 0; i < 3; i++) {
                 ExecResult r = env.exec(ExecRequest.builder("cat; echo ran >> /tmp/runs").stdin("abc".getBytes(StandardCharsets.UTF_8)).build());
                 assertEquals(0, r.exitCode());
@@ -157,7 +157,7 @@ class DaytonaEnvironmentTest {
         start(FaultPlan.builder(11).sometimes("files-download", 0.5, new dev.airlock.emulator.Fault.CutAfterBytes(70_000)).build());
         byte[] payload = new byte[300_000];
         new Random(5).nextBytes(payload);
-        try (DaytonaEnvironment env = open(settings("airlock.daytona.retry.max-attempts", "20"))) {
+        try (Environment env = open(settings("airlock.daytona.retry.max-attempts", "20"))) {
             for (int i = 0; i < 4; i++) {
                 ExecResult r = env.exec(ExecRequest.builder("cat; printf 'err' >&2").stdin(payload).build());
                 assertEquals(0, r.exitCode(), "run " + i);
@@ -178,13 +178,13 @@ class DaytonaEnvironmentTest {
         start(FaultPlan.builder(12).always("files-download", new dev.airlock.emulator.Fault.CutAfterBytes(70_000)).build());
         byte[] payload = new byte[300_000];
         new Random(6).nextBytes(payload);
-        try (DaytonaEnvironment env = open(settings())) {
+        try (Environment env = open(settings())) {
             assertEquals("small output passes", env.exec(ExecRequest.of("printf 'small output passes'")).stdout().text());
             BackendException e = assertThrows(BackendException.class,
                     () -> env.exec(ExecRequest.builder("cat").stdin(payload).build()));
             assertTrue(e.getMessage().contains("lost"), e.getMessage());
             assertEquals(List.of(), leftoverOutputs(env));
-            assertEquals(List.of(), emulator.find(env.sandboxId(), "/tmp", ".airlock-stdin-"));
+            assertEquals(List.of(), emulator.find(DaytonaBackend.of(env).sandboxId(), "/tmp", ".airlock-stdin-"));
         }
     }
 
@@ -197,13 +197,13 @@ class DaytonaEnvironmentTest {
         start(FaultPlan.builder(13).sometimes("files-upload", 0.5, new dev.airlock.emulator.Fault.LoseResponse()).build());
         byte[] payload = new byte[200_000];
         new Random(7).nextBytes(payload);
-        try (DaytonaEnvironment env = open(settings("airlock.daytona.retry.max-attempts", "20"))) {
+        try (Environment env = open(settings("airlock.daytona.retry.max-attempts", "20"))) {
             for (int i = 0; i < 4; i++) {
                 ExecResult r = env.exec(ExecRequest.builder("cat").stdin(payload).build());
                 assertEquals(0, r.exitCode(), "run " + i);
                 assertArrayEquals(payload, r.stdout().bytes(), "run " + i);
             }
-            assertEquals(List.of(), emulator.find(env.sandboxId(), "/tmp", ".airlock-stdin-"));
+            assertEquals(List.of(), emulator.find(DaytonaBackend.of(env).sandboxId(), "/tmp", ".airlock-stdin-"));
         }
         assertTrue(faults.faults("files-upload") >= 2, "the loss did not apply: " + faults.faultCounts());
     }
@@ -211,8 +211,8 @@ class DaytonaEnvironmentTest {
     @Test
     void closeFromManyThreadsStopsAndDeletesTheSandboxExactlyOnce() throws Exception {
         start(FaultPlan.none());
-        DaytonaEnvironment env = open(settings());
-        String id = env.sandboxId();
+        Environment env = open(settings());
+        String id = DaytonaBackend.of(env).sandboxId();
         Races.atOnce(8, () -> {
             env.close();
             return null;
@@ -230,8 +230,8 @@ class DaytonaEnvironmentTest {
     @Test
     void aDeleteAnswered409WaitsAndIsSentAgainUntilTheSandboxIsGone() throws IOException {
         start(FaultPlan.builder(1).first("sandbox-delete", 2, new dev.airlock.emulator.Fault.Status(409, "", java.util.Optional.empty())).build());
-        DaytonaEnvironment env = open(settings());
-        String id = env.sandboxId();
+        Environment env = open(settings());
+        String id = DaytonaBackend.of(env).sandboxId();
         env.close();
         assertEquals(2, faults.faults("sandbox-delete"), faults.report());
         assertEquals(3, journal.entries("sandbox-delete").size(), "two conflicts, then the delete");
@@ -250,8 +250,8 @@ class DaytonaEnvironmentTest {
     void aRateLimitedDeleteWaitsForItsBucketsRetryAfter() throws IOException {
         start(FaultPlan.parse("sandbox-delete:status=429+3s@nth=2", 1));
         long plain = closing(open(settings()));
-        DaytonaEnvironment env = open(settings());
-        String id = env.sandboxId();
+        Environment env = open(settings());
+        String id = DaytonaBackend.of(env).sandboxId();
         long limited = closing(env);
         assertTrue(limited - plain >= 2500, "a rate-limited close took " + limited + " ms, a plain one " + plain + " ms");
         assertEquals(1, faults.faults("sandbox-delete"));
@@ -259,7 +259,7 @@ class DaytonaEnvironmentTest {
         assertFalse(emulator.sandboxIds().contains(id), "the sandbox is left");
     }
 
-    private static long closing(DaytonaEnvironment env) {
+    private static long closing(Environment env) {
         long t0 = System.nanoTime();
         env.close();
         return Duration.ofNanos(System.nanoTime() - t0).toMillis();
@@ -270,7 +270,7 @@ class DaytonaEnvironmentTest {
         start(FaultPlan.none());
         DaytonaProvider p = new DaytonaProvider();
         String id = p.up(settings());
-        try (DaytonaEnvironment env = open(settings(DaytonaSettings.SANDBOX_ID, id))) {
+        try (Environment env = open(settings(DaytonaSettings.SANDBOX_ID, id))) {
             assertEquals("hi", env.exec(ExecRequest.of("printf hi")).stdout().text());
         }
         assertEquals(0, journal.entries("sandbox-stop").size());
@@ -291,9 +291,9 @@ class DaytonaEnvironmentTest {
                 + dev.airlock.tck.GoneHolder.label() + "\"}");
         String foreign = createWithLabels("{\"airlock.managed\":\"true\",\"airlock.owner\":\"someone@elsewhere\","
                 + "\"airlock.created\":\"2020-01-01T00:00:00Z\",\"airlock.version\":\"0.1.0\"}");
-        try (DaytonaEnvironment live = open(settings())) {
+        try (Environment live = open(settings())) {
             assertEquals(List.of(orphanId), p.gc(settings(), Duration.ZERO, false));
-            assertEquals(java.util.Set.of(kept, foreign, live.sandboxId()), java.util.Set.copyOf(emulator.sandboxIds()),
+            assertEquals(java.util.Set.of(kept, foreign, DaytonaBackend.of(live).sandboxId()), java.util.Set.copyOf(emulator.sandboxIds()),
                     "gc removed more than the orphan (an open environment's sandbox?)");
         }
         assertEquals(java.util.Set.of(kept, foreign), java.util.Set.copyOf(emulator.sandboxIds()));
@@ -378,7 +378,7 @@ class DaytonaEnvironmentTest {
         start(plan);
         int exact = 0;
         int typed = 0;
-        DaytonaEnvironment opened = null;
+        Environment opened = null;
         for (int attempt = 0; opened == null; attempt++) {
             try {
                 opened = open(settings());
@@ -386,7 +386,7 @@ class DaytonaEnvironmentTest {
                 assertTrue(attempt < 10, "open kept failing under faults: " + e.getMessage());
             }
         }
-        try (DaytonaEnvironment env = opened) {
+        try (Environment env = opened) {
             Random rnd = new Random(9);
             for (int i = 0; i < runs; i++) {
                 byte[] payload = new byte[1 + rnd.nextInt(5000)];
@@ -404,7 +404,7 @@ class DaytonaEnvironmentTest {
                 exact++;
             }
             journal.assertNoDoubleDispatch();
-            assertEquals(List.of(), emulator.find(env.sandboxId(), "/tmp", ".airlock-stdin-"), "staged files left");
+            assertEquals(List.of(), emulator.find(DaytonaBackend.of(env).sandboxId(), "/tmp", ".airlock-stdin-"), "staged files left");
             assertEquals(List.of(), leftoverOutputs(env), "output files left");
         }
         System.out.println("fault campaign: " + runs + " runs, " + exact + " byte-exact, " + typed + " typed errors");
@@ -414,8 +414,8 @@ class DaytonaEnvironmentTest {
         assertTrue(exact > runs / 2, "most runs should survive the retried faults: " + exact + "/" + runs);
     }
 
-    private List<String> leftoverOutputs(DaytonaEnvironment env) throws IOException {
-        List<String> out = new ArrayList<>(emulator.find(env.sandboxId(), "/tmp", ""));
+    private List<String> leftoverOutputs(Environment env) throws IOException {
+        List<String> out = new ArrayList<>(emulator.find(DaytonaBackend.of(env).sandboxId(), "/tmp", ""));
         out.removeIf(p -> !(p.endsWith(".out") || p.endsWith(".err")));
         return out;
     }

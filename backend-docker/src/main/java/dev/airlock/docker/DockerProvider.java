@@ -101,7 +101,7 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
         if (s.container().isEmpty()) {
             s.requireImage();
         }
-        return DockerEnvironment.open(context, s);
+        return DockerBackend.open(context, s);
     }
 
     /**

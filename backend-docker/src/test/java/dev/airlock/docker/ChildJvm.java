@@ -11,7 +11,7 @@ public final class ChildJvm {
 
     public static void main(String[] args) {
         Environment env = Environments.open(DockerFixture.settings());
-        System.out.println(((DockerEnvironment) env).containerId());
+        System.out.println(DockerBackend.of(env).containerId());
         System.out.flush();
         env.exec(ExecRequest.builder("sleep 306").build());
     }

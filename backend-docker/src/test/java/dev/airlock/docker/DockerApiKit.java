@@ -19,7 +19,7 @@ abstract class DockerApiKit extends EnvironmentCompatibilityKit {
 
     @Override
     protected Optional<Environment> attach(Environment to) {
-        String id = ((DockerEnvironment) to).containerId();
+        String id = DockerBackend.of(to).containerId();
         return Optional.of(openEnvironment(OpenContext.of(settings().with(DockerSettings.CONTAINER, id))));
     }
 }

@@ -1,6 +1,7 @@
 package dev.airlock.docker;
 
 import dev.airlock.AirlockException;
+import dev.airlock.Environment;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.Payload;
@@ -34,21 +35,21 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
  */
 @ExtendWith(DockerFixture.class)
 class DockerArchiveWritesTest {
-    private static final List<DockerEnvironment> OPEN = new ArrayList<>();
-    private static DockerEnvironment archive;
-    private static DockerEnvironment shell;
-    private static DockerEnvironment user;
-    private static DockerEnvironment mounts;
+    private static final List<Environment> OPEN = new ArrayList<>();
+    private static Environment archive;
+    private static Environment shell;
+    private static Environment user;
+    private static Environment mounts;
     private static Path volume;
 
-    private static synchronized DockerEnvironment open(Settings s) {
-        DockerEnvironment e = (DockerEnvironment) new DockerProvider().open(OpenContext.of(s));
+    private static synchronized Environment open(Settings s) {
+        Environment e = new DockerProvider().open(OpenContext.of(s));
         OPEN.add(e);
         return e;
     }
 
     /** Archive writes where they land where commands look. */
-    private static synchronized DockerEnvironment archive() {
+    private static synchronized Environment archive() {
         if (archive == null) {
             archive = open(DockerFixture.settings(DockerSettings.FILES, "archive"));
         }
@@ -56,7 +57,7 @@ class DockerArchiveWritesTest {
     }
 
     /** The same container settings, every write through the shell path (the default). */
-    private static synchronized DockerEnvironment shell() {
+    private static synchronized Environment shell() {
         if (shell == null) {
             shell = open(DockerFixture.settings());
         }
@@ -64,7 +65,7 @@ class DockerArchiveWritesTest {
     }
 
     /** A tmpfs on a writable root and a bind mount from this host. */
-    private static synchronized DockerEnvironment mounts() throws Exception {
+    private static synchronized Environment mounts() throws Exception {
         if (mounts == null) {
             volume = Files.createTempDirectory("airlock-archive-");
             Files.setPosixFilePermissions(volume, PosixFilePermissions.fromString("rwxrwxrwx"));
@@ -75,7 +76,7 @@ class DockerArchiveWritesTest {
     }
 
     /** An exec user other than root. */
-    private static synchronized DockerEnvironment user() {
+    private static synchronized Environment user() {
         if (user == null) {
             user = open(DockerFixture.settings(DockerSettings.FILES, "archive", DockerSettings.USER, "1000:1000", DockerSettings.ENV + ".HOME", "/tmp"));
         }
@@ -84,7 +85,7 @@ class DockerArchiveWritesTest {
 
     @AfterAll
     static void close() throws Exception {
-        OPEN.forEach(DockerEnvironment::close);
+        OPEN.forEach(Environment::close);
         if (volume != null) {
             try (var s = Files.walk(volume)) {
                 s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
@@ -92,27 +93,27 @@ class DockerArchiveWritesTest {
         }
     }
 
-    private static ExecResult sh(DockerEnvironment env, String script) {
+    private static ExecResult sh(Environment env, String script) {
         ExecResult r = env.exec(ExecRequest.builder(script).build());
         assertEquals(0, r.exitCode(), script + ": " + r.stderr().text());
         return r;
     }
 
     /** The bytes a command in the container reads at {@code path}. */
-    private static byte[] seenByCommands(DockerEnvironment env, String path) {
+    private static byte[] seenByCommands(Environment env, String path) {
         return sh(env, "cat -- '" + path + "'").stdout().bytes();
     }
 
     /** Runs {@code write} and returns how many archive writes it made. */
-    private static long archiveWritesOf(DockerEnvironment env, Runnable write) {
-        long before = env.archiveWrites();
+    private static long archiveWritesOf(Environment env, Runnable write) {
+        long before = DockerBackend.of(env).archiveWrites();
         write.run();
-        return env.archiveWrites() - before;
+        return DockerBackend.of(env).archiveWrites() - before;
     }
 
     @Test
     void emptyNulInvalidUtf8AndSeveralMiBAreByteExactThroughTheArchive() {
-        DockerEnvironment env = archive();
+        Environment env = archive();
         byte[] odd = {0, (byte) 0xff, (byte) 0xfe, 'a', 0, (byte) 0xc3, '(', '\n', (byte) 0x80};
         byte[] big = new byte[(6 << 20) + 123];
         new Random(7).nextBytes(big);
@@ -133,7 +134,7 @@ class DockerArchiveWritesTest {
 
     @Test
     void aStreamShorterThanDeclaredFailsAndLeavesTheOldFile() {
-        DockerEnvironment env = archive();
+        Environment env = archive();
         sh(env, "mkdir -p /work && printf old > /work/short");
         AirlockException e = assertThrows(AirlockException.class, () -> env.files().write("/work/short",
                 Payload.ofStream(new ByteArrayInputStream(new byte[10]), 20), WriteOptions.defaults()));
@@ -145,7 +146,7 @@ class DockerArchiveWritesTest {
     /** A file that grew after {@code Payload.ofFile} measured it: the write fails, nothing is cut short and landed. */
     @Test
     void aFileLongerThanItDeclaredFailsAndLeavesTheOldFile(@TempDir Path local) throws Exception {
-        DockerEnvironment env = archive();
+        Environment env = archive();
         Path file = local.resolve("grows.bin");
         Files.write(file, new byte[10]);
         Payload declared = Payload.ofFile(file); // 10 bytes, read when delivered
@@ -160,7 +161,7 @@ class DockerArchiveWritesTest {
 
     @Test
     void aWriteUnderATmpfsOnAWritableRootIsSeenByCommands() throws Exception {
-        DockerEnvironment env = mounts();
+        Environment env = mounts();
         byte[] data = "under the tmpfs\n".getBytes(StandardCharsets.UTF_8);
         assertEquals(0, archiveWritesOf(env, () -> env.files().write("/scratch/f", data)), "a tmpfs takes the shell path");
         assertArrayEquals(data, seenByCommands(env, "/scratch/f"));
@@ -172,7 +173,7 @@ class DockerArchiveWritesTest {
 
     @Test
     void aWriteUnderTheTmpOfAReadOnlyContainerIsSeenByCommands() {
-        DockerEnvironment env = open(DockerFixture.settings(DockerSettings.FILES, "archive", DockerHardening.READ_ONLY, "true", DockerHardening.TMPFS, "/tmp:mode=1777,/root"));
+        Environment env = open(DockerFixture.settings(DockerSettings.FILES, "archive", DockerHardening.READ_ONLY, "true", DockerHardening.TMPFS, "/tmp:mode=1777,/root"));
         byte[] data = {1, 0, 2, (byte) 0xff};
         assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/f", data)));
         assertArrayEquals(data, seenByCommands(env, "/tmp/f"));
@@ -185,7 +186,7 @@ class DockerArchiveWritesTest {
      */
     @Test
     void anExecUserOtherThanRootTakesTheShellPathAndOwnsTheFile() throws Exception {
-        DockerEnvironment env = user();
+        Environment env = user();
         assertEquals(0, archiveWritesOf(env, () -> env.files().write("/tmp/new", new byte[] {1})));
         assertEquals("1000:1000 644", sh(env, "stat -c '%u:%g %a' /tmp/new").stdout().text().trim());
         sh(env, "printf x > /tmp/kept && chmod 750 /tmp/kept");
@@ -200,7 +201,7 @@ class DockerArchiveWritesTest {
     /** Root's writes through the archive keep the mode rules of the shell write. */
     @Test
     void rootsArchiveWritesKeepOrSetTheMode() throws Exception {
-        DockerEnvironment env = archive();
+        Environment env = archive();
         assertEquals(1, archiveWritesOf(env, () -> env.files().write("/work/new", new byte[] {1})));
         assertEquals("0:0 644", sh(env, "stat -c '%u:%g %a' /work/new").stdout().text().trim());
         sh(env, "printf x > /work/kept && chmod 750 /work/kept");
@@ -212,7 +213,7 @@ class DockerArchiveWritesTest {
 
     @Test
     void parentsAreMadeWhenAskedAndOnlyThen() {
-        DockerEnvironment env = archive();
+        Environment env = archive();
         assertEquals(1, archiveWritesOf(env, () -> env.files().write("/work/a/b/c", new byte[] {4})));
         assertArrayEquals(new byte[] {4}, seenByCommands(env, "/work/a/b/c"));
         assertThrows(dev.airlock.NoSuchPathException.class, () -> env.files().write("/work/x/y", Payload.of(new byte[] {5}),
@@ -227,14 +228,14 @@ class DockerArchiveWritesTest {
      */
     @Test
     void anUploadIntoAVanishedDirectoryIsNotFoundAndOnlyAGoneContainerIsLost() throws Exception {
-        DockerEnvironment env = open(DockerFixture.settings());
+        Environment env = open(DockerFixture.settings());
         DockerSettings s = DockerSettings.from(DockerFixture.settings(), java.util.Map.of());
         try (DockerDaemon daemon = new DockerDaemon(s)) {
             sh(env, "mkdir -p /work/gone && rmdir /work/gone");
             dev.airlock.NoSuchPathException e = assertThrows(dev.airlock.NoSuchPathException.class,
-                    () -> daemon.putArchive(env.containerId(), "/work/gone", oneByteArchive()));
+                    () -> daemon.putArchive(DockerBackend.of(env).containerId(), "/work/gone", oneByteArchive()));
             assertEquals("/work/gone", e.path());
-            String id = env.containerId();
+            String id = DockerBackend.of(env).containerId();
             env.close();
             assertThrows(dev.airlock.BackendUnavailableException.class, () -> daemon.putArchive(id, "/work", oneByteArchive()));
         }
@@ -246,7 +247,7 @@ class DockerArchiveWritesTest {
 
     @Test
     void aSymlinkedTargetIsWrittenThroughAndTheLinkStays() {
-        DockerEnvironment env = archive();
+        Environment env = archive();
         sh(env, "mkdir -p /work/l && printf old > /work/l/real && ln -sf /work/l/real /work/l/link");
         assertEquals(0, archiveWritesOf(env, () -> env.files().write("/work/l/link", "new".getBytes(StandardCharsets.UTF_8))),
                 "a symlink takes the shell path, which judges where it lands");
@@ -270,7 +271,7 @@ class DockerArchiveWritesTest {
     }
 
     /** The refusal's type and message (the environment's id taken out). */
-    private static String refusal(DockerEnvironment env, String path) {
+    private static String refusal(Environment env, String path) {
         RuntimeException e = assertThrows(RuntimeException.class, () -> env.files().write(path, new byte[] {9}));
         return e.getClass().getSimpleName() + ": " + e.getMessage().replace(env.id(), "ID");
     }

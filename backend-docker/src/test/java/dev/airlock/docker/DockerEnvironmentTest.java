@@ -195,7 +195,7 @@ class DockerEnvironmentTest {
         String count = "n=0; for p in /proc/[0-9]*; do grep -q 'airlock-r''un' $p/cmdline 2>/dev/null && n=$((n+1)); done; echo $n";
         Environment own = env();
         String before = own.exec(ExecRequest.of(count)).stdout().text().strip();
-        String id = ((DockerEnvironment) own).containerId();
+        String id = DockerBackend.of(own).containerId();
         try (Environment attached = Environments.open(DockerFixture.settings(DockerSettings.CONTAINER, id))) {
             assertTrue(Integer.parseInt(attached.exec(ExecRequest.of(count)).stdout().text().strip()) > Integer.parseInt(before),
                     "the attached environment started no control shell");

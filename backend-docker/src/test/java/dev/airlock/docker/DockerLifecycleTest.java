@@ -62,13 +62,13 @@ class DockerLifecycleTest {
 
     @Test
     void theContainerCarriesLabelsForGc() throws Exception {
-        try (DockerEnvironment env = (DockerEnvironment) Environments.open(DockerFixture.settings())) {
+        try (Environment env = Environments.open(DockerFixture.settings())) {
             DockerFixture.Result r = DockerFixture.docker(null, 30, "inspect", "-f",
                     "{{index .Config.Labels \"dev.airlock.managed\"}} {{index .Config.Labels \"dev.airlock.environment\"}}"
                             + " {{index .Config.Labels \"dev.airlock.version\"}} {{.HostConfig.Init}} {{.HostConfig.SecurityOpt}}"
                             + " {{.HostConfig.NetworkMode}} {{index .Config.Labels \"dev.airlock.created\"}}"
                             + " {{index .Config.Labels \"" + DockerFixture.RUN_LABEL + "\"}}",
-                    env.containerId());
+                    DockerBackend.of(env).containerId());
             assertEquals(0, r.exit(), r.err());
             String[] f = r.out().strip().split(" ");
             assertEquals("true", f[0]);
@@ -174,8 +174,8 @@ class DockerLifecycleTest {
 
     @Test
     void closeRemovesTheContainerOnceWhateverRaces() throws Exception {
-        DockerEnvironment env = (DockerEnvironment) Environments.open(DockerFixture.settings());
-        String id = env.containerId();
+        Environment env = Environments.open(DockerFixture.settings());
+        String id = DockerBackend.of(env).containerId();
         assertTrue(exists(id));
         Execution running = env.start(ExecRequest.builder("sleep 300").build());
         CountDownLatch go = new CountDownLatch(1);
@@ -243,13 +243,13 @@ class DockerLifecycleTest {
     @Test
     void aBrokenLeaseEndsTheContainerWithAClearError() throws Exception {
         try (UnixSocketProxy proxy = new UnixSocketProxy(java.nio.file.Path.of("/var/run/docker.sock"));
-             DockerEnvironment env = (DockerEnvironment) Environments.open(DockerFixture.settings(DockerSettings.HOST, proxy.url()))) {
+             Environment env = Environments.open(DockerFixture.settings(DockerSettings.HOST, proxy.url()))) {
             assertEquals("up", sh(env, "echo up"));
             proxy.breakLeases(); // as a dropped tcp:// connection, or a dead JVM, would
-            for (int i = 0; i < 600 && exists(env.containerId()); i++) {
+            for (int i = 0; i < 600 && exists(DockerBackend.of(env).containerId()); i++) {
                 Thread.sleep(100);
             }
-            assertFalse(exists(env.containerId()), "the container ended with its lease");
+            assertFalse(exists(DockerBackend.of(env).containerId()), "the container ended with its lease");
             BackendUnavailableException e = assertThrows(BackendUnavailableException.class,
                     () -> env.exec(ExecRequest.builder("true").build()));
             assertTrue(e.getMessage().contains("was removed"), e.getMessage());
@@ -260,9 +260,9 @@ class DockerLifecycleTest {
     void anOpenEnvironmentsContainerIsLeasedAndUpsIsNot() throws Exception {
         DockerProvider provider = new DockerProvider();
         String kept = provider.up(DockerFixture.settings());
-        try (DockerEnvironment env = (DockerEnvironment) Environments.open(DockerFixture.settings())) {
+        try (Environment env = Environments.open(DockerFixture.settings())) {
             DockerFixture.Result r = DockerFixture.docker(null, 30, "inspect", "-f",
-                    "{{.HostConfig.AutoRemove}} {{.Config.OpenStdin}} {{.Config.StdinOnce}}", env.containerId(), kept);
+                    "{{.HostConfig.AutoRemove}} {{.Config.OpenStdin}} {{.Config.StdinOnce}}", DockerBackend.of(env).containerId(), kept);
             assertEquals(0, r.exit(), r.err());
             assertEquals(List.of("true true true", "false false false"), r.out().strip().lines().toList());
             assertEquals("alive", sh(env, "echo alive"), "the lease holds while the environment is open");
@@ -323,13 +323,13 @@ class DockerLifecycleTest {
 
     @Test
     void aContainerRemovedMidRunGivesAClearErrorNotARetry() throws Exception {
-        DockerEnvironment env = (DockerEnvironment) Environments.open(DockerFixture.settings());
+        Environment env = Environments.open(DockerFixture.settings());
         try {
             Execution running = env.start(ExecRequest.builder("sleep 305").build());
             while (!sh(env, "ps -o args").contains("sleep 305")) {
                 Thread.sleep(20);
             }
-            assertEquals(0, DockerFixture.docker(null, 60, "rm", "-f", env.containerId()).exit());
+            assertEquals(0, DockerFixture.docker(null, 60, "rm", "-f", DockerBackend.of(env).containerId()).exit());
             BackendUnavailableException lost = assertThrows(BackendUnavailableException.class, running::await);
             assertTrue(lost.getMessage().contains("was removed"), lost.getMessage());
             BackendUnavailableException next = assertThrows(BackendUnavailableException.class,
@@ -352,7 +352,7 @@ class DockerLifecycleTest {
             assertTrue(exists(id), "an attached container outlives close");
             try (Environment b = Environments.open(settings.with(DockerSettings.CONTAINER, id))) {
                 assertEquals("kept", sh(b, "cat /tmp/kept.txt"));
-                assertTrue(((DockerEnvironment) b).isAttached());
+                assertTrue(DockerBackend.of(b).isAttached());
                 assertFalse(b.capabilities().disposable());
             }
         } finally {
@@ -453,7 +453,7 @@ class DockerLifecycleTest {
             DockerSettingsTest.writeContext(dir, "through-proxy", proxy.url());
             Settings settings = DockerFixture.settings();
             DockerSettings s = DockerSettings.from(settings, Map.of("DOCKER_CONFIG", dir.toString(), "DOCKER_CONTEXT", "through-proxy"));
-            try (Environment env = DockerEnvironment.open(dev.airlock.spi.OpenContext.of(settings), s)) {
+            try (Environment env = DockerBackend.open(dev.airlock.spi.OpenContext.of(settings), s)) {
                 assertEquals("via the context", sh(env, "echo via the context"));
             }
             assertTrue(proxy.requests().stream().anyMatch(l -> l.matches("POST /exec/[0-9a-f]+/start")), proxy.requests().toString());
@@ -471,7 +471,7 @@ class DockerLifecycleTest {
             DockerSettings s = DockerSettings.from(settings, Map.of("DOCKER_CONFIG", dir.toString()));
             // the registry does not resolve: a registry that cannot be reached, after the pull was sent with its credentials
             dev.airlock.BackendUnavailableException e = assertThrows(dev.airlock.BackendUnavailableException.class,
-                    () -> DockerEnvironment.open(dev.airlock.spi.OpenContext.of(settings), s));
+                    () -> DockerBackend.open(dev.airlock.spi.OpenContext.of(settings), s));
             assertFalse(e.getMessage().contains("s3cret-pw"), e.getMessage());
             String head = proxy.heads().stream().filter(h -> h.contains("/images/create?")).findFirst().orElseThrow();
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)X-Registry-Auth: *(\\S+)").matcher(head);
@@ -500,7 +500,7 @@ class DockerLifecycleTest {
             DockerSettings s = DockerSettings.from(settings, environment);
             // the registry does not resolve: a registry that cannot be reached, after the pull was sent with its credentials
             dev.airlock.BackendUnavailableException e = assertThrows(dev.airlock.BackendUnavailableException.class,
-                    () -> DockerEnvironment.open(dev.airlock.spi.OpenContext.of(settings), s));
+                    () -> DockerBackend.open(dev.airlock.spi.OpenContext.of(settings), s));
             assertFalse(e.getMessage().contains("h3lper-s3cret"), e.getMessage());
             assertEquals("registry.airlock.invalid:5000", java.nio.file.Files.readString(bin.resolve("docker-credential-airlocktest.asked")));
             String head = proxy.heads().stream().filter(h -> h.contains("/images/create?")).findFirst().orElseThrow();
@@ -514,11 +514,11 @@ class DockerLifecycleTest {
         java.nio.file.Files.writeString(helper, "#!/bin/sh\necho 'keychain locked' >&2\nexit 1\n");
         Settings settings = DockerFixture.settings(DockerSettings.IMAGE, "registry.airlock.invalid:5000/team/tool:1",
                 DockerSettings.PULL, "missing");
-        ConfigurationException failed = assertThrows(ConfigurationException.class, () -> DockerEnvironment.open(
+        ConfigurationException failed = assertThrows(ConfigurationException.class, () -> DockerBackend.open(
                 dev.airlock.spi.OpenContext.of(settings), DockerSettings.from(settings, environment)));
         assertTrue(failed.getMessage().contains("docker-credential-airlocktest failed") && failed.getMessage().contains("keychain locked")
                 && !failed.getMessage().contains("\n"), failed.getMessage());
-        ConfigurationException missing = assertThrows(ConfigurationException.class, () -> DockerEnvironment.open(
+        ConfigurationException missing = assertThrows(ConfigurationException.class, () -> DockerBackend.open(
                 dev.airlock.spi.OpenContext.of(settings), DockerSettings.from(settings, Map.of("DOCKER_CONFIG", dir.toString(),
                         "PATH", "/usr/bin:/bin"))));
         assertTrue(missing.getMessage().contains("docker-credential-airlocktest is not on PATH"), missing.getMessage());

@@ -63,7 +63,7 @@ final class Bubblewrap {
             Path p = Path.of(s.bwrap().get());
             return Files.isExecutable(p) ? Optional.of(p) : Optional.empty();
         }
-        return LocalEnvironment.findOnPath("bwrap");
+        return LocalBackend.findOnPath("bwrap");
     }
 
     /** What {@link #unusable} found, per binary: the answer does not change while this JVM runs. */
@@ -98,7 +98,7 @@ final class Bubblewrap {
 
     /** {@link #frozenMounts}'s prefix where this process may have it (root, with util-linux's unshare). */
     private static List<String> frozenMounts(boolean root) {
-        Optional<Path> unshare = LocalEnvironment.findOnPath("unshare");
+        Optional<Path> unshare = LocalBackend.findOnPath("unshare");
         return root && unshare.isPresent()
                 ? List.of(unshare.get().toString(), "--mount", "--propagation", "private", "--") : List.of();
     }
@@ -370,8 +370,8 @@ final class Bubblewrap {
                 + " the real home and /etc/shadow"
                 + " hidden; writable: "
                 + String.join(", ", writable.values()) + "; network " + (s.network() ? "on" : "off");
-        Optional<Path> unshare = LocalEnvironment.findOnPath("unshare");
-        Optional<Path> setpriv = LocalEnvironment.findOnPath("setpriv");
+        Optional<Path> unshare = LocalBackend.findOnPath("unshare");
+        Optional<Path> setpriv = LocalBackend.findOnPath("setpriv");
         List<String> frozen = frozenMounts(t.uid() == 0);
         if (unshare.isPresent() && setpriv.isPresent()) {
             // bwrap's init (pid 1) is the command's parent and reports its status. The shell gets a

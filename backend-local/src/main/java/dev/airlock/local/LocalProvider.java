@@ -44,7 +44,7 @@ public final class LocalProvider implements EnvironmentProvider {
         if (!Files.isDirectory(Path.of("/proc/self"))) {
             return Availability.unavailable("/proc is not mounted; the local backend needs it");
         }
-        if (LocalEnvironment.findOnPath("setsid").isEmpty()) {
+        if (LocalBackend.findOnPath("setsid").isEmpty()) {
             return Availability.unavailable("setsid is not on PATH; install Debian's util-linux");
         }
         LocalSettings local = LocalSettings.from(settings);
@@ -62,6 +62,6 @@ public final class LocalProvider implements EnvironmentProvider {
         if (!a.available()) {
             throw new dev.airlock.BackendUnavailableException("local backend: " + a.reason());
         }
-        return LocalEnvironment.open(context);
+        return LocalBackend.open(context);
     }
 }

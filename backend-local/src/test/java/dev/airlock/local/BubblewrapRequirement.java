@@ -9,8 +9,8 @@ public final class BubblewrapRequirement {
 
     /** Bubblewrap is on PATH and makes a sandbox on this machine. */
     public static void require() {
-        Services.require(LocalEnvironment.findOnPath("bwrap").isPresent()
-                        && Bubblewrap.unusable(LocalEnvironment.findOnPath("bwrap").get()).isEmpty(),
+        Services.require(LocalBackend.findOnPath("bwrap").isPresent()
+                        && Bubblewrap.unusable(LocalBackend.findOnPath("bwrap").get()).isEmpty(),
                 "bubblewrap is not installed or cannot make a sandbox here (apt-get install bubblewrap)");
     }
 }

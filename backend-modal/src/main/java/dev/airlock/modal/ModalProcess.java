@@ -203,7 +203,7 @@ final class ModalProcess implements RemoteProcess {
         }
     }
 
-    /** Empty: the core's launcher record names the group (the shell leads it, see {@link ModalEnvironment#WRAPPER}). */
+    /** Empty: the core's launcher record names the group (the shell leads it, see {@link ModalBackend#WRAPPER}). */
     @Override
     public OptionalLong processGroup() {
         return OptionalLong.empty();

@@ -67,7 +67,7 @@ public final class ModalProvider implements EnvironmentProvider, SandboxLifecycl
 
     @Override
     public Environment open(OpenContext context) {
-        return ModalEnvironment.open(context, client(context.settings()));
+        return ModalBackend.open(context, client(context.settings()));
     }
 
     @Override

@@ -38,7 +38,7 @@ class ModalCompatibilityTest extends EnvironmentCompatibilityKit {
 
     @Override
     protected Optional<Environment> attach(Environment to) {
-        String id = ((ModalEnvironment) to).sandboxId();
+        String id = ModalBackend.of(to).sandboxId();
         return Optional.of(openEnvironment(OpenContext.of(settings().with(ModalSettings.SANDBOX_ID, id))));
     }
 

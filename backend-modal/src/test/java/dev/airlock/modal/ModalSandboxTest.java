@@ -46,7 +46,7 @@ class ModalSandboxTest {
         for (String family : List.of("v2", "v1")) {
             try (ModalClient c = client(Map.of(ModalSettings.FAMILY, family)); ModalSandbox sb = ModalSandbox.create(c, false)) {
                 // The shell prints whether it leads its own group (pid == pgid), then its stdin.
-                ModalProcess p = sb.exec(List.of("sh", "-c", ModalEnvironment.WRAPPER, "airlock", ModalEnvironment.WRAPPER, "sh",
+                ModalProcess p = sb.exec(List.of("sh", "-c", ModalBackend.WRAPPER, "airlock", ModalBackend.WRAPPER, "sh",
                         "set -- $(cut -d' ' -f1,5 /proc/$$/stat); [ \"$1\" = \"$2\" ] && echo leader; cat; echo err >&2; exit 3", ""),
                         Map.of());
                 Deadline d = Deadline.in(Duration.ofMinutes(1));

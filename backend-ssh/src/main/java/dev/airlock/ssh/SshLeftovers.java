@@ -160,9 +160,7 @@ final class SshLeftovers {
     /** The CLI's gc: logs in with {@code settings}, removes what dead environments of this owner left next to its own private dir. */
     static List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
         try (Environment env = Environments.open(settings)) {
-            if (!(env instanceof SshEnvironment ssh)) {
-                throw new IllegalStateException("the ssh provider opened " + env.getClass().getName());
-            }
+            SshBackend ssh = SshBackend.of(env);
             String own = ssh.privateDir();
             String base = own.substring(0, own.lastIndexOf('/'));
             List<String> removed = new ArrayList<>();

@@ -67,7 +67,7 @@ public final class SshProvider implements EnvironmentProvider, LeftoverCollector
 
     @Override
     public Environment open(OpenContext context) {
-        return SshEnvironment.open(context);
+        return SshBackend.open(context);
     }
 
     /** Private dirs and process trees left on the host by JVMs that died before closing (see {@link SshLeftovers}). */

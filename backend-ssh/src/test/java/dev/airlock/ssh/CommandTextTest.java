@@ -57,7 +57,7 @@ class CommandTextTest {
                 cmd.add(setsid.toString()); // sshd makes each session child a session leader
                 cmd.addAll(login);
                 cmd.add("-c");
-                cmd.add(SshEnvironment.commandText(shell, Launcher.recordLine(NONCE) + script));
+                cmd.add(SshBackend.commandText(shell, Launcher.recordLine(NONCE) + script));
                 Process p = new ProcessBuilder(cmd).start();
                 try (OutputStream in = p.getOutputStream()) {
                     in.write("it's input\n".getBytes(StandardCharsets.UTF_8));
@@ -96,7 +96,7 @@ class CommandTextTest {
         for (List<String> login : shells) {
             List<String> cmd = new ArrayList<>(login);
             cmd.add("-c");
-            cmd.add(SshEnvironment.commandText("sh", script));
+            cmd.add(SshBackend.commandText("sh", script));
             Process p = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -105,7 +105,7 @@ class CommandTextTest {
         }
         assertTrue(shells.stream().anyMatch(l -> l.get(0).endsWith("fish")) || SshdServer.find("fish") == null);
         // Nothing in the text the login shell parses is special to fish or tcsh inside single quotes.
-        String text = SshEnvironment.commandText("bash", payload);
+        String text = SshBackend.commandText("bash", payload);
         assertFalse(text.contains("\\\\") || text.contains("\\'") || text.contains("!") || text.contains("\n"), text);
     }
 }

@@ -97,14 +97,14 @@ class SshAgentTest {
             dev.airlock.settings.Settings settings = dev.airlock.settings.Settings.of(m);
             SshSettings s = SshSettings.from(settings, agent.socket.toString(), home);
             assertEquals(List.of(home.resolve(".ssh/id_ed25519")), s.identities());
-            try (Environment env = SshEnvironment.open(OpenContext.of(settings), s)) {
+            try (Environment env = SshBackend.open(OpenContext.of(settings), s)) {
                 assertEquals("agent\n", env.exec(ExecRequest.of("echo agent")).stdout().text());
             }
 
             // No agent either: the one line says which default key was skipped and why.
             SshSettings noAgent = SshSettings.from(dev.airlock.settings.Settings.of(m), null, home);
             ConfigurationException none = assertThrows(ConfigurationException.class,
-                    () -> SshEnvironment.open(OpenContext.of(settings), noAgent));
+                    () -> SshBackend.open(OpenContext.of(settings), noAgent));
             assertTrue(none.getMessage().contains(home.resolve(".ssh/id_ed25519") + " is encrypted"), none.getMessage());
             assertTrue(none.getMessage().contains(SshSettings.PASSPHRASE), none.getMessage());
 
@@ -112,7 +112,7 @@ class SshAgentTest {
             m.put(SshSettings.IDENTITY, server.encryptedKey.toString());
             SshSettings named = SshSettings.from(dev.airlock.settings.Settings.of(m), agent.socket.toString(), home);
             ConfigurationException e = assertThrows(ConfigurationException.class,
-                    () -> SshEnvironment.open(OpenContext.of(dev.airlock.settings.Settings.of(m)), named));
+                    () -> SshBackend.open(OpenContext.of(dev.airlock.settings.Settings.of(m)), named));
             assertTrue(e.getMessage().contains(server.encryptedKey + " is encrypted"), e.getMessage());
         }
     }

@@ -56,7 +56,7 @@ class SshConfigTest {
         Files.writeString(file, config);
         Settings s = Settings.of(Map.of("airlock.backend", "ssh", SshSettings.HOST, alias,
                 SshSettings.KNOWN_HOSTS, knownHosts.toString(), SshSettings.AGENT, "no", "airlock.container", "no"));
-        return SshEnvironment.open(OpenContext.of(s), SshSettings.from(s, null, home));
+        return SshBackend.open(OpenContext.of(s), SshSettings.from(s, null, home));
     }
 
     private static int logins(SshdServer server) {
@@ -113,7 +113,7 @@ class SshConfigTest {
                 "");
         int before = logins(bastion);
         try (Environment env = open("work", config)) {
-            assertEquals(user + "@127.0.0.1:" + target.port, ((SshEnvironment) env).destination());
+            assertEquals(user + "@127.0.0.1:" + target.port, SshBackend.of(env).destination());
             ExecResult r = env.exec(ExecRequest.of("printf '%s' \"$SSH_CONNECTION\" | cut -d' ' -f4"));
             assertEquals(0, r.exitCode(), r.stderr().text());
             assertEquals(Integer.toString(target.port), r.stdout().text().strip(), "the command ran on the target");

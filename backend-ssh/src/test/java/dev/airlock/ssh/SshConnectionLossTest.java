@@ -75,7 +75,7 @@ class SshConnectionLossTest {
                 throw new AssertionError("no error after the cut: " + r);
             });
             // It names the host, not the backend ("the connection to ssh was lost").
-            assertTrue(lost.getMessage().startsWith("the connection to " + ((SshEnvironment) env).destination() + " was lost"),
+            assertTrue(lost.getMessage().startsWith("the connection to " + SshBackend.of(env).destination() + " was lost"),
                     lost.getMessage());
             assertTrue(lost.getMessage().contains("not run again"), lost.getMessage());
             assertFalse(lost.getMessage().contains("\n"));

@@ -172,7 +172,7 @@ class SshExecTest {
         AtomicBoolean watching = new AtomicBoolean(true);
         Thread watcher = new Thread(() -> {
             while (watching.get()) {
-                maxConnections.accumulateAndGet(((SshEnvironment) env).openConnections(), Math::max);
+                maxConnections.accumulateAndGet(SshBackend.of(env).openConnections(), Math::max);
                 try {
                     Thread.sleep(20);
                 } catch (InterruptedException ie) {
@@ -266,7 +266,7 @@ class SshExecTest {
         assertTrue(Files.exists(priv.resolve("tmp/scratch-file")));
         own.close();
         assertFalse(Files.exists(priv), priv + " survived close");
-        assertEquals(0, ((SshEnvironment) own).openConnections());
+        assertEquals(0, SshBackend.of(own).openConnections());
     }
 
     static boolean gone(long pid) throws InterruptedException {

@@ -46,7 +46,7 @@ class SshPasswordLoginTest {
 
     private Environment open(Map<String, String> m, Path home) {
         Settings s = Settings.of(m);
-        return SshEnvironment.open(OpenContext.of(s), SshSettings.from(s, null, home));
+        return SshBackend.open(OpenContext.of(s), SshSettings.from(s, null, home));
     }
 
     @Test

@@ -61,7 +61,7 @@ class SshSlowReaderTest {
                         .output(sink, OutputStream.nullOutputStream()).build());
                 long pid = SshExecTest.awaitPid(pidFile);
                 assertTrue(sink.stuck.await(120, java.util.concurrent.TimeUnit.SECONDS), "the flood never reached the sink");
-                assertEquals(1, ((SshEnvironment) env).openConnections(), "both commands must share one connection here");
+                assertEquals(1, SshBackend.of(env).openConnections(), "both commands must share one connection here");
 
                 // Another command on the same connection runs to its end while the flood is unread.
                 Execution other = env.start(ExecRequest.of("head -c 3000000 /dev/zero | wc -c"));

@@ -1,5 +1,6 @@
 package dev.airlock.ssh;
 
+import dev.airlock.Environment;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.settings.Settings;
@@ -56,8 +57,8 @@ class SshSlowStartupTest {
         user.write(".bashrc", "sleep 5\n");
         Settings s = Settings.of(user.settingsMap(server));
         String privateDir;
-        try (SshEnvironment env = SshEnvironment.open(OpenContext.of(s), SshSettings.from(s, null, emptyHome))) {
-            privateDir = env.privateDir();
+        try (Environment env = SshBackend.open(OpenContext.of(s), SshSettings.from(s, null, emptyHome))) {
+            privateDir = SshBackend.of(env).privateDir();
             assertNotNull(privateDir);
             assertTrue(Files.isDirectory(Path.of(privateDir)), privateDir);
             CompletableFuture<ExecResult> neighbour = CompletableFuture.supplyAsync(

@@ -60,7 +60,7 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
 
     @Override
     public Environment open(OpenContext context) {
-        return VercelEnvironment.open(context, VercelSettings.from(context.settings(), System.getenv()));
+        return VercelBackend.open(context, VercelSettings.from(context.settings(), System.getenv()));
     }
 
     @Override
@@ -72,11 +72,11 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
     public String up(Settings settings) {
         VercelSettings s = VercelSettings.from(settings, System.getenv());
         try (VercelApi api = new VercelApi(s, settings)) {
-            VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(true));
+            VercelApi.SessionInfo info = api.create(VercelBackend.tags(true));
             try {
-                VercelEnvironment.awaitRunning(api, info.sessionId());
+                VercelBackend.awaitRunning(api, info.sessionId());
             } catch (AirlockException e) {
-                VercelEnvironment.removeQuietly(api, info);
+                VercelBackend.removeQuietly(api, info);
                 throw e;
             }
             return info.sandboxName();
@@ -89,7 +89,7 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
         try (VercelApi api = new VercelApi(s, settings)) {
             VercelApi.SessionInfo info = api.sandbox(id).orElseThrow(() -> new dev.airlock.NoSuchPathException(
                     "Vercel sandbox " + id));
-            if (!"1".equals(info.tags().get(VercelEnvironment.TAG))) {
+            if (!"1".equals(info.tags().get(VercelBackend.TAG))) {
                 throw new ConfigurationException("the Vercel sandbox " + id + " was not made by Airlock; remove it with Vercel's own tools");
             }
             api.stop(info.sessionId());
@@ -105,8 +105,8 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
         String owner = ResourceLabels.currentOwner();
         java.time.Instant now = java.time.Instant.now();
         try (VercelApi api = new VercelApi(s, settings)) {
-            for (VercelApi.SessionInfo info : api.list(VercelEnvironment.TAG, "1")) {
-                boolean collect = ResourceLabels.parse(info.tags(), VercelEnvironment.LABEL_PREFIX)
+            for (VercelApi.SessionInfo info : api.list(VercelBackend.TAG, "1")) {
+                boolean collect = ResourceLabels.parse(info.tags(), VercelBackend.LABEL_PREFIX)
                         .filter(l -> l.collectable(owner, now, olderThan, includeKept)).isPresent();
                 if (collect) {
                     api.stop(info.sessionId());

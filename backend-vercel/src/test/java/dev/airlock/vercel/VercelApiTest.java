@@ -24,7 +24,7 @@ class VercelApiTest {
     void runWaitAndReadBack() throws Exception {
         VercelSettings s = VercelSettings.from(fixture.settings(), Map.of());
         try (VercelApi api = new VercelApi(s, fixture.settings())) {
-            VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(false));
+            VercelApi.SessionInfo info = api.create(VercelBackend.tags(false));
             String cmd = api.run(info.sessionId(), List.of("sh", "-c", "mkdir -p /tmp/x && echo hi > /tmp/x/o; exit 7"), null);
             assertEquals(7, api.await(info.sessionId(), cmd));
             try (InputStream in = api.read(info.sessionId(), "/tmp/x/o")) {
@@ -38,7 +38,7 @@ class VercelApiTest {
     void aRuntimeSandboxIsCreatedThroughV2AndRuns() {
         dev.airlock.settings.Settings raw = fixture.settings().with(VercelSettings.RUNTIME, "node22");
         try (VercelApi api = new VercelApi(VercelSettings.from(raw, Map.of()), raw)) {
-            VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(false));
+            VercelApi.SessionInfo info = api.create(VercelBackend.tags(false));
             assertEquals(0, api.await(info.sessionId(), api.run(info.sessionId(), List.of("true"), null)));
         }
         assertEquals(1, fixture.journal.entries("sandbox-create").size());

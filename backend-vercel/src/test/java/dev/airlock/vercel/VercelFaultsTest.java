@@ -47,7 +47,7 @@ class VercelFaultsTest {
     private Followed followUnder(String faults, String script) {
         fixture = new VercelEmulatorFixture(FaultPlan.parse(faults, 1));
         try (VercelApi api = new VercelApi(VercelSettings.from(fixture.settings(), Map.of()), fixture.settings())) {
-            VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(false));
+            VercelApi.SessionInfo info = api.create(VercelBackend.tags(false));
             String cmd = api.run(info.sessionId(), List.of("sh", "-c", script), null);
             // Entries are chunks as the sandbox read them (two quick lines may share one), so the
             // lines are counted in the stdout they carry, joined.
@@ -137,7 +137,7 @@ class VercelFaultsTest {
         fixture = new VercelEmulatorFixture(FaultPlan.parse("cmd:lose@nth=1", 1));
         VercelSettings s = VercelSettings.from(fixture.settings(), Map.of());
         try (VercelApi api = new VercelApi(s, fixture.settings())) {
-            VercelApi.SessionInfo info = api.create(VercelEnvironment.tags(false));
+            VercelApi.SessionInfo info = api.create(VercelBackend.tags(false));
             assertThrows(DispatchOutcomeUnknownException.class,
                     () -> api.run(info.sessionId(), List.of("sh", "-c", "echo once >> /tmp/count"), null));
             String id = api.run(info.sessionId(), List.of("sh", "-c", "true"), null);

@@ -38,14 +38,14 @@ class VercelGcTest {
         String foreign;
         String unlabelled;
         try (VercelApi api = new VercelApi(VercelSettings.from(EMULATOR.settings(), Map.of()), EMULATOR.settings())) {
-            Map<String, String> left = new HashMap<>(VercelEnvironment.tags(false)); // as a JVM that died left it
-            left.put(VercelEnvironment.LABEL_PREFIX + ResourceLabels.HOLDER, GoneHolder.label());
+            Map<String, String> left = new HashMap<>(VercelBackend.tags(false)); // as a JVM that died left it
+            left.put(VercelBackend.LABEL_PREFIX + ResourceLabels.HOLDER, GoneHolder.label());
             orphan = api.create(left).sandboxName();
-            Map<String, String> theirs = new HashMap<>(VercelEnvironment.tags(false));
-            theirs.put(VercelEnvironment.LABEL_PREFIX + "owner", "mallory@elsewhere");
-            theirs.put(VercelEnvironment.LABEL_PREFIX + "created", "2020-01-01T00:00:00Z");
+            Map<String, String> theirs = new HashMap<>(VercelBackend.tags(false));
+            theirs.put(VercelBackend.LABEL_PREFIX + "owner", "mallory@elsewhere");
+            theirs.put(VercelBackend.LABEL_PREFIX + "created", "2020-01-01T00:00:00Z");
             foreign = api.create(theirs).sandboxName();
-            unlabelled = api.create(Map.of(VercelEnvironment.TAG, "1")).sandboxName();
+            unlabelled = api.create(Map.of(VercelBackend.TAG, "1")).sandboxName();
         }
         assertEquals(List.of(), p.gc(EMULATOR.settings(), Duration.ofHours(1), true), "nothing is an hour old");
         try (Environment live = p.open(OpenContext.of(EMULATOR.settings()))) {

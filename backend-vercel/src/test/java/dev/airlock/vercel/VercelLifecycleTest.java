@@ -9,6 +9,7 @@ import dev.airlock.emulator.CallJournal;
 import dev.airlock.emulator.Fault;
 import dev.airlock.emulator.FaultPlan;
 import dev.airlock.settings.Settings;
+import dev.airlock.spi.Deadline;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.tck.Races;
 import dev.airlock.vercel.emulator.VercelEmulator;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -40,8 +42,8 @@ class VercelLifecycleTest {
         }
     }
 
-    private VercelEnvironment open(Settings s) {
-        return (VercelEnvironment) new VercelProvider().open(OpenContext.of(s));
+    private Environment open(Settings s) {
+        return new VercelProvider().open(OpenContext.of(s));
     }
 
     /** A 10 s sandbox runs a 14 s command: the environment extends the timeout while it is open. */
@@ -65,7 +67,7 @@ class VercelLifecycleTest {
     @Test
     void aSessionStoppedUnderTheEnvironmentFailsTheNextExecTypedAndCloseStillDeletesTheSandbox() {
         fixture = new VercelEmulatorFixture(FaultPlan.none());
-        VercelEnvironment env = open(fixture.settings());
+        Environment env = open(fixture.settings());
         try (VercelApi outside = new VercelApi(VercelSettings.from(fixture.settings(), Map.of()), fixture.settings())) {
             outside.stop(outside.sandbox(env.id()).orElseThrow().sessionId());
         }
@@ -116,8 +118,8 @@ class VercelLifecycleTest {
         String path = "/tmp/.airlock-stage-test/.airlock-stdin-cancelled";
         int before;
         try (VercelEmulatorFixture counting = new VercelEmulatorFixture(FaultPlan.none());
-             VercelEnvironment probe = open(counting.settings())) {
-            probe.stage(path, Payload.ofUtf8("secret staged payload"));
+             Environment probe = open(counting.settings())) {
+            VercelBackend.of(probe).stage(path, Payload.ofUtf8("secret staged payload"), Deadline.in(Duration.ofMinutes(1)));
             // Opening and staging run commands too; counted at arrival, as the fault plan counts,
             // once each launched command's output clean-up (sent in the background) has arrived.
             before = settledCommands(counting);
@@ -125,10 +127,10 @@ class VercelLifecycleTest {
         // The first command after opening and staging is the removal: refused, it never runs.
         fixture = new VercelEmulatorFixture(FaultPlan.builder(1)
                 .nth("cmd", before + 1, new Fault.Status(400, "", Optional.empty())).build());
-        try (VercelEnvironment env = open(fixture.settings())) {
-            env.stage(path, Payload.ofUtf8("secret staged payload"));
+        try (Environment env = open(fixture.settings())) {
+            VercelBackend.of(env).stage(path, Payload.ofUtf8("secret staged payload"), Deadline.in(Duration.ofMinutes(1)));
             assertEquals(before, settledCommands(fixture), "opening and staging ran a different number of commands");
-            env.removeStaged(path);
+            VercelBackend.of(env).remove(path, Deadline.in(Duration.ofMinutes(1)));
             assertEquals(1, fixture.faults.faults("cmd"), "the removal was not refused: " + fixture.faults.report());
             ExecResult r = env.exec(ExecRequest.of("wc -c < " + path));
             assertEquals("0", r.stdout().text().strip(), () -> "the staged bytes are still there: exit " + r.exitCode() + ", stderr " + r.stderr().text());

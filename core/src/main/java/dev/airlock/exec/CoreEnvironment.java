@@ -27,6 +27,7 @@ import dev.airlock.session.SessionStore;
 import dev.airlock.session.ShellSession;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Backend;
+import dev.airlock.spi.CoreAccess;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RawResult;
 import dev.airlock.spi.StdinWriter;
@@ -42,8 +43,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The one environment the core runs for every backend: it composes the bootstrap (probe and
  * containment), the exec runs, capture, the reaper and the lifecycle around a {@link Backend} that
- * supplies transport only. Plugins get one through {@link OpenContext#open(Backend)}; backends
- * written against {@link dev.airlock.spi.AbstractEnvironment} get one behind that adapter.
+ * supplies transport only. Providers get one through {@link OpenContext#open(Backend)}.
  */
 public final class CoreEnvironment implements ContainedEnvironment {
 
@@ -93,12 +93,13 @@ public final class CoreEnvironment implements ContainedEnvironment {
     }
 
     /**
-     * Makes the core environment for {@code backend} and opens it: probes the target and prepares
-     * the private dir. Does not initialize; {@link #initialize()} does (the adapter calls it when
-     * its subclass is ready).
+     * Makes the core environment for {@code backend} and hands the backend its {@link CoreAccess}.
+     * Does not open it; {@link #initialize()} does.
      */
     public static CoreEnvironment create(Backend backend, OpenContext context) {
-        return new CoreEnvironment(backend, context);
+        CoreEnvironment env = new CoreEnvironment(backend, context);
+        backend.bind(new BackendAccess(env));
+        return env;
     }
 
     /** Probes the target and creates the private dir; once, before the first exec. */
@@ -159,7 +160,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     }
 
     /** The core's default private dir base: {@code airlock.private-dir.base}, else {@code ${TMPDIR:-/tmp}}. */
-    public String defaultPrivateDirBase() {
+    String defaultPrivateDirBase() {
         return settings.get("airlock.private-dir.base").orElse("${TMPDIR:-/tmp}");
     }
 
@@ -189,7 +190,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     public Target target() {
         Target t = target;
         if (t == null) {
-            throw new IllegalStateException("the environment was not initialized; call initialize() at the end of the constructor");
+            throw new IllegalStateException("the target is not probed yet: it is known once the environment opened");
         }
         return t;
     }
@@ -198,7 +199,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     public Containment containment() {
         Containment c = containment;
         if (c == null) {
-            throw new IllegalStateException("the environment was not initialized; call initialize() at the end of the constructor");
+            throw new IllegalStateException("the target is not probed yet: it is known once the environment opened");
         }
         return c;
     }
@@ -344,7 +345,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     }
 
     /** The core's proposal of variables no child inherits: the JVM's secrets and containment's list. */
-    public Set<String> defaultChildUnset() {
+    Set<String> defaultChildUnset() {
         Set<String> out = new TreeSet<>(secrets.among(System.getenv()));
         out.addAll(containmentSettings.unset());
         return out;
@@ -358,12 +359,12 @@ public final class CoreEnvironment implements ContainedEnvironment {
     // ---------------------------------------------------------------- raw runs and events
 
     /** Runs a small internal {@code sh} script straight through launch; output capped at 1 MiB. */
-    public RawResult runRaw(String script, Payload stdin) throws IOException {
+    RawResult runRaw(String script, Payload stdin) throws IOException {
         return rawRuns.run(script, stdin);
     }
 
     /** Reports an audit event to every listener. */
-    public void emit(String type, String subject, Map<String, Object> fields) {
+    void emit(String type, String subject, Map<String, Object> fields) {
         listeners.emit(type, subject, fields);
     }
 
@@ -375,6 +376,16 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     Backend backend() {
         return backend;
+    }
+
+    /** The backend this environment runs on, when it is a {@code type}. */
+    public <T extends Backend> Optional<T> backend(Class<T> type) {
+        return type.isInstance(backend) ? Optional.of(type.cast(backend)) : Optional.empty();
+    }
+
+    /** The core's file operations as scripts, without the guard. */
+    RemoteFiles shellFiles() {
+        return shellFiles;
     }
 
     Lifecycle lifecycle() {

@@ -20,8 +20,8 @@ import java.util.concurrent.ScheduledFuture;
 
 /**
  * The backend's hooks as the core calls them: each with its deadline, and the backend's native
- * stager and killer where it has them, else the core's shell implementations (scripts through
- * {@link Backend#launch}).
+ * stager and killer where it has them, else the core's {@link ScriptHooks} (scripts through the
+ * control shell or {@link Backend#launch}).
  */
 final class Hooks {
     /** The most any single hook may take before the core gives up on it (a timeout or cancel bounds it sooner). */
@@ -29,16 +29,20 @@ final class Hooks {
 
     private final Backend backend;
     private final RawRuns raw;
-    private final Optional<Stager> stager;
-    private final Optional<Killer> killer;
+    private final ScriptHooks scripts;
+    private final Stager stager;
+    private final Killer killer;
+    private final boolean nativeKill;
     private final Duration killBound;
     private final Workers workers;
 
     Hooks(Backend backend, RawRuns raw, Duration killBound, Workers workers) {
         this.backend = backend;
         this.raw = raw;
-        this.stager = backend.stager();
-        this.killer = backend.killer();
+        this.scripts = new ScriptHooks(backend, raw);
+        this.stager = backend.stager().orElse(scripts);
+        this.killer = backend.killer().orElse(scripts);
+        this.nativeKill = backend.killer().isPresent();
         this.killBound = killBound;
         this.workers = workers;
     }
@@ -129,54 +133,29 @@ final class Hooks {
     }
 
     void stage(String path, Payload data) throws IOException {
-        if (stager.isPresent()) {
-            bounded(HOOK_BOUND, d -> {
-                stager.get().stage(path, data, d);
-                return null;
-            });
-            return;
-        }
-        RawResult r = raw.run(Shell.stageScript(path), data);
-        if (r.exit() != 0) {
-            throw new IOException("cat exited " + r.exit() + ": " + r.stderrLine());
-        }
+        bounded(HOOK_BOUND, d -> {
+            stager.stage(path, data, d);
+            return null;
+        });
     }
 
     void remove(String path) throws IOException {
-        if (stager.isPresent()) {
-            bounded(killBound, d -> {
-                stager.get().remove(path, d);
-                return null;
-            });
-            return;
-        }
-        runBounded(Shell.removeScript(path));
+        bounded(killBound, d -> {
+            stager.remove(path, d);
+            return null;
+        });
     }
 
     void kill(RemoteProcess p, OptionalLong group, boolean force) throws IOException {
-        if (killer.isPresent()) {
-            bounded(killBound, d -> {
-                killer.get().kill(p, group, force, d);
-                return null;
-            });
-            return;
-        }
-        long pgid = group.orElseThrow(() -> new IOException(
-                "the command's process group is unknown and the backend has no native kill"));
-        runBounded(Shell.signalGroupScript(force ? "KILL" : "TERM", pgid));
+        bounded(killBound, d -> {
+            killer.kill(p, group, force, d);
+            return null;
+        });
     }
 
     /** Whether {@link #kill} can reach a process whose group is unknown (the backend's native killer can). */
     boolean killsWithoutGroup() {
-        return killer.isPresent();
-    }
-
-    /** Runs one of the core's rm or kill scripts within the kill bound: only a failure to run it fails the hook, its exit status is not read. */
-    private void runBounded(String script) throws IOException {
-        bounded(killBound, d -> {
-            raw.run(script, null);
-            return null;
-        });
+        return nativeKill;
     }
 
     /** What {@link Shell#leadersByNonceScript} printed: the group leaders whose command line holds {@code nonce}. */
@@ -186,10 +165,11 @@ final class Hooks {
     }
 
     GroupState groupState(long pgid) throws IOException {
-        if (killer.isPresent()) {
-            return bounded(killBound, d -> killer.get().groupState(pgid, d));
-        }
-        RawResult r = bounded(killBound, d -> raw.run(Shell.groupStateScript(pgid), null));
-        return GroupState.parse(new String(r.stdout(), StandardCharsets.UTF_8));
+        return bounded(killBound, d -> killer.groupState(pgid, d));
+    }
+
+    /** The core's own staging and kills, as scripts. */
+    ScriptHooks scripts() {
+        return scripts;
     }
 }

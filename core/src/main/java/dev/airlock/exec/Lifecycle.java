@@ -4,6 +4,7 @@ import dev.airlock.AirlockException;
 import dev.airlock.Target;
 import dev.airlock.containment.StateWitness;
 import dev.airlock.shell.Shell;
+import dev.airlock.spi.ControlShell;
 import dev.airlock.spi.Deadline;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,7 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * Closing an environment, exactly once however many threads race (close, a sandbox-wide cancel,
  * the JVM's shutdown hook): end the native writes in flight, cancel the live execs in parallel,
- * kill what lingers, remove the private dir, stop the sandbox, free the threads. Every later closer waits for the first.
+ * kill what lingers, remove the private dir, end the control shell, stop the sandbox, free the threads. Every later closer waits for the first.
  */
 final class Lifecycle {
     private static final Logger LOG = LoggerFactory.getLogger(Lifecycle.class);
@@ -109,6 +110,7 @@ final class Lifecycle {
                 LOG.debug("could not remove the private dir {}: {}", t.privateDir(), e.getMessage());
             }
         }
+        env.backend().controlShell().ifPresent(ControlShell::close);
         try {
             env.backend().stopSandbox(Deadline.in(STOP_SANDBOX_BOUND));
         } catch (RuntimeException e) {

@@ -62,6 +62,24 @@ public interface Backend extends AutoCloseable {
     default void close() {
     }
 
+    /**
+     * Receives the core's services for this backend ({@link CoreAccess}): called once, when the
+     * environment is made and before the target probe. Keep it to use them later.
+     */
+    default void bind(CoreAccess core) {
+    }
+
+    /**
+     * A shell kept running on the target ({@link ControlShell}) for the core's group reads and
+     * signals, staged-file removals and small staged text, where a new command is slow to start
+     * (a docker exec under load, an ssh login reading startup files): each of those steps then
+     * costs a line each way. The core asks at each step and runs the step as a command when it is
+     * empty, dead or fails. The core closes it before {@link #stopSandbox}. Empty by default.
+     */
+    default Optional<ControlShell> controlShell() {
+        return Optional.empty();
+    }
+
     /** A native upload and delete; empty to let the core stage through {@code cat}. */
     default Optional<Stager> stager() {
         return Optional.empty();

@@ -83,6 +83,15 @@ public final class OpenContext {
         }
     }
 
+    /**
+     * The backend {@code env} runs on, when {@link #open(Backend)} opened it and the backend is a
+     * {@code type}: for a plugin's own tools and tests (a kit's {@code attach} reads the sandbox id
+     * there). Empty for any other environment.
+     */
+    public static <T extends Backend> Optional<T> backendOf(dev.airlock.Environment env, Class<T> type) {
+        return env instanceof dev.airlock.exec.CoreEnvironment core ? core.backend(type) : Optional.empty();
+    }
+
     public static final class Builder {
         private Settings settings;
         private ApprovalChannel approvalChannel;

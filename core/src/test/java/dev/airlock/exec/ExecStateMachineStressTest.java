@@ -1,6 +1,5 @@
 package dev.airlock.exec;
 
-import dev.airlock.spi.AbstractEnvironment;
 import dev.airlock.event.ExecState;
 import org.junit.jupiter.api.Test;
 
@@ -21,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ExecStateMachineStressTest {
 
-    /** A flow that follows AbstractEnvironment's protocol, recording what it did. */
+    /** A flow that follows the exec run's protocol, recording what it did. */
     private static final class Flow {
         final ExecStateMachine sm;
         final AtomicInteger staged = new AtomicInteger();

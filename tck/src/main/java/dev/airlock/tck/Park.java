@@ -64,7 +64,7 @@ final class Park implements ExecListener {
     /** Waits until the exec is held. */
     void awaitParked() throws InterruptedException {
         assertTrue(parked.await(2, TimeUnit.MINUTES), "the exec never reached " + from + " -> " + to
-                + "; does the backend run the exec flow of AbstractEnvironment and report transitions to listeners?");
+                + "; was the environment opened with OpenContext.open(backend), which runs the core's exec flow and reports transitions to listeners?");
     }
 
     /**

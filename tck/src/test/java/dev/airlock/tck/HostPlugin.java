@@ -1,9 +1,9 @@
 package dev.airlock.tck;
 
 import dev.airlock.Capabilities;
-import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Backend;
+import dev.airlock.spi.Deadline;
 import dev.airlock.spi.Launch;
-import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
 
 import java.io.File;
@@ -26,17 +26,26 @@ import java.util.stream.Stream;
  * and a timeout or cancel leaves the command's tree running. Every process it starts carries
  * {@link #RUN_VARIABLE}, so the test can find and kill what the broken plugin leaks.
  */
-final class HostPlugin extends AbstractEnvironment {
+final class HostPlugin implements Backend {
     static final String RUN_VARIABLE = "AIRLOCK_KIT_PLUGIN_RUN";
 
+    private final String id = "plugin-" + Long.toHexString(System.nanoTime());
     private final boolean setsid;
     private final String run;
 
-    HostPlugin(OpenContext context, boolean setsid, String run) {
-        super(setsid ? "host" : "host-without-setsid", "plugin-" + Long.toHexString(System.nanoTime()), context);
+    HostPlugin(boolean setsid, String run) {
         this.setsid = setsid;
         this.run = run;
-        initialize();
+    }
+
+    @Override
+    public String name() {
+        return setsid ? "host" : "host-without-setsid";
+    }
+
+    @Override
+    public String id() {
+        return id;
     }
 
     @Override
@@ -45,7 +54,7 @@ final class HostPlugin extends AbstractEnvironment {
     }
 
     @Override
-    protected RemoteProcess launch(Launch launch) throws IOException {
+    public RemoteProcess launch(Launch launch, Deadline deadline) throws IOException {
         List<String> argv = new ArrayList<>();
         if (setsid) {
             argv.add("setsid");

@@ -62,7 +62,7 @@ final class HostPluginKits {
 
         @Override
         protected Environment openEnvironment(OpenContext context) {
-            return new HostPlugin(context, true, run);
+            return context.open(new HostPlugin(true, run));
         }
     }
 
@@ -75,7 +75,7 @@ final class HostPluginKits {
 
         @Override
         protected Environment openEnvironment(OpenContext context) {
-            return new HostPlugin(context, false, run);
+            return context.open(new HostPlugin(false, run));
         }
     }
 }

@@ -358,16 +358,16 @@ class OneRulePerFileTest {
     @Test
     void theGuardSettingSwitchesTheCommandGuardOnly() throws Exception {
         try (Environment env = fx.open(null, "airlock.guard", "off")) {
-            assertEquals("off", ((dev.airlock.spi.AbstractEnvironment) env).commandGuard().setting());
-            assertFalse(((dev.airlock.spi.AbstractEnvironment) env).commandGuard().on());
+            assertEquals("off", ((dev.airlock.containment.ContainedEnvironment) env).commandGuard().setting());
+            assertFalse(((dev.airlock.containment.ContainedEnvironment) env).commandGuard().on());
             assertThrows(DeniedException.class, () -> env.files().write("~/.ssh/id_rsa", new byte[] {1}), "the file API keeps its tiers");
             // With the guard off a command reaches the (temporary) profile home: the boundary is bubblewrap or a container.
             assertEquals(0, exec(env, "mkdir -p ~/.ssh && echo x > ~/.ssh/id_rsa").exitCode());
         }
         try (Environment env = fx.open(null)) {
-            assertTrue(((dev.airlock.spi.AbstractEnvironment) env).commandGuard().on());
+            assertTrue(((dev.airlock.containment.ContainedEnvironment) env).commandGuard().on());
             assertEquals("on (auto: the environment is not a disposable sandbox)",
-                    ((dev.airlock.spi.AbstractEnvironment) env).commandGuard().describe());
+                    ((dev.airlock.containment.ContainedEnvironment) env).commandGuard().describe());
         }
     }
 

@@ -1,10 +1,11 @@
 package dev.airlock.modal;
 
 import dev.airlock.Capabilities;
+import dev.airlock.Environment;
 import dev.airlock.PayloadStrategy;
 import dev.airlock.StdinMode;
 import dev.airlock.shell.StdinScripts;
-import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Backend;
 import dev.airlock.spi.Deadline;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
@@ -27,7 +28,7 @@ import java.util.Set;
  * Modal has no per-exec kill, so the core's process-group kill applies; {@code airlock.cancel=sandbox}
  * terminates the sandbox through {@link #stopSandbox}.
  */
-public final class ModalEnvironment extends AbstractEnvironment {
+public final class ModalBackend implements Backend {
     /**
      * Re-runs itself under setsid when not a group leader (an exec may start inside someone
      * else's group, as the emulator's do under its isolation; setsid does not fork then, so the pid
@@ -41,12 +42,12 @@ public final class ModalEnvironment extends AbstractEnvironment {
             "exec \"$2\" -c \"$3\"",
             "");
 
+    private final String id = "modal-" + StdinScripts.randomToken().substring(0, 12);
     private final ModalClient client;
     private final ModalSandbox sandbox;
     private final Capabilities capabilities;
 
-    private ModalEnvironment(OpenContext context, ModalClient client, ModalSandbox sandbox) {
-        super("modal", "modal-" + StdinScripts.randomToken().substring(0, 12), context);
+    private ModalBackend(ModalClient client, ModalSandbox sandbox) {
         this.client = client;
         this.sandbox = sandbox;
         this.capabilities = Capabilities.builder().stdinMode(StdinMode.PAYLOAD).payloadStrategy(PayloadStrategy.STREAMED).build()
@@ -54,7 +55,7 @@ public final class ModalEnvironment extends AbstractEnvironment {
                 .withArgvLimit(60 * 1024);
     }
 
-    static ModalEnvironment open(OpenContext context, ModalClient client) {
+    static Environment open(OpenContext context, ModalClient client) {
         ModalSandbox sb;
         try {
             sb = client.settings.sandboxId().isPresent() ? ModalSandbox.attach(client, client.settings.sandboxId().get())
@@ -63,21 +64,31 @@ public final class ModalEnvironment extends AbstractEnvironment {
             client.close();
             throw e;
         }
-        ModalEnvironment env;
+        ModalBackend backend;
         try {
-            env = new ModalEnvironment(context, client, sb);
+            backend = new ModalBackend(client, sb);
         } catch (RuntimeException e) {
             sb.close();
             client.close();
             throw e;
         }
-        try {
-            env.initialize();
-        } catch (RuntimeException e) {
-            env.close();
-            throw e;
-        }
-        return env;
+        return context.open(backend);
+    }
+
+    /** The backend of {@code env}, a modal environment (for tests). */
+    static ModalBackend of(Environment env) {
+        return OpenContext.backendOf(env, ModalBackend.class)
+                .orElseThrow(() -> new IllegalArgumentException(env.name() + " is not a modal environment"));
+    }
+
+    @Override
+    public String name() {
+        return "modal";
+    }
+
+    @Override
+    public String id() {
+        return id;
     }
 
     /** The Modal sandbox id commands run in. */
@@ -91,7 +102,7 @@ public final class ModalEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected RemoteProcess launch(Launch launch) throws IOException {
+    public RemoteProcess launch(Launch launch, Deadline deadline) throws IOException {
         List<String> argv = List.of("sh", "-c", WRAPPER, "airlock", WRAPPER, launch.shell(), launch.script(),
                 String.join(" ", launch.unset()));
         return sandbox.exec(argv, launch.env());
@@ -99,7 +110,7 @@ public final class ModalEnvironment extends AbstractEnvironment {
 
     /** Sends each chunk the core hands over as a {@code TaskExecStdinWrite} at its offset, and the end as an empty {@code eof} one. */
     @Override
-    protected Optional<StdinWriter> stdinWriter() {
+    public Optional<StdinWriter> stdinWriter() {
         return Optional.of(STDIN);
     }
 
@@ -117,19 +128,19 @@ public final class ModalEnvironment extends AbstractEnvironment {
 
     /** The sandbox never sees the JVM's environment, so there is nothing of it to strip. */
     @Override
-    protected Set<String> childUnset() {
+    public Set<String> childUnset(Set<String> proposed) {
         return Set.of();
     }
 
-    /** Runs once (the core's stop-once latch): terminates the sandbox unless attached, then closes the channels. */
     /** One second a kill step: a group read or a signal here is a container exec over gRPC, across the internet. */
     @Override
-    protected java.time.Duration killStepCost() {
+    public java.time.Duration killStepCost() {
         return java.time.Duration.ofSeconds(1);
     }
 
+    /** Runs once (the core's stop-once latch): terminates the sandbox unless attached, then closes the channels. */
     @Override
-    protected void stopSandbox() {
+    public void stopSandbox(Deadline deadline) {
         try {
             sandbox.close();
         } finally {

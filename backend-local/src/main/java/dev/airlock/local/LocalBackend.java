@@ -3,14 +3,18 @@ package dev.airlock.local;
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
 import dev.airlock.RemoteFiles;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
 import dev.airlock.containment.HomeMode;
 import dev.airlock.settings.Settings;
 import dev.airlock.shell.Launcher;
-import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Backend;
+import dev.airlock.spi.CoreAccess;
+import dev.airlock.spi.Deadline;
 import dev.airlock.spi.GroupState;
+import dev.airlock.spi.Killer;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
@@ -38,8 +42,10 @@ import java.util.concurrent.TimeUnit;
  * command after the probe runs under {@link Bubblewrap} ({@code setsid bwrap ... SHELL -c SCRIPT}),
  * the same pipes and process group; where it cannot, the first exec logs one warning saying so.
  */
-public final class LocalEnvironment extends AbstractEnvironment {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LocalEnvironment.class);
+public final class LocalBackend implements Backend, Killer {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LocalBackend.class);
+    private final String id = "local-" + ProcessHandle.current().pid() + "-" + Long.toHexString(System.nanoTime());
+    private final Settings settings;
     private final LocalSettings local;
     private final Capabilities capabilities;
     private final String setsid;
@@ -69,12 +75,13 @@ public final class LocalEnvironment extends AbstractEnvironment {
     private volatile Bubblewrap sandbox;
     /** Where commands start when {@code airlock.local.workdir} is {@code none}. */
     private volatile String childrenHome;
-    private final LocalFiles nativeFiles = new LocalFiles(this::files, p -> target().expand(p),
+    private volatile CoreAccess core;
+    private final LocalFiles nativeFiles = new LocalFiles(() -> core.files(), p -> core.target().expand(p),
             this::startDirectory, this::ensureOpen);
 
-    private LocalEnvironment(OpenContext context, LocalSettings local, Optional<Path> bwrap, String noIsolation,
-                             String unenforcedWarning) {
-        super("local", "local-" + ProcessHandle.current().pid() + "-" + Long.toHexString(System.nanoTime()), context);
+    private LocalBackend(Settings settings, LocalSettings local, Optional<Path> bwrap, String noIsolation,
+                         String unenforcedWarning) {
+        this.settings = settings;
         this.local = local;
         this.bwrap = bwrap;
         this.noIsolation = noIsolation;
@@ -86,7 +93,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
                 .withArgvLimit(100 * 1024);
     }
 
-    static LocalEnvironment open(OpenContext context) {
+    static Environment open(OpenContext context) {
         LocalSettings local = LocalSettings.from(context.settings());
         if (local.workdir().isPresent() && !Files.isDirectory(Path.of(local.workdir().get()))) {
             throw new ConfigurationException("setting " + LocalSettings.WORKDIR + " names " + local.workdir().get()
@@ -114,15 +121,24 @@ public final class LocalEnvironment extends AbstractEnvironment {
                     + " (set " + LocalSettings.ISOLATION + "=none to choose this and silence the warning)";
         }
         why += ". " + UNENFORCED;
-        LocalEnvironment env = new LocalEnvironment(isolate ? withProfileHome(context) : context, local,
-                isolate ? bwrap : Optional.empty(), why, isolate ? null : warning);
-        try {
-            env.initialize();
-        } catch (RuntimeException e) {
-            env.close();
-            throw e;
-        }
-        return env;
+        OpenContext opening = isolate ? withProfileHome(context) : context;
+        return opening.open(new LocalBackend(opening.settings(), local, isolate ? bwrap : Optional.empty(), why,
+                isolate ? null : warning));
+    }
+
+    @Override
+    public String name() {
+        return "local";
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public void bind(CoreAccess core) {
+        this.core = core;
     }
 
     /** Under bubblewrap the real home is hidden, so children get the profile home (auto means profile). */
@@ -141,7 +157,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected void onTargetReady(Target target, Containment containment) {
+    public void onTargetReady(Target target, Containment containment) {
         childrenHome = containment.home();
         if (bwrap.isPresent()) {
             sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv());
@@ -153,7 +169,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
      * none of its processes. Under bubblewrap the script keeps running, as everything there does.
      */
     @Override
-    protected Optional<byte[]> probe(String privateDirBase, Set<String> unset) {
+    public Optional<byte[]> probe(String privateDirBase, Set<String> unset, Deadline deadline) {
         if (bwrap.isPresent()) {
             return Optional.empty();
         }
@@ -164,13 +180,13 @@ public final class LocalEnvironment extends AbstractEnvironment {
 
     /** Unsandboxed, the profile home is made in Java ({@link HostDirs#makeDirs}), saving a script. */
     @Override
-    protected boolean makeHome(String home) {
+    public boolean makeHome(String home, Deadline deadline) {
         return bwrap.isEmpty() && HostDirs.makeDirs(home);
     }
 
-    /** Unsandboxed, the private dir is removed in Java; under bubblewrap {@link #stopSandbox()} removes it. */
+    /** Unsandboxed, the private dir is removed in Java; under bubblewrap {@link #stopSandbox} removes it. */
     @Override
-    protected boolean removePrivateDir(String dir) {
+    public boolean removePrivateDir(String dir, Deadline deadline) {
         return bwrap.isEmpty() && HostDirs.removeTree(Path.of(dir));
     }
 
@@ -182,7 +198,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
 
     /** Under bubblewrap every protected home's credential dirs are read-only binds (or hidden). */
     @Override
-    protected boolean credentialsReadOnly() {
+    public boolean credentialsReadOnly() {
         return sandbox != null;
     }
 
@@ -191,9 +207,14 @@ public final class LocalEnvironment extends AbstractEnvironment {
      * processes. A TERM spares bwrap's own two processes (see below); a KILL takes the whole group.
      */
     @Override
-    protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
+    public Optional<Killer> killer() {
+        return Optional.of(this);
+    }
+
+    @Override
+    public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         if (sandbox == null) {
-            super.kill(process, group, force);
+            core.shellKiller().kill(process, group, force, deadline);
             return;
         }
         long pgid = group.orElseThrow(() -> new IOException("no process group to signal"));
@@ -222,7 +243,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
      * the commands' pids are the host's ones the core recorded, not the sandbox's.
      */
     @Override
-    protected GroupState groupState(long pgid) {
+    public GroupState groupState(long pgid, Deadline deadline) {
         if (!Procfs.anyWith(2, pgid, -1, -1)) {
             return GroupState.gone();
         }
@@ -231,12 +252,12 @@ public final class LocalEnvironment extends AbstractEnvironment {
 
     /** The private dir is a bind mount point inside the sandbox, so it is removed from the host side. */
     @Override
-    protected void stopSandbox() {
+    public void stopSandbox(Deadline deadline) {
         Bubblewrap b = sandbox;
         if (b == null) {
             return;
         }
-        HostDirs.removeTree(Path.of(target().privateDir())); // best effort, as for any backend's private dir
+        HostDirs.removeTree(Path.of(core.target().privateDir())); // best effort, as for any backend's private dir
     }
 
     @Override
@@ -249,7 +270,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
      * bubblewrap (its read-only binds and private mounts are the commands' view).
      */
     @Override
-    protected Optional<RemoteFiles> nativeFiles() {
+    public Optional<RemoteFiles> files() {
         if (sandbox != null || bwrap.isPresent()) {
             return Optional.empty();
         }
@@ -257,7 +278,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected RemoteProcess launch(Launch launch) throws IOException {
+    public RemoteProcess launch(Launch launch, Deadline deadline) throws IOException {
         String warning = unenforcedWarning.getAndSet(null);
         if (warning != null) {
             LOG.warn(warning);
@@ -287,8 +308,8 @@ public final class LocalEnvironment extends AbstractEnvironment {
     }
 
     private void ensureOpen() {
-        if (isClosed()) {
-            throw new dev.airlock.EnvironmentClosedException("the local environment " + id() + " is closed; open a new one");
+        if (core.isClosed()) {
+            throw new dev.airlock.EnvironmentClosedException("the local environment " + id + " is closed; open a new one");
         }
     }
 
@@ -296,7 +317,7 @@ public final class LocalEnvironment extends AbstractEnvironment {
         List<String> d = defaultSignals;
         if (d == null) {
             d = findOnPath("env").map(Path::toString).map(Launcher::defaultSignalsArgv)
-                    .filter(LocalEnvironment::works).orElse(List.of());
+                    .filter(LocalBackend::works).orElse(List.of());
             defaultSignals = d;
         }
         return d;

@@ -4,11 +4,16 @@ import com.jcraft.jsch.JSch;
 import com.jcraft.jsch.JSchException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
 import dev.airlock.shell.Shell;
-import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Backend;
 import dev.airlock.spi.ControlShell;
+import dev.airlock.spi.CoreAccess;
+import dev.airlock.spi.Deadline;
+import dev.airlock.spi.GroupState;
+import dev.airlock.spi.Killer;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RawResult;
@@ -25,6 +30,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -38,8 +45,8 @@ import java.util.concurrent.TimeUnit;
  * checked {@code kill -TERM -PGID}, which reaches grandchildren too, sent through the control
  * shell while it lives, else in a second exec.
  */
-public final class SshEnvironment extends AbstractEnvironment {
-    private static final Logger LOG = LoggerFactory.getLogger(SshEnvironment.class);
+public final class SshBackend implements Backend, Killer {
+    private static final Logger LOG = LoggerFactory.getLogger(SshBackend.class);
     /** A single argument on Linux holds at most 128 KiB (MAX_ARG_STRLEN); the command text is one. */
     private static final int MAX_COMMAND_BYTES = 120 * 1024;
 
@@ -53,11 +60,14 @@ public final class SshEnvironment extends AbstractEnvironment {
     private static final Duration CONTROL_ANSWER = Duration.ofSeconds(2);
 
     private final String nonce;
+    private final String id;
+    private volatile CoreAccess core;
+    private volatile ControlShell control;
     private volatile String privateDir;
     private volatile ScheduledFuture<?> heartbeat;
 
-    private SshEnvironment(OpenContext context, SshSettings ssh, Connections connections, String nonce) {
-        super("ssh", "ssh-" + ssh.display() + "-" + nonce.substring(0, 8), context);
+    private SshBackend(SshSettings ssh, Connections connections, String nonce) {
+        this.id = "ssh-" + ssh.display() + "-" + nonce.substring(0, 8);
         this.ssh = ssh;
         this.connections = connections;
         this.nonce = nonce;
@@ -66,12 +76,12 @@ public final class SshEnvironment extends AbstractEnvironment {
         this.capabilities = Capabilities.pipe().withArgvLimit(24 * 1024);
     }
 
-    static SshEnvironment open(OpenContext context) {
+    static Environment open(OpenContext context) {
         return open(context, SshSettings.from(context.settings()));
     }
 
     /** With settings already read (tests pass a home of their own for the default keys). */
-    static SshEnvironment open(OpenContext context, SshSettings s) {
+    static Environment open(OpenContext context, SshSettings s) {
         JSch jsch = new JSch();
         try {
             jsch.setKnownHosts(s.knownHosts().toString());
@@ -95,15 +105,28 @@ public final class SshEnvironment extends AbstractEnvironment {
         Identities.install(jsch, s);
         byte[] n = new byte[12];
         new SecureRandom().nextBytes(n);
-        SshEnvironment env = new SshEnvironment(context, s, new Connections(s, jsch, hostKeys), HexFormat.of().formatHex(n));
-        try {
-            env.initialize();
-            env.useControlShell(env.startControl());
-        } catch (RuntimeException e) {
-            env.close();
-            throw e;
-        }
-        return env;
+        return context.open(new SshBackend(s, new Connections(s, jsch, hostKeys), HexFormat.of().formatHex(n)));
+    }
+
+    /** The backend of {@code env}, an ssh environment. */
+    static SshBackend of(Environment env) {
+        return OpenContext.backendOf(env, SshBackend.class)
+                .orElseThrow(() -> new IllegalStateException("the ssh provider opened " + env.getClass().getName()));
+    }
+
+    @Override
+    public String name() {
+        return "ssh";
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public void bind(CoreAccess core) {
+        this.core = core;
     }
 
     @Override
@@ -112,7 +135,7 @@ public final class SshEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected RemoteProcess launch(Launch launch) throws IOException {
+    public RemoteProcess launch(Launch launch, Deadline deadline) throws IOException {
         if (launch.script().indexOf('\0') >= 0) {
             throw new IOException("the command holds a NUL byte, which no shell can take");
         }
@@ -169,13 +192,28 @@ public final class SshEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
+    public Optional<Killer> killer() {
+        return Optional.of(this);
+    }
+
+    @Override
+    public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         if (group.isPresent()) {
-            super.kill(process, group, force); // through the control shell while it lives
+            core.shellKiller().kill(process, group, force, deadline); // through the control shell while it lives
         } else if (process instanceof SshProcess p) {
             // No group id (the launcher record never came): the channel's signal reaches the shell at least.
             p.signal(force ? "KILL" : "TERM");
         }
+    }
+
+    @Override
+    public GroupState groupState(long pgid, Deadline deadline) throws IOException {
+        return core.shellKiller().groupState(pgid, deadline);
+    }
+
+    @Override
+    public Optional<ControlShell> controlShell() {
+        return Optional.ofNullable(control);
     }
 
     /**
@@ -196,13 +234,14 @@ public final class SshEnvironment extends AbstractEnvironment {
 
     /**
      * Labels the private dir and starts its heartbeat, so {@code airlock gc} can tell this
-     * environment's leftovers from a live one's if this JVM dies before closing it (see {@link SshLeftovers}).
+     * environment's leftovers from a live one's if this JVM dies before closing it (see {@link SshLeftovers});
+     * then starts the control shell.
      */
     @Override
-    protected void onTargetReady(Target target, Containment containment) {
+    public void onTargetReady(Target target, Containment containment) {
         privateDir = target.privateDir();
         try {
-            RawResult r = runRaw(SshLeftovers.markScript(privateDir, ResourceLabels.now(false), id()), null);
+            RawResult r = core.run(SshLeftovers.markScript(privateDir, ResourceLabels.now(false), id), null);
             if (r.exit() != 0) {
                 LOG.warn("could not label the private dir {} on {} for gc: {}", privateDir, ssh.display(), r.stderrLine());
             }
@@ -211,11 +250,12 @@ public final class SshEnvironment extends AbstractEnvironment {
         }
         long every = SshLeftovers.HEARTBEAT.toMillis();
         heartbeat = SshLeftovers.BEATS.scheduleWithFixedDelay(this::beat, every, every, TimeUnit.MILLISECONDS);
+        control = startControl();
     }
 
     private void beat() {
         try {
-            runRaw(SshLeftovers.beatScript(privateDir), null);
+            core.run(SshLeftovers.beatScript(privateDir), null);
         } catch (IOException | RuntimeException e) {
             // A missed beat is harmless: gc waits for five; a lost connection is reported by the next exec.
             LOG.debug("heartbeat of {} on {} failed: {}", privateDir, ssh.display(), e.getMessage());
@@ -229,11 +269,11 @@ public final class SshEnvironment extends AbstractEnvironment {
 
     /** A raw {@code sh} script on the host, for gc. */
     RawResult raw(String script) throws IOException {
-        return runRaw(script, null);
+        return core.run(script, null);
     }
 
     @Override
-    protected void stopSandbox() {
+    public void stopSandbox(Deadline deadline) {
         ScheduledFuture<?> beat = heartbeat;
         if (beat != null) {
             beat.cancel(false);

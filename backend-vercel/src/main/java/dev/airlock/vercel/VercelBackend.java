@@ -4,15 +4,21 @@ import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.StdinMode;
 import dev.airlock.shell.Shell;
-import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Backend;
+import dev.airlock.spi.CoreAccess;
+import dev.airlock.spi.Deadline;
+import dev.airlock.spi.GroupState;
+import dev.airlock.spi.Killer;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
 import dev.airlock.spi.ResourceLabels;
+import dev.airlock.spi.Stager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,21 +45,23 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A Vercel sandbox session as an environment: the glue between the core's hooks and
+ * A Vercel sandbox session as a backend: the glue between the core's hooks and
  * {@link VercelApi}. Commands run detached as {@code sh -c SCRIPT}; stdin is staged by the core
  * (PAYLOAD) through {@code fs/write} with a 0600 tar header; output goes to two files in a 0700
  * dir of this environment and is read back with {@code fs/read} once the command ended (Vercel's
  * logs are text, not bytes). The core has no FILES output transport yet, so {@link #launch} does
  * that redirect itself.
  */
-final class VercelEnvironment extends AbstractEnvironment {
-    private static final Logger LOG = LoggerFactory.getLogger(VercelEnvironment.class);
+final class VercelBackend implements Backend, Stager, Killer {
+    private static final Logger LOG = LoggerFactory.getLogger(VercelBackend.class);
     static final String TAG = "airlock";
     /** Vercel's spelling of core's labels: {@code airlock-owner}, {@code airlock-created}, ... */
     static final String LABEL_PREFIX = "airlock-";
 
     /** A hang guard on the wait for the outputs, not a timing: a reader that stopped reading. */
     private static final Duration DRAIN_MAX = Duration.ofMinutes(10);
+    /** The deadline of removing what a file write staged (a command, else an upload of nothing). */
+    private static final Duration REMOVE_BOUND = Duration.ofMinutes(1);
 
     private final VercelApi api;
     private final boolean attached;
@@ -67,14 +75,14 @@ final class VercelEnvironment extends AbstractEnvironment {
      * own group check, so close() waited forever for a kill that could not finish.
      */
     private final ExecutorService waits;
-    /** Null while the constructor runs (so {@code super.files()} is the shell implementation). */
+    private volatile CoreAccess core;
+    /** Made when the core is bound: they fall back on its shell implementation. */
     private volatile VercelFiles files;
     private final AtomicLong execs = new AtomicLong();
     /** Exits not known yet: ended (lost) when the sandbox stops, so no reader waits on a gone sandbox. */
     private final java.util.Set<CompletableFuture<Integer>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    private VercelEnvironment(OpenContext context, VercelSettings s, VercelApi api, VercelApi.SessionInfo info, boolean attached) {
-        super("vercel", info.sandboxName(), context);
+    private VercelBackend(VercelSettings s, VercelApi api, VercelApi.SessionInfo info, boolean attached) {
         this.api = api;
         this.attached = attached;
         this.sandboxName = info.sandboxName();
@@ -99,24 +107,9 @@ final class VercelEnvironment extends AbstractEnvironment {
                 LOG.debug("could not extend the sandbox {}: {}", sandboxName, e.getMessage());
             }
         }, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
-        // The core's shell files, taken while nativeFiles() is still empty: the native files fall back on them.
-        RemoteFiles shell = super.files();
-        this.files = new VercelFiles(api, sessionId, shell, script -> runRaw(script, null), path -> target().expand(path),
-                () -> target().stagingDir(), this::removeStaged, waits, "vercel");
-        try {
-            initialize();
-        } catch (RuntimeException e) {
-            background.shutdownNow();
-            waits.shutdownNow();
-            if (!attached) {
-                removeQuietly(api, info);
-            }
-            api.close();
-            throw e;
-        }
     }
 
-    static VercelEnvironment open(OpenContext context, VercelSettings s) {
+    static Environment open(OpenContext context, VercelSettings s) {
         VercelApi api = new VercelApi(s, context.settings());
         VercelApi.SessionInfo info = null;
         boolean attached = s.sandboxId().isPresent();
@@ -136,7 +129,31 @@ final class VercelEnvironment extends AbstractEnvironment {
             api.close();
             throw e;
         }
-        return new VercelEnvironment(context, s, api, info, attached);
+        return context.open(new VercelBackend(s, api, info, attached));
+    }
+
+    /** The backend of {@code env}, a vercel environment (for tests). */
+    static VercelBackend of(Environment env) {
+        return OpenContext.backendOf(env, VercelBackend.class)
+                .orElseThrow(() -> new IllegalArgumentException(env.name() + " is not a vercel environment"));
+    }
+
+    @Override
+    public String name() {
+        return "vercel";
+    }
+
+    @Override
+    public String id() {
+        return sandboxName;
+    }
+
+    @Override
+    public void bind(CoreAccess core) {
+        this.core = core;
+        this.files = new VercelFiles(api, sessionId, core.shellFiles(), script -> core.run(script, null),
+                path -> core.target().expand(path), () -> core.target().stagingDir(),
+                path -> remove(path, Deadline.in(REMOVE_BOUND)), waits, "vercel");
     }
 
     /**
@@ -192,12 +209,12 @@ final class VercelEnvironment extends AbstractEnvironment {
     // ---------------------------------------------------------------- hooks
 
     @Override
-    protected Optional<RemoteFiles> nativeFiles() {
+    public Optional<RemoteFiles> files() {
         return Optional.ofNullable(files);
     }
 
     @Override
-    protected RemoteProcess launch(Launch launch) throws IOException {
+    public RemoteProcess launch(Launch launch, Deadline deadline) throws IOException {
         String base = outputDir + "/" + execs.incrementAndGet();
         String out = base + ".out";
         String err = base + ".err";
@@ -230,7 +247,12 @@ final class VercelEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected void stage(String path, Payload data) throws IOException {
+    public Optional<Stager> stager() {
+        return Optional.of(this);
+    }
+
+    @Override
+    public void stage(String path, Payload data, Deadline deadline) throws IOException {
         if (data.length().isPresent() && data.isRepeatable()) {
             long size = data.length().getAsLong();
             api.write(sessionId, path, 0600, new VercelApi.TarSource() {
@@ -279,9 +301,9 @@ final class VercelEnvironment extends AbstractEnvironment {
      * staged file is overwritten with an empty one, so its bytes are gone either way.
      */
     @Override
-    protected void removeStaged(String path) throws IOException {
+    public void remove(String path, Deadline deadline) throws IOException {
         try {
-            super.removeStaged(path);
+            core.shellStager().remove(path, deadline);
             return;
         } catch (IOException | AirlockException e) {
             LOG.debug("rm of {} failed ({}); overwriting it with nothing", path, e.getMessage());
@@ -308,25 +330,35 @@ final class VercelEnvironment extends AbstractEnvironment {
      */
     /** One second a kill step: a signal here is a command run through the API (create, then wait), often two or three calls, across the internet. */
     @Override
-    protected java.time.Duration killStepCost() {
+    public java.time.Duration killStepCost() {
         return java.time.Duration.ofSeconds(1);
     }
 
     @Override
-    protected void kill(RemoteProcess process, OptionalLong group, boolean force) throws IOException {
+    public Optional<Killer> killer() {
+        return Optional.of(this);
+    }
+
+    @Override
+    public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         Process p = (Process) process;
         if (group.isPresent()) {
-            super.kill(process, group, force);
+            core.shellKiller().kill(process, group, force, deadline);
         } else {
             // No record read yet (a timeout right after the start): the group from the pid file.
-            runRaw("g=$(cat -- " + Shell.quotePath(p.pid) + " 2>/dev/null) && [ -n \"$g\" ] && kill -s "
+            core.run("g=$(cat -- " + Shell.quotePath(p.pid) + " 2>/dev/null) && [ -n \"$g\" ] && kill -s "
                     + (force ? "KILL" : "TERM") + " -- \"-$g\" 2>/dev/null\nexit 0\n", null);
         }
         api.kill(sessionId, p.cmdId, force ? 9 : 15);
     }
 
     @Override
-    protected void stopSandbox() {
+    public GroupState groupState(long pgid, Deadline deadline) throws IOException {
+        return core.shellKiller().groupState(pgid, deadline);
+    }
+
+    @Override
+    public void stopSandbox(Deadline deadline) {
         background.shutdownNow();
         waits.shutdownNow();
         for (CompletableFuture<Integer> exit : pending) {

@@ -5,32 +5,38 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
+import dev.airlock.Environment;
 import dev.airlock.Payload;
 import dev.airlock.StdinMode;
 import dev.airlock.remote.WireFailure;
 import dev.airlock.shell.Shell;
 import dev.airlock.shell.StdinScripts;
-import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Backend;
+import dev.airlock.spi.Deadline;
 import dev.airlock.spi.GroupState;
+import dev.airlock.spi.Killer;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
 import dev.airlock.spi.ResourceLabels;
+import dev.airlock.spi.Stager;
 
 import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A Daytona sandbox as an Airlock environment. The glue to the core's hooks lives here and only
+ * A Daytona sandbox as an Airlock backend. The glue to the core's hooks lives here and only
  * here: {@link #launch} (a session per command, always {@code sh -c '<script>'}, output to files),
- * {@link #stage} (0700 folder, upload, chmod 0600), {@link #removeStaged}, {@link #kill} (delete
+ * {@link #stage} (0700 folder, upload, chmod 0600), {@link #remove}, {@link #kill} (delete
  * the command's session) and {@link #stopSandbox} (stop and delete, once).
  */
-public final class DaytonaEnvironment extends AbstractEnvironment {
+public final class DaytonaBackend implements Backend, Stager, Killer {
     /** Daytona labels take the cloud spelling of {@link ResourceLabels}: {@code airlock.managed}, {@code airlock.owner}... */
     static final String LABEL_PREFIX = "airlock.";
 
@@ -44,8 +50,7 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
     private final AtomicLong handles = new AtomicLong(1L << 40);
     private final Map<Long, DaytonaProcess> running = new ConcurrentHashMap<>();
 
-    private DaytonaEnvironment(OpenContext context, DaytonaApi api, String sandboxId, String proxyUrl, boolean attached) {
-        super("daytona", sandboxId, context);
+    private DaytonaBackend(DaytonaApi api, String sandboxId, String proxyUrl, boolean attached) {
         this.api = api;
         this.sandboxId = sandboxId;
         this.attached = attached;
@@ -53,10 +58,11 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
         this.ioDir = "/tmp/.airlock-io-" + StdinScripts.randomToken();
     }
 
-    static DaytonaEnvironment open(OpenContext context, DaytonaSettings s) {
+    static Environment open(OpenContext context, DaytonaSettings s) {
         DaytonaApi api = new DaytonaApi(s, context.settings());
         String id = null;
         boolean attached = s.sandboxId().isPresent();
+        DaytonaBackend backend;
         try {
             JsonNode record;
             if (attached) {
@@ -71,10 +77,8 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
             if (proxy.isEmpty()) {
                 proxy = api.toolboxProxyUrl(id);
             }
-            DaytonaEnvironment env = new DaytonaEnvironment(context, api, id, proxy, attached);
-            env.toolbox.mkdir(env.ioDir, 0700);
-            env.initialize();
-            return env;
+            backend = new DaytonaBackend(api, id, proxy, attached);
+            backend.toolbox.mkdir(backend.ioDir, 0700);
         } catch (RuntimeException e) {
             if (!attached && id != null && !id.isEmpty()) {
                 removeQuietly(api, id);
@@ -82,6 +86,23 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
             api.close();
             throw e;
         }
+        return context.open(backend);
+    }
+
+    /** The backend of {@code env}, a daytona environment (for tests). */
+    static DaytonaBackend of(Environment env) {
+        return OpenContext.backendOf(env, DaytonaBackend.class)
+                .orElseThrow(() -> new IllegalArgumentException(env.name() + " is not a daytona environment"));
+    }
+
+    @Override
+    public String name() {
+        return "daytona";
+    }
+
+    @Override
+    public String id() {
+        return sandboxId;
     }
 
     /** The create request: labelled so {@code gc} finds it; ephemeral (deleted when stopped) unless kept. */
@@ -149,7 +170,7 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected RemoteProcess launch(Launch launch) throws IOException {
+    public RemoteProcess launch(Launch launch, Deadline deadline) throws IOException {
         String token = StdinScripts.randomToken();
         String session = "airlock-" + token;
         String out = ioDir + "/" + token + ".out";
@@ -185,13 +206,23 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
      * read. Read locally, so the core's SIGTERM/SIGKILL rounds cost no extra command on the target.
      */
     @Override
-    protected GroupState groupState(long handle) {
-        DaytonaProcess p = running.get(handle);
-        return p != null && p.sessionAlive() ? GroupState.alive(java.util.OptionalLong.empty()) : GroupState.gone();
+    public Optional<Killer> killer() {
+        return Optional.of(this);
     }
 
     @Override
-    protected void stage(String path, Payload data) throws IOException {
+    public Optional<Stager> stager() {
+        return Optional.of(this);
+    }
+
+    @Override
+    public GroupState groupState(long handle, Deadline deadline) {
+        DaytonaProcess p = running.get(handle);
+        return p != null && p.sessionAlive() ? GroupState.alive(OptionalLong.empty()) : GroupState.gone();
+    }
+
+    @Override
+    public void stage(String path, Payload data, Deadline deadline) throws IOException {
         try {
             int slash = path.lastIndexOf('/');
             if (slash > 0) {
@@ -205,7 +236,7 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected void removeStaged(String path) throws IOException {
+    public void remove(String path, Deadline deadline) throws IOException {
         try {
             toolbox.deleteFile(path);
         } catch (AirlockException e) {
@@ -215,12 +246,12 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
 
     /** One second a kill step: a group read or a signal here is a toolbox command over HTTP, across the internet. */
     @Override
-    protected java.time.Duration killStepCost() {
+    public java.time.Duration killStepCost() {
         return java.time.Duration.ofSeconds(1);
     }
 
     @Override
-    protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
+    public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         try {
             ((DaytonaProcess) process).kill();
         } catch (AirlockException e) {
@@ -229,7 +260,7 @@ public final class DaytonaEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected void stopSandbox() {
+    public void stopSandbox(Deadline deadline) {
         try {
             try {
                 toolbox.deleteTree(ioDir); // matters for an attached sandbox, which stays

@@ -1,10 +1,15 @@
 package dev.airlock.docker;
 
 import dev.airlock.Capabilities;
-import dev.airlock.shell.Shell;
+import dev.airlock.Environment;
+import dev.airlock.RemoteFiles;
 import dev.airlock.shell.StdinScripts;
-import dev.airlock.spi.AbstractEnvironment;
+import dev.airlock.spi.Backend;
 import dev.airlock.spi.ControlShell;
+import dev.airlock.spi.CoreAccess;
+import dev.airlock.spi.Deadline;
+import dev.airlock.spi.GroupState;
+import dev.airlock.spi.Killer;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RemoteProcess;
@@ -13,6 +18,8 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,22 +38,25 @@ import org.slf4j.LoggerFactory;
  * and the archive route keeps the shell write's steps: a temp sibling, the mode, the exec user as
  * owner, the size checked, a rename. Not the default: measured, it is not faster (docs/backends.md, Docker).
  */
-public final class DockerEnvironment extends AbstractEnvironment {
-    private static final Logger LOG = LoggerFactory.getLogger(DockerEnvironment.class);
+public final class DockerBackend implements Backend, Killer {
+    private static final Logger LOG = LoggerFactory.getLogger(DockerBackend.class);
     /** The control shell's builtins and /proc scan answer in milliseconds; past this it is taken for gone. */
     private static final Duration CONTROL_ANSWER = Duration.ofMillis(500);
+    /** What stopping a container that failed to start properly may take. */
+    private static final Duration STOP_BOUND = Duration.ofMinutes(2);
+    private final String id = "docker-" + StdinScripts.randomToken().substring(0, 12);
     private final DockerSettings docker;
     private final DockerDaemon daemon;
     private final boolean attached;
     private final Capabilities capabilities;
+    private volatile CoreAccess core;
     private volatile String containerId;
     private volatile HijackedExec lease;
-    /** The core's shell files, taken before {@link #nativeFiles()} has anything: the archive route falls back on them. */
-    private final dev.airlock.RemoteFiles shellFiles;
+    private volatile ArchiveMounts mounts = ArchiveMounts.NONE;
     private volatile DockerFiles files;
+    private volatile ControlShell control;
 
-    private DockerEnvironment(OpenContext context, DockerSettings docker, DockerDaemon daemon) {
-        super("docker", "docker-" + StdinScripts.randomToken().substring(0, 12), context);
+    private DockerBackend(DockerSettings docker, DockerDaemon daemon) {
         this.docker = docker;
         this.daemon = daemon;
         this.attached = docker.container().isPresent();
@@ -55,38 +65,69 @@ public final class DockerEnvironment extends AbstractEnvironment {
                 .withAttachable(true)
                 .withDisposable(!attached && docker.volumes().isEmpty())
                 .withArgvLimit(96 * 1024);
-        this.shellFiles = super.files();
     }
 
-    static DockerEnvironment open(OpenContext context, DockerSettings docker) {
+    static Environment open(OpenContext context, DockerSettings docker) {
         DockerDaemon daemon = new DockerDaemon(docker);
-        DockerEnvironment env;
+        DockerBackend backend;
         try {
-            env = new DockerEnvironment(context, docker, daemon);
+            backend = new DockerBackend(docker, daemon);
         } catch (RuntimeException e) {
             daemon.close();
             throw e;
         }
         try {
-            if (env.attached) {
-                env.containerId = daemon.requireRunning(docker.container().get()).getId();
-            } else {
-                DockerDaemon.Started started = daemon.createAndStart(docker, "airlock-" + env.id().substring("docker-".length()),
-                        DockerDaemon.labels(docker, env.id(), false), true);
-                env.containerId = started.id();
-                env.lease = started.lease();
-            }
-            ArchiveMounts mounts = docker.archiveWrites() ? ArchiveMounts.of(daemon.inspect(env.containerId)) : ArchiveMounts.NONE;
-            String cid = env.containerId;
-            env.initialize();
-            env.files = new DockerFiles(env.shellFiles, script -> env.runRaw(script, null), (dir, tar) -> daemon.putArchive(cid, dir, tar),
-                    path -> env.target().expand(path), mounts);
-            env.useControlShell(env.startControl());
+            backend.startContainer();
         } catch (RuntimeException e) {
-            env.close();
+            backend.stopSandbox(Deadline.in(STOP_BOUND));
             throw e;
         }
-        return env;
+        return context.open(backend);
+    }
+
+    /** The backend of {@code env}, a docker environment (for tests). */
+    static DockerBackend of(Environment env) {
+        return OpenContext.backendOf(env, DockerBackend.class)
+                .orElseThrow(() -> new IllegalArgumentException(env.name() + " is not a docker environment"));
+    }
+
+    /** Creates and starts the container, or finds the attached one running. */
+    private void startContainer() {
+        if (attached) {
+            containerId = daemon.requireRunning(docker.container().get()).getId();
+        } else {
+            DockerDaemon.Started started = daemon.createAndStart(docker, "airlock-" + id.substring("docker-".length()),
+                    DockerDaemon.labels(docker, id, false), true);
+            containerId = started.id();
+            lease = started.lease();
+        }
+        if (docker.archiveWrites()) {
+            mounts = ArchiveMounts.of(daemon.inspect(containerId));
+        }
+    }
+
+    @Override
+    public String name() {
+        return "docker";
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public void bind(CoreAccess core) {
+        this.core = core;
+    }
+
+    /** With the target known: the archive route's files, and the control shell. */
+    @Override
+    public void onTargetReady(dev.airlock.Target target, dev.airlock.containment.Containment containment) {
+        String cid = containerId;
+        files = new DockerFiles(core.shellFiles(), script -> core.run(script, null), (dir, tar) -> daemon.putArchive(cid, dir, tar),
+                target::expand, mounts);
+        control = startControl();
     }
 
     /** The id of the container commands run in. */
@@ -106,8 +147,8 @@ public final class DockerEnvironment extends AbstractEnvironment {
 
     /** Writes through the archive API where it lands where commands look, the shell path elsewhere. */
     @Override
-    protected java.util.Optional<dev.airlock.RemoteFiles> nativeFiles() {
-        return java.util.Optional.ofNullable(files);
+    public Optional<RemoteFiles> files() {
+        return Optional.ofNullable(files);
     }
 
     /** How many writes took the archive route (for tests and the benchmark). */
@@ -117,7 +158,7 @@ public final class DockerEnvironment extends AbstractEnvironment {
     }
 
     @Override
-    protected RemoteProcess launch(Launch launch) throws IOException {
+    public RemoteProcess launch(Launch launch, Deadline deadline) throws IOException {
         String cid = containerId;
         if (cid == null) {
             throw new IOException("the container was not created");
@@ -134,16 +175,31 @@ public final class DockerEnvironment extends AbstractEnvironment {
         }
     }
 
+    @Override
+    public Optional<Killer> killer() {
+        return Optional.of(this);
+    }
+
     /**
      * Docker has no exec kill: the core's process-group kill (through the control shell while it
      * lives), noted so the signal exit is not blamed on the container.
      */
     @Override
-    protected void kill(RemoteProcess process, java.util.OptionalLong group, boolean force) throws IOException {
+    public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         if (process instanceof DockerProcess p) {
             p.markKilled();
         }
-        super.kill(process, group, force);
+        core.shellKiller().kill(process, group, force, deadline);
+    }
+
+    @Override
+    public GroupState groupState(long pgid, Deadline deadline) throws IOException {
+        return core.shellKiller().groupState(pgid, deadline);
+    }
+
+    @Override
+    public Optional<ControlShell> controlShell() {
+        return Optional.ofNullable(control);
     }
 
     /** The control shell, or null (then every group read and signal is an exec of its own). */
@@ -160,7 +216,7 @@ public final class DockerEnvironment extends AbstractEnvironment {
 
     /** The container never sees the JVM's environment, so there is nothing of it to strip. */
     @Override
-    protected Set<String> childUnset() {
+    public Set<String> childUnset(Set<String> proposed) {
         return Set.of();
     }
 
@@ -169,7 +225,7 @@ public final class DockerEnvironment extends AbstractEnvironment {
      * lease (which alone would end the container too) and frees the client.
      */
     @Override
-    protected void stopSandbox() {
+    public void stopSandbox(Deadline deadline) {
         try {
             String cid = containerId;
             if (cid != null && !attached) {
