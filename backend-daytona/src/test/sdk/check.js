@@ -1,4 +1,4 @@
-// Daytona's official TS SDK against the Airlock emulator: create, execute, upload, download, delete.
+// Daytona's official TS SDK against the Airlock emulator: create, execute, upload, download, sessions, delete.
 // Reads DAYTONA_API_URL and DAYTONA_API_KEY like any SDK user; prints one "ok ..." line per step.
 'use strict';
 const { Daytona } = require('@daytona/sdk');
@@ -51,6 +51,40 @@ function fail(msg) {
   const back = await sandbox.fs.downloadFile('/home/daytona/sdk/data.bin');
   if (!Buffer.isBuffer(back) || !back.equals(payload)) fail('download: ' + (back && back.toString('hex')));
   console.log('ok download');
+
+  // A session is one shell: what a command does to it is there for the next command.
+  await sandbox.process.createSession('state');
+  const set = await sandbox.process.executeSessionCommand('state', { command: 'export FOO=bar; cd /tmp' }, 30);
+  if (set.exitCode !== 0) fail('session set: ' + JSON.stringify(set));
+  const got = await sandbox.process.executeSessionCommand('state', { command: 'echo "FOO=$FOO pwd=$(pwd)"' }, 30);
+  if (got.exitCode !== 0 || got.stdout !== 'FOO=bar pwd=/tmp\n') fail('session state: ' + JSON.stringify(got));
+  await sandbox.process.deleteSession('state');
+  console.log('ok session state');
+
+  // An async command reads what the client sends it; the input is echoed to its stdout unless suppressed.
+  await sandbox.process.createSession('input');
+  const asked = await sandbox.process.executeSessionCommand('input',
+    { command: 'read name; echo "hello $name"; exit_code=3; (exit $exit_code)', runAsync: true }, 30);
+  await sandbox.process.sendSessionCommandInput('input', asked.cmdId, 'sdk');
+  let done;
+  for (let i = 0; i < 100; i++) {
+    done = await sandbox.process.getSessionCommand('input', asked.cmdId);
+    if (done.exitCode !== undefined && done.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const heard = await sandbox.process.getSessionCommandLogs('input', asked.cmdId);
+  if (done.exitCode !== 3 || heard.stdout !== 'sdk\nhello sdk\n') {
+    fail('session input: ' + JSON.stringify(done) + ' ' + JSON.stringify(heard));
+  }
+  try {
+    await sandbox.process.sendSessionCommandInput('input', asked.cmdId, 'late');
+    fail('input to an ended command was accepted');
+  } catch (e) {
+    const status = e.statusCode || (e.response && e.response.status);
+    if (status !== 410) fail('input to an ended command: expected 410, got ' + status + ': ' + e.message);
+  }
+  await sandbox.process.deleteSession('input');
+  console.log('ok session input');
 
   await sandbox.delete();
   let gone = false;

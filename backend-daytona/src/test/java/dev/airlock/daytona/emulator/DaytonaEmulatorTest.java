@@ -174,10 +174,16 @@ class DaytonaEmulatorTest {
         assertEquals("err\n", logs.get("stderr").asText());
         assertEquals(1, ok(call("GET", t + "/process/session/s1", null)).get("commands").size());
 
+        int s1 = emulator.liveProcesses(); // the session's shell, waiting for its next command
+        assertTrue(s1 > 0);
         ok(call("POST", t + "/process/session", RequestBody.create("{\"sessionId\":\"s2\"}", JSON)));
         ok(call("POST", t + "/process/session/s2/exec", RequestBody.create("{\"command\":\"sleep 300\",\"runAsync\":true}", JSON)));
-        assertTrue(emulator.liveProcesses() > 0);
+        assertTrue(emulator.liveProcesses() > s1);
         try (Response r = call("DELETE", t + "/process/session/s2", null)) {
+            assertEquals(204, r.code());
+        }
+        assertEquals(s1, emulator.liveProcesses());
+        try (Response r = call("DELETE", t + "/process/session/s1", null)) {
             assertEquals(204, r.code());
         }
         assertEquals(0, emulator.liveProcesses());
