@@ -51,7 +51,8 @@ class DaytonaSdkTest {
             String text = new String(out, StandardCharsets.UTF_8);
             System.out.println(text);
             assertEquals(0, p.exitValue(), "the SDK check failed:\n" + text);
-            for (String step : new String[] {"refused 401", "over-limit 403", "create", "execute", "upload", "download", "session state", "session input", "delete"}) {
+            for (String step : new String[] {"refused 401", "over-limit 403", "unknown-snapshot 400", "create", "execute",
+                    "upload", "download", "session state", "session input", "delete"}) {
                 assertTrue(text.contains("ok " + step), "no 'ok " + step + "' in:\n" + text);
             }
             assertTrue(emulator.sandboxIds().isEmpty(), "the SDK's delete left a sandbox");

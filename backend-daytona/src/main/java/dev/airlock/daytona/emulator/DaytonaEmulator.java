@@ -12,6 +12,7 @@ import dev.airlock.emulator.EmulatorCredentials;
 import dev.airlock.emulator.EmulatorHttpServer;
 import dev.airlock.emulator.EmulatorHttpServer.Request;
 import dev.airlock.emulator.EmulatorHttpServer.Response;
+import dev.airlock.emulator.ImageCatalogue;
 import dev.airlock.emulator.SandboxProcess;
 
 import java.io.ByteArrayOutputStream;
@@ -62,6 +63,8 @@ public final class DaytonaEmulator implements Emulator {
     /** Snapshot name whose sandbox is {@code creating} in the create's answer, then {@code error} when polled. */
     public static final String ERROR_SNAPSHOT = "airlock-emulator/start-errors";
     private static final String HOME = "/home/daytona";
+    /** The sandbox's default user, as on the service's images: commands and the daemon's files are its. */
+    private static final EmulatedSandbox.User USER = new EmulatedSandbox.User("daytona", 1000, HOME);
     private static final int JSON_MAX = 1 << 20;
 
     /**
@@ -224,8 +227,13 @@ public final class DaytonaEmulator implements Emulator {
         }
         String image = build ? body.path("buildInfo").path("dockerfileContent").asText("").replaceFirst("^FROM\\s+", "").trim()
                 : body.path("snapshot").asText("daytonaio/sandbox:latest");
+        boolean known = ImageCatalogue.lookup(image).isPresent() || image.equals(FAILING_SNAPSHOT) || image.equals(ERROR_SNAPSHOT);
+        if (!build && !known) { // the service's answer for a snapshot name it has not got
+            fail(req, resp, 400, "BAD_REQUEST", "Snapshot " + image + " not found. Did you add it through the Daytona Dashboard?");
+            return;
+        }
         String id = UUID.randomUUID().toString();
-        EmulatedSandbox sb = EmulatedSandbox.create(id, image, context.stateDir().resolve(id), HOME, context.isolation(),
+        EmulatedSandbox sb = EmulatedSandbox.create(id, image, context.stateDir().resolve(id), USER, context.isolation(),
                 context.journal());
         ObjectNode r = json.createObjectNode();
         r.put("id", id);
@@ -249,10 +257,13 @@ public final class DaytonaEmulator implements Emulator {
         r.put("toolboxProxyUrl", server.url() + "/toolbox");
         r.put("backupState", "None");
         r.set("volumes", json.createArrayNode());
-        boolean fails = FAILING_SNAPSHOT.equals(image);
+        // An image the emulator cannot have fails its build, as a pull of an image no registry has.
+        boolean fails = FAILING_SNAPSHOT.equals(image) || !known;
         Box box = new Box(id, r, sb, fails ? "build_failed" : "creating");
         if (fails) {
-            r.put("errorReason", "emulated build failure of " + image);
+            r.put("errorReason", known ? "emulated build failure of " + image
+                    : "emulated build failure: the image " + image + " is not in this emulator's catalogue (" + String.join(", ",
+                    ImageCatalogue.KNOWN) + ")");
         }
         boxes.put(id, box);
         String first = describe(box); // the create answer shows the real first state; the next poll sees it started
