@@ -1,4 +1,4 @@
-// Daytona's official TS SDK against the Airlock emulator: create, execute, upload, download, delete.
+// Daytona's official TS SDK against the Airlock emulator: create, execute, upload, download, sessions, delete.
 // Reads DAYTONA_API_URL and DAYTONA_API_KEY like any SDK user; prints one "ok ..." line per step.
 'use strict';
 const { Daytona } = require('@daytona/sdk');
@@ -8,30 +8,33 @@ function fail(msg) {
   process.exit(1);
 }
 
+// Runs `call`, which the emulator must refuse with `status` and a message containing `words`; prints "ok STEP STATUS MESSAGE".
+async function refused(step, call, status, words) {
+  try {
+    await call();
+  } catch (e) {
+    const got = e.statusCode || (e.response && e.response.status);
+    if (got !== status || !String(e.message).includes(words)) {
+      fail(step + ': expected ' + status + ' and "' + words + '", got ' + got + ': ' + e.message);
+    }
+    console.log('ok ' + step + ' ' + got + ' ' + e.message);
+    return;
+  }
+  fail(step + ': accepted');
+}
+
 (async () => {
   // A key the emulator does not know is refused as the service refuses it: 401 Unauthorized.
-  try {
-    await new Daytona({ apiKey: 'not-the-emulators-key', apiUrl: process.env.DAYTONA_API_URL })
-      .create({ labels: { purpose: 'airlock-sdk-check-refused' } }, { timeout: 30 });
-    fail('a wrong api key was accepted');
-  } catch (e) {
-    const status = e.statusCode || (e.response && e.response.status);
-    if (status !== 401) fail('a wrong api key: expected 401, got ' + status + ': ' + e.message);
-    console.log('ok refused ' + status + ' ' + e.message);
-  }
+  await refused('refused', () => new Daytona({ apiKey: 'not-the-emulators-key', apiUrl: process.env.DAYTONA_API_URL })
+    .create({ labels: { purpose: 'airlock-sdk-check-refused' } }, { timeout: 30 }), 401, 'Unauthorized');
 
   const daytona = new Daytona();
   // Over the per-sandbox maximum (4 vCPUs on the default tier): refused 403 with the service's message.
-  try {
-    await daytona.create({ image: 'debian:12', resources: { cpu: 512 } }, { timeout: 30 });
-    fail('cpu 512 was accepted');
-  } catch (e) {
-    const status = e.statusCode || (e.response && e.response.status);
-    if (status !== 403 || !String(e.message).includes('CPU request 512 exceeds maximum allowed per sandbox (4)')) {
-      fail('cpu 512: expected 403 and the quota message, got ' + status + ': ' + e.message);
-    }
-    console.log('ok over-limit ' + status + ' ' + e.message);
-  }
+  await refused('over-limit', () => daytona.create({ image: 'debian:12', resources: { cpu: 512 } }, { timeout: 30 }), 403,
+    'CPU request 512 exceeds maximum allowed per sandbox (4)');
+  // A snapshot the service has not got is refused 400 with its words.
+  await refused('unknown-snapshot', () => daytona.create({ snapshot: 'no-such-snapshot-zzz' }, { timeout: 30 }), 400,
+    'Snapshot no-such-snapshot-zzz not found. Did you add it through the Daytona Dashboard?');
   const sandbox = await daytona.create({ labels: { purpose: 'airlock-sdk-check' } }, { timeout: 60 });
   if (sandbox.state !== 'started') fail('create: state ' + sandbox.state);
   console.log('ok create ' + sandbox.id);
@@ -51,6 +54,35 @@ function fail(msg) {
   const back = await sandbox.fs.downloadFile('/home/daytona/sdk/data.bin');
   if (!Buffer.isBuffer(back) || !back.equals(payload)) fail('download: ' + (back && back.toString('hex')));
   console.log('ok download');
+
+  // A session is one shell: what a command does to it is there for the next command.
+  await sandbox.process.createSession('state');
+  const set = await sandbox.process.executeSessionCommand('state', { command: 'export FOO=bar; cd /tmp' }, 30);
+  if (set.exitCode !== 0) fail('session set: ' + JSON.stringify(set));
+  const got = await sandbox.process.executeSessionCommand('state', { command: 'echo "FOO=$FOO pwd=$(pwd)"' }, 30);
+  if (got.exitCode !== 0 || got.stdout !== 'FOO=bar pwd=/tmp\n') fail('session state: ' + JSON.stringify(got));
+  await sandbox.process.deleteSession('state');
+  console.log('ok session state');
+
+  // An async command reads what the client sends it; the input is echoed to its stdout unless suppressed.
+  await sandbox.process.createSession('input');
+  const asked = await sandbox.process.executeSessionCommand('input',
+    { command: 'read name; echo "hello $name"; exit_code=3; (exit $exit_code)', runAsync: true }, 30);
+  await sandbox.process.sendSessionCommandInput('input', asked.cmdId, 'sdk');
+  let done;
+  for (let i = 0; i < 100; i++) {
+    done = await sandbox.process.getSessionCommand('input', asked.cmdId);
+    if (done.exitCode !== undefined && done.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const heard = await sandbox.process.getSessionCommandLogs('input', asked.cmdId);
+  if (done.exitCode !== 3 || heard.stdout !== 'sdk\nhello sdk\n') {
+    fail('session input: ' + JSON.stringify(done) + ' ' + JSON.stringify(heard));
+  }
+  await refused('late-input', () => sandbox.process.sendSessionCommandInput('input', asked.cmdId, 'late'), 410,
+    'command has already completed with exit code 3');
+  await sandbox.process.deleteSession('input');
+  console.log('ok session input');
 
   await sandbox.delete();
   let gone = false;

@@ -35,6 +35,18 @@ for (const [what, params] of [["a 100-hour timeout", { timeoutMs: 100 * 3600 * 1
   }
 }
 
+// An image no registry has fails its build, as on the service: nothing is made.
+try {
+  const none = await modal.sandboxes.create(app, modal.images.fromRegistry("no-such-image-zzz:404"));
+  await none.terminate();
+  fail("a sandbox was made from no-such-image-zzz:404");
+} catch (e) {
+  if (!/^Image build for im-\S+ failed with the exception:\n.*no-such-image-zzz:404/.test(String(e.message))) {
+    fail(`an unknown image: expected its build to fail, got ${e.message}`);
+  }
+  console.log("an unknown image fails its build");
+}
+
 const sb = await modal.sandboxes.create(app, image);
 console.log(`created ${sb.sandboxId} (${family})`);
 const v1 = /^sb-[A-Za-z0-9]{22}$/.test(sb.sandboxId);

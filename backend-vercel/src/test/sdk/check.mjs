@@ -73,6 +73,15 @@ await sandbox.mkDir("made");
 const ls = await sandbox.runCommand("sh", ["-c", "test -d made && stat -c %a /tmp/deep/dir/run.sh"]);
 check((await ls.stdout()) === "755\n", "mkDir made a directory; the header mode 0755 was applied");
 
+// Commands and the file API run as the sandbox's user (the emulator's test says which it expects:
+// vercel-sandbox where the emulator runs as root and can switch to it); with sudo, as root.
+const user = process.env.AIRLOCK_EXPECT_USER;
+const mine = await sandbox.runCommand("sh", ["-c", "id -un; stat -c %U data/bin.dat; touch /not-mine 2>/dev/null; echo $?"]);
+const refusal = user === "root" ? "0" : "1";
+check((await mine.stdout()) === user + "\n" + user + "\n" + refusal + "\n", "commands and written files are " + user + "'s");
+const sudo = await sandbox.runCommand({ cmd: "sh", args: ["-c", "id -un; touch /made-by-root; echo $?"], sudo: true });
+check((await sudo.stdout()) === "root\n0\n", "a sudo command runs as root");
+
 const stopped = await sandbox.stop();
 check(stopped.status === "stopped", "stop answers a stopped session");
 console.log("SDK CHECK PASSED");

@@ -37,7 +37,8 @@ class VercelLimitsTest {
     }
 
     @Test
-    void vcpusTimeoutAndPortsOverTheLimitAreRefused() throws Exception {
+    void vcpusTimeoutPortsOverTheLimitAndUnknownRuntimesAreRefused() throws Exception {
+        int made = fixture.emulator.sandboxNames().size(); // by the other tests of the class, in whatever order they run
         assertRefused("\"resources\":{\"vcpus\":999}", "resources.vcpus must be between 1 and 8, not 999");
         assertRefused("\"timeout\":2592000000", "timeout must be between 1 and 86400000 ms (24 hours), not 2592000000");
         StringBuilder ports = new StringBuilder();
@@ -45,7 +46,8 @@ class VercelLimitsTest {
             ports.append(ports.length() == 0 ? "" : ",").append(p);
         }
         assertRefused("\"ports\":[" + ports + "]", "a sandbox exposes at most 15 ports, not 16");
-        assertTrue(fixture.emulator.sandboxNames().isEmpty(), "nothing made over a limit");
+        assertRefused("\"runtime\":\"cobol85\"", "runtime must be one of node22, node24, node26, python3.13, not cobol85");
+        assertEquals(made, fixture.emulator.sandboxNames().size(), "nothing made over a limit");
     }
 
     @Test

@@ -212,8 +212,9 @@ class VercelWriteRoutesTest {
     void anUploadWhosePlaceWentAwayGoesWithTheFailedWrite() throws Exception {
         try (VercelEmulatorFixture slow = new VercelEmulatorFixture(FaultPlan.parse("fs-write:delay=2s@always", 1));
              Environment env = new VercelProvider().open(OpenContext.of(slow.settings()))) {
+            // Made by a command, so it is the sandbox user's, whose write makes its temp file there.
+            assertEquals(0, sh(env, "mkdir -p /tmp/moved").exitCode());
             Path dir = slow.emulator.hostPath(env.id(), "/tmp/moved");
-            Files.createDirectories(dir);
             CompletableFuture<Void> write = CompletableFuture.runAsync(() -> env.files().write("/tmp/moved/f", new byte[1024]));
             // The place script made its temp file while the upload is held up: now the directory goes.
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);

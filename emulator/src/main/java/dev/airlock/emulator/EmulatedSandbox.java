@@ -57,9 +57,12 @@ public final class EmulatedSandbox implements AutoCloseable {
     private static final List<String> SYSTEM = List.of("usr", "etc", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "opt");
     private static final Set<PosixFilePermission> DIR_0755 = PosixFilePermissions.fromString("rwxr-xr-x");
 
-    /** A command as a client sent it: recorded in the journal before it runs. */
+    /**
+     * A command as a client sent it: recorded in the journal before it runs. {@code asRoot}: as
+     * root instead of the sandbox's user (Vercel's {@code sudo}).
+     */
     public record Command(String call, List<String> argv, String cwd, Map<String, String> env, String dispatchKey,
-                          long requestBytes, Optional<Fault> fault) {
+                          long requestBytes, Optional<Fault> fault, boolean asRoot) {
         public Command {
             Objects.requireNonNull(call, "call");
             argv = List.copyOf(argv);
@@ -72,16 +75,47 @@ public final class EmulatedSandbox implements AutoCloseable {
             Objects.requireNonNull(fault, "fault");
         }
 
+        /** A command as the sandbox's user. */
+        public Command(String call, List<String> argv, String cwd, Map<String, String> env, String dispatchKey,
+                       long requestBytes, Optional<Fault> fault) {
+            this(call, argv, cwd, env, dispatchKey, requestBytes, fault, false);
+        }
+
         /** {@code sh -c script} in {@code cwd}. */
         public static Command shell(String call, String script, String cwd, Map<String, String> env, String dispatchKey) {
             return new Command(call, List.of("sh", "-c", script), cwd, env, dispatchKey, script.length(), Optional.empty());
         }
     }
 
+    /**
+     * The user a sandbox's commands run as, with {@code home} as their {@code HOME}, named in the
+     * sandbox's {@code /etc/passwd} and {@code /etc/group} (the host's, with this user in place of
+     * any entry of the same name or id), owner of its home and of what the file API writes. Root
+     * is the host's root entry.
+     */
+    public record User(String name, int uid, String home) {
+        public User {
+            Objects.requireNonNull(name, "name");
+            if (!home.startsWith("/")) {
+                throw new IllegalArgumentException("home must be absolute: " + home);
+            }
+        }
+
+        /** Root, with {@code home} as {@code HOME}. */
+        public static User root(String home) {
+            return new User("root", 0, home);
+        }
+
+        public boolean root() {
+            return uid == 0;
+        }
+    }
+
     private final String id;
     private final String image;
     private final Path root;
-    private final String home;
+    /** Who commands run as: the sandbox's user where this JVM is root, else the user namespace's root (see {@link #user()}). */
+    private final User user;
     private final SandboxIsolation isolation;
     private final CallJournal journal;
     private final String marker = UUID.randomUUID().toString();
@@ -95,25 +129,35 @@ public final class EmulatedSandbox implements AutoCloseable {
     /** The seccomp program's file, beside the root (with bubblewrap). */
     private Optional<Path> seccomp = Optional.empty();
 
-    private EmulatedSandbox(String id, String image, Path root, String home, SandboxIsolation isolation, CallJournal journal) {
+    private EmulatedSandbox(String id, String image, Path root, User user, SandboxIsolation isolation, CallJournal journal) {
         this.id = id;
         this.image = image;
         this.root = root;
-        this.home = home;
+        this.user = user;
         this.isolation = isolation;
         this.journal = journal;
     }
 
     /**
-     * Creates the sandbox's root at {@code root} (which must not exist yet) with the usual top
-     * level ({@code /tmp} 1777, {@code home}, the system links), recording {@code image} by
-     * name only: nothing is pulled.
+     * Creates a sandbox whose commands run as root, with {@code home} as their {@code HOME}
+     * ({@link #create(String, String, Path, User, SandboxIsolation, CallJournal)}).
      */
     public static EmulatedSandbox create(String id, String image, Path root, String home, SandboxIsolation isolation,
                                          CallJournal journal) {
-        if (!home.startsWith("/")) {
-            throw new IllegalArgumentException("home must be absolute: " + home);
-        }
+        return create(id, image, root, User.root(home), isolation, journal);
+    }
+
+    /**
+     * Creates the sandbox's root at {@code root} (which must not exist yet) with the usual top
+     * level ({@code /tmp} 1777, the user's home owned by the user, the system links), recording
+     * {@code image} by name only: nothing is pulled. Commands run as {@code user} where this JVM
+     * is root (a user that is not root needs a uid of the host's to switch to); elsewhere as the
+     * root of a user namespace of this JVM's user, as before.
+     */
+    public static EmulatedSandbox create(String id, String image, Path root, User user, SandboxIsolation isolation,
+                                         CallJournal journal) {
+        User effective = SandboxIsolation.privileged() && isolation.kind() != SandboxIsolation.Kind.GVISOR ? user
+                : User.root(user.home());
         try {
             Files.createDirectories(root.getParent());
             Files.createDirectory(root);
@@ -122,7 +166,7 @@ public final class EmulatedSandbox implements AutoCloseable {
             Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxrwxrwx"));
             // Sticky bit: NIO cannot set it, chmod can.
             new ProcessBuilder("chmod", "1777", tmp.toString()).start().waitFor(10, TimeUnit.SECONDS);
-            Files.createDirectories(root.resolve(home.substring(1)));
+            chown(Files.createDirectories(root.resolve(effective.home().substring(1))), effective);
             Files.createDirectories(root.resolve("var/tmp"));
             for (String d : SYSTEM) {
                 Path host = Path.of("/", d);
@@ -130,13 +174,62 @@ public final class EmulatedSandbox implements AutoCloseable {
                     Files.createSymbolicLink(root.resolve(d), Files.readSymbolicLink(host)); // usr merge: bin -> usr/bin
                 }
             }
+            if (!effective.root()) {
+                writeAccounts(root, effective);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the sandbox root " + root, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating " + root, e);
         }
-        return new EmulatedSandbox(id, image, root, home, isolation, journal);
+        return new EmulatedSandbox(id, image, root, effective, isolation, journal);
+    }
+
+    /**
+     * The sandbox's {@code /etc/passwd} and {@code /etc/group}, beside its root: the host's,
+     * with {@code user} (and a group of its name and id) instead of any entry of that name or id.
+     */
+    private static void writeAccounts(Path root, User user) throws IOException {
+        String passwd = user.name() + ":x:" + user.uid() + ":" + user.uid() + "::" + user.home() + ":/bin/bash";
+        String group = user.name() + ":x:" + user.uid() + ":";
+        for (Map.Entry<String, String> e : Map.of("passwd", passwd, "group", group).entrySet()) {
+            List<String> lines = new ArrayList<>();
+            for (String line : Files.readAllLines(Path.of("/etc", e.getKey()))) {
+                String[] f = line.split(":", -1);
+                if (f.length < 3 || !(f[0].equals(user.name()) || f[2].equals(Integer.toString(user.uid())))) {
+                    lines.add(line);
+                }
+            }
+            lines.add(e.getValue());
+            Path file = accountsFile(root, e.getKey());
+            Files.write(file, lines);
+            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+        }
+    }
+
+    /** A file that stands for the sandbox's {@code /etc/NAME}, beside its root. */
+    private static Path accountsFile(Path root, String name) {
+        return root.resolveSibling(root.getFileName() + "." + name);
+    }
+
+    /** Files the sandbox sees at {@code /etc/...} instead of the host's: sandbox path to host file. */
+    private Map<String, Path> overlays() {
+        Map<String, Path> m = new LinkedHashMap<>();
+        if (!user.root()) {
+            for (String name : List.of("passwd", "group")) {
+                m.put("/etc/" + name, accountsFile(root, name));
+            }
+        }
+        return m;
+    }
+
+    /** Makes {@code p} the user's (a no-op for root, whose files the emulator's own are). */
+    private static void chown(Path p, User user) throws IOException {
+        if (!user.root()) {
+            Files.setAttribute(p, "unix:uid", user.uid(), LinkOption.NOFOLLOW_LINKS);
+            Files.setAttribute(p, "unix:gid", user.uid(), LinkOption.NOFOLLOW_LINKS);
+        }
     }
 
     public String id() {
@@ -153,7 +246,12 @@ public final class EmulatedSandbox implements AutoCloseable {
     }
 
     public String home() {
-        return home;
+        return user.home();
+    }
+
+    /** Who the sandbox's commands run as (root where this JVM cannot switch to the sandbox's user). */
+    public User user() {
+        return user;
     }
 
     public boolean isolated() {
@@ -183,7 +281,7 @@ public final class EmulatedSandbox implements AutoCloseable {
                     namespaces = Optional.empty();
                 } else {
                     seccomp = isolation.kind() == SandboxIsolation.Kind.BWRAP ? SeccompFilter.writeTo(seccompFile()) : Optional.empty();
-                    namespaces = Optional.of(Namespaces.start(isolation, root, systemDirs()));
+                    namespaces = Optional.of(Namespaces.start(isolation, root, systemDirs(), overlays()));
                 }
             }
             if (gvisor.isPresent()) {
@@ -193,7 +291,7 @@ public final class EmulatedSandbox implements AutoCloseable {
             Map<String, String> env = pb.environment();
             env.clear();
             env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-            env.put("HOME", home);
+            env.put("HOME", user.home());
             env.putAll(c.env());
             env.put(MARKER, marker);
             Process p = pb.start();
@@ -211,7 +309,7 @@ public final class EmulatedSandbox implements AutoCloseable {
     private SandboxProcess execInGvisor(Command c, Gvisor g) throws IOException {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-        env.put("HOME", home);
+        env.put("HOME", user.home());
         env.putAll(c.env());
         String execId = UUID.randomUUID().toString();
         List<String> argv = new ArrayList<>(List.of("setsid"));
@@ -248,7 +346,8 @@ public final class EmulatedSandbox implements AutoCloseable {
             // bwrap reads the filter from a descriptor: opened here, inherited through nsenter.
             a.addAll(List.of("sh", "-c", "exec \"$@\" 3<\"$0\"", seccomp.get().toString()));
         }
-        a.addAll(namespaces.orElseThrow().enter(c.cwd(), root, isolation.bwrap(), systemDirs(), seccomp.isPresent()));
+        a.addAll(namespaces.orElseThrow().enter(c.cwd(), c.asRoot() ? 0 : user.uid(), root, isolation.bwrap(), systemDirs(),
+                overlays(), seccomp.isPresent()));
         // A service's sandbox starts its commands with default signal dispositions, whatever this
         // JVM inherited (under nohup SIGHUP is ignored, and children would inherit that).
         a.addAll(DEFAULT_SIGNALS);
@@ -336,6 +435,9 @@ public final class EmulatedSandbox implements AutoCloseable {
         try {
             deleteTree(root);
             Files.deleteIfExists(seccompFile());
+            for (Path overlay : overlays().values()) {
+                Files.deleteIfExists(overlay);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot remove the sandbox root " + root, e);
         }
@@ -414,8 +516,8 @@ public final class EmulatedSandbox implements AutoCloseable {
 
     /**
      * Writes {@code data} to {@code path} atomically (a temp file beside it, then a rename),
-     * creating parents 0755, with {@code mode}. The writer is the emulator's user, as a command's
-     * would be.
+     * creating parents 0755, with {@code mode}. The file and the parents it made are the
+     * sandbox's user's, as a command's would be.
      */
     public void write(String path, InputStream data, int mode) throws IOException {
         Location l = writable(path, false);
@@ -423,10 +525,11 @@ public final class EmulatedSandbox implements AutoCloseable {
         if (!dir.startsWith(root)) {
             throw new AccessDeniedException(path, null, "read-only file system");
         }
-        Files.createDirectories(dir);
+        createDirectories(dir);
         Path tmp = Files.createTempFile(dir, ".airlock-upload-", ".part");
         try {
             Files.copy(data, tmp, StandardCopyOption.REPLACE_EXISTING);
+            chown(tmp, user);
             Files.setPosixFilePermissions(tmp, permissions(mode));
             Files.move(tmp, l.host(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } finally {
@@ -454,8 +557,20 @@ public final class EmulatedSandbox implements AutoCloseable {
     public void mkdirs(String path, int mode) throws IOException {
         Location l = writable(path, true);
         if (!Files.isDirectory(l.host())) {
-            Files.createDirectories(l.host());
+            createDirectories(l.host());
             Files.setPosixFilePermissions(l.host(), permissions(mode));
+        }
+    }
+
+    /** {@code mkdir -p} of a host dir in the root, as the sandbox's user: what it creates is the user's. */
+    private void createDirectories(Path dir) throws IOException {
+        Deque<Path> missing = new ArrayDeque<>();
+        for (Path d = dir; d.startsWith(root) && !Files.exists(d, LinkOption.NOFOLLOW_LINKS); d = d.getParent()) {
+            missing.push(d);
+        }
+        Files.createDirectories(dir);
+        for (Path d : missing) {
+            chown(d, user);
         }
     }
 

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -35,14 +36,17 @@ final class Namespaces implements AutoCloseable {
 
     /**
      * The unshare anchor's set-up, run as the new namespaces' pid 1 with the host's root still
-     * visible; {@code $1} is the sandbox root, the rest the system dirs to bind read-only.
+     * visible; {@code $1} is the sandbox root, then the system dirs to bind read-only, {@code --},
+     * then pairs of a host file and the sandbox path it is bound over, read-only (the overlays).
      * Non-recursive binds: the system dirs as they are on disk, not what is mounted over them.
      */
     private static final String UNSHARE_SETUP = String.join("\n",
             "set -eu",
             "r=$1; shift",
             "mount --bind \"$r\" \"$r\"",
-            "for d in \"$@\"; do mkdir -p \"$r/$d\"; mount --bind \"/$d\" \"$r/$d\"; mount -o remount,bind,ro,nosuid \"$r/$d\"; done",
+            "while [ \"$1\" != -- ]; do d=$1; shift; mkdir -p \"$r/$d\"; mount --bind \"/$d\" \"$r/$d\"; mount -o remount,bind,ro,nosuid \"$r/$d\"; done",
+            "shift",
+            "while [ $# -gt 0 ]; do mount --bind \"$1\" \"$r$2\"; mount -o remount,bind,ro,nosuid \"$r$2\"; shift 2; done",
             "mkdir -p \"$r/proc\" \"$r/dev\"",
             "mount -t proc -o nosuid,nodev,noexec proc \"$r/proc\"",
             "mount -t tmpfs -o mode=0755,nosuid,noexec airlock-dev \"$r/dev\"",
@@ -74,27 +78,27 @@ final class Namespaces implements AutoCloseable {
 
     /**
      * Starts the anchor for {@code root} with {@code systemDirs} (names under {@code /}) bound
-     * read-only.
+     * read-only, and over them the {@code overlays} (a sandbox path to the host file it shows).
      *
      * @throws IOException when the namespaces do not come up (the message says why)
      */
-    static Namespaces start(SandboxIsolation isolation, Path root, List<String> systemDirs) throws IOException {
+    static Namespaces start(SandboxIsolation isolation, Path root, List<String> systemDirs, Map<String, Path> overlays)
+            throws IOException {
         return switch (isolation.kind()) {
             // Not root, nsenter cannot enter a bwrap anchor's namespaces (its user namespace is not
             // ours to enter): the unshare anchor, made in a user namespace of this user's, serves both.
-            case BWRAP -> SandboxIsolation.privileged() ? bwrapAnchor(isolation.bwrap().orElseThrow(), root, systemDirs)
-                    : unshareAnchor(root, systemDirs, SandboxIsolation.Kind.BWRAP);
-            case UNSHARE -> unshareAnchor(root, systemDirs, SandboxIsolation.Kind.UNSHARE);
+            case BWRAP -> SandboxIsolation.privileged() ? bwrapAnchor(isolation.bwrap().orElseThrow(), root, systemDirs, overlays)
+                    : unshareAnchor(root, systemDirs, overlays, SandboxIsolation.Kind.BWRAP);
+            case UNSHARE -> unshareAnchor(root, systemDirs, overlays, SandboxIsolation.Kind.UNSHARE);
             case GVISOR -> throw new IOException("a gVisor sandbox is a runsc container (Gvisor), not namespaces");
             case NONE -> throw new IOException("no isolation: " + isolation.reason());
         };
     }
 
-    private static Namespaces bwrapAnchor(Path bwrap, Path root, List<String> systemDirs) throws IOException {
+    private static Namespaces bwrapAnchor(Path bwrap, Path root, List<String> systemDirs, Map<String, Path> overlays)
+            throws IOException {
         List<String> argv = new ArrayList<>(List.of(bwrap.toString(), "--bind", root.toString(), "/"));
-        for (String d : systemDirs) {
-            argv.addAll(List.of("--ro-bind", "/" + d, "/" + d));
-        }
+        argv.addAll(bwrapBinds(systemDirs, overlays));
         argv.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--cap-drop", "ALL", "--", "sleep", "infinity"));
         Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
@@ -119,11 +123,14 @@ final class Namespaces implements AutoCloseable {
         throw new IOException("the sandbox namespaces did not come up within 10 s (bwrap exited " + exit(p) + ")");
     }
 
-    private static Namespaces unshareAnchor(Path root, List<String> systemDirs, SandboxIsolation.Kind kind) throws IOException {
+    private static Namespaces unshareAnchor(Path root, List<String> systemDirs, Map<String, Path> overlays,
+                                            SandboxIsolation.Kind kind) throws IOException {
         List<String> argv = new ArrayList<>(List.of("unshare"));
         argv.addAll(SandboxIsolation.unshareFlags());
         argv.addAll(List.of("--", "sh", "-c", UNSHARE_SETUP, "sh", root.toString()));
         argv.addAll(systemDirs);
+        argv.add("--");
+        overlays.forEach((at, file) -> argv.addAll(List.of(file.toString(), at)));
         Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectErrorStream(true).start();
         // Until the ready line the set-up is still on the host's root: nothing may enter before it.
@@ -146,6 +153,16 @@ final class Namespaces implements AutoCloseable {
         throw new IOException("the sandbox namespaces did not come up (unshare: " + said.toString().strip() + ")");
     }
 
+    /** bwrap's read-only binds of the system dirs, then of the overlays over them. */
+    private static List<String> bwrapBinds(List<String> systemDirs, Map<String, Path> overlays) {
+        List<String> a = new ArrayList<>();
+        for (String d : systemDirs) {
+            a.addAll(List.of("--ro-bind", "/" + d, "/" + d));
+        }
+        overlays.forEach((at, file) -> a.addAll(List.of("--ro-bind", file.toString(), at)));
+        return a;
+    }
+
     private static String exit(Process p) {
         return p.isAlive() ? "not yet" : Integer.toString(p.exitValue());
     }
@@ -159,9 +176,18 @@ final class Namespaces implements AutoCloseable {
         }
     }
 
-    /** Drops what is left of root's powers before the command: its capability sets, for good. */
-    private static final List<String> NO_CAPABILITIES = List.of("setpriv", "--no-new-privs", "--bounding-set=-all",
-            "--inh-caps=-all", "--ambient-caps=-all", "--");
+    /**
+     * Drops what is left of root's powers before the command: its capability sets, for good, and
+     * with a {@code uid} other than 0 root itself (that uid, its group of the same id, no other).
+     */
+    private static List<String> dropPrivileges(int uid) {
+        List<String> a = new ArrayList<>(List.of("setpriv"));
+        if (uid != 0) {
+            a.addAll(List.of("--reuid=" + uid, "--regid=" + uid, "--clear-groups"));
+        }
+        a.addAll(List.of("--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--"));
+        return a;
+    }
 
     /**
      * The argv that runs a command in the sandbox, in directory {@code cwd} (a sandbox path),
@@ -172,32 +198,36 @@ final class Namespaces implements AutoCloseable {
      *   <li>bubblewrap, as root: bwrap of the sandbox's root (from the host, in the sandbox's
      *       network, IPC and UTS namespaces) with only CAP_SYS_ADMIN and CAP_SETPCAP, no new
      *       privileges and {@code seccomp} (descriptor 3, which the caller opens); inside it,
-     *       {@code nsenter --pid} forks the rest into the sandbox's pid namespace, {@code unshare
-     *       --mount-proc} gives it that namespace's /proc (bwrap's shows the host's), and
-     *       {@code setpriv} empties every capability set;</li>
+     *       (and CAP_SETUID, CAP_SETGID to become {@code uid}); inside it, {@code nsenter --pid}
+     *       forks the rest into the sandbox's pid namespace, {@code unshare --mount-proc} gives it
+     *       that namespace's /proc (bwrap's shows the host's), and {@code setpriv} becomes
+     *       {@code uid} and empties every capability set;</li>
      *   <li>bubblewrap, not root: nsenter into every namespace of the anchor, its user namespace
      *       and root included (bwrap cannot mount a /proc of the host's pid namespace there), then
-     *       bwrap with every capability dropped and seccomp: here bwrap stays the command's parent
+     *       bwrap with every capability dropped and seccomp, as the namespace's root whatever
+     *       {@code uid} (no other uid is mapped there): here bwrap stays the command's parent
      *       inside the namespace, where a command can signal it;</li>
      *   <li>unshare: nsenter into every namespace and the root (it forks into the pid namespace and
      *       waits outside it), then {@code setpriv}.</li>
      * </ul>
      */
-    List<String> enter(String cwd, Path root, Optional<Path> bwrap, List<String> systemDirs, boolean seccomp) {
+    List<String> enter(String cwd, int uid, Path root, Optional<Path> bwrap, List<String> systemDirs,
+                       Map<String, Path> overlays, boolean seccomp) {
         String t = Long.toString(target);
         List<String> a = new ArrayList<>(List.of("nsenter", "--target", t));
         if (kind == SandboxIsolation.Kind.BWRAP && SandboxIsolation.privileged()) {
             a.addAll(List.of("--net", "--ipc", "--uts", "--", bwrap.orElseThrow().toString(), "--bind", root.toString(), "/"));
-            for (String d : systemDirs) {
-                a.addAll(List.of("--ro-bind", "/" + d, "/" + d));
-            }
+            a.addAll(bwrapBinds(systemDirs, overlays));
             a.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN",
                     "--cap-add", "CAP_SETPCAP"));
+            if (uid != 0) {
+                a.addAll(List.of("--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"));
+            }
             if (seccomp) {
                 a.addAll(List.of("--seccomp", "3"));
             }
             a.addAll(List.of("--chdir", cwd, "--", "nsenter", "--target", t, "--pid", "--", "unshare", "--mount-proc", "--"));
-            a.addAll(NO_CAPABILITIES);
+            a.addAll(dropPrivileges(uid));
             return a;
         }
         if (!SandboxIsolation.privileged()) { // the anchor was made by unshare, in a user namespace
@@ -209,16 +239,14 @@ final class Namespaces implements AutoCloseable {
         a.addAll(List.of("--pid", "--net", "--ipc", "--uts", "--mount", "--root", "--wd", "--"));
         if (kind == SandboxIsolation.Kind.BWRAP) {
             a.addAll(List.of(bwrap.orElseThrow().toString(), "--bind", "/", "/"));
-            for (String d : systemDirs) {
-                a.addAll(List.of("--ro-bind", "/" + d, "/" + d));
-            }
+            a.addAll(bwrapBinds(systemDirs, overlays));
             a.addAll(List.of("--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL"));
             if (seccomp) {
                 a.addAll(List.of("--seccomp", "3"));
             }
             a.addAll(List.of("--chdir", cwd, "--"));
         } else {
-            a.addAll(NO_CAPABILITIES);
+            a.addAll(dropPrivileges(uid));
             a.addAll(List.of("env", "-C", cwd));
         }
         return a;

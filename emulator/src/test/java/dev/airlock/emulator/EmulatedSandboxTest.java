@@ -1,5 +1,6 @@
 package dev.airlock.emulator;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -13,6 +14,7 @@ import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.stream.Stream;
 
@@ -30,7 +32,7 @@ class EmulatedSandboxTest {
     }
 
     private static String run(EmulatedSandbox sb, String script) throws Exception {
-        SandboxProcess p = sb.exec(EmulatedSandbox.Command.shell("exec", script, "/root", Map.of(), UUID.randomUUID().toString()));
+        SandboxProcess p = sb.exec(EmulatedSandbox.Command.shell("exec", script, sb.home(), Map.of(), UUID.randomUUID().toString()));
         p.stdin().close();
         byte[] out = p.stdout().readAllBytes();
         String err = new String(p.stderr().readAllBytes(), StandardCharsets.UTF_8);
@@ -49,6 +51,39 @@ class EmulatedSandboxTest {
                     + ".1 ' ] && echo hit; done 2>/dev/null | wc -l"), "the next exec sees it");
             sb.stop();
             assertEquals(0, sleepers(n));
+        }
+    }
+
+    @Test
+    void commandsRunAsTheSandboxsUserUnderBwrap() throws Exception {
+        commandsRunAsTheSandboxsUser(Services.bwrap());
+    }
+
+    @Test
+    void commandsRunAsTheSandboxsUserUnderUnshare() throws Exception {
+        commandsRunAsTheSandboxsUser(Services.unshare());
+    }
+
+    /**
+     * As a service's sandbox: the user is named, owns its home and what the file API writes, is
+     * refused root's files, and a command sent as root is root.
+     */
+    private void commandsRunAsTheSandboxsUser(SandboxIsolation iso) throws Exception {
+        Assumptions.assumeTrue(SandboxIsolation.privileged(), "only root can switch commands to another uid");
+        EmulatedSandbox.User daytona = new EmulatedSandbox.User("daytona", 1000, "/home/daytona");
+        try (EmulatedSandbox sb = EmulatedSandbox.create("sb-u", "debian:12", dir.resolve("sb-u"), daytona, iso, new CallJournal())) {
+            sb.write("/home/daytona/staged/f", new ByteArrayInputStream("x".getBytes(StandardCharsets.UTF_8)), 0600);
+            assertEquals("0:daytona 1000 1000 /home/daytona daytona:x:1000:1000::/home/daytona:/bin/bash", run(sb,
+                    "echo $(id -un) $(id -u) $(id -g) $HOME $(grep '^daytona:' /etc/passwd)"));
+            assertEquals("0:daytona daytona x", run(sb,
+                    "echo $(stat -c %U /home/daytona) $(stat -c %U /home/daytona/staged) $(cat /home/daytona/staged/f)"));
+            assertEquals("1: | touch: cannot touch '/not-mine': Permission denied", run(sb, "touch /not-mine"));
+            SandboxProcess p = sb.exec(new EmulatedSandbox.Command("exec", List.of("sh", "-c", "id -un; touch /mine"), "/",
+                    Map.of(), UUID.randomUUID().toString(), 0, Optional.empty(), true));
+            p.stdin().close();
+            assertEquals("root\n", new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8));
+            assertEquals(0, p.waitFor());
+            assertEquals(0, Files.getAttribute(sb.resolve("/mine").host(), "unix:uid"), "made by root");
         }
     }
 

@@ -12,6 +12,7 @@ import dev.airlock.emulator.EmulatorCredentials;
 import dev.airlock.emulator.EmulatorHttpServer;
 import dev.airlock.emulator.EmulatorHttpServer.Request;
 import dev.airlock.emulator.EmulatorHttpServer.Response;
+import dev.airlock.emulator.ImageCatalogue;
 import dev.airlock.emulator.SandboxProcess;
 
 import java.io.ByteArrayOutputStream;
@@ -49,7 +50,9 @@ import java.util.concurrent.TimeUnit;
  * <p>What it keeps of the real service: the JSON shapes and error bodies
  * ({@code {statusCode, error, message, path, timestamp}}, toolbox errors add {@code code}),
  * {@code Retry-After-<bucket>} on 429, 408 on an execute timeout, the daemon's habit of piping
- * the command string into a shell's stdin (so leftover stdin would run), logs that are not
+ * the command string into a shell's stdin (so leftover stdin would run), sessions that are one
+ * long-lived shell each (state carries from command to command, a running command takes input:
+ * {@link SessionShell}), logs that are not
  * byte-exact (NUL dropped, invalid UTF-8 replaced), files created 0644, octal modes, the
  * bulk-upload rule that a path part comes before its file part, bulk-download answered as
  * multipart, and socket.io answered 404 so the SDK falls back to polling.
@@ -60,6 +63,8 @@ public final class DaytonaEmulator implements Emulator {
     /** Snapshot name whose sandbox is {@code creating} in the create's answer, then {@code error} when polled. */
     public static final String ERROR_SNAPSHOT = "airlock-emulator/start-errors";
     private static final String HOME = "/home/daytona";
+    /** The sandbox's default user, as on the service's images: commands and the daemon's files are its. */
+    private static final EmulatedSandbox.User USER = new EmulatedSandbox.User("daytona", 1000, HOME);
     private static final int JSON_MAX = 1 << 20;
 
     /**
@@ -87,7 +92,7 @@ public final class DaytonaEmulator implements Emulator {
         final String id;
         final ObjectNode record;
         final EmulatedSandbox sandbox;
-        final Map<String, Session> sessions = new ConcurrentHashMap<>();
+        final Map<String, SessionShell> sessions = new ConcurrentHashMap<>();
         volatile String state;
 
         Box(String id, ObjectNode record, EmulatedSandbox sandbox, String state) {
@@ -95,30 +100,6 @@ public final class DaytonaEmulator implements Emulator {
             this.record = record;
             this.sandbox = sandbox;
             this.state = state;
-        }
-    }
-
-    private static final class Session {
-        final String id;
-        final Map<String, Cmd> commands = Collections.synchronizedMap(new LinkedHashMap<>());
-
-        Session(String id) {
-            this.id = id;
-        }
-    }
-
-    private static final class Cmd {
-        final String id;
-        final String command;
-        final SandboxProcess process;
-        final ByteArrayOutputStream out = new ByteArrayOutputStream();
-        final ByteArrayOutputStream err = new ByteArrayOutputStream();
-        final CompletableFuture<Integer> exit = new CompletableFuture<>();
-
-        Cmd(String id, String command, SandboxProcess process) {
-            this.id = id;
-            this.command = command;
-            this.process = process;
         }
     }
 
@@ -246,8 +227,13 @@ public final class DaytonaEmulator implements Emulator {
         }
         String image = build ? body.path("buildInfo").path("dockerfileContent").asText("").replaceFirst("^FROM\\s+", "").trim()
                 : body.path("snapshot").asText("daytonaio/sandbox:latest");
+        boolean known = ImageCatalogue.lookup(image).isPresent() || image.equals(FAILING_SNAPSHOT) || image.equals(ERROR_SNAPSHOT);
+        if (!build && !known) { // the service's answer for a snapshot name it has not got
+            fail(req, resp, 400, "BAD_REQUEST", "Snapshot " + image + " not found. Did you add it through the Daytona Dashboard?");
+            return;
+        }
         String id = UUID.randomUUID().toString();
-        EmulatedSandbox sb = EmulatedSandbox.create(id, image, context.stateDir().resolve(id), HOME, context.isolation(),
+        EmulatedSandbox sb = EmulatedSandbox.create(id, image, context.stateDir().resolve(id), USER, context.isolation(),
                 context.journal());
         ObjectNode r = json.createObjectNode();
         r.put("id", id);
@@ -271,10 +257,13 @@ public final class DaytonaEmulator implements Emulator {
         r.put("toolboxProxyUrl", server.url() + "/toolbox");
         r.put("backupState", "None");
         r.set("volumes", json.createArrayNode());
-        boolean fails = FAILING_SNAPSHOT.equals(image);
+        // An image the emulator cannot have fails its build, as a pull of an image no registry has.
+        boolean fails = FAILING_SNAPSHOT.equals(image) || !known;
         Box box = new Box(id, r, sb, fails ? "build_failed" : "creating");
         if (fails) {
-            r.put("errorReason", "emulated build failure of " + image);
+            r.put("errorReason", known ? "emulated build failure of " + image
+                    : "emulated build failure: the image " + image + " is not in this emulator's catalogue (" + String.join(", ",
+                    ImageCatalogue.KNOWN) + ")");
         }
         boxes.put(id, box);
         String first = describe(box); // the create answer shows the real first state; the next poll sees it started
@@ -417,7 +406,21 @@ public final class DaytonaEmulator implements Emulator {
             failToolbox(req, resp, 400, "BAD_REQUEST", "sessionId is required");
             return;
         }
-        if (b.sessions.putIfAbsent(sid, new Session(sid)) != null) {
+        if (b.sessions.containsKey(sid)) {
+            failToolbox(req, resp, 409, "SESSION_EXISTS", "session already exists");
+            return;
+        }
+        SandboxProcess shell;
+        try {
+            // The daemon's session: one shell of its own group, reading commands on its stdin.
+            shell = b.sandbox.exec(new EmulatedSandbox.Command("session-create", List.of("sh"), HOME, Map.of(),
+                    UUID.randomUUID().toString(), req.bodyBytesRead(), req.fault()));
+        } catch (IllegalStateException e) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "failed to start the session's shell");
+            return;
+        }
+        if (b.sessions.putIfAbsent(sid, SessionShell.start(sid, b.sandbox, shell)) != null) {
+            shell.signal(9);
             failToolbox(req, resp, 409, "SESSION_EXISTS", "session already exists");
             return;
         }
@@ -430,68 +433,63 @@ public final class DaytonaEmulator implements Emulator {
             return;
         }
         ArrayNode out = json.createArrayNode();
-        for (Session s : b.sessions.values()) {
+        for (SessionShell s : b.sessions.values()) {
             out.add(sessionJson(s));
         }
         resp.json(200, out.toString());
     }
 
     private void sessionGet(Request req, Response resp) throws IOException {
-        Session s = session(req, resp);
+        SessionShell s = session(req, resp);
         if (s != null) {
             resp.json(200, sessionJson(s).toString());
         }
     }
 
-    /** Deleting a session kills its commands' process groups (SIGTERM, then SIGKILL). */
+    /** Deleting a session kills its shell's process group, the shell and its commands (SIGTERM, then SIGKILL). */
     private void sessionDelete(Request req, Response resp) throws IOException {
         Box b = box(req, resp, "sandbox", true);
         if (b == null) {
             return;
         }
-        Session s = b.sessions.remove(req.param("session"));
+        SessionShell s = b.sessions.remove(req.param("session"));
         if (s == null) {
             failToolbox(req, resp, 404, "SESSION_NOT_FOUND", "session not found");
             return;
         }
-        List<Cmd> cmds;
-        synchronized (s.commands) {
-            cmds = new ArrayList<>(s.commands.values());
+        SandboxProcess shell = s.shell();
+        shell.signal(15);
+        try {
+            shell.waitFor(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
         }
-        for (Cmd c : cmds) {
-            if (c.process.alive()) {
-                c.process.signal(15);
-            }
-        }
-        for (Cmd c : cmds) {
+        // The daemon's SIGKILL goes to the whole group: a child that ignored SIGTERM (or whose
+        // leader already left) is killed too.
+        shell.signal(9);
+        // Answer once the group is gone, as the daemon does: a client that deleted a session to
+        // kill its command may look for survivors right away.
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        while (groupAlive(b, shell.pgid()) && System.nanoTime() < until) {
             try {
-                c.process.waitFor(1, TimeUnit.SECONDS);
+                Thread.sleep(10);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IOException("interrupted", e);
             }
-            // The daemon's SIGKILL goes to the whole group: a child that ignored SIGTERM (or whose
-            // leader already left) is killed too.
-            c.process.signal(9);
         }
-        // Answer once the groups are gone, as the daemon does: a client that deleted a session to
-        // kill its command may look for survivors right away.
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
-        for (Cmd c : cmds) {
-            while (groupAlive(b, c.process.pgid()) && System.nanoTime() < until) {
-                try {
-                    Thread.sleep(10);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("interrupted", e);
-                }
-            }
-        }
+        s.removeFiles();
         resp.empty(204);
     }
 
+    /**
+     * Hands the command to the session's shell, after the commands before it: the journal's
+     * dispatch key is the session and the text, so the same text sent twice to one session is the
+     * same command run twice.
+     */
     private void sessionExec(Request req, Response resp) throws IOException {
-        Session s = session(req, resp);
+        SessionShell s = session(req, resp);
         JsonNode body = s == null ? null : readJson(req);
         if (s == null) {
             return;
@@ -500,80 +498,77 @@ public final class DaytonaEmulator implements Emulator {
             failToolbox(req, resp, 400, "BAD_REQUEST", "command is required");
             return;
         }
-        Box b = boxes.get(req.param("sandbox"));
         String command = body.get("command").asText();
-        String cmdId = UUID.randomUUID().toString();
-        // The journal's dispatch key: the same text sent twice to one session is the same command run twice.
         String key = UUID.nameUUIDFromBytes((s.id + "\n" + command).getBytes(StandardCharsets.UTF_8)).toString();
-        SandboxProcess p = startShell(b, req, "session-exec", command, HOME, Map.of(), key);
-        if (p == null) {
-            failToolbox(req, resp, 400, "BAD_REQUEST", "failed to execute the command");
+        context.journal().dispatch("session-exec", req.param("sandbox"), command, List.of(command), List.of(),
+                req.bodyBytesRead(), key, req.fault());
+        SessionShell.Command c;
+        try {
+            c = s.submit(command, !body.path("suppressInputEcho").asBoolean(false));
+        } catch (IOException e) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "failed to write command: " + e.getMessage());
             return;
         }
-        Cmd c = new Cmd(cmdId, command, p);
-        s.commands.put(cmdId, c);
-        CompletableFuture<Void> o = CompletableFuture.runAsync(() -> copy(p.stdout(), c.out));
-        CompletableFuture<Void> e = CompletableFuture.runAsync(() -> copy(p.stderr(), c.err));
-        CompletableFuture.runAsync(() -> {
-            try {
-                int code = p.waitFor();
-                CompletableFuture.allOf(o, e).get(5, TimeUnit.SECONDS);
-                c.exit.complete(code);
-            } catch (Exception ex) {
-                c.exit.complete(p.alive() ? -1 : p.exitValue());
-            }
-        });
         boolean async = body.path("runAsync").asBoolean(false) || body.path("async").asBoolean(false);
         if (async) {
-            resp.json(202, "{\"cmdId\":" + json.writeValueAsString(cmdId) + "}");
+            resp.json(202, "{\"cmdId\":" + json.writeValueAsString(c.id) + "}");
             return;
         }
         int code = c.exit.join();
-        ObjectNode r = json.createObjectNode();
-        r.put("cmdId", cmdId);
-        String so = logText(snapshot(c.out));
-        String se = logText(snapshot(c.err));
-        r.put("output", so + se);
-        r.put("stdout", so);
-        r.put("stderr", se);
+        ObjectNode r = logs(s, c);
+        r.put("cmdId", c.id);
         r.put("exitCode", code);
         resp.json(200, r.toString());
     }
 
     private void commandGet(Request req, Response resp) throws IOException {
-        Cmd c = command(req, resp);
+        SessionShell.Command c = command(req, resp);
         if (c != null) {
             resp.json(200, cmdJson(c).toString());
         }
     }
 
     private void commandLogs(Request req, Response resp) throws IOException {
-        Cmd c = command(req, resp);
-        if (c == null) {
-            return;
+        SessionShell s = session(req, resp);
+        SessionShell.Command c = s == null ? null : command(req, resp);
+        if (c != null) {
+            resp.json(200, logs(s, c).toString());
         }
-        String so = logText(snapshot(c.out));
-        String se = logText(snapshot(c.err));
-        ObjectNode r = json.createObjectNode();
-        r.put("output", so + se);
-        r.put("stdout", so);
-        r.put("stderr", se);
-        resp.json(200, r.toString());
     }
 
+    /** The daemon's answer to input: 410 once the command ended, else the data on the command's stdin. */
     private void commandInput(Request req, Response resp) throws IOException {
-        Cmd c = command(req, resp);
+        SessionShell s = session(req, resp);
+        SessionShell.Command c = s == null ? null : command(req, resp);
         JsonNode body = c == null ? null : readJson(req);
         if (c == null) {
             return;
         }
-        if (!c.process.alive()) {
-            failToolbox(req, resp, 400, "BAD_REQUEST", "command is not running");
+        if (body == null || !body.path("data").isTextual()) {
+            failToolbox(req, resp, 400, "BAD_REQUEST", "data is required");
             return;
         }
-        // This emulator ends the shell's input after the command text (so the leftover-stdin trap is
-        // real), so there is no open stdin to write to: said plainly rather than dropped silently.
-        failToolbox(req, resp, 409, "STDIN_CLOSED", "the command's stdin is closed in this emulator");
+        if (c.exit.isDone()) {
+            failToolbox(req, resp, 410, "GONE", "command has already completed with exit code " + c.exit.join());
+            return;
+        }
+        try {
+            s.input(c, body.get("data").asText());
+        } catch (java.nio.file.NoSuchFileException e) {
+            failToolbox(req, resp, 500, "INTERNAL_SERVER_ERROR", "failed to open input pipe: no such file or directory");
+            return;
+        }
+        resp.empty(200);
+    }
+
+    private ObjectNode logs(SessionShell s, SessionShell.Command c) throws IOException {
+        String so = logText(s.stdout(c));
+        String se = logText(s.stderr(c));
+        ObjectNode r = json.createObjectNode();
+        r.put("output", so + se);
+        r.put("stdout", so);
+        r.put("stderr", se);
+        return r;
     }
 
     /**
@@ -619,20 +614,18 @@ public final class DaytonaEmulator implements Emulator {
         return false;
     }
 
-    private ObjectNode sessionJson(Session s) {
+    private ObjectNode sessionJson(SessionShell s) {
         ObjectNode o = json.createObjectNode();
         o.put("sessionId", s.id);
         ArrayNode cmds = o.putArray("commands");
-        synchronized (s.commands) {
-            s.commands.values().forEach(c -> cmds.add(cmdJson(c)));
-        }
+        s.commands().forEach(c -> cmds.add(cmdJson(c)));
         return o;
     }
 
-    private ObjectNode cmdJson(Cmd c) {
+    private ObjectNode cmdJson(SessionShell.Command c) {
         ObjectNode o = json.createObjectNode();
         o.put("id", c.id);
-        o.put("command", c.command);
+        o.put("command", c.text);
         if (c.exit.isDone()) {
             o.put("exitCode", c.exit.join());
         }
@@ -887,24 +880,24 @@ public final class DaytonaEmulator implements Emulator {
         return b;
     }
 
-    private Session session(Request req, Response resp) throws IOException {
+    private SessionShell session(Request req, Response resp) throws IOException {
         Box b = box(req, resp, "sandbox", true);
         if (b == null) {
             return null;
         }
-        Session s = b.sessions.get(req.param("session"));
+        SessionShell s = b.sessions.get(req.param("session"));
         if (s == null) {
             failToolbox(req, resp, 404, "SESSION_NOT_FOUND", "session not found");
         }
         return s;
     }
 
-    private Cmd command(Request req, Response resp) throws IOException {
-        Session s = session(req, resp);
+    private SessionShell.Command command(Request req, Response resp) throws IOException {
+        SessionShell s = session(req, resp);
         if (s == null) {
             return null;
         }
-        Cmd c = s.commands.get(req.param("cmd"));
+        SessionShell.Command c = s.command(req.param("cmd")).orElse(null);
         if (c == null) {
             failToolbox(req, resp, 404, "COMMAND_NOT_FOUND", "command not found");
         }
@@ -1026,12 +1019,6 @@ public final class DaytonaEmulator implements Emulator {
             return c.toString().replace("\0", "");
         } catch (java.nio.charset.CharacterCodingException e) {
             return "";
-        }
-    }
-
-    private static byte[] snapshot(ByteArrayOutputStream b) {
-        synchronized (b) {
-            return b.toByteArray();
         }
     }
 

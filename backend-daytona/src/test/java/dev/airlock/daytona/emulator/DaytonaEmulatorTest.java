@@ -90,7 +90,7 @@ class DaytonaEmulatorTest {
     void createThenPollReportsStartedWithAToolboxUrlAndDeleteThen404() throws IOException {
         start("");
         JsonNode created = ok(call("POST", emulator.url() + "/sandbox",
-                RequestBody.create("{\"snapshot\":\"s\",\"labels\":{\"a\":\"1\"}}", JSON)));
+                RequestBody.create("{\"snapshot\":\"daytonaio/sandbox:latest\",\"labels\":{\"a\":\"1\"}}", JSON)));
         String id = created.get("id").asText();
         assertEquals("creating", created.get("state").asText());
         JsonNode got = ok(call("GET", emulator.url() + "/sandbox/" + id, null));
@@ -119,6 +119,22 @@ class DaytonaEmulatorTest {
         JsonNode got = ok(call("GET", emulator.url() + "/sandbox/" + id, null));
         assertEquals("build_failed", got.get("state").asText());
         assertFalse(got.get("errorReason").asText().isEmpty());
+    }
+
+    /** A snapshot the service has not got is refused 400 with its words; an image no registry has fails its build. */
+    @Test
+    void unknownSnapshotsAndImagesFailAsOnTheService() throws IOException {
+        start("");
+        try (Response r = call("POST", emulator.url() + "/sandbox", RequestBody.create("{\"snapshot\":\"no-such-snapshot-zzz\"}", JSON))) {
+            assertEquals(400, r.code());
+            assertEquals("Snapshot no-such-snapshot-zzz not found. Did you add it through the Daytona Dashboard?",
+                    json.readTree(r.body().string()).get("message").asText());
+        }
+        assertTrue(emulator.sandboxIds().isEmpty());
+        String id = create("{\"buildInfo\":{\"dockerfileContent\":\"FROM no-such-image-zzz:404\"}}");
+        JsonNode got = ok(call("GET", emulator.url() + "/sandbox/" + id, null));
+        assertEquals("build_failed", got.get("state").asText());
+        assertTrue(got.get("errorReason").asText().contains("no-such-image-zzz:404"), got.toString());
     }
 
     @Test
@@ -174,10 +190,16 @@ class DaytonaEmulatorTest {
         assertEquals("err\n", logs.get("stderr").asText());
         assertEquals(1, ok(call("GET", t + "/process/session/s1", null)).get("commands").size());
 
+        int s1 = emulator.liveProcesses(); // the session's shell, waiting for its next command
+        assertTrue(s1 > 0);
         ok(call("POST", t + "/process/session", RequestBody.create("{\"sessionId\":\"s2\"}", JSON)));
         ok(call("POST", t + "/process/session/s2/exec", RequestBody.create("{\"command\":\"sleep 300\",\"runAsync\":true}", JSON)));
-        assertTrue(emulator.liveProcesses() > 0);
+        assertTrue(emulator.liveProcesses() > s1);
         try (Response r = call("DELETE", t + "/process/session/s2", null)) {
+            assertEquals(204, r.code());
+        }
+        assertEquals(s1, emulator.liveProcesses());
+        try (Response r = call("DELETE", t + "/process/session/s1", null)) {
             assertEquals(204, r.code());
         }
         assertEquals(0, emulator.liveProcesses());

@@ -1,5 +1,6 @@
 package dev.airlock.modal.emulator;
 
+import dev.airlock.emulator.ImageCatalogue;
 import dev.airlock.modal.proto.*;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -53,13 +54,20 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
                 .build());
     }
 
+    /**
+     * An image from a registry tag, by name only ({@link ImageCatalogue}): a known tag is built
+     * (at once, or after the configured build entries), an unknown one fails its build, as the
+     * service's build of a tag no registry has: the client joins the build and reads a FAILURE
+     * result with the reason.
+     */
     @Override
     public void imageGetOrCreate(ImageGetOrCreateRequest request, StreamObserver<ImageGetOrCreateResponse> out) {
-        // The image is recorded by name and never pulled: commands run on the host's userland.
         String tag = request.getImage().getDockerfileCommandsList().stream().filter(c -> c.startsWith("FROM "))
                 .findFirst().map(c -> c.substring(5).trim()).orElse("debian:12");
-        ImageGetOrCreateResponse.Builder r = ImageGetOrCreateResponse.newBuilder().setImageId("im-" + Integer.toHexString(tag.hashCode()));
-        if (state.imageBuild.entries() == 0) {
+        String id = "im-" + Integer.toHexString(tag.hashCode());
+        state.images.put(id, tag);
+        ImageGetOrCreateResponse.Builder r = ImageGetOrCreateResponse.newBuilder().setImageId(id);
+        if (state.imageBuild.entries() == 0 && ImageCatalogue.lookup(tag).isPresent()) {
             r.setResult(GenericResult.newBuilder().setStatus(1)); // built already
         } // else: no result, so the client joins the build
         answer(out, r.build());
@@ -71,6 +79,16 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
      */
     @Override
     public void imageJoinStreaming(ImageJoinStreamingRequest request, StreamObserver<ImageJoinStreamingResponse> out) {
+        String tag = state.images.get(request.getImageId());
+        if (tag != null && ImageCatalogue.lookup(tag).isEmpty()) {
+            out.onNext(ImageJoinStreamingResponse.newBuilder().setEntryId("1").setEof(true)
+                    .setResult(GenericResult.newBuilder().setStatus(2).setException("Could not pull the image " + tag
+                            + ": the registry has no such repository or tag (emulated: this emulator knows "
+                            + String.join(", ", ImageCatalogue.KNOWN) + ")"))
+                    .build());
+            out.onCompleted();
+            return;
+        }
         state.imageBuild.joinsFrom().add(request.getLastEntryId());
         int from = request.getLastEntryId().isEmpty() ? 0 : Integer.parseInt(request.getLastEntryId());
         int entries = state.imageBuild.entries();

@@ -66,6 +66,8 @@ final class ModalState {
     private final Map<String, Box> byId = new ConcurrentHashMap<>();
     private final Map<String, Box> byTask = new ConcurrentHashMap<>();
     final Map<String, String> apps = new ConcurrentHashMap<>();
+    /** Image ids asked for, to the registry tag each was asked from. */
+    final Map<String, String> images = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "modal-emulator-timeouts");
         t.setDaemon(true);

@@ -71,7 +71,11 @@ public final class VercelEmulator implements Emulator {
     private static final String SESSIONS = "/v2/sandboxes/sessions/{sid}";
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long DEFAULT_TIMEOUT_MS = 5 * 60_000L;
+    /** The sandbox's user (uid 1000 here), as on the service; a command with {@code sudo} runs as root. */
+    private static final String USER = "vercel-sandbox";
 
+    /** The runtimes the SDK documents (its {@code RUNTIMES}); another is refused (the emulator's wording). */
+    static final List<String> RUNTIMES = List.of("node22", "node24", "node26", "python3.13");
     /** The most ports a sandbox exposes, as the SDK documents. */
     public static final int MAX_PORTS = 15;
     /** The most vCPUs a sandbox gets on the Pro plan (the emulated one): Hobby 4, Pro 8, Enterprise 32. */
@@ -270,7 +274,8 @@ public final class VercelEmulator implements Emulator {
             this.owner = owner;
             this.timeout = owner.timeout;
             this.sandbox = EmulatedSandbox.create(id, owner.runtime != null ? owner.runtime : owner.image,
-                    context.stateDir().resolve(id), cwd, context.isolation(), context.journal());
+                    context.stateDir().resolve(id), new EmulatedSandbox.User(USER, 1000, cwd), context.isolation(),
+                    context.journal());
         }
 
         synchronized String status() {
@@ -492,6 +497,11 @@ public final class VercelEmulator implements Emulator {
             resp.error(400, "bad_request", "runtime and image cannot be used together");
             return;
         }
+        String runtime = text(body, "runtime");
+        if (runtime != null && !RUNTIMES.contains(runtime)) {
+            resp.error(400, "bad_request", "runtime must be one of " + String.join(", ", RUNTIMES) + ", not " + runtime);
+            return;
+        }
         String name = Optional.ofNullable(text(body, "name")).filter(s -> !s.isBlank())
                 .orElse("sbx-" + UUID.randomUUID().toString().substring(0, 13));
         if (sandboxes.containsKey(name)) {
@@ -507,7 +517,7 @@ public final class VercelEmulator implements Emulator {
         }
         SandboxState sb = new SandboxState(name, projectId, body.path("persistent").asBoolean(false),
                 strings(body.get("tags")), strings(body.get("env")), vcpus,
-                Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), text(body, "runtime"), timeout);
+                Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), runtime, timeout);
         SessionState s = new SessionState(sb);
         sb.current = s;
         sandboxes.put(name, sb);
@@ -674,7 +684,9 @@ public final class VercelEmulator implements Emulator {
         String id = "cmd_" + UUID.randomUUID().toString().replace("-", "").substring(0, 24);
         SandboxProcess p;
         try {
-            p = s.sandbox.exec(new EmulatedSandbox.Command("cmd", argv, cwd, env, id, req.bodyBytesRead(), req.fault()));
+            // As the sandbox's user; with sudo, as root.
+            p = s.sandbox.exec(new EmulatedSandbox.Command("cmd", argv, cwd, env, id, req.bodyBytesRead(), req.fault(),
+                    body.path("sudo").asBoolean(false)));
         } catch (NoSuchPathException e) {
             resp.error(400, "bad_request", "the working directory " + cwd + " does not exist");
             return;

@@ -42,6 +42,8 @@ class VercelSdkTest {
                     .directory(SDK.toFile()).redirectErrorStream(true);
             pb.environment().keySet().removeIf(k -> k.startsWith("VERCEL_"));
             pb.environment().putAll(emulator.credentials().asEnvironment());
+            // Only an emulator running as root can switch commands to the sandbox's user.
+            pb.environment().put("AIRLOCK_EXPECT_USER", "root".equals(System.getProperty("user.name")) ? "vercel-sandbox" : "root");
             Process p = pb.start();
             p.getOutputStream().close();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
