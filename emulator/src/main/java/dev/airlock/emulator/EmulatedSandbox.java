@@ -177,6 +177,8 @@ public final class EmulatedSandbox implements AutoCloseable {
             if (!effective.root()) {
                 writeAccounts(root, effective);
             }
+            Files.deleteIfExists(maskFile(root));
+            Files.createFile(maskFile(root), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("r--r--r--")));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the sandbox root " + root, e);
         } catch (InterruptedException e) {
@@ -213,7 +215,12 @@ public final class EmulatedSandbox implements AutoCloseable {
         return root.resolveSibling(root.getFileName() + "." + name);
     }
 
-    /** Files the sandbox sees at {@code /etc/...} instead of the host's: sandbox path to host file. */
+    /**
+     * Files the sandbox sees at {@code /etc/...} instead of the host's: sandbox path to host file.
+     * The host's secrets under {@code /etc} (password hashes, SSH host keys) are each shown as an
+     * empty file, to commands (root in a Modal sandbox) and to the file API alike, as the local
+     * backend's bubblewrap hides them.
+     */
     private Map<String, Path> overlays() {
         Map<String, Path> m = new LinkedHashMap<>();
         if (!user.root()) {
@@ -221,7 +228,37 @@ public final class EmulatedSandbox implements AutoCloseable {
                 m.put("/etc/" + name, accountsFile(root, name));
             }
         }
+        for (String secret : HOST_SECRETS) {
+            m.put(secret, maskFile(root));
+        }
         return m;
+    }
+
+    /** The host's secret files under {@code /etc} that exist here, read once: masked in every sandbox. */
+    private static final List<String> HOST_SECRETS = hostSecrets();
+
+    private static List<String> hostSecrets() {
+        List<String> found = new ArrayList<>();
+        for (String f : List.of("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")) {
+            if (Files.isRegularFile(Path.of(f), LinkOption.NOFOLLOW_LINKS)) {
+                found.add(f);
+            }
+        }
+        try (var keys = Files.newDirectoryStream(Path.of("/etc/ssh"), "ssh_host_*_key")) {
+            for (Path k : keys) {
+                if (Files.isRegularFile(k, LinkOption.NOFOLLOW_LINKS)) {
+                    found.add(k.toString());
+                }
+            }
+        } catch (IOException e) {
+            // no /etc/ssh here: no host keys to hide
+        }
+        return List.copyOf(found);
+    }
+
+    /** The empty file shown over each host secret, beside the root. */
+    private static Path maskFile(Path root) {
+        return root.resolveSibling(root.getFileName() + ".masked");
     }
 
     /** Makes {@code p} the user's (a no-op for root, whose files the emulator's own are). */
@@ -277,7 +314,7 @@ public final class EmulatedSandbox implements AutoCloseable {
             }
             if (namespaces == null) { // the first exec sets the sandbox up
                 if (isolation.kind() == SandboxIsolation.Kind.GVISOR) {
-                    gvisor = Optional.of(Gvisor.start(isolation.runsc().orElseThrow(), root, systemDirs()));
+                    gvisor = Optional.of(Gvisor.start(isolation.runsc().orElseThrow(), root, systemDirs(), overlays()));
                     namespaces = Optional.empty();
                 } else {
                     seccomp = isolation.kind() == SandboxIsolation.Kind.BWRAP ? SeccompFilter.writeTo(seccompFile()) : Optional.empty();
@@ -510,6 +547,14 @@ public final class EmulatedSandbox implements AutoCloseable {
                 continue;
             }
             cur = next;
+        }
+        if (readOnly) {
+            // What the sandbox sees at that path instead of the host's (its accounts, masked secrets).
+            for (Map.Entry<String, Path> o : overlays().entrySet()) {
+                if (cur.equals(Path.of(o.getKey()))) {
+                    return new Location(o.getValue(), true);
+                }
+            }
         }
         return new Location(cur, readOnly);
     }

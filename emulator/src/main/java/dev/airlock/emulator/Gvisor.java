@@ -53,7 +53,7 @@ final class Gvisor implements AutoCloseable {
      *
      * @throws IOException when runsc does not start it (the message says why, in one line)
      */
-    static Gvisor start(Path runsc, Path root, List<String> systemDirs) throws IOException {
+    static Gvisor start(Path runsc, Path root, List<String> systemDirs, java.util.Map<String, Path> overlays) throws IOException {
         Path dir = root.resolveSibling(root.getFileName() + ".gvisor");
         Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         Gvisor g = new Gvisor(runsc, dir, "airlock-" + UUID.randomUUID());
@@ -61,7 +61,7 @@ final class Gvisor implements AutoCloseable {
             Files.createDirectories(g.bundle());
             Files.createDirectories(g.state());
             Files.createDirectories(g.execs());
-            Files.writeString(g.bundle().resolve("config.json"), OciSpec.config(root.toString(), systemDirs));
+            Files.writeString(g.bundle().resolve("config.json"), OciSpec.config(root.toString(), systemDirs, overlays));
             Optional<String> failed = g.runsc(30, "run", "--detach", "--bundle", g.bundle().toString(), g.id);
             if (failed.isPresent()) {
                 throw new IOException("the gVisor sandbox did not start (" + failed.get() + ")");

@@ -25,9 +25,10 @@ final class OciSpec {
      * {@code /}) bound read-only from the host, {@code /tmp} bound from the root explicitly
      * (else runsc mounts a tmpfs of its own over an empty {@code /tmp}, out of the file API's
      * sight), gVisor's own {@code /proc} and {@code /dev}, new pid, network, IPC, UTS and mount
-     * namespaces.
+     * namespaces; each of {@code overlays} (a sandbox path to the host file it shows) bound over
+     * the system dirs, read-only.
      */
-    static String config(String root, List<String> systemDirs) {
+    static String config(String root, List<String> systemDirs, Map<String, java.nio.file.Path> overlays) {
         StringBuilder mounts = new StringBuilder();
         mounts.append(mount("/proc", "proc", "proc", List.of("nosuid", "noexec", "nodev")));
         mounts.append(",\n").append(mount("/dev", "tmpfs", "tmpfs", List.of("nosuid", "strictatime", "mode=755")));
@@ -37,6 +38,7 @@ final class OciSpec {
         for (String d : systemDirs) {
             mounts.append(",\n").append(mount("/" + d, "bind", "/" + d, List.of("rbind", "ro", "nosuid")));
         }
+        overlays.forEach((at, file) -> mounts.append(",\n").append(mount(at, "bind", file.toString(), List.of("bind", "ro"))));
         return "{\n\"ociVersion\": \"1.0.0\",\n"
                 + "\"process\": " + process(INIT, "/", Map.of("PATH", "/usr/bin:/bin")) + ",\n"
                 + "\"root\": {\"path\": " + Jsons.quote(root) + ", \"readonly\": false},\n"

@@ -120,6 +120,30 @@ class SandboxEscapeTest {
         }
     }
 
+    /**
+     * The host's password hashes and SSH host keys are not the sandbox's: a command (root here, as
+     * in a Modal sandbox) and the file API both find them empty, as the local backend's bubblewrap
+     * shows them.
+     */
+    @ParameterizedTest
+    @EnumSource(Isolation.class)
+    void theHostsSecretsUnderEtcAreEmptyInside(Isolation iso) throws Exception {
+        List<String> secrets = new java.util.ArrayList<>(List.of("/etc/shadow"));
+        try (var keys = Files.newDirectoryStream(Path.of("/etc/ssh"), "ssh_host_*_key")) {
+            keys.forEach(k -> secrets.add(k.toString()));
+        } catch (java.io.IOException e) {
+            // no host keys on this machine
+        }
+        Assumptions.assumeTrue(Files.size(Path.of("/etc/shadow")) > 0, "this machine has no /etc/shadow to hide");
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            for (String f : secrets) {
+                Run r = run(sb, "wc -c < " + f);
+                assertEquals("0\n", r.out(), f + " as a command reads it; " + r.err());
+                assertEquals(0, sb.read(f).readAllBytes().length, f + " through the file API");
+            }
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(Isolation.class)
     void commandsRunWithoutCapabilitiesOrNewPrivileges(Isolation iso) throws Exception {
