@@ -14,7 +14,11 @@ public interface ExecListener {
     default void onTransition(ExecTransition transition) {
     }
 
-    /** A finished exec, file operation, denial or approval. */
+    /**
+     * A finished exec ({@code exec}), a file change ({@code file}: a write, delete, mkdirs or
+     * copyIn, with its {@code op} and, where it failed, its {@code error}; reads are not reported),
+     * a denial or an approval, and the environment's {@code open} and {@code close}.
+     */
     default void onEvent(AuditEvent event) {
     }
 

@@ -216,8 +216,9 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     @Override
     public RemoteFiles files() {
-        // A backend's own file API passes the same write tiers as the shell implementation.
-        return backend.files().<RemoteFiles>map(n -> new GuardedFiles(this, n)).orElse(shellFiles);
+        // A backend's own file API passes the same write tiers as the shell implementation; the
+        // listeners hear of every change either way.
+        return new AuditedFiles(this, backend.files().<RemoteFiles>map(n -> new GuardedFiles(this, n)).orElse(shellFiles));
     }
 
     public boolean isClosed() {

@@ -17,7 +17,7 @@ public final class CoreSettingKeys {
             SettingKey.of("airlock.stdin.max-staged-bytes", "size", "1g", "largest stdin of unknown length a staging backend accepts"),
             SettingKey.of("airlock.env.strip", "list", "", "more variable names never passed to children"),
             SettingKey.of("airlock.env.pass", "list", "", "secret-looking variables passed to children on purpose"),
-            SettingKey.of("airlock.audit.file", "path", "", "append every exec, denial and approval as a JSON line"),
+            SettingKey.of("airlock.audit.file", "path", "", "append every exec, file change, denial and approval as a JSON line"),
             SettingKey.of("airlock.home", "path", "$AIRLOCK_HOME, else ~/.airlock", "Airlock's state on the target"),
             SettingKey.of("airlock.home-mode", "auto | real | profile", "auto", "the children's HOME"),
             SettingKey.of("airlock.container", "auto | yes | no", "auto", "override container detection on the target"),
