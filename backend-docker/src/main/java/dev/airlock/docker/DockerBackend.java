@@ -116,6 +116,12 @@ public final class DockerBackend implements Backend, Killer {
         return id;
     }
 
+    /** The daemon keeps an exec's streams open after its process exits only for its own drain time, whatever still holds them: they cannot tell the core a job was left. */
+    @Override
+    public boolean outputEndsAtExit() {
+        return true;
+    }
+
     @Override
     public void bind(CoreAccess core) {
         this.core = core;

@@ -231,12 +231,6 @@ final class DockerProcess implements RemoteProcess {
         killedByUs = true;
     }
 
-    /** The daemon closes an exec's streams when its process exits, though a background job holds them. */
-    @Override
-    public boolean outputEndsAtExit() {
-        return true;
-    }
-
     /** Unknown here: the core's launcher record reports the group (runc made the shell a session leader). */
     @Override
     public OptionalLong processGroup() {

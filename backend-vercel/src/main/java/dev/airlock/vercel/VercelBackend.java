@@ -148,6 +148,12 @@ final class VercelBackend implements Backend, Stager, Killer {
         return sandboxName;
     }
 
+    /** The output is files read to the end they had at the exit: a job left running shows in neither. */
+    @Override
+    public boolean outputEndsAtExit() {
+        return true;
+    }
+
     @Override
     public void bind(CoreAccess core) {
         this.core = core;
@@ -460,12 +466,6 @@ final class VercelBackend implements Backend, Stager, Killer {
         @Override
         public OptionalLong processGroup() {
             return OptionalLong.empty();
-        }
-
-        /** The output is files read to the end they had at the exit: a job left running shows in neither. */
-        @Override
-        public boolean outputEndsAtExit() {
-            return true;
         }
 
         @Override

@@ -101,7 +101,7 @@ final class Capture {
         boolean drained = outPump.finish(grace) & errPump.finish(grace);
         kill.recorded(records.record());
         // (Where the output cannot tell, a command whose record never came never ran: nothing to ask.)
-        if (!drained || (process.outputEndsAtExit() && records.seen()) || process.hasSurvivors()) {
+        if (!drained || (env.backend().outputEndsAtExit() && records.seen()) || process.hasSurvivors()) {
             kill.request();
             kill.await();
             // End-of-output follows the kill; a process out of its reach (a second session) keeps

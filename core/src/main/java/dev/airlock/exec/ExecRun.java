@@ -163,7 +163,8 @@ final class ExecRun extends ExecHandle {
         }
         Launch launch;
         try {
-            launch = ExecScript.build(request, commandToSend(), internal, env.capabilities(), env.target(), env.shell(),
+            launch = ExecScript.build(request, commandToSend(), internal, !env.backend().outputEndsAtExit(), env.capabilities(),
+                    env.target(), env.shell(),
                     env.childSet(request),
                     env.childUnset(), env.config().maxStaged(), nonce, outputFiles, this::stageTracked);
         } catch (IOException e) {

@@ -42,7 +42,8 @@ final class ExecScript {
      * cannot keep either from starting. Airlock's own scripts run under {@code sh} with the
      * target's PATH.
      */
-    static Launch build(ExecRequest request, String command, boolean internal, Capabilities caps, Target t, String shell,
+    static Launch build(ExecRequest request, String command, boolean internal, boolean holdTransport, Capabilities caps,
+                        Target t, String shell,
                         Map<String, String> set,
                         Set<String> unset, long maxStaged, String nonce, OutputFiles files, Stager stager)
             throws IOException {
@@ -88,7 +89,7 @@ final class ExecScript {
         }
         script.append(cd); // after the staging lines, so a bad cwd cannot leave a staged file behind
         script.append(files != null ? OutputFiles.recordOnTransport(Launcher.recordLine(nonce)) : Launcher.recordLines(nonce));
-        if (files == null && !internal) {
+        if (holdTransport && files == null && !internal) {
             script.append(Launcher.HOLD_TRANSPORT);
         }
         script.append(stagedScript ? StdinScripts.execStagedScript(shell) : command);

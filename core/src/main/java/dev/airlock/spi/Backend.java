@@ -170,6 +170,19 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
+     * True when the transport's output tells nothing of what a command left running: it ends when
+     * the command itself exits, or the daemon keeps it open after the exit only for a drain time
+     * of its own (Docker's exec streams), or it is files read after the exit (Vercel). The core
+     * then reads the command's process group after every exit (one group read, where it is gone)
+     * and ends what is left, instead of giving every process of the command a copy of the output
+     * (which there would only hold the end back). False by default: the output stays open while
+     * any process of the command holds it, and a held output is how the core sees a job was left.
+     */
+    default boolean outputEndsAtExit() {
+        return false;
+    }
+
+    /**
      * Whether the kernel keeps every protected home's credential directories read-only for
      * commands (bubblewrap's read-only binds), whatever a command does. The guard then holds
      * {@code ~/.ssh/config} to that rule for every tool: an approval could not make it writable

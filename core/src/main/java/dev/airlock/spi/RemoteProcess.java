@@ -50,20 +50,10 @@ public interface RemoteProcess {
     /**
      * Whether processes the command started still run after it ended (a background job), asked
      * once its output ended: then the core kills its tree before the result, as it does when a job
-     * still holds the output. The default cannot tell and says no.
+     * still holds the output. The default cannot tell and says no (see also
+     * {@link Backend#outputEndsAtExit}).
      */
     default boolean hasSurvivors() {
-        return false;
-    }
-
-    /**
-     * True when the transport ends the command's output as soon as the command itself exits,
-     * whatever still holds its pipes (Docker closes an exec's streams then): held output cannot
-     * tell the core that the command left jobs running, so the core asks the target for the
-     * command's process group after every exit (one group read, where it is gone). False by
-     * default: the output stays open while any process of the command holds it.
-     */
-    default boolean outputEndsAtExit() {
         return false;
     }
 

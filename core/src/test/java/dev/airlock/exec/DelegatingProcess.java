@@ -50,11 +50,6 @@ class DelegatingProcess implements RemoteProcess {
     }
 
     @Override
-    public boolean outputEndsAtExit() {
-        return p.outputEndsAtExit();
-    }
-
-    @Override
     public void release() {
         p.release();
     }

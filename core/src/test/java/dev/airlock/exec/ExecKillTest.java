@@ -222,18 +222,12 @@ class ExecKillTest {
         HostBackend b = opened(new HostBackend(settings(), dev.airlock.Capabilities.pipe().withNativeEnv(true),
                 List.of()) {
             @Override
-            public RemoteProcess launch(Launch l, Deadline deadline) throws IOException {
-                RemoteProcess p = super.launch(l, deadline);
-                return l.internal() ? p : new DelegatingProcess(p) {
-                    @Override
-                    public boolean outputEndsAtExit() {
-                        return true;
-                    }
-                };
+            public boolean outputEndsAtExit() {
+                return true;
             }
         });
         Path pid = dir.resolve("job.pid");
-        ExecResult r = b.exec(ExecRequest.of("sleep 300 >/dev/null 2>&1 9>&- & echo $! > '" + pid + "'"));
+        ExecResult r = b.exec(ExecRequest.of("sleep 300 >/dev/null 2>&1 & echo $! > '" + pid + "'"));
         assertEquals(0, r.exitCode(), r.stderr().text());
         assertFalse(HostBackend.runs(pidIn(pid)), "a job that let go of every descriptor outlived its exec's result");
     }

@@ -135,7 +135,7 @@ class ExecScriptTest {
 
     private static Launch build(ExecRequest request, boolean internal, Capabilities caps, Map<String, String> set, Set<String> unset,
                                 List<String> staged) throws IOException {
-        return ExecScript.build(request, request.command(), internal, caps, TARGET, TARGET_SHELL, set, unset, 1 << 20, Launcher.nonce(), null,
+        return ExecScript.build(request, request.command(), internal, true, caps, TARGET, TARGET_SHELL, set, unset, 1 << 20, Launcher.nonce(), null,
                 (path, data) -> {
                     staged.add(path);
                     try (InputStream in = data.open()) {

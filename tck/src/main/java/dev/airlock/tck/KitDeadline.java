@@ -35,7 +35,7 @@ public final class KitDeadline implements InvocationInterceptor {
             Map.entry("TimeoutsAndCancel", "a timeout or cancel ends the command's whole process tree within the kill grace,"
                     + " what a command leaves running ends with its exec, and nothing cancelled before dispatch runs;"
                     + " launch must start the command in its own session and process group (setsid) and kill that group,"
-                    + " and a transport whose output ends at the command's exit must say so (RemoteProcess.outputEndsAtExit)"),
+                    + " and a transport whose output ends at the command's exit must say so (Backend.outputEndsAtExit)"),
             Map.entry("Concurrency", "one environment serves many execs and file operations at once"),
             Map.entry("Secrecy", "nothing secret appears in any argv, raw or encoded (hex, base64), and the checks finish"),
             Map.entry("Errors", "bad input fails at once with one clear exception"),
