@@ -15,15 +15,24 @@ class UsageMessagesTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
     private PrintStream realErr;
 
+    /** The build's own {@code -Dairlock.*} properties (a kit selection, say), kept out of the CLI's settings while it runs. */
+    private final java.util.Map<String, String> buildProperties = new java.util.HashMap<>();
+
     @BeforeEach
     void captureStderr() {
         realErr = System.err;
         System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        for (String name : System.getProperties().stringPropertyNames()) {
+            if (name.startsWith("airlock.")) {
+                buildProperties.put(name, System.clearProperty(name));
+            }
+        }
     }
 
     @AfterEach
     void restoreStderr() {
         System.setErr(realErr);
+        buildProperties.forEach(System::setProperty);
     }
 
     private String stderrOf(int expectedExit, String... args) {
