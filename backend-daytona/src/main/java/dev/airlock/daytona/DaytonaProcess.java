@@ -1,6 +1,7 @@
 package dev.airlock.daytona;
 
 import dev.airlock.AirlockException;
+import dev.airlock.spi.BulkInputStream;
 import dev.airlock.spi.RemoteProcess;
 
 import java.io.IOException;
@@ -285,16 +286,9 @@ final class DaytonaProcess implements RemoteProcess {
         }
 
         InputStream reader() {
-            return new InputStream() {
+            return new BulkInputStream() {
                 private InputStream in;
                 private long read;
-
-                @Override
-                public int read() throws IOException {
-                    byte[] one = new byte[1];
-                    int n = read(one, 0, 1);
-                    return n < 0 ? -1 : one[0] & 0xff;
-                }
 
                 @Override
                 public int read(byte[] b, int off, int len) throws IOException {

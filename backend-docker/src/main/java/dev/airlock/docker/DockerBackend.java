@@ -21,8 +21,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Commands in one long-lived Docker container: created hardened on open (or attached with
@@ -39,7 +37,6 @@ import org.slf4j.LoggerFactory;
  * owner, the size checked, a rename. Not the default: measured, it is not faster (docs/backends.md, Docker).
  */
 public final class DockerBackend implements Backend, Killer {
-    private static final Logger LOG = LoggerFactory.getLogger(DockerBackend.class);
     /** The control shell's builtins and /proc scan answer in milliseconds; past this it is taken for gone. */
     private static final Duration CONTROL_ANSWER = Duration.ofMillis(500);
     /** What stopping a container that failed to start properly may take. */
@@ -133,7 +130,9 @@ public final class DockerBackend implements Backend, Killer {
         String cid = containerId;
         files = new DockerFiles(core.shellFiles(), script -> core.run(script, null), (dir, tar) -> daemon.putArchive(cid, dir, tar),
                 target::expand, mounts);
-        control = startControl();
+        control = ControlShell.tryStart(loop -> DockerProcess.start(daemon, cid,
+                        daemon.createExec(cid, DockerProcess.argv("sh", loop), Map.of(), true), docker.apiTimeout()),
+                "docker-" + DockerDaemon.shortId(cid), CONTROL_ANSWER, docker.apiTimeout()).orElse(null);
     }
 
     /** The id of the container commands run in. */
@@ -208,17 +207,6 @@ public final class DockerBackend implements Backend, Killer {
         return Optional.ofNullable(control);
     }
 
-    /** The control shell, or null (then every group read and signal is an exec of its own). */
-    private ControlShell startControl() {
-        try {
-            String execId = daemon.createExec(containerId, DockerProcess.argv("sh", ControlShell.LOOP), Map.of(), true);
-            return ControlShell.start(DockerProcess.start(daemon, containerId, execId, docker.apiTimeout()), execId.substring(0, 12),
-                    CONTROL_ANSWER, docker.apiTimeout());
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("no control shell in container {}: {}", DockerDaemon.shortId(containerId), e.getMessage());
-            return null;
-        }
-    }
 
     /** The container never sees the JVM's environment, so there is nothing of it to strip. */
     @Override

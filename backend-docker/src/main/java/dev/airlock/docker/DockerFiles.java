@@ -2,19 +2,18 @@ package dev.airlock.docker;
 
 import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
-import dev.airlock.FileStat;
 import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
 import dev.airlock.shell.AsideWrite;
 import dev.airlock.shell.Shell;
+import dev.airlock.spi.ForwardingRemoteFiles;
 import dev.airlock.spi.RawResult;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
@@ -38,7 +37,7 @@ import java.util.function.UnaryOperator;
  * checks the size and renames over the target. A failure removes the temp file and the
  * directories this write made.
  */
-final class DockerFiles implements RemoteFiles {
+final class DockerFiles extends ForwardingRemoteFiles {
     /** The place script's exit when the archive cannot be trusted to land where commands look: the shell write takes over. */
     private static final int USE_SHELL = 20;
 
@@ -52,7 +51,6 @@ final class DockerFiles implements RemoteFiles {
         void put(String dir, InputStream tar);
     }
 
-    private final RemoteFiles shell;
     private final Raw raw;
     private final Upload upload;
     private final UnaryOperator<String> expand;
@@ -60,7 +58,7 @@ final class DockerFiles implements RemoteFiles {
     private final AtomicLong archived = new AtomicLong();
 
     DockerFiles(RemoteFiles shell, Raw raw, Upload upload, UnaryOperator<String> expand, ArchiveMounts mounts) {
-        this.shell = shell;
+        super(shell);
         this.raw = raw;
         this.upload = upload;
         this.expand = expand;
@@ -76,12 +74,12 @@ final class DockerFiles implements RemoteFiles {
     public void write(String path, Payload content, WriteOptions options) {
         String t = path == null || path.isEmpty() || path.indexOf('\0') >= 0 ? null : expand.apply(path);
         if (t == null || !mounts.writable() || content.length().isEmpty() || !withinLimits(t)) {
-            shell.write(path, content, options); // the shell write reports bad paths in its own words
+            delegate().write(path, content, options); // the shell write reports bad paths in its own words
             return;
         }
         Optional<Place> place = enter(t, options.createParents());
         if (place.isEmpty()) {
-            shell.write(path, content, options);
+            delegate().write(path, content, options);
             return;
         }
         Place p = place.get();
@@ -223,43 +221,6 @@ final class DockerFiles implements RemoteFiles {
         if (r.exit() != 0) {
             throw failure(t, r);
         }
-    }
-
-    // ---------------------------------------------------------------- the rest: the shell implementation
-
-    @Override
-    public InputStream read(String path) {
-        return shell.read(path);
-    }
-
-    @Override
-    public Optional<FileStat> stat(String path) {
-        return shell.stat(path);
-    }
-
-    @Override
-    public List<FileStat> list(String dir) {
-        return shell.list(dir);
-    }
-
-    @Override
-    public boolean delete(String path) {
-        return shell.delete(path);
-    }
-
-    @Override
-    public void mkdirs(String dir) {
-        shell.mkdirs(dir);
-    }
-
-    @Override
-    public void copyIn(String dir, InputStream tar) {
-        shell.copyIn(dir, tar);
-    }
-
-    @Override
-    public InputStream copyOut(String dir) {
-        return shell.copyOut(dir);
     }
 
     // ---------------------------------------------------------------- helpers

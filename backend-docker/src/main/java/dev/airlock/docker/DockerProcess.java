@@ -3,7 +3,7 @@ package dev.airlock.docker;
 import dev.airlock.BackendException;
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.DispatchOutcomeUnknownException;
-import dev.airlock.spi.BlockingPipe;
+import dev.airlock.spi.OutputPipes;
 import dev.airlock.spi.RemoteProcess;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,15 +37,10 @@ final class DockerProcess implements RemoteProcess {
     private final String containerId;
     private final String execId;
     private final HijackedExec stream;
-    private final BlockingPipe out = new BlockingPipe(PIPE);
-    private final BlockingPipe err = new BlockingPipe(PIPE);
-    private final InputStream outSource = out.source(() -> { });
-    private final InputStream errSource = err.source(() -> { });
+    private final OutputPipes output = new OutputPipes(PIPE);
     private final CompletableFuture<Void> ended = new CompletableFuture<>();
     private volatile boolean killedByUs;
     private volatile IOException streamFailure;
-    private boolean outDiscard;
-    private boolean errDiscard;
 
     private DockerProcess(DockerDaemon daemon, String containerId, String execId, HijackedExec stream) {
         this.daemon = daemon;
@@ -107,31 +102,20 @@ final class DockerProcess implements RemoteProcess {
             if (failure != null && !stream.isClosed()) {
                 LOG.debug("the exec stream of {} broke: {}", execId, failure.getMessage());
                 streamFailure = failure;
-                out.fail(failure);
-                err.fail(failure);
+                output.fail(failure);
             } else {
-                out.end();
-                err.end();
+                output.end();
             }
             ended.complete(null);
         }
     }
 
-    /** Stdout frames to stdout; stderr and Docker's system-error frames to stderr. */
-    private void deliver(boolean isOut, byte[] b, int len) {
-        if (len == 0 || (isOut ? outDiscard : errDiscard)) {
-            return;
-        }
-        try {
-            (isOut ? out.sink : err.sink).write(b, 0, len);
-        } catch (IOException e) {
-            // The reader gave up on this stream: keep draining the connection for the other one.
-            if (isOut) {
-                outDiscard = true;
-            } else {
-                errDiscard = true;
-            }
-        }
+    /**
+     * Stdout frames to stdout; stderr and Docker's system-error frames to stderr. Where the reader
+     * gave up on one output its frames are dropped: the connection is drained on for the other.
+     */
+    private void deliver(boolean isOut, byte[] b, int len) throws IOException {
+        (isOut ? output.out : output.err).offer(b, 0, len);
     }
 
     // ---------------------------------------------------------------- RemoteProcess
@@ -143,12 +127,12 @@ final class DockerProcess implements RemoteProcess {
 
     @Override
     public InputStream stdout() {
-        return outSource;
+        return output.stdout();
     }
 
     @Override
     public InputStream stderr() {
-        return errSource;
+        return output.stderr();
     }
 
     /**

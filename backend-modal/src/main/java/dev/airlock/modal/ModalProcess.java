@@ -2,6 +2,7 @@ package dev.airlock.modal;
 
 import com.google.protobuf.ByteString;
 import dev.airlock.spi.BlockingPipe;
+import dev.airlock.spi.OutputPipes;
 import dev.airlock.remote.CallKind;
 import dev.airlock.remote.Resource;
 import dev.airlock.modal.proto.router.TaskExecStdinWriteRequest;
@@ -17,6 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.Iterator;
@@ -45,10 +47,7 @@ final class ModalProcess implements RemoteProcess {
     private final String taskId;
     private final String execId;
     private final Resource resource;
-    private final BlockingPipe out = new BlockingPipe(PIPE);
-    private final BlockingPipe err = new BlockingPipe(PIPE);
-    private final InputStream outSource = out.source(() -> { });
-    private final InputStream errSource = err.source(() -> { });
+    private final OutputPipes output = new OutputPipes(PIPE);
     private final java.util.concurrent.CountDownLatch readersDone = new java.util.concurrent.CountDownLatch(2);
     private final java.util.concurrent.atomic.AtomicInteger writing = new java.util.concurrent.atomic.AtomicInteger();
     private volatile long lastActivity = System.nanoTime();
@@ -63,8 +62,8 @@ final class ModalProcess implements RemoteProcess {
     }
 
     void startReaders() {
-        Thread o = new Thread(() -> read(0, out), "airlock-modal-out-" + execId);
-        Thread e = new Thread(() -> read(1, err), "airlock-modal-err-" + execId);
+        Thread o = new Thread(() -> read(0, output.out), "airlock-modal-out-" + execId);
+        Thread e = new Thread(() -> read(1, output.err), "airlock-modal-err-" + execId);
         o.setDaemon(true);
         e.setDaemon(true);
         o.start();
@@ -88,9 +87,11 @@ final class ModalProcess implements RemoteProcess {
                             offset[0] += d.length;
                             writing.incrementAndGet(); // a slow reader of the pipe is not an idle command
                             try {
-                                pipe.sink.write(d, 0, d.length);
-                            } catch (IOException closed) {
-                                throw Status.CANCELLED.withDescription("reader closed").asRuntimeException();
+                                if (!pipe.offer(d, 0, d.length)) {
+                                    throw Status.CANCELLED.withDescription("reader closed").asRuntimeException();
+                                }
+                            } catch (InterruptedIOException interrupted) {
+                                throw Status.CANCELLED.withDescription("interrupted").withCause(interrupted).asRuntimeException();
                             } finally {
                                 writing.decrementAndGet();
                                 lastActivity = System.nanoTime();
@@ -159,12 +160,12 @@ final class ModalProcess implements RemoteProcess {
 
     @Override
     public InputStream stdout() {
-        return outSource;
+        return output.stdout();
     }
 
     @Override
     public InputStream stderr() {
-        return errSource;
+        return output.stderr();
     }
 
     @Override

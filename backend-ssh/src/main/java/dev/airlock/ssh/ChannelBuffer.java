@@ -1,5 +1,7 @@
 package dev.airlock.ssh;
 
+import dev.airlock.spi.BulkInputStream;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -72,14 +74,7 @@ final class ChannelBuffer {
     };
 
     /** What the core's output pump reads. */
-    final InputStream source = new InputStream() {
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xff;
-        }
-
+    final InputStream source = new BulkInputStream() {
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
             return take(b, off, len);

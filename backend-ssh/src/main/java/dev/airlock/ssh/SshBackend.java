@@ -216,21 +216,6 @@ public final class SshBackend implements Backend, Killer {
         return Optional.ofNullable(control);
     }
 
-    /**
-     * One {@code sh} kept running on the host for the kill's steps and the staged files' removal:
-     * every new exec goes through the login shell, which reads the user's startup files each time
-     * (a slow {@code ~/.bashrc} made each kill step take seconds). Null when it cannot start; then
-     * every step is an exec.
-     */
-    private ControlShell startControl() {
-        try {
-            SshProcess p = connections.exec(commandText("sh", ControlShell.LOOP).getBytes(StandardCharsets.UTF_8));
-            return ControlShell.start(p, "ssh-" + nonce.substring(0, 8), CONTROL_ANSWER, ssh.connectTimeout());
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("no control shell on {}: {}", ssh.display(), e.getMessage());
-            return null;
-        }
-    }
 
     /**
      * Labels the private dir and starts its heartbeat, so {@code airlock gc} can tell this
@@ -250,7 +235,11 @@ public final class SshBackend implements Backend, Killer {
         }
         long every = SshLeftovers.HEARTBEAT.toMillis();
         heartbeat = SshLeftovers.BEATS.scheduleWithFixedDelay(this::beat, every, every, TimeUnit.MILLISECONDS);
-        control = startControl();
+        // One sh kept running on the host for the kill's steps and the staged files' removal:
+        // every new exec goes through the login shell, which reads the user's startup files each
+        // time (a slow ~/.bashrc made each kill step take seconds).
+        control = ControlShell.tryStart(loop -> connections.exec(commandText("sh", loop).getBytes(StandardCharsets.UTF_8)),
+                "ssh-" + nonce.substring(0, 8), CONTROL_ANSWER, ssh.connectTimeout()).orElse(null);
     }
 
     private void beat() {

@@ -1,6 +1,7 @@
 package dev.airlock.vercel;
 
 import dev.airlock.AirlockException;
+import dev.airlock.spi.BulkInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,7 +22,7 @@ import java.util.concurrent.TimeoutException;
  * bytes already delivered (a cut download is asked again and resumed). A missing file reads as
  * empty. {@code onEnd} runs once when the stream ended, failed or was closed.
  */
-final class OutputFile extends InputStream {
+final class OutputFile extends BulkInputStream {
     private static final Logger LOG = LoggerFactory.getLogger(OutputFile.class);
 
     /** Output is polled live only while it is this small; past it, the rest comes after the exit. */
@@ -50,13 +51,6 @@ final class OutputFile extends InputStream {
         this.path = path;
         this.exit = exit;
         this.onEnd = onEnd;
-    }
-
-    @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
     }
 
     @Override

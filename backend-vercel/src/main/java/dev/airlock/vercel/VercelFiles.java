@@ -5,7 +5,6 @@ import dev.airlock.BackendException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.DeniedException;
 import dev.airlock.EnvironmentClosedException;
-import dev.airlock.FileStat;
 import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
@@ -14,13 +13,13 @@ import dev.airlock.shell.AsideWrite;
 import dev.airlock.shell.Shell;
 import dev.airlock.shell.SpecialFiles;
 import dev.airlock.shell.StdinScripts;
+import dev.airlock.spi.ForwardingRemoteFiles;
 import dev.airlock.spi.RawResult;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -46,7 +45,7 @@ import java.util.function.UnaryOperator;
  *
  * <p>The core wraps this in its guarded files, so every change passes the write tiers first.
  */
-final class VercelFiles implements RemoteFiles {
+final class VercelFiles extends ForwardingRemoteFiles {
     /** The size of one upload: small enough to hold in a 64 MiB heap, big enough to be few. */
     static final int PART = 8 << 20;
     private static final int PATH_MAX = 4095;
@@ -68,7 +67,6 @@ final class VercelFiles implements RemoteFiles {
 
     private final VercelApi api;
     private final String sessionId;
-    private final RemoteFiles shell;
     private final Raw raw;
     private final UnaryOperator<String> expand;
     private final Supplier<String> stagingDir;
@@ -84,9 +82,9 @@ final class VercelFiles implements RemoteFiles {
      */
     VercelFiles(VercelApi api, String sessionId, RemoteFiles shell, Raw raw, UnaryOperator<String> expand,
                 Supplier<String> stagingDir, RemoveStaged removeStaged, Executor uploads, String backend) {
+        super(shell);
         this.api = api;
         this.sessionId = sessionId;
-        this.shell = shell;
         this.raw = raw;
         this.expand = expand;
         this.stagingDir = stagingDir;
@@ -107,7 +105,7 @@ final class VercelFiles implements RemoteFiles {
         }
         Optional<Place> place = enter(t, options.createParents());
         if (place.isEmpty()) {
-            shell.write(path, content, options);
+            delegate().write(path, content, options);
             return;
         }
         Place p = place.get();
@@ -148,7 +146,7 @@ final class VercelFiles implements RemoteFiles {
         }
         if (place.isEmpty()) {
             discard(upload, staged);
-            shell.write(path, content, options);
+            delegate().write(path, content, options);
             return;
         }
         Place p = place.get();
@@ -412,23 +410,13 @@ final class VercelFiles implements RemoteFiles {
             return api.read(sessionId, t);
         } catch (AirlockException e) {
             if (VercelApi.status(e) == 404) {
-                return shell.read(path);
+                return delegate().read(path);
             }
             throw e;
         }
     }
 
-    // ---------------------------------------------------------------- the rest
-
-    @Override
-    public Optional<FileStat> stat(String path) {
-        return shell.stat(path);
-    }
-
-    @Override
-    public List<FileStat> list(String dir) {
-        return shell.list(dir);
-    }
+    // ---------------------------------------------------------------- delete, mkdirs (stat, list, copies: the shell's)
 
     /** {@code rm -rf} (there is no delete endpoint); the guard judged the path already. */
     @Override
@@ -459,16 +447,6 @@ final class VercelFiles implements RemoteFiles {
         if (r.exit() != 0) {
             throw failure("mkdirs", t, r);
         }
-    }
-
-    @Override
-    public void copyIn(String dir, InputStream tar) {
-        shell.copyIn(dir, tar);
-    }
-
-    @Override
-    public InputStream copyOut(String dir) {
-        return shell.copyOut(dir);
     }
 
     // ---------------------------------------------------------------- helpers

@@ -1,15 +1,13 @@
 package dev.airlock.exec;
 
 import dev.airlock.AirlockException;
-import dev.airlock.FileStat;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
+import dev.airlock.spi.ForwardingRemoteFiles;
 
 import java.io.InputStream;
-import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -18,13 +16,12 @@ import java.util.function.Supplier;
  * failed (a denial is reported by the guard as well). Reads, stats and lists are not reported.
  * Never the content: a listener sees what was changed, not with what.
  */
-final class AuditedFiles implements RemoteFiles {
+final class AuditedFiles extends ForwardingRemoteFiles {
     private final CoreEnvironment env;
-    private final RemoteFiles delegate;
 
     AuditedFiles(CoreEnvironment env, RemoteFiles delegate) {
+        super(delegate);
         this.env = env;
-        this.delegate = delegate;
     }
 
     private <T> T reported(String op, String path, Supplier<T> change) {
@@ -42,20 +39,20 @@ final class AuditedFiles implements RemoteFiles {
     @Override
     public void write(String path, Payload content, WriteOptions options) {
         reported("write", path, () -> {
-            delegate.write(path, content, options);
+            delegate().write(path, content, options);
             return null;
         });
     }
 
     @Override
     public boolean delete(String path) {
-        return reported("delete", path, () -> delegate.delete(path));
+        return reported("delete", path, () -> delegate().delete(path));
     }
 
     @Override
     public void mkdirs(String dir) {
         reported("mkdirs", dir, () -> {
-            delegate.mkdirs(dir);
+            delegate().mkdirs(dir);
             return null;
         });
     }
@@ -63,28 +60,8 @@ final class AuditedFiles implements RemoteFiles {
     @Override
     public void copyIn(String dir, InputStream tar) {
         reported("copyIn", dir, () -> {
-            delegate.copyIn(dir, tar);
+            delegate().copyIn(dir, tar);
             return null;
         });
-    }
-
-    @Override
-    public InputStream read(String path) {
-        return delegate.read(path);
-    }
-
-    @Override
-    public Optional<FileStat> stat(String path) {
-        return delegate.stat(path);
-    }
-
-    @Override
-    public List<FileStat> list(String dir) {
-        return delegate.list(dir);
-    }
-
-    @Override
-    public InputStream copyOut(String dir) {
-        return delegate.copyOut(dir);
     }
 }

@@ -2,23 +2,20 @@ package dev.airlock.exec;
 
 import dev.airlock.ConfigurationException;
 import dev.airlock.EnvironmentClosedException;
-import dev.airlock.FileStat;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.WriteOptions;
+import dev.airlock.spi.ForwardingRemoteFiles;
 
 import java.io.InputStream;
-import java.util.List;
-import java.util.Optional;
 
 /** A backend's native file API behind the same write tiers as {@link ShellFiles}: one rule per file. */
-final class GuardedFiles implements RemoteFiles {
+final class GuardedFiles extends ForwardingRemoteFiles {
     private final CoreEnvironment env;
-    private final RemoteFiles delegate;
 
     GuardedFiles(CoreEnvironment env, RemoteFiles delegate) {
+        super(delegate);
         this.env = env;
-        this.delegate = delegate;
     }
 
     private void check(String path, String operation) {
@@ -34,7 +31,7 @@ final class GuardedFiles implements RemoteFiles {
         check(path, "write");
         NativeWrites.Write w = env.nativeWrites().begin(content, "the write to " + path);
         try {
-            delegate.write(path, w.payload(), options);
+            delegate().write(path, w.payload(), options);
         } catch (RuntimeException e) {
             throw closedOr(w, "write to " + path, e);
         } finally {
@@ -43,30 +40,15 @@ final class GuardedFiles implements RemoteFiles {
     }
 
     @Override
-    public InputStream read(String path) {
-        return delegate.read(path);
-    }
-
-    @Override
-    public Optional<FileStat> stat(String path) {
-        return delegate.stat(path);
-    }
-
-    @Override
-    public List<FileStat> list(String dir) {
-        return delegate.list(dir);
-    }
-
-    @Override
     public boolean delete(String path) {
         check(path, "delete");
-        return delegate.delete(path);
+        return delegate().delete(path);
     }
 
     @Override
     public void mkdirs(String dir) {
         check(dir, "mkdirs");
-        delegate.mkdirs(dir);
+        delegate().mkdirs(dir);
     }
 
     @Override
@@ -74,7 +56,7 @@ final class GuardedFiles implements RemoteFiles {
         check(dir, "copyIn");
         NativeWrites.Write w = env.nativeWrites().begin(tar, "the copy into " + dir);
         try {
-            delegate.copyIn(dir, w.stream());
+            delegate().copyIn(dir, w.stream());
         } catch (RuntimeException e) {
             throw closedOr(w, "copy into " + dir, e);
         } finally {
@@ -89,10 +71,5 @@ final class GuardedFiles implements RemoteFiles {
                     + " was closed during the " + what + ", which stopped it unfinished", e);
         }
         return e;
-    }
-
-    @Override
-    public InputStream copyOut(String dir) {
-        return delegate.copyOut(dir);
     }
 }

@@ -30,22 +30,8 @@ public final class BlockingPipe {
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            synchronized (BlockingPipe.this) {
-                while (len > 0) {
-                    while (count == buf.length && !readerClosed) {
-                        waitQuietly();
-                    }
-                    if (readerClosed) {
-                        throw new IOException("reader closed the stream");
-                    }
-                    int writePos = (readPos + count) % buf.length;
-                    int n = Math.min(len, Math.min(buf.length - count, buf.length - writePos));
-                    System.arraycopy(b, off, buf, writePos, n);
-                    count += n;
-                    off += n;
-                    len -= n;
-                    BlockingPipe.this.notifyAll();
-                }
+            if (!offer(b, off, len)) {
+                throw new IOException("reader closed the stream");
             }
         }
 
@@ -57,6 +43,33 @@ public final class BlockingPipe {
             }
         }
     };
+
+    /**
+     * Writes all of {@code b[off, off + len)}, waiting while the pipe is full; false, with the rest
+     * dropped, once the reader closed its side. A transport that must keep draining its connection
+     * for the other output goes on writing (each later call returns false at once); one that reads
+     * this output alone may stop reading it.
+     *
+     * @throws InterruptedIOException when interrupted while the pipe is full
+     */
+    public synchronized boolean offer(byte[] b, int off, int len) throws InterruptedIOException {
+        while (len > 0) {
+            while (count == buf.length && !readerClosed) {
+                waitQuietly();
+            }
+            if (readerClosed) {
+                return false;
+            }
+            int writePos = (readPos + count) % buf.length;
+            int n = Math.min(len, Math.min(buf.length - count, buf.length - writePos));
+            System.arraycopy(b, off, buf, writePos, n);
+            count += n;
+            off += n;
+            len -= n;
+            notifyAll();
+        }
+        return true;
+    }
 
     /** Ends the stream normally: the reader sees end-of-file after the buffered bytes. */
     public synchronized void end() {

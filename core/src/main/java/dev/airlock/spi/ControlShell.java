@@ -1,6 +1,8 @@
 package dev.airlock.spi;
 
 import dev.airlock.Payload;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -35,6 +37,7 @@ import java.util.concurrent.TimeUnit;
  * falls back to a command per script.
  */
 public final class ControlShell implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ControlShell.class);
     /** The line that ends a request; a command finds the shell by it in its argv. */
     public static final String END = "@airlock-run";
     private static final String DONE = "@airlock-control:";
@@ -83,6 +86,26 @@ public final class ControlShell implements AutoCloseable {
             throw new IOException("the control shell did not start: " + e.getMessage(), e);
         }
         return c;
+    }
+
+    /** Starts a command the backend's own way: how {@link #tryStart} starts the {@link #LOOP}. */
+    @FunctionalInterface
+    public interface Starter {
+        RemoteProcess start(String script) throws IOException;
+    }
+
+    /**
+     * Starts the {@link #LOOP} with {@code starter} and takes it over as {@link #start} does; empty
+     * (said at debug level) when either step fails: the core then runs each group read, signal
+     * and removal as an exec of its own, so a missing control shell costs time, never a result.
+     */
+    public static Optional<ControlShell> tryStart(Starter starter, String name, Duration answerBound, Duration startBound) {
+        try {
+            return Optional.of(start(starter.start(LOOP), name, answerBound, startBound));
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("no control shell {}: {}", name, e.getMessage());
+            return Optional.empty();
+        }
     }
 
     private static void daemon(String name, Runnable r) {

@@ -106,6 +106,29 @@ class ControlShellTest {
         }
     }
 
+    @Test
+    void tryStartGivesTheShellItsStarterStartedOrNoneWhenEitherStepFails() throws Exception {
+        Process[] started = new Process[1];
+        java.util.Optional<ControlShell> c = ControlShell.tryStart(loop -> remote(started[0] = start("")), "test", BOUND, BOUND);
+        try {
+            assertTrue(c.isPresent(), "a LOOP the starter started");
+            assertEquals("hi\n", c.get().run("echo hi"));
+        } finally {
+            c.ifPresent(ControlShell::close);
+            started[0].destroyForcibly();
+        }
+        assertTrue(ControlShell.tryStart(loop -> {
+            throw new IOException("no exec today");
+        }, "test", BOUND, BOUND).isEmpty(), "a starter that fails");
+        Process mute = new ProcessBuilder("sleep", "30").start();
+        try {
+            assertTrue(ControlShell.tryStart(loop -> remote(mute), "test", BOUND, Duration.ofMillis(300)).isEmpty(),
+                    "a process that never answers");
+        } finally {
+            mute.destroyForcibly();
+        }
+    }
+
     /**
      * Small text staged through the shell lands byte for byte with mode 0600: quotes, backslashes,
      * a {@code -} first, blank and space-only lines, CR, non-ASCII, no newline at the end. What the
