@@ -92,6 +92,8 @@ final class DockerDaemon implements Closeable {
     private static final Duration HELPER_TIMEOUT = Duration.ofSeconds(30);
     private final Duration apiTimeout;
     private final DockerClient client;
+    /** For an {@code ssh://} host, what the client connects through; else null. */
+    private final SshDialer dialer;
 
     /** The state of one exec: whether it runs, and its exit code once it does not. */
     record ExecState(boolean running, Long exitCode) {
@@ -103,9 +105,11 @@ final class DockerDaemon implements Closeable {
         this.tls = s.tls();
         this.settings = s;
         Optional<SSLContext> context = tls.map(DockerTls::context);
-        this.address = new HijackedExec.Daemon(host, context);
+        this.dialer = "ssh".equals(host.getScheme()) ? SshDialer.start(host, s.sshConfig(), apiTimeout) : null;
+        URI reach = dialer == null ? host : dialer.localAddress();
+        this.address = new HijackedExec.Daemon(reach, context);
         DockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
-                .withDockerHost(host.toString())
+                .withDockerHost(reach.toString())
                 .withDockerConfig(s.dockerConfig().toString()) // registry credentials of config.json's auths
                 .withDockerTlsVerify(false) // TLS is decided by DockerSettings, not by docker-java reading the variables again
                 .build();
@@ -497,6 +501,10 @@ final class DockerDaemon implements Closeable {
                         + " daemon's certificate and a client certificate the daemon trusts";
             }
         }
+        if ("ssh".equals(host.getScheme())) {
+            return "check that the docker CLI runs for that user on " + host.getHost()
+                    + " and reaches its daemon (Airlock connects through 'docker system dial-stdio' there)";
+        }
         if ("tcp".equals(host.getScheme()) && tls.isEmpty()) {
             return "start dockerd, set " + DockerSettings.HOST + ", or set " + DockerSettings.TLS_VERIFY
                     + "=true (or DOCKER_TLS_VERIFY=1) if the daemon speaks TLS";
@@ -529,6 +537,10 @@ final class DockerDaemon implements Closeable {
             client.close();
         } catch (IOException e) {
             LOG.debug("closing the docker client: {}", e.getMessage());
+        } finally {
+            if (dialer != null) {
+                dialer.close();
+            }
         }
     }
 }

@@ -36,8 +36,9 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
         return List.of(
                 SettingKey.of(DockerSettings.IMAGE, "string", "required unless container is set",
                         "image for the container; :latest when it has no tag or digest"),
-                SettingKey.of(DockerSettings.HOST, "unix:///PATH or tcp://HOST[:PORT]", "DOCKER_HOST, else " + DockerSettings.DEFAULT_HOST,
-                        "the daemon"),
+                SettingKey.of(DockerSettings.HOST, "unix:///PATH, tcp://HOST[:PORT] or ssh://[USER@]HOST[:PORT]",
+                        "DOCKER_HOST, else " + DockerSettings.DEFAULT_HOST, "the daemon"),
+                SettingKey.of(DockerSettings.SSH_CONFIG, "file", "ssh's own", "OpenSSH config file for an ssh:// host (ssh -F)"),
                 SettingKey.of(DockerSettings.TLS_VERIFY, "boolean", "DOCKER_TLS_VERIFY non-empty, or a context with TLS",
                         "verified TLS to a tcp:// daemon with a client certificate"),
                 SettingKey.of(DockerSettings.CERT_PATH, "directory", "DOCKER_CERT_PATH, else the context's, else ~/.docker",

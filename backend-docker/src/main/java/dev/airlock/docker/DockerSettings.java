@@ -20,9 +20,10 @@ import java.util.regex.Pattern;
  *   <caption>docker settings</caption>
  *   <tr><th>key</th><th>type</th><th>default</th><th>meaning</th></tr>
  *   <tr><td>airlock.docker.image</td><td>string</td><td>(required unless container is set)</td><td>image of the container</td></tr>
- *   <tr><td>airlock.docker.host</td><td>unix:///PATH or tcp://HOST[:PORT] (2375, 2376 with TLS)</td><td>DOCKER_HOST, else DOCKER_CONTEXT's, else the current context's, else unix:///var/run/docker.sock</td><td>the daemon</td></tr>
+ *   <tr><td>airlock.docker.host</td><td>unix:///PATH, tcp://HOST[:PORT] (2375, 2376 with TLS) or ssh://[USER@]HOST[:PORT]</td><td>DOCKER_HOST, else DOCKER_CONTEXT's, else the current context's, else unix:///var/run/docker.sock</td><td>the daemon</td></tr>
  *   <tr><td>airlock.docker.tls-verify</td><td>boolean</td><td>true when DOCKER_TLS_VERIFY is non-empty or the context has TLS material</td><td>TLS to a tcp:// daemon, verified against ca.pem, with cert.pem and key.pem</td></tr>
  *   <tr><td>airlock.docker.cert-path</td><td>directory</td><td>DOCKER_CERT_PATH, else the context's TLS material, else DOCKER_CONFIG or ~/.docker</td><td>where ca.pem, cert.pem and key.pem are</td></tr>
+ *   <tr><td>airlock.docker.ssh-config</td><td>file</td><td>ssh's own (~/.ssh/config)</td><td>the OpenSSH config file for an ssh:// host ({@code ssh -F})</td></tr>
  *   <tr><td>airlock.docker.container</td><td>id or name</td><td>(none)</td><td>attach to this running container; never removed</td></tr>
  *   <tr><td>airlock.docker.cpus</td><td>decimal</td><td>(unlimited)</td><td>like {@code docker run --cpus}</td></tr>
  *   <tr><td>airlock.docker.memory</td><td>bytes (512m, 2g)</td><td>(unlimited)</td><td>memory limit, swap included</td></tr>
@@ -43,12 +44,15 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                              OptionalLong memory, long pidsLimit, String network, Optional<String> user,
                              Optional<String> workdir, Map<String, String> env, List<String> volumes,
                              Optional<String> runtime, boolean pullMissing, Duration apiTimeout, boolean archiveWrites, DockerHardening hardening,
-                             Path dockerConfig, Map<String, String> labels, Optional<DockerTls> tls, List<Path> searchPath) {
+                             Path dockerConfig, Map<String, String> labels, Optional<DockerTls> tls, List<Path> searchPath,
+                             Optional<Path> sshConfig) {
     public static final String IMAGE = "airlock.docker.image";
     public static final String HOST = "airlock.docker.host";
     public static final String TLS_VERIFY = "airlock.docker.tls-verify";
     public static final String CERT_PATH = "airlock.docker.cert-path";
     public static final String CONTAINER = "airlock.docker.container";
+    /** The OpenSSH config file for an {@code ssh://} host ({@code ssh -F}); ssh's own when unset. */
+    public static final String SSH_CONFIG = "airlock.docker.ssh-config";
     public static final String CPUS = "airlock.docker.cpus";
     public static final String MEMORY = "airlock.docker.memory";
     public static final String PIDS_LIMIT = "airlock.docker.pids-limit";
@@ -141,7 +145,16 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         boolean archiveWrites = "archive".equals(s.getChoice(FILES, "shell", "archive", "shell"));
         return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
                 nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, archiveWrites, DockerHardening.from(s),
-                DockerCliConfig.dir(environment), labels, tls, searchPath(environment));
+                DockerCliConfig.dir(environment), labels, tls, searchPath(environment), sshConfig(s, host));
+    }
+
+    /** The ssh config file, checked where the host is {@code ssh://} (elsewhere it is not used). */
+    private static Optional<Path> sshConfig(Settings s, URI host) {
+        Optional<Path> file = nonBlank(s, SSH_CONFIG).map(Path::of);
+        if (file.isPresent() && "ssh".equals(host.getScheme()) && !java.nio.file.Files.isReadable(file.get())) {
+            throw new ConfigurationException("setting " + SSH_CONFIG + " names " + file.get() + ", which is not a readable file");
+        }
+        return file;
     }
 
     /** {@code PATH}'s directories, where the Docker CLI's credential helpers are found. */
@@ -158,7 +171,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
     /** These settings with another bound on API calls (e.g. a quick availability check). */
     public DockerSettings withApiTimeout(Duration timeout) {
         return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
-                runtime, pullMissing, timeout, archiveWrites, hardening, dockerConfig, labels, tls, searchPath);
+                runtime, pullMissing, timeout, archiveWrites, hardening, dockerConfig, labels, tls, searchPath, sshConfig);
     }
 
     /** The image, or the error that names the setting. */
@@ -260,8 +273,9 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
     }
 
     /**
-     * The daemon's address as the Docker CLI takes it: {@code unix:///PATH}, or {@code tcp://HOST[:PORT]}
-     * (the port defaults once TLS is decided, see {@link #withDefaultPort}). {@code origin} is where
+     * The daemon's address as the Docker CLI takes it: {@code unix:///PATH}, {@code tcp://HOST[:PORT]}
+     * (the port defaults once TLS is decided, see {@link #withDefaultPort}) or
+     * {@code ssh://[USER@]HOST[:PORT]} (through {@code docker system dial-stdio} there, see {@link SshDialer}). {@code origin} is where
      * the value came from ({@code airlock.docker.host}, {@code DOCKER_HOST}, a Docker context), which
      * its errors name.
      */
@@ -271,7 +285,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         try {
             uri = URI.create(raw);
         } catch (IllegalArgumentException e) {
-            throw new ConfigurationException(from + " has invalid value '" + raw + "': expected unix:///PATH or tcp://HOST[:PORT]");
+            throw new ConfigurationException(from + " has invalid value '" + raw + "': expected unix:///PATH, tcp://HOST[:PORT] or ssh://[USER@]HOST[:PORT]");
         }
         String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
         switch (scheme) {
@@ -287,11 +301,14 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                 }
                 return uri;
             }
-            case "ssh" -> throw new ConfigurationException(from + " '" + raw + "' is an ssh:// daemon, which Airlock's docker"
-                    + " backend cannot reach yet: forward its socket (ssh -nNT -L /tmp/docker.sock:/var/run/docker.sock"
-                    + " USER@HOST) and use unix:///tmp/docker.sock, or run commands on that host with the ssh backend");
-            default -> throw new ConfigurationException(from + " '" + raw + "' is not supported: use unix:///PATH"
-                    + " or tcp://HOST[:PORT] (TLS with DOCKER_TLS_VERIFY or " + TLS_VERIFY + ")");
+            case "ssh" -> {
+                if (uri.getHost() == null || (uri.getRawPath() != null && !uri.getRawPath().isEmpty()) || uri.getRawQuery() != null) {
+                    throw new ConfigurationException(from + " has invalid value '" + raw + "': expected ssh://[USER@]HOST[:PORT]");
+                }
+                return uri;
+            }
+            default -> throw new ConfigurationException(from + " '" + raw + "' is not supported: use unix:///PATH,"
+                    + " tcp://HOST[:PORT] (TLS with DOCKER_TLS_VERIFY or " + TLS_VERIFY + ") or ssh://[USER@]HOST[:PORT]");
         }
     }
 

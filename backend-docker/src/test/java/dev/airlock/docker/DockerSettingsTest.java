@@ -60,17 +60,26 @@ class DockerSettingsTest {
     }
 
     @Test
-    void anSshDaemonIsRefusedInOneLineSayingWhatToDo() {
-        ConfigurationException e = assertThrows(ConfigurationException.class,
-                () -> DockerSettings.from(Settings.empty(), Map.of("DOCKER_HOST", "ssh://me@box")));
-        assertTrue(e.getMessage().contains("DOCKER_HOST 'ssh://me@box' is an ssh:// daemon") && e.getMessage().contains("ssh -nNT -L"),
-                e.getMessage());
-        assertTrue(!e.getMessage().contains("\n"), e.getMessage());
+    void anSshDaemonIsTakenAsTheDockerCliTakesItAndItsConfigFileChecked(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        DockerSettings s = DockerSettings.from(Settings.empty(), Map.of("DOCKER_HOST", "ssh://me@box:2222"));
+        assertEquals(java.net.URI.create("ssh://me@box:2222"), s.host());
+        assertEquals(java.util.List.of("-p", "2222", "--", "me@box"), SshDialer.sshArgs(s.host(), s.sshConfig()));
+        java.nio.file.Path config = java.nio.file.Files.writeString(dir.resolve("config"), "Host box\n");
+        DockerSettings withConfig = DockerSettings.from(Settings.of(DockerSettings.HOST, "ssh://box",
+                DockerSettings.SSH_CONFIG, config.toString()), Map.of());
+        assertEquals(java.util.List.of("-F", config.toString(), "--", "box"), SshDialer.sshArgs(withConfig.host(), withConfig.sshConfig()));
+        assertNames(DockerSettings.SSH_CONFIG, Settings.of(DockerSettings.HOST, "ssh://box",
+                DockerSettings.SSH_CONFIG, dir.resolve("missing").toString()));
+        ConfigurationException path = assertThrows(ConfigurationException.class,
+                () -> DockerSettings.from(Settings.empty(), Map.of("DOCKER_HOST", "ssh://me@box/var/run/docker.sock")));
+        assertTrue(path.getMessage().startsWith("the environment variable DOCKER_HOST has invalid value 'ssh://me@box/var/run/docker.sock':"
+                + " expected ssh://[USER@]HOST[:PORT]"), path.getMessage());
     }
 
     @Test
     void badValuesAreOneLineErrorsNamingTheSetting() {
-        assertNames(DockerSettings.HOST, Settings.of(DockerSettings.HOST, "ssh://user@box"));
+        assertNames(DockerSettings.HOST, Settings.of(DockerSettings.HOST, "ssh://user@box/path"));
         assertNames(DockerSettings.HOST, Settings.of(DockerSettings.HOST, "tcp:///nohost"));
         assertNames(DockerSettings.VOLUMES, Settings.of(DockerSettings.VOLUMES, "/only-one-part"));
         assertNames(DockerSettings.CPUS, Settings.of(DockerSettings.CPUS, "lots"));

@@ -148,12 +148,6 @@ final class VercelBackend implements Backend, Stager, Killer {
         return sandboxName;
     }
 
-    /** The output is files read to the end they had at the exit: a job left running shows in neither. */
-    @Override
-    public boolean outputEndsAtExit() {
-        return true;
-    }
-
     @Override
     public void bind(CoreAccess core) {
         this.core = core;
@@ -398,6 +392,15 @@ final class VercelBackend implements Backend, Stager, Killer {
         }
     }
 
+    /**
+     * {@code sh -c SURVIVORS airlock PIDFILE OUT ERR}: removes the three files, then exits 0 when
+     * the group the pid file names has no process left, 1 when it has, {@link #NO_GROUP} when the
+     * wrapper never wrote it (nothing ran).
+     */
+    private static final String SURVIVORS = "g=$(cat -- \"$1\" 2>/dev/null); rm -f -- \"$1\" \"$2\" \"$3\"\n"
+            + "[ -n \"$g\" ] || exit 3\nkill -0 -- \"-$g\" 2>/dev/null && exit 1\nexit 0\n";
+    private static final int NO_GROUP = 3;
+
     /** A detached command: its exit from the wait loop, its output from two files once it ended. */
     private final class Process implements RemoteProcess {
         final String cmdId;
@@ -409,6 +412,8 @@ final class VercelBackend implements Backend, Stager, Killer {
         private final CountDownLatch drained = new CountDownLatch(2);
         private final OutputFile stdout;
         private final OutputFile stderr;
+        /** The output files are gone already ({@link #hasSurvivors} removed them). */
+        private volatile boolean removed;
 
         Process(String cmdId, String out, String err, String pid, CompletableFuture<Integer> exit) {
             this.cmdId = cmdId;
@@ -468,8 +473,31 @@ final class VercelBackend implements Backend, Stager, Killer {
             return OptionalLong.empty();
         }
 
+        /**
+         * The output is files read to the end they had at the exit, so a job left running shows in
+         * neither: one command, run once both were read, answers whether the group still has a
+         * process, and removes the output files on the way. Where the core would read the group
+         * through a whole exec of its own (a command, its wait and two file reads), and remove
+         * the files in one more. Unknown (the command failed) counts as yes: the core's kill then
+         * reads the group itself.
+         */
+        @Override
+        public boolean hasSurvivors() {
+            try {
+                int code = api.await(sessionId, api.run(sessionId, List.of("sh", "-c", SURVIVORS, "airlock", pid, out, err), null));
+                removed = true;
+                return code != 0 && code != NO_GROUP;
+            } catch (RuntimeException e) {
+                LOG.debug("could not ask whether command {} left processes: {}", cmdId, e.getMessage());
+                return true;
+            }
+        }
+
         @Override
         public void release() {
+            if (removed) {
+                return;
+            }
             // Best effort and off the caller's path: the dir goes with the sandbox anyway.
             background.execute(() -> {
                 try {

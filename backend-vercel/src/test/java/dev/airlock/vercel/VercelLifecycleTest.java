@@ -47,6 +47,31 @@ class VercelLifecycleTest {
     }
 
     /** A 10 s sandbox runs a 14 s command: the environment extends the timeout while it is open. */
+    /**
+     * An exec is two commands on the service: the command, and one that removes its output files
+     * and says whether it left a process. The core's own group read (a whole exec: command, wait,
+     * two reads) and a separate clean-up command are not paid.
+     */
+    @Test
+    void anExecIsTwoCommandsAndLeavesNoOutputFilesBehind() {
+        fixture = new VercelEmulatorFixture(FaultPlan.none());
+        try (Environment env = open(fixture.settings())) {
+            long before = commands();
+            for (int i = 0; i < 3; i++) {
+                dev.airlock.ExecResult r = env.exec(dev.airlock.ExecRequest.of("echo hi; exit 3"));
+                assertEquals(3, r.exitCode(), r.stderr().text());
+                assertEquals("hi\n", r.stdout().text());
+            }
+            assertEquals(6, commands() - before, "two commands an exec");
+            assertEquals("3\n", env.exec(dev.airlock.ExecRequest.of("ls -A /tmp/.airlock-vercel-*/ | wc -l")).stdout().text(),
+                    "only this exec's own pid, out and err files");
+        }
+    }
+
+    private long commands() {
+        return fixture.journal.entries("cmd").stream().filter(e -> e.dispatch()).count();
+    }
+
     @Test
     void aCommandLongerThanTheSandboxTimeoutRunsToItsEndBecauseTheTimeoutIsExtended() {
         fixture = new VercelEmulatorFixture(FaultPlan.none());
