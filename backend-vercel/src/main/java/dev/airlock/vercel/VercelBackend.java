@@ -346,8 +346,8 @@ final class VercelBackend implements Backend, Stager, Killer {
             core.shellKiller().kill(process, group, force, deadline);
         } else {
             // No record read yet (a timeout right after the start): the group from the pid file.
-            core.run("g=$(cat -- " + Shell.quotePath(p.pid) + " 2>/dev/null) && [ -n \"$g\" ] && kill -s "
-                    + (force ? "KILL" : "TERM") + " -- \"-$g\" 2>/dev/null\nexit 0\n", null);
+            core.run("g=$(cat -- " + Shell.quotePath(p.pid) + " 2>/dev/null) && [ -n \"$g\" ] && kill -"
+                    + (force ? "KILL" : "TERM") + " -\"$g\" 2>/dev/null\nexit 0\n", null);
         }
         api.kill(sessionId, p.cmdId, force ? 9 : 15);
     }
@@ -394,11 +394,11 @@ final class VercelBackend implements Backend, Stager, Killer {
 
     /**
      * {@code sh -c SURVIVORS airlock PIDFILE OUT ERR}: removes the three files, then exits 0 when
-     * the group the pid file names has no process left, 1 when it has, {@link #NO_GROUP} when the
-     * wrapper never wrote it (nothing ran).
+     * the group the pid file names has no live process left (zombies are not), 1 when it has,
+     * {@link #NO_GROUP} when the wrapper never wrote it (nothing ran).
      */
     private static final String SURVIVORS = "g=$(cat -- \"$1\" 2>/dev/null); rm -f -- \"$1\" \"$2\" \"$3\"\n"
-            + "[ -n \"$g\" ] || exit 3\nkill -0 -- \"-$g\" 2>/dev/null && exit 1\nexit 0\n";
+            + "[ -n \"$g\" ] || exit 3\n" + Shell.groupHasLiveMemberScript();
     private static final int NO_GROUP = 3;
 
     /** A detached command: its exit from the wait loop, its output from two files once it ended. */

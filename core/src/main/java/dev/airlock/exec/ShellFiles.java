@@ -43,6 +43,10 @@ final class ShellFiles implements RemoteFiles {
     /** The longest path and file name Linux takes (PATH_MAX without its NUL, NAME_MAX). */
     private static final int PATH_MAX = 4095;
     private static final int NAME_MAX = 255;
+    /** The one-run write's exit when the path is not its own physical place (see {@link #writeInOneRun}). */
+    private static final int PLACE_DIFFERS = 13;
+    /** The largest payload the one-run write takes: what a fall-back to two runs may have sent for nothing. */
+    static final long ONE_RUN_MAX = 1 << 20;
 
     /**
      * Writes in three steps so a parent symlink flipped meanwhile cannot move the write: the guard
@@ -56,6 +60,10 @@ final class ShellFiles implements RemoteFiles {
         String t = resolve(path);
         checkLength(t);
         env.safety().checkWrite(t, "write");
+        if (content.isRepeatable() && content.length().isPresent() && content.length().getAsLong() <= ONE_RUN_MAX
+                && writeInOneRun(t, content, options)) {
+            return;
+        }
         Place place = enter(t, options.createParents());
         try {
             if (!(place.dir.equals("/") ? "/" + place.name : place.dir + "/" + place.name).equals(t)) {
@@ -65,6 +73,56 @@ final class ShellFiles implements RemoteFiles {
         } catch (RuntimeException e) {
             place.removeCreated();
             throw e;
+        }
+    }
+
+    /**
+     * The write in one run, where the path as given is its own physical place: absolute, no
+     * symlink at the target or on the way to it, so the guard has judged where it lands. That is
+     * the common case, and it costs one run where {@link #enter} and {@link #writeIn} cost two.
+     * Anything else exits {@link #PLACE_DIFFERS} before reading a byte, having written nothing
+     * and removed what it made; false then, and the two-run write (which judges the physical
+     * place too) takes over with the same payload, which is why only a repeatable payload, of at
+     * most {@link #ONE_RUN_MAX} bytes (what such a fall-back may send for nothing), comes here.
+     */
+    private boolean writeInOneRun(String t, Payload content, WriteOptions options) {
+        StringBuilder s = new StringBuilder();
+        s.append("t=").append(Shell.quotePath(t)).append('\n')
+                .append("tmp=\nmade=\n")
+                .append("trap '[ -z \"$tmp\" ] || rm -f -- \"$tmp\"; [ -z \"$made\" ] || { c=$d; while [ \"$c\" != \"$made\" ] && [ \"$c\" != / ];"
+                        + " do rmdir -- \"$c\" 2>/dev/null || break; c=$(dirname -- \"$c\"); done; }' EXIT\n")
+                // A cancel (SIGTERM to the group) must not leave the temp file: exit runs the EXIT trap.
+                .append("trap 'exit 143' TERM INT HUP\n")
+                .append("[ -L \"$t\" ] && exit ").append(PLACE_DIFFERS).append('\n')
+                .append("d=$(dirname -- \"$t\") && n=$(basename -- \"$t\") || exit 4\n")
+                .append("e=$d; while [ ! -d \"$e\" ] && [ \"$e\" != / ]; do e=$(dirname -- \"$e\"); done\n")
+                // The nearest existing directory is its own physical path (no symlink, no . or ..).
+                .append("[ \"$(cd -P -- \"$e\" && pwd -P)\" = \"$e\" ] || exit ").append(PLACE_DIFFERS).append('\n');
+        if (options.createParents()) {
+            s.append("if [ \"$e\" != \"$d\" ]; then made=$e; mkdir -p -- \"$d\" || exit 4; fi\n");
+        } else {
+            s.append("[ -d \"$d\" ] || exit 2\n");
+        }
+        s.append("cd -P -- \"$d\" && [ \"$(pwd -P)\" = \"$d\" ] || exit ").append(PLACE_DIFFERS).append('\n')
+                .append(AsideWrite.refuseDirectory(t))
+                .append("tmp=$(mktemp ./.airlock-write-XXXXXXXXXX) || exit 6\n")
+                .append("cat > \"$tmp\" || exit 7\n")
+                .append(AsideWrite.mode(options))
+                .append(AsideWrite.checkSize(content.length().getAsLong()))
+                .append(AsideWrite.rename(t))
+                .append("trap - EXIT\n")
+                .append("printf '%s' \"$c\"\n");
+        ShellFileRuns.Outcome o = runs.run(s.toString(), content);
+        if (o.exit() == PLACE_DIFFERS) {
+            return false;
+        }
+        refused(o);
+        switch (o.exit()) {
+            case 0 -> {
+                return true;
+            }
+            case 2 -> throw new NoSuchPathException(parent(t));
+            default -> throw runs.failure("write", t, o);
         }
     }
 

@@ -54,13 +54,30 @@ public final class Shell {
         // reaches): where /proc shows the members, a group without one live member counts as gone,
         // so no needless SIGKILL follows the SIGTERM that ended it.
         return "if kill -0 -" + pgid + " 2>/dev/null; then\n"
-                + "if [ -r /proc/self/stat ]; then live=\n"
-                + "for f in /proc/[0-9]*/stat; do read -r l <\"$f\" 2>/dev/null || continue; l=${l##*) }; set -- $l\n"
-                + "if [ \"$3\" = " + pgid + " ] && [ \"$1\" != Z ] && [ \"$1\" != X ]; then live=1; break; fi; done\n"
+                + "if [ -r /proc/self/stat ]; then\n" + liveMember(Long.toString(pgid))
                 + "[ -n \"$live\" ] || { echo gone; exit 0; }; fi\n"
                 + "s=\n"
                 + "if [ -r /proc/" + pgid + "/stat ]; then read -r s </proc/" + pgid + "/stat; s=${s##*) }; set -- $s; s=${20}; fi\n"
                 + "echo \"alive $s\"\nelse echo gone\nfi\n";
+    }
+
+    /**
+     * Exits 1 when the process group whose id is in {@code $g} has a live member, 0 when it has
+     * none (zombies, children nobody reaped yet, are not live: no signal reaches them), as
+     * {@link #groupStateScript} judges it.
+     */
+    public static String groupHasLiveMemberScript() {
+        return "kill -0 -\"$g\" 2>/dev/null || exit 0\n"
+                + "[ -r /proc/self/stat ] || exit 1\n"
+                + liveMember("\"$g\"")
+                + "[ -n \"$live\" ] && exit 1\nexit 0\n";
+    }
+
+    /** Sets {@code live=1} when {@code /proc} shows a member of group {@code pgidWord} (a shell word) that is no zombie. */
+    private static String liveMember(String pgidWord) {
+        return "live=\n"
+                + "for f in /proc/[0-9]*/stat; do read -r l <\"$f\" 2>/dev/null || continue; l=${l##*) }; set -- $l\n"
+                + "if [ \"$3\" = " + pgidWord + " ] && [ \"$1\" != Z ] && [ \"$1\" != X ]; then live=1; break; fi; done\n";
     }
 
     /**

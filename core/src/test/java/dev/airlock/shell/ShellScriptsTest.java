@@ -211,6 +211,9 @@ class ShellScriptsTest {
             long live = parent.pid(); // sleep leads no group of its own; its group is this JVM's test runner's
             long group = Long.parseLong(Files.readString(Path.of("/proc", Long.toString(live), "stat")).replaceAll(".*\\) ", "").split(" ")[2]);
             assertTrue(new String(run(shell, Shell.groupStateScript(group), new byte[0]).out(), StandardCharsets.UTF_8).startsWith("alive"));
+            assertEquals(0, run(shell, "g=" + zombie + "\n" + Shell.groupHasLiveMemberScript(), new byte[0]).exit(),
+                    "no live member: the zombie does not count");
+            assertEquals(1, run(shell, "g=" + group + "\n" + Shell.groupHasLiveMemberScript(), new byte[0]).exit(), "a live member");
         } finally {
             parent.destroyForcibly();
             parent.waitFor();
