@@ -122,6 +122,8 @@ class HostBackend implements Backend, Stager, Killer {
     final List<String> hostSteps = new CopyOnWriteArrayList<>();
     /** How many of the core's own scripts (probe, files, staging, kill) were launched. */
     final AtomicInteger scripts = new AtomicInteger();
+    /** Those scripts' texts, in order. */
+    final List<String> scriptTexts = new CopyOnWriteArrayList<>();
     /** A fault for launching the core's own scripts (a target that cannot be reached for a moment). */
     volatile Fault script = Fault.NONE;
     /** Stages that pass before the stage fault applies (a later file of the same exec fails, say). */
@@ -509,6 +511,7 @@ class HostBackend implements Backend, Stager, Killer {
     public RemoteProcess launch(Launch l, Deadline deadline) throws IOException {
         if (l.internal()) {
             scripts.incrementAndGet();
+            scriptTexts.add(l.script());
             fault(script, "script");
             return start(l, false); // the core's own scripts: probe, files, staging, kill
         }
