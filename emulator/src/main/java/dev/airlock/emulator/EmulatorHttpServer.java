@@ -105,6 +105,7 @@ public final class EmulatorHttpServer implements AutoCloseable {
     private final ErrorBody errors;
     private final Function<String, String> retryAfterHeader;
     private final Authenticator auth;
+    private final RateLimits rateLimits;
 
     private EmulatorHttpServer(Builder b, InetSocketAddress listen) throws IOException {
         this.routes = List.copyOf(b.routes);
@@ -116,6 +117,7 @@ public final class EmulatorHttpServer implements AutoCloseable {
         this.journal = b.journal;
         this.errors = b.errors;
         this.retryAfterHeader = b.retryAfterHeader;
+        this.rateLimits = b.rateLimits;
         AtomicInteger n = new AtomicInteger();
         // Unbounded on purpose: a log stream or a blocking wait holds its thread for as long as a command runs.
         this.executor = Executors.newCachedThreadPool(r -> {
@@ -213,6 +215,9 @@ public final class EmulatorHttpServer implements AutoCloseable {
                     return;
                 }
             }
+            if (!r.open && rateLimits != null && limited(rateLimits.acquire(r.call), r.call, resp)) {
+                return;
+            }
             if (fault.isPresent() && fault.get() instanceof Fault.Status s) {
                 s.retryAfter().ifPresent(d -> resp.header(retryAfterHeader.apply(r.call), seconds(d)));
                 resp.error(s.httpStatus(), "emulated_fault", "emulated " + s.httpStatus() + " for " + r.call);
@@ -241,6 +246,26 @@ public final class EmulatorHttpServer implements AutoCloseable {
                 ex.close();
             }
         }
+    }
+
+    /**
+     * Sends the bucket's {@code X-RateLimit-Limit/Remaining/Reset-<bucket>} headers; over the
+     * limit, answers 429 with the Retry-After header (the emulator's name for it) and says so.
+     */
+    private boolean limited(Optional<RateLimits.Decision> decision, String call, Response resp) throws IOException {
+        if (decision.isEmpty()) {
+            return false;
+        }
+        RateLimits.Decision d = decision.get();
+        resp.header("X-RateLimit-Limit-" + d.bucket(), String.valueOf(d.limit().requests()));
+        resp.header("X-RateLimit-Remaining-" + d.bucket(), String.valueOf(d.remaining()));
+        resp.header("X-RateLimit-Reset-" + d.bucket(), seconds(d.reset()));
+        if (d.allowed()) {
+            return false;
+        }
+        resp.header(retryAfterHeader.apply(call), seconds(d.reset()));
+        resp.error(429, "TOO_MANY_REQUESTS", "ThrottlerException: Too Many Requests");
+        return true;
     }
 
     private static String seconds(Duration d) {
@@ -544,6 +569,7 @@ public final class EmulatorHttpServer implements AutoCloseable {
         private ErrorBody errors = NESTED_ERROR;
         private Function<String, String> retryAfterHeader = call -> "Retry-After";
         private Authenticator auth;
+        private RateLimits rateLimits;
 
         /**
          * Adds a route. {@code pattern} is a path with {@code {name}} parameters
@@ -601,6 +627,12 @@ public final class EmulatorHttpServer implements AutoCloseable {
         /** How requests on routes that need credentials are checked (default: any non-empty bearer token). */
         public Builder auth(Authenticator a) {
             this.auth = Objects.requireNonNull(a);
+            return this;
+        }
+
+        /** The service's rate limits, checked on every route that needs credentials once they passed. */
+        public Builder rateLimits(RateLimits r) {
+            this.rateLimits = Objects.requireNonNull(r);
             return this;
         }
 
