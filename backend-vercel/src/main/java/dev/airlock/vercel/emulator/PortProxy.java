@@ -35,6 +35,8 @@ final class PortProxy {
     private static final int MAX_HEAD_BYTES = 64 * 1024;
     /** Exit status of the relay when nothing listens on the port. */
     private static final int NOT_LISTENING = 97;
+    /** The longest a request may take, as the edge's own timeout would end it. */
+    static final long MAX_REQUEST_MINUTES = 5;
     private static final String RELAY = String.join("\n",
             "exec 3<>\"/dev/tcp/127.0.0.1/$1\" 2>/dev/null || exit " + NOT_LISTENING,
             "cat <&3 &",
@@ -62,6 +64,11 @@ final class PortProxy {
             resp.error(502, "bad_gateway", "the sandbox cannot take connections: " + e.getMessage());
             return;
         }
+        java.util.concurrent.CompletableFuture.runAsync(() -> {
+            if (p.alive()) {
+                p.signal(9);
+            }
+        }, java.util.concurrent.CompletableFuture.delayedExecutor(MAX_REQUEST_MINUTES, java.util.concurrent.TimeUnit.MINUTES));
         try {
             try (OutputStream up = p.stdin()) {
                 up.write(head(req, body.length));
@@ -75,6 +82,7 @@ final class PortProxy {
                 int code = waitFor(p);
                 resp.error(502, "bad_gateway", code == NOT_LISTENING
                         ? "nothing listens on port " + port + " in the sandbox"
+                        : code == 127 ? "the sandbox has no bash, which the emulator's port relay needs"
                         : "the server on port " + port + " closed the connection without an answer");
                 return;
             }
