@@ -1,8 +1,8 @@
 // Modal's official JS SDK (npm `modal`, pinned in package.json) against the Airlock Modal
-// emulator: create, exec with binary stdin, file write and read, terminate. Run by ModalSdkIT
+// emulator: create, exec with binary stdin, file write and read, lookup by name, tags, terminate. Run by ModalSdkIT
 // with MODAL_SERVER_URL, MODAL_TOKEN_ID, MODAL_TOKEN_SECRET set; MODAL_SANDBOX_V2=0 selects the
 // V1 family. Prints one line per step, "ok" last; any mismatch exits non-zero.
-import { ModalClient } from "modal";
+import { AlreadyExistsError, ModalClient, NotFoundError } from "modal";
 import { randomBytes } from "node:crypto";
 
 const family = process.env.MODAL_SANDBOX_V2 === "0" ? "V1" : "V2";
@@ -82,6 +82,53 @@ let missing = false;
 try { await sb.filesystem.readBytes("/tmp/sdk-check/none"); } catch (ex) { missing = /NotFound|not found/i.test(String(ex?.name) + String(ex?.message)); }
 if (!missing) fail("reading a missing file did not fail with NotFound");
 console.log(`files: ${file.length} bytes written and read back; a missing file is NotFound`);
+
+// Lookup by name: a named sandbox is found by its app's name and its own; a second running one of
+// the same name is refused ALREADY_EXISTS (AlreadyExistsError); an unknown name is NotFoundError.
+const name = `airlock-named-${family}-${process.pid}`;
+const named = await modal.sandboxes.create(app, image, { name });
+const found = await modal.sandboxes.fromName("airlock-sdk-check", name);
+if (found.sandboxId !== named.sandboxId) fail(`fromName found ${found.sandboxId}, not ${named.sandboxId}`);
+const hello = await found.exec(["echo", "found"]);
+if ((await hello.stdout.readText()) !== "found\n" || (await hello.wait()) !== 0) fail("exec on the sandbox fromName found");
+try {
+  const twin = await modal.sandboxes.create(app, image, { name });
+  await twin.terminate();
+  fail("a second running sandbox with the same name was made");
+} catch (ex) {
+  if (!(ex instanceof AlreadyExistsError)) fail(`a second sandbox of the same name: expected AlreadyExistsError, got ${ex?.name}: ${ex?.message}`);
+}
+try {
+  await modal.sandboxes.fromName("airlock-sdk-check", "no-such-sandbox-zzz");
+  fail("fromName found a sandbox that was never made");
+} catch (ex) {
+  if (!(ex instanceof NotFoundError)) fail(`fromName of an unknown name: expected NotFoundError, got ${ex?.name}: ${ex?.message}`);
+}
+console.log(`fromName: ${name} found; a second of that name refused; an unknown name is NotFound`);
+
+// Tags: setTags replaces the whole set, getTags reads it back from the server; {} clears it.
+await named.setTags({ owner: "airlock", family });
+const tags = await found.getTags();
+if (JSON.stringify(tags) !== JSON.stringify({ family, owner: "airlock" })) fail(`getTags: ${JSON.stringify(tags)}`);
+await named.setTags({ owner: "someone-else" });
+const replaced = await named.getTags();
+if (JSON.stringify(replaced) !== JSON.stringify({ owner: "someone-else" })) fail(`setTags did not replace the set: ${JSON.stringify(replaced)}`);
+await named.setTags({});
+if (Object.keys(await named.getTags()).length !== 0) fail("setTags({}) did not clear the tags");
+console.log("tags: set, read back, replaced, cleared");
+
+// Once terminated, the name is free: no lookup finds it, and a new sandbox may take it.
+await named.terminate();
+await named.wait();
+try {
+  await modal.sandboxes.fromName("airlock-sdk-check", name);
+  fail("fromName found a terminated sandbox");
+} catch (ex) {
+  if (!(ex instanceof NotFoundError)) fail(`fromName after terminate: expected NotFoundError, got ${ex?.name}: ${ex?.message}`);
+}
+const again = await modal.sandboxes.create(app, image, { name });
+await again.terminate();
+console.log("a terminated sandbox's name is free again");
 
 await sb.terminate();
 const after = await sb.wait();

@@ -1,6 +1,7 @@
 // Vercel's official SDK, unchanged, against the emulator at process.argv[2]: its base URL is fixed,
 // so a custom fetch rewrites https://vercel.com/api to the emulator (the SDK's own option).
 import { Sandbox } from "@vercel/sandbox";
+import http from "node:http";
 
 const base = process.argv[2];
 if (!base) {
@@ -44,7 +45,7 @@ check(manyPorts === "400 bad_request", "16 ports (the SDK documents 15) are refu
 const manyCpus = await refused({ resources: { vcpus: 999 } });
 check(manyCpus === "400 bad_request", "999 vCPUs are refused 400 bad_request (got " + manyCpus + ")");
 
-const sandbox = await Sandbox.create({ ...creds, timeout: 120000, tags: { owner: "airlock-sdk-check" } });
+const sandbox = await Sandbox.create({ ...creds, timeout: 120000, ports: [3000], tags: { owner: "airlock-sdk-check" } });
 check(sandbox.sandbox.status === "running" || sandbox.currentSession().status === "running", "create answers a running session");
 
 const payload = Buffer.from([0, 1, 2, 255, 10, 104, 105]);
@@ -68,6 +69,37 @@ check((await done.stdout()) === "later\n", "detached command logs");
 const back = await sandbox.readFileToBuffer({ path: "data/bin.dat" });
 check(back !== null && Buffer.compare(back, payload) === 0, "readFile returns the bytes written");
 check((await sandbox.readFileToBuffer({ path: "no/such/file" })) === null, "readFile of a missing file is null");
+
+// A port's route: domain(3000) is https://SUBDOMAIN.vercel.run; a request for that host (sent to the
+// emulator, as a DNS entry for *.vercel.run would send it) reaches the server listening on 3000 inside.
+const domain = sandbox.domain(3000);
+check(/^https:\/\/[a-z0-9-]+\.vercel\.run$/.test(domain), "domain(3000) is a vercel.run URL (got " + domain + ")");
+let noRoute = "";
+try { sandbox.domain(4000); } catch (e) { noRoute = e.message; }
+check(noRoute === "No route for port 4000", "a port not exposed has no route (got " + noRoute + ")");
+const server = "require('http').createServer((q, r) => { r.setHeader('content-type', 'application/octet-stream');"
+  + " r.setHeader('x-path', q.url); require('fs').createReadStream('data/bin.dat').pipe(r); }).listen(3000, '127.0.0.1')";
+await sandbox.runCommand({ cmd: "node", args: ["-e", server], detached: true });
+const emulator = new URL(base);
+function viaDomain(path) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: emulator.hostname, port: emulator.port, path, headers: { host: new URL(domain).host } }, (res) => {
+      const chunks = [];
+      res.on("data", (c) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+let served = await viaDomain("/bin?x=1");
+for (let i = 0; i < 100 && served.status === 502; i++) {
+  await new Promise((r) => setTimeout(r, 100));
+  served = await viaDomain("/bin?x=1");
+}
+check(served.status === 200, "the port's domain answers 200 once the server listens (got " + served.status + " " + served.body + ")");
+check(Buffer.compare(served.body, payload) === 0, "the port's domain serves the bytes the server in the sandbox sends");
+check(served.headers["x-path"] === "/bin?x=1", "the request's path and query reach the server");
 
 await sandbox.mkDir("made");
 const ls = await sandbox.runCommand("sh", ["-c", "test -d made && stat -c %a /tmp/deep/dir/run.sh"]);

@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Modal's official JS SDK (npm {@code modal}, pinned in src/test/sdk/package-lock.json) runs
  * unchanged against the emulator in both sandbox families: create, exec with binary stdin, file
- * write and read, terminate. Needs node and {@code npm ci} in src/test/sdk; skips with the reason
+ * write and read, lookup by name, tags, terminate. Needs node and {@code npm ci} in src/test/sdk; skips with the reason
  * when they are missing, fails instead under AIRLOCK_REQUIRE_SERVICES=1.
  */
 final class ModalSdkIT {
@@ -50,8 +50,9 @@ final class ModalSdkIT {
             List<String> calls = served.journal().entries().stream().map(e -> e.call()).distinct().toList();
             String create = family == 2 ? "SandboxCreateV2" : "SandboxCreate";
             String terminate = family == 2 ? "SandboxTerminateV2" : "SandboxTerminate";
+            String v = family == 2 ? "V2" : "";
             assertTrue(calls.containsAll(List.of("AuthTokenGet", "AppGetOrCreate", "ImageGetOrCreate", create, "TaskExecStart",
-                    terminate)), "calls served: " + calls);
+                    terminate, "SandboxGetFromName" + v, "SandboxTagsSet" + v, "SandboxTagsGet" + v)), "calls served: " + calls);
             served.journal().assertNoDoubleDispatch();
         }
     }

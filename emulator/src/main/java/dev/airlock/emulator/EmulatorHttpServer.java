@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongConsumer;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -91,17 +92,24 @@ public final class EmulatorHttpServer implements AutoCloseable {
     private record Route(String method, Pattern path, List<String> params, String call, boolean open, Handler handler) {
     }
 
+    /** Requests addressed to other hosts (a sandbox's public port domain): any method and path, no token. */
+    private record HostRoute(Predicate<String> host, String call, Handler handler) {
+    }
+
     private final HttpServer server;
     private final ExecutorService executor;
     private final List<Route> routes;
+    private final List<HostRoute> hostRoutes;
     private final FaultPlan faults;
     private final CallJournal journal;
     private final ErrorBody errors;
     private final Function<String, String> retryAfterHeader;
     private final Authenticator auth;
+    private final RateLimits rateLimits;
 
     private EmulatorHttpServer(Builder b, InetSocketAddress listen) throws IOException {
         this.routes = List.copyOf(b.routes);
+        this.hostRoutes = List.copyOf(b.hostRoutes);
         ErrorBody errorBody = b.errors;
         this.auth = b.auth != null ? b.auth : req -> req.bearer().isPresent() ? Optional.empty()
                 : Optional.of(new Refusal(401, errorBody.json(401, "unauthorized", "missing or empty bearer token")));
@@ -109,6 +117,7 @@ public final class EmulatorHttpServer implements AutoCloseable {
         this.journal = b.journal;
         this.errors = b.errors;
         this.retryAfterHeader = b.retryAfterHeader;
+        this.rateLimits = b.rateLimits;
         AtomicInteger n = new AtomicInteger();
         // Unbounded on purpose: a log stream or a blocking wait holds its thread for as long as a command runs.
         this.executor = Executors.newCachedThreadPool(r -> {
@@ -142,6 +151,13 @@ public final class EmulatorHttpServer implements AutoCloseable {
     private void serve(HttpExchange ex) throws IOException {
         String method = ex.getRequestMethod();
         String path = ex.getRequestURI().getRawPath();
+        String host = hostName(ex.getRequestHeaders().getFirst("Host"));
+        for (HostRoute h : hostRoutes) {
+            if (h.host.test(host)) {
+                handle(new Route(method, null, List.of(), h.call, true, h.handler), Map.of("host", host), ex);
+                return;
+            }
+        }
         for (Route r : routes) {
             Matcher m = r.path.matcher(path);
             if (r.method.equals(method) && m.matches()) {
@@ -159,6 +175,20 @@ public final class EmulatorHttpServer implements AutoCloseable {
                 declared -> journal.call("unknown", "", in.count, declared, Optional.empty()));
         resp.error(404, "not_found", "no route for " + method + " " + path);
         ex.close();
+    }
+
+    /** The host of a Host header, lower case, without its port ("" when absent). */
+    static String hostName(String header) {
+        if (header == null) {
+            return "";
+        }
+        String h = header.strip().toLowerCase(java.util.Locale.ROOT);
+        if (h.startsWith("[")) {
+            int end = h.indexOf(']');
+            return end < 0 ? h : h.substring(0, end + 1);
+        }
+        int colon = h.indexOf(':');
+        return colon < 0 ? h : h.substring(0, colon);
     }
 
     private void handle(Route r, Map<String, String> params, HttpExchange ex) throws IOException {
@@ -184,6 +214,9 @@ public final class EmulatorHttpServer implements AutoCloseable {
                     resp.json(refused.get().status(), refused.get().json());
                     return;
                 }
+            }
+            if (!r.open && rateLimits != null && limited(rateLimits.acquire(r.call), r.call, resp)) {
+                return;
             }
             if (fault.isPresent() && fault.get() instanceof Fault.Status s) {
                 s.retryAfter().ifPresent(d -> resp.header(retryAfterHeader.apply(r.call), seconds(d)));
@@ -213,6 +246,26 @@ public final class EmulatorHttpServer implements AutoCloseable {
                 ex.close();
             }
         }
+    }
+
+    /**
+     * Sends the bucket's {@code X-RateLimit-Limit/Remaining/Reset-<bucket>} headers; over the
+     * limit, answers 429 with the Retry-After header (the emulator's name for it) and says so.
+     */
+    private boolean limited(Optional<RateLimits.Decision> decision, String call, Response resp) throws IOException {
+        if (decision.isEmpty()) {
+            return false;
+        }
+        RateLimits.Decision d = decision.get();
+        resp.header("X-RateLimit-Limit-" + d.bucket(), String.valueOf(d.limit().requests()));
+        resp.header("X-RateLimit-Remaining-" + d.bucket(), String.valueOf(d.remaining()));
+        resp.header("X-RateLimit-Reset-" + d.bucket(), seconds(d.reset()));
+        if (d.allowed()) {
+            return false;
+        }
+        resp.header(retryAfterHeader.apply(call), seconds(d.reset()));
+        resp.error(429, "TOO_MANY_REQUESTS", "ThrottlerException: Too Many Requests");
+        return true;
     }
 
     private static String seconds(Duration d) {
@@ -295,6 +348,19 @@ public final class EmulatorHttpServer implements AutoCloseable {
 
         public Optional<String> header(String name) {
             return Optional.ofNullable(ex.getRequestHeaders().getFirst(name));
+        }
+
+        /** Every header as sent, names as the JDK normalises them (first letter upper case). */
+        public Map<String, List<String>> headers() {
+            Map<String, List<String>> all = new LinkedHashMap<>();
+            ex.getRequestHeaders().forEach((k, v) -> all.put(k, List.copyOf(v)));
+            return all;
+        }
+
+        /** The path with its query, as sent (a proxy forwards it unchanged). */
+        public String target() {
+            String q = ex.getRequestURI().getRawQuery();
+            return path() + (q == null ? "" : "?" + q);
         }
 
         /** The bearer token, when the request carries a non-empty one. */
@@ -497,11 +563,13 @@ public final class EmulatorHttpServer implements AutoCloseable {
     /** Routes and how errors look; {@link #start} binds the server. */
     public static final class Builder {
         private final List<Route> routes = new ArrayList<>();
+        private final List<HostRoute> hostRoutes = new ArrayList<>();
         private FaultPlan faults = FaultPlan.none();
         private CallJournal journal = new CallJournal();
         private ErrorBody errors = NESTED_ERROR;
         private Function<String, String> retryAfterHeader = call -> "Retry-After";
         private Authenticator auth;
+        private RateLimits rateLimits;
 
         /**
          * Adds a route. {@code pattern} is a path with {@code {name}} parameters
@@ -514,6 +582,16 @@ public final class EmulatorHttpServer implements AutoCloseable {
         /** A route that needs no token (a health check, a websocket probe answered 404). */
         public Builder openRoute(String method, String pattern, String call, Handler handler) {
             return add(method, pattern, call, true, handler);
+        }
+
+        /**
+         * Serves every request whose Host (without port) {@code host} accepts with {@code handler},
+         * whatever its method and path, without asking for credentials: the public domains of a
+         * sandbox's ports, which the service serves with no token.
+         */
+        public Builder hostRoute(Predicate<String> host, String call, Handler handler) {
+            hostRoutes.add(new HostRoute(Objects.requireNonNull(host), call, Objects.requireNonNull(handler)));
+            return this;
         }
 
         private Builder add(String method, String pattern, String call, boolean open, Handler handler) {
@@ -549,6 +627,12 @@ public final class EmulatorHttpServer implements AutoCloseable {
         /** How requests on routes that need credentials are checked (default: any non-empty bearer token). */
         public Builder auth(Authenticator a) {
             this.auth = Objects.requireNonNull(a);
+            return this;
+        }
+
+        /** The service's rate limits, checked on every route that needs credentials once they passed. */
+        public Builder rateLimits(RateLimits r) {
+            this.rateLimits = Objects.requireNonNull(r);
             return this;
         }
 

@@ -55,6 +55,10 @@ final class Namespaces implements AutoCloseable {
             "mkdir \"$r/dev/shm\" \"$r/dev/pts\"",
             "mount -t tmpfs -o mode=1777,nosuid,nodev airlock-shm \"$r/dev/shm\"",
             "if mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts \"$r/dev/pts\" 2>/dev/null; then ln -s pts/ptmx \"$r/dev/ptmx\"; fi",
+            // The new network namespace's own loopback starts down (bwrap brings it up): up, so a
+            // server in the sandbox is reachable on its 127.0.0.1; it reaches nothing outside.
+            // Without iproute2 it stays down (servers in the sandbox then cannot be reached).
+            "PATH=$PATH:/usr/sbin:/sbin; if command -v ip >/dev/null; then ip link set lo up; fi",
             "cd \"$r\"",
             "old=.airlock-old-root-$$",
             "mkdir \"$old\"",

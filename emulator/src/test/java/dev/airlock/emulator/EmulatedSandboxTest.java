@@ -88,6 +88,27 @@ class EmulatedSandboxTest {
     }
 
     @Test
+    void theSandboxHasItsOwnLoopbackUpUnderBwrap() throws Exception {
+        loopbackIsUp(Services.bwrap());
+    }
+
+    @Test
+    void theSandboxHasItsOwnLoopbackUpUnderUnshare() throws Exception {
+        loopbackIsUp(Services.unshare());
+    }
+
+    /**
+     * A server in the sandbox listens on its own 127.0.0.1 (a Vercel port route reaches it there):
+     * connecting to a closed port is refused, not "Network is unreachable" as on a loopback left down.
+     */
+    private void loopbackIsUp(SandboxIsolation iso) throws Exception {
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            String out = run(sb, "bash -c 'exec 3<>/dev/tcp/127.0.0.1/9' 2>&1; echo done");
+            assertTrue(out.contains("Connection refused"), out);
+        }
+    }
+
+    @Test
     void aStoppedSandboxLeavesNoProcessUnderBwrap() throws Exception {
         stopKillsEverything(Services.bwrap());
     }

@@ -10,6 +10,7 @@ import dev.airlock.emulator.Emulator;
 import dev.airlock.emulator.EmulatorContext;
 import dev.airlock.emulator.EmulatorCredentials;
 import dev.airlock.emulator.EmulatorHttpServer;
+import dev.airlock.emulator.RateLimits;
 import dev.airlock.emulator.EmulatorHttpServer.Request;
 import dev.airlock.emulator.EmulatorHttpServer.Response;
 import dev.airlock.emulator.ImageCatalogue;
@@ -113,6 +114,7 @@ public final class DaytonaEmulator implements Emulator {
                 .journal(context.journal())
                 .errors((status, code, message) -> error(status, code, message, "").toString())
                 .retryAfterHeader(call -> "Retry-After-" + bucket(call))
+                .rateLimits(RateLimits.of(RATE_LIMITS, DaytonaEmulator::bucket, context.settings(), RATE_LIMIT_PREFIX))
                 .openRoute("GET", "/api/socket.io/", "socket-io", (q, r) -> r.error(404, "NOT_FOUND", "Cannot GET /api/socket.io/"))
                 .route("POST", "/api/sandbox", "sandbox-create", this::create)
                 .route("GET", "/api/sandbox", "sandbox-list", this::list)
@@ -196,6 +198,17 @@ public final class DaytonaEmulator implements Emulator {
         boxes.values().forEach(b -> b.sandbox.close());
         boxes.clear();
     }
+
+    /**
+     * Daytona's documented rate limits per bucket (requests per 60 s): sandbox creation 600,
+     * lifecycle (start, stop, delete, archive) 50,000, other authenticated calls 50,000.
+     * {@code airlock.daytona.emulator.rate-limit.BUCKET=N/SECONDS} replaces one.
+     */
+    static final Map<String, RateLimits.Limit> RATE_LIMITS = Map.of(
+            "sandbox-create", new RateLimits.Limit(600, java.time.Duration.ofSeconds(60)),
+            "sandbox-lifecycle", new RateLimits.Limit(50_000, java.time.Duration.ofSeconds(60)),
+            "authenticated", new RateLimits.Limit(50_000, java.time.Duration.ofSeconds(60)));
+    public static final String RATE_LIMIT_PREFIX = "airlock.daytona.emulator.rate-limit";
 
     private static String bucket(String call) {
         return switch (call) {

@@ -40,7 +40,7 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         if (request.getAppName().isBlank()) {
             throw Status.INVALID_ARGUMENT.withDescription("app_name is empty").asRuntimeException();
         }
-        String id = state.apps.computeIfAbsent(request.getEnvironmentName() + "/" + request.getAppName(),
+        String id = state.apps.computeIfAbsent(ModalState.appKey(request.getEnvironmentName(), request.getAppName()),
                 k -> ModalState.id("ap-"));
         answer(out, AppGetOrCreateResponse.newBuilder().setAppId(id).build());
     }
@@ -122,6 +122,64 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
                             .setUrl(state.routerUrl()))
                     .build();
         }));
+    }
+
+    /** Lookup by name: the V1 call finds V1 sandboxes, the V2 call V2 ones, as the SDK expects. */
+    @Override
+    public void sandboxGetFromName(SandboxGetFromNameRequest request, StreamObserver<SandboxGetFromNameResponse> out) {
+        answer(out, fromName(request, false));
+    }
+
+    @Override
+    public void sandboxGetFromNameV2(SandboxGetFromNameRequest request, StreamObserver<SandboxGetFromNameResponse> out) {
+        answer(out, fromName(request, true));
+    }
+
+    private SandboxGetFromNameResponse fromName(SandboxGetFromNameRequest request, boolean v2) {
+        if (request.getSandboxName().isEmpty() || request.getAppName().isEmpty()) {
+            throw Status.INVALID_ARGUMENT.withDescription("sandbox_name and app_name are required").asRuntimeException();
+        }
+        ModalState.Box b = state.byName(request.getEnvironmentName(), request.getAppName(), request.getSandboxName(), v2,
+                v2 && request.getIncludeTerminated());
+        return SandboxGetFromNameResponse.newBuilder().setSandboxId(b.id).build();
+    }
+
+    @Override
+    public void sandboxTagsSet(SandboxTagsSetRequest request, StreamObserver<Empty> out) {
+        setTags(request, false);
+        answer(out, Empty.getDefaultInstance());
+    }
+
+    @Override
+    public void sandboxTagsSetV2(SandboxTagsSetRequest request, StreamObserver<Empty> out) {
+        setTags(request, true);
+        answer(out, Empty.getDefaultInstance());
+    }
+
+    /** Replaces the sandbox's whole tag set (an empty list clears it); a tag without a name is INVALID_ARGUMENT. */
+    private void setTags(SandboxTagsSetRequest request, boolean v2) {
+        ModalState.Box b = family(state.sandbox(request.getSandboxId()), v2);
+        if (request.getTagsList().stream().anyMatch(t -> t.getTagName().isEmpty())) {
+            throw Status.INVALID_ARGUMENT.withDescription("a tag needs a name").asRuntimeException();
+        }
+        b.tags = java.util.Map.copyOf(tags(request.getTagsList()));
+    }
+
+    @Override
+    public void sandboxTagsGet(SandboxTagsGetRequest request, StreamObserver<SandboxTagsGetResponse> out) {
+        answer(out, getTags(request, false));
+    }
+
+    @Override
+    public void sandboxTagsGetV2(SandboxTagsGetRequest request, StreamObserver<SandboxTagsGetResponse> out) {
+        answer(out, getTags(request, true));
+    }
+
+    private SandboxTagsGetResponse getTags(SandboxTagsGetRequest request, boolean v2) {
+        ModalState.Box b = family(state.sandbox(request.getSandboxId()), v2);
+        SandboxTagsGetResponse.Builder r = SandboxTagsGetResponse.newBuilder();
+        new java.util.TreeMap<>(b.tags).forEach((k, v) -> r.addTags(SandboxTag.newBuilder().setTagName(k).setTagValue(v)));
+        return r.build();
     }
 
     @Override

@@ -32,13 +32,17 @@ final class ModalState {
         final Map<String, ExecState> execs = new ConcurrentHashMap<>();
         final CompletableFuture<GenericResult> result = new CompletableFuture<>();
         final String appId;
-        final Map<String, String> tags;
+        /** The name the create gave it, or null; unique among an app's running sandboxes. */
+        final String name;
+        /** Replaced whole by a tags-set, as the service replaces the set. */
+        volatile Map<String, String> tags;
         /** Seconds since the epoch, as the service reports {@code created_at}. */
         final double createdAt;
 
         Box(String id, String taskId, boolean v2, EmulatedSandbox sandbox, Map<String, String> env, String workdir,
-            String appId, Map<String, String> tags, double createdAt) {
+            String appId, String name, Map<String, String> tags, double createdAt) {
             this.appId = appId;
+            this.name = name;
             this.tags = Map.copyOf(tags);
             this.createdAt = createdAt;
             this.id = id;
@@ -144,6 +148,45 @@ final class ModalState {
 
     Box create(Sandbox def, boolean v2, String appId, Map<String, String> tags) {
         checkLimits(def);
+        String name = def.hasName() && !def.getName().isEmpty() ? def.getName() : null;
+        synchronized (byId) {
+            if (name != null && running(appId, name).isPresent()) {
+                throw Status.ALREADY_EXISTS.withDescription("a sandbox named '" + name
+                        + "' is already running in this app; names are unique among an app's running sandboxes")
+                        .asRuntimeException();
+            }
+            return make(def, v2, appId, name, tags);
+        }
+    }
+
+    /** The app's running sandbox of that name (any family). */
+    private java.util.Optional<Box> running(String appId, String name) {
+        return byId.values().stream().filter(b -> name.equals(b.name) && appId.equals(b.appId) && !b.result.isDone()).findFirst();
+    }
+
+    /**
+     * The sandbox of the family named {@code name} in the app {@code appName} of the environment:
+     * the running one, else (with {@code includeTerminated}) the newest finished one. NOT_FOUND
+     * otherwise, as the service answers (the SDK turns it into its "not found in App" error).
+     */
+    Box byName(String environment, String appName, String name, boolean v2, boolean includeTerminated) {
+        String appId = apps.get(appKey(environment, appName));
+        java.util.Optional<Box> found = appId == null ? java.util.Optional.empty() : byId.values().stream()
+                .filter(b -> b.v2 == v2 && name.equals(b.name) && appId.equals(b.appId))
+                .filter(b -> includeTerminated || !b.result.isDone())
+                .sorted(java.util.Comparator.comparing((Box b) -> b.result.isDone()).thenComparing(
+                        java.util.Comparator.comparingDouble((Box b) -> b.createdAt).reversed()))
+                .findFirst();
+        return found.orElseThrow(() -> Status.NOT_FOUND.withDescription("Sandbox with name '" + name
+                + "' not found in App '" + appName + "'").asRuntimeException());
+    }
+
+    /** The key of an app in {@link #apps}: its environment (empty: the default, "main") and name. */
+    static String appKey(String environment, String appName) {
+        return (environment.isEmpty() ? "main" : environment) + "/" + appName;
+    }
+
+    private Box make(Sandbox def, boolean v2, String appId, String name, Map<String, String> tags) {
         String id = id(v2 ? "sb2-" : "sb-");
         String task = id("ta-");
         EmulatedSandbox sb = EmulatedSandbox.create(id, def.getImageId(), context.stateDir().resolve(id), "/root",
@@ -158,7 +201,7 @@ final class ModalState {
             }
         }
         Instant now = Instant.now();
-        Box box = new Box(id, task, v2, sb, def.getEnvironmentVariables().getContentsMap(), workdir, appId, tags,
+        Box box = new Box(id, task, v2, sb, def.getEnvironmentVariables().getContentsMap(), workdir, appId, name, tags,
                 now.getEpochSecond() + now.getNano() / 1e9);
         byId.put(id, box);
         byTask.put(task, box);

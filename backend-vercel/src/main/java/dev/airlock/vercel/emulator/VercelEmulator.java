@@ -127,6 +127,7 @@ public final class VercelEmulator implements Emulator {
                 .route("POST", SESSIONS + "/fs/mkdir", "fs-mkdir", this::fsMkdir)
                 .route("GET", "/v2/sandboxes/{name}", "sandbox-get", this::sandboxGet)
                 .route("DELETE", "/v2/sandboxes/{name}", "sandbox-delete", this::delete)
+                .hostRoute(h -> h.endsWith("." + PortProxy.DOMAIN), "port-route", this::portRoute)
                 .start(context.listen());
         timers.scheduleWithFixedDelay(this::expire, 1, 1, TimeUnit.SECONDS);
     }
@@ -227,9 +228,11 @@ public final class VercelEmulator implements Emulator {
         volatile long updatedAt = createdAt;
         volatile SessionState current;
         final long timeout;
+        /** Each exposed port's subdomain, in the order the create asked for them. */
+        final Map<Integer, String> routes = new LinkedHashMap<>();
 
         SandboxState(String name, String projectId, boolean persistent, Map<String, String> tags, Map<String, String> env,
-                     int vcpus, String image, String runtime, long timeout) {
+                     int vcpus, String image, String runtime, long timeout, List<Integer> ports) {
             this.name = name;
             this.projectId = projectId;
             this.persistent = persistent;
@@ -239,6 +242,17 @@ public final class VercelEmulator implements Emulator {
             this.image = image;
             this.runtime = runtime;
             this.timeout = timeout;
+            for (int port : ports) {
+                routes.put(port, "sb-" + UUID.randomUUID().toString().replace("-", "").substring(0, 16) + "-" + port);
+            }
+        }
+
+        /** The SDK's {@code routes}: {@code {url, subdomain, port}} per exposed port. */
+        com.fasterxml.jackson.databind.node.ArrayNode routesJson() {
+            var arr = JSON.createArrayNode();
+            routes.forEach((port, sub) -> arr.addObject().put("url", "https://" + sub + "." + PortProxy.DOMAIN)
+                    .put("subdomain", sub).put("port", port));
+            return arr;
         }
 
         ObjectNode json() {
@@ -508,6 +522,12 @@ public final class VercelEmulator implements Emulator {
             resp.error(409, "conflict", "a sandbox named " + name + " already exists");
             return;
         }
+        List<Integer> ports = new ArrayList<>();
+        String badPorts = ports(body.path("ports"), ports);
+        if (badPorts != null) {
+            resp.error(400, "bad_request", badPorts);
+            return;
+        }
         int vcpus = body.path("resources").path("vcpus").asInt(2);
         long timeout = body.path("timeout").asLong(DEFAULT_TIMEOUT_MS);
         String over = overLimit(vcpus, timeout, body.path("ports"));
@@ -517,7 +537,7 @@ public final class VercelEmulator implements Emulator {
         }
         SandboxState sb = new SandboxState(name, projectId, body.path("persistent").asBoolean(false),
                 strings(body.get("tags")), strings(body.get("env")), vcpus,
-                Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), runtime, timeout);
+                Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), runtime, timeout, ports);
         SessionState s = new SessionState(sb);
         sb.current = s;
         sandboxes.put(name, sb);
@@ -525,8 +545,52 @@ public final class VercelEmulator implements Emulator {
         ObjectNode out = JSON.createObjectNode();
         out.set("sandbox", sb.json());
         out.set("session", s.json());
-        out.putArray("routes");
+        out.set("routes", sb.routesJson());
         resp.json(200, out.toString());
+    }
+
+    /** Reads {@code ports} into {@code out}; a message when they are not distinct TCP ports. */
+    private static String ports(JsonNode ports, List<Integer> out) {
+        if (ports.isMissingNode() || ports.isNull()) {
+            return null;
+        }
+        if (!ports.isArray()) {
+            return "ports must be an array of port numbers";
+        }
+        for (JsonNode p : ports) {
+            if (!p.isIntegralNumber() || p.asInt() < 1 || p.asInt() > 65535) {
+                return "ports must be port numbers between 1 and 65535, not " + p;
+            }
+            if (out.contains(p.asInt())) {
+                return "port " + p.asInt() + " is listed twice";
+            }
+            out.add(p.asInt());
+        }
+        return null;
+    }
+
+    /**
+     * A request to a port's public domain ({@code SUBDOMAIN.vercel.run}, sent here with that Host):
+     * forwarded to the port inside the sandbox's running session. An unknown domain is 404, a
+     * stopped sandbox 410.
+     */
+    private void portRoute(Request req, Response resp) throws IOException {
+        String host = req.param("host");
+        String sub = host.substring(0, host.length() - PortProxy.DOMAIN.length() - 1);
+        for (SandboxState sb : sandboxes.values()) {
+            for (Map.Entry<Integer, String> r : sb.routes.entrySet()) {
+                if (r.getValue().equals(sub)) {
+                    SessionState s = sb.current;
+                    if (!s.status().equals("running")) {
+                        resp.error(410, "sandbox_stopped", "the sandbox " + sb.name + " is " + s.status());
+                        return;
+                    }
+                    PortProxy.forward(s.sandbox, r.getKey(), req, resp);
+                    return;
+                }
+            }
+        }
+        resp.error(404, "not_found", "no sandbox port is served at " + host);
     }
 
     private void list(Request req, Response resp) throws IOException {
@@ -572,7 +636,7 @@ public final class VercelEmulator implements Emulator {
         ObjectNode out = JSON.createObjectNode();
         out.set("sandbox", sb.json());
         out.set("session", sb.current.json());
-        out.putArray("routes");
+        out.set("routes", sb.routesJson());
         out.put("resumed", resumed);
         resp.json(200, out.toString());
     }
@@ -615,7 +679,7 @@ public final class VercelEmulator implements Emulator {
         if (s.isPresent()) {
             ObjectNode out = JSON.createObjectNode();
             out.set("session", s.get().json());
-            out.putArray("routes");
+            out.set("routes", s.get().owner.routesJson());
             resp.json(200, out.toString());
         }
     }

@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Vercel's official SDK ({@code @vercel/sandbox}, pinned in src/test/sdk/package-lock.json, installed
  * by {@code npm ci} in .ci/run) against the emulator: create, writeFiles, runCommand (waited and
- * detached), readFile, mkDir, stop. The SDK validates every answer with its own schemas.
+ * detached), readFile, mkDir, a port's domain, stop. The SDK validates every answer with its own schemas.
  */
 class VercelSdkTest {
     static final Path SDK = Path.of("src/test/sdk");
@@ -55,6 +55,7 @@ class VercelSdkTest {
             // Five creates reach the emulator: four refused (wrong token, foreign team, 16 ports, 999 vCPUs), one made.
             assertTrue(journal.entries("sandbox-create").size() == 5 && journal.entries("fs-write").size() == 1,
                     "four refused creates, one create, one write");
+            assertTrue(journal.entries("port-route").size() >= 1, "the port's domain was served by the emulator");
             journal.assertNoDoubleDispatch();
         }
     }

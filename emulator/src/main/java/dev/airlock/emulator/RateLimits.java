@@ -1,0 +1,106 @@
+package dev.airlock.emulator;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.settings.Settings;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+
+/**
+ * A service's documented rate limits: so many requests per window in each bucket of calls, as
+ * fixed windows that start with a bucket's first request. A request over its bucket's limit is
+ * refused (it does not count) until the window ends; {@link Decision#reset()} says how long that
+ * is, which the service sends as its Retry-After. A setting {@code PREFIX.BUCKET=N/SECONDS}
+ * replaces a bucket's limit (tests use small ones).
+ */
+public final class RateLimits {
+    /** At most {@code requests} in each {@code window}. */
+    public record Limit(int requests, Duration window) {
+        public Limit {
+            if (requests < 1 || window.isZero() || window.isNegative()) {
+                throw new IllegalArgumentException("a limit needs at least 1 request in a positive window");
+            }
+        }
+    }
+
+    /** What a request got: its bucket, the bucket's limit, what is left of it, and when the window ends. */
+    public record Decision(String bucket, Limit limit, int remaining, Duration reset, boolean allowed) {
+    }
+
+    private static final class Window {
+        long start;
+        int count;
+    }
+
+    private final Map<String, Limit> limits;
+    private final Function<String, String> bucketOf;
+    private final LongSupplier nanos;
+    private final Map<String, Window> windows = new LinkedHashMap<>();
+
+    /**
+     * {@code defaults} per bucket, each replaced by the setting {@code prefix + "." + bucket} when
+     * set; {@code bucketOf} maps a call's name to its bucket (a bucket with no limit is not limited).
+     */
+    public static RateLimits of(Map<String, Limit> defaults, Function<String, String> bucketOf, Settings settings, String prefix) {
+        Map<String, Limit> limits = new LinkedHashMap<>(defaults);
+        for (String bucket : defaults.keySet()) {
+            String key = prefix + "." + bucket;
+            settings.get(key).filter(v -> !v.isBlank()).ifPresent(v -> limits.put(bucket, parse(key, v)));
+        }
+        return new RateLimits(limits, bucketOf, System::nanoTime);
+    }
+
+    RateLimits(Map<String, Limit> limits, Function<String, String> bucketOf, LongSupplier nanos) {
+        this.limits = Map.copyOf(limits);
+        this.bucketOf = Objects.requireNonNull(bucketOf);
+        this.nanos = Objects.requireNonNull(nanos);
+    }
+
+    /** {@code N/SECONDS}: at most N requests in each window of that many seconds. */
+    static Limit parse(String key, String value) {
+        String[] parts = value.trim().split("/");
+        try {
+            if (parts.length == 2) {
+                int n = Integer.parseInt(parts[0].trim());
+                long seconds = Long.parseLong(parts[1].trim());
+                if (n >= 1 && seconds >= 1) {
+                    return new Limit(n, Duration.ofSeconds(seconds));
+                }
+            }
+        } catch (NumberFormatException e) {
+            // the message below says what is expected
+        }
+        throw new ConfigurationException(key + " must be REQUESTS/SECONDS (for example 600/60), not " + value);
+    }
+
+    /** Counts the request of {@code call} against its bucket; empty when the bucket has no limit. */
+    public synchronized Optional<Decision> acquire(String call) {
+        String bucket = bucketOf.apply(call);
+        Limit limit = bucket == null ? null : limits.get(bucket);
+        if (limit == null) {
+            return Optional.empty();
+        }
+        long now = nanos.getAsLong();
+        Window w = windows.computeIfAbsent(bucket, b -> {
+            Window fresh = new Window();
+            fresh.start = now;
+            return fresh;
+        });
+        long windowNanos = limit.window().toNanos();
+        if (now - w.start >= windowNanos) {
+            w.start = now;
+            w.count = 0;
+        }
+        Duration reset = Duration.ofNanos(w.start + windowNanos - now);
+        if (w.count >= limit.requests()) {
+            return Optional.of(new Decision(bucket, limit, 0, reset, false));
+        }
+        w.count++;
+        return Optional.of(new Decision(bucket, limit, limit.requests() - w.count, reset, true));
+    }
+}
