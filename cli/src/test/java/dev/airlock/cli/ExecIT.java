@@ -153,6 +153,29 @@ class ExecIT {
         assertEquals(0, airlock("exec", "--timeout", "1m", "true").run().exit());
     }
 
+    /**
+     * In a session the command's shell has an EXIT trap (it saves the state), so when the timeout's
+     * TERM reached the group, bash lived on long enough to report its killed foreground job on our
+     * stderr: a stray "Terminated" above the timeout line. Only the timeout line may appear, and the
+     * session still answers after.
+     */
+    @Test
+    void aTimeoutInASessionSaysOnlyThatItTimedOut() {
+        Path home = Airlock.stateDir();
+        for (int i = 0; i < 3; i++) {
+            Airlock.Result r = airlock("--set", "airlock.session=timeout", "exec", "--timeout", "1", "sleep 30")
+                    .env("AIRLOCK_HOME", home.toString()).run();
+
+            assertEquals(124, r.exit(), r::toString);
+            assertEquals(List.of("airlock: timed out after 1s"), r.errLines());
+        }
+        Airlock.Result after = airlock("--set", "airlock.session=timeout", "exec", "-n", "echo still here")
+                .env("AIRLOCK_HOME", home.toString()).run();
+        assertEquals(0, after.exit(), after::toString);
+        assertEquals("still here\n", after.out());
+        assertEquals("", after.err());
+    }
+
     @Test
     void execStreamsAndDoesNotCapOutput() {
         // the capture cap is for the library's captured results; exec hands every byte on as it comes

@@ -94,7 +94,11 @@ public final class SessionScript {
     /** The EXIT trap: save the state atomically, then exit with the command's status. */
     private static String exitTrap(boolean bash, Collection<String> requestEnv) {
         StringBuilder t = new StringBuilder();
-        t.append("__airlock_rc=$?\nset +euC\n");
+        // Stderr is the trap's own from here: a command a timeout or cancel killed (TERM to the
+        // group) leaves bash alive for this trap, and bash would report the killed foreground job
+        // ("Terminated") on the command's stderr while the trap forks. The trap's one line of its
+        // own goes to the saved descriptor 8.
+        t.append("__airlock_rc=$?\nexec 8>&2 2>/dev/null\nset +euC\n");
         for (String n : requestEnv) {
             // Unchanged by the command: the request's value was for this exec only.
             t.append("if [ \"${").append(n).append("-}\" = \"$__airlock_r_").append(n).append("\" ] && [ -n \"$__airlock_o_")
@@ -113,7 +117,7 @@ public final class SessionScript {
         t.append(" && printf '%s\\n' " + COMPLETE + "; } >\"$__airlock_t\" && ").append(TOOLS)
                 .append("command mv -f -- \"$__airlock_t\" \"$__airlock_sd/" + SNAPSHOT + "\"\n");
         t.append("then :; else ").append(TOOLS).append("command rm -f -- \"$__airlock_t\";"
-                + " printf 'airlock: the session state could not be saved in %s\\n' \"$__airlock_sd\" >&2; fi\n");
+                + " printf 'airlock: the session state could not be saved in %s\\n' \"$__airlock_sd\" >&8; fi\n");
         t.append("exit \"$__airlock_rc\"\n");
         return t.toString();
     }

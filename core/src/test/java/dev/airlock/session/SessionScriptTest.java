@@ -142,6 +142,18 @@ class SessionScriptTest {
         assertTrue(r.err.contains("the session directory " + gone + " is gone"), r.err);
     }
 
+    /** The EXIT trap keeps stderr for its own line only (a killed command's "Terminated" stays out): a failed save still says so. */
+    @ParameterizedTest
+    @ValueSource(strings = {"bash", "dash", "busybox"})
+    void aStateThatCannotBeSavedIsOneLineOnStderr(String shell) throws Exception {
+        Path blocker = Files.writeString(tmp.resolve("a-file"), "x");
+        Run s = new Run(shell, blocker.resolve("s")); // the session dir's parent is a file: mkdir fails
+        Out r = s.exec("echo ran; echo own >&2; exit 4");
+        assertEquals(4, r.exit, r.err);
+        assertEquals("ran\n", r.text());
+        assertEquals("own\nairlock: the session state could not be saved in " + blocker.resolve("s") + "\n", r.err);
+    }
+
     static String q(Path p) {
         return dev.airlock.shell.Shell.quote(p.toString());
     }

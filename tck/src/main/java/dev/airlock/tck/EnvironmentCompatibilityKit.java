@@ -288,6 +288,7 @@ public abstract class EnvironmentCompatibilityKit {
     @Nested
     class Exec {
 
+        @Promise("the exec's exit code is the command's own (exit N gives N), neither timed out nor cancelled")
         @ParameterizedTest(name = "exit {0}")
         @ValueSource(ints = {0, 1, 7, 255})
         void exitCodeIsTheCommands(int code) {
@@ -297,6 +298,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(code == 0, r.succeeded());
         }
 
+        @Promise("a shell killed by signal N exits 128+N and runs nothing after the signal")
         @ParameterizedTest(name = "SIG{0} -> 128+{1}")
         @CsvSource({"HUP, 1", "KILL, 9", "TERM, 15"})
         void shellKilledBySignalExits128PlusN(String signal, int number) {
@@ -308,6 +310,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertFalse(r.timedOut() || r.cancelled());
         }
 
+        @Promise("a working directory that cannot be entered exits 126 and runs nothing")
         @Test
         void missingWorkingDirectoryExits126AndRunsNothing() {
             Environment env = environment();
@@ -318,6 +321,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertTrue(env.files().stat(marker).isEmpty(), "the command ran although its cwd could not be entered");
         }
 
+        @Promise("the command runs in the requested working directory, whatever characters its name holds (quote it)")
         @ParameterizedTest(name = "cwd \"{0}\"")
         @ValueSource(strings = {"dir with spaces", "it's \"quoted\"", "new\nline", "-leading-dash", "ünïcødé $HOME *"})
         void workingDirectoryIsHonoured(String name) {
@@ -329,6 +333,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertTrue(env.files().stat(dir + "/here").isPresent(), "a relative path did not land in the cwd");
         }
 
+        @Promise("a working directory of ~ is Target.home()")
         @Test
         void tildeWorkingDirectoryIsTheEnvironmentsHome() {
             Environment env = environment();
@@ -336,6 +341,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(env.target().home() + "\n", r.stdout().text(), "~ must expand to Target.home()");
         }
 
+        @Promise("environment values arrive unchanged: quotes, newlines, empty and 32 KiB values, shell metacharacters (never put them into a script unquoted)")
         @Test
         void environmentValuesArriveExactly() {
             Map<String, String> vars = new LinkedHashMap<>();
@@ -361,6 +367,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("a command given no stdin reads end-of-input at once and never waits for input (give it /dev/null or a closed pipe)")
         @Test
         void noStdinMeansEndOfInputAtOnce() {
             ExecResult r = environment().exec(ExecRequest.builder("cat; if read -r x; then echo line; else echo eof; fi")
@@ -370,6 +377,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals("eof\n", r.stdout().text(), "cat must print nothing and read must see end-of-input");
         }
 
+        @Promise("a script longer than Capabilities.argvLimit() runs, with its stdin, and leaves nothing staged")
         @Test
         void scriptLongerThanTheArgvLimitRuns() {
             Environment env = environment();
@@ -391,11 +399,13 @@ public abstract class EnvironmentCompatibilityKit {
     @Nested
     class Stdin {
 
+        @Promise("the backend's stdin mode is byte-exact (PIPE or PAYLOAD, never HEREDOC)")
         @Test
         void stdinModeIsByteExact() {
             requireByteExact(environment().capabilities());
         }
 
+        @Promise("stdin reaches the command byte-exact: cat prints it back unchanged and nothing on stderr")
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.airlock.tck.Sample#standard")
         void stdinToStdout(Sample s) {
@@ -406,6 +416,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(0, r.stderr().size(), () -> "unexpected stderr: " + Remote.head(r.stderr()));
         }
 
+        @Promise("stdin reaches the command byte-exact: cat > file writes exactly it")
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.airlock.tck.Sample#standard")
         void stdinToFile(Sample s) {
@@ -417,6 +428,7 @@ public abstract class EnvironmentCompatibilityKit {
             env.files().delete(f);
         }
 
+        @Promise("64 MiB of stdin streams through to a caller's sink byte-exact (stream it, never hold it whole)")
         @Test
         void stdinOf64MiBStreamsThrough() {
             Environment env = environment();
@@ -429,6 +441,7 @@ public abstract class EnvironmentCompatibilityKit {
             out.assertMatches("stdin -> stdout streamed to a caller's sink");
         }
 
+        @Promise("stdin of unknown length (a stream without a size) arrives byte-exact and ends")
         @ParameterizedTest(name = "{0}")
         @ValueSource(strings = {"empty", "8 MiB"})
         void stdinOfUnknownLength(String which) {
@@ -439,6 +452,7 @@ public abstract class EnvironmentCompatibilityKit {
             ByteCheck.assertSame(s, r.stdout().open(), "stdin of unknown length -> stdout");
         }
 
+        @Promise("a command that reads part of its stdin, or none, ends normally: unread stdin must not hold the exec")
         @ParameterizedTest(name = "command `{0}`")
         @ValueSource(strings = {"true", "head -c 10", "head -c 1048576 > /dev/null; echo read-some"})
         void aCommandThatReadsPartOfItsStdinEndsNormally(String command) {
@@ -452,6 +466,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("stdin the command does not read is never run as shell code (never append stdin to the script)")
         @ParameterizedTest(name = "command `{0}`")
         @ValueSource(strings = {"true", "exit 3", "echo x; exit 0", "read -r first"})
         void unreadStdinIsNeverRunAsShellCode(String command) {
@@ -462,6 +477,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertTrue(env.files().stat(marker).isEmpty(), "stdin the command did not read was run as shell code");
         }
 
+        @Promise("a payload that breaks fails the exec, and the command never takes its first part for the whole (launch under setsid, so the core kills the group before closing stdin)")
         @ParameterizedTest(name = "{0}")
         @ValueSource(strings = {"source fails after 100 KiB", "stream shorter than its declared length"})
         void brokenPayloadNeverLooksComplete(String how) {
@@ -486,6 +502,7 @@ public abstract class EnvironmentCompatibilityKit {
     @Nested
     class Output {
 
+        @Promise("a file printed to stdout arrives byte-exact")
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.airlock.tck.Sample#standard")
         void fileToStdout(Sample s) {
@@ -498,6 +515,7 @@ public abstract class EnvironmentCompatibilityKit {
             env.files().delete(f);
         }
 
+        @Promise("stdin copied to stderr arrives byte-exact on stderr, with nothing on stdout")
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.airlock.tck.Sample#standard")
         void stdinToStderr(Sample s) {
@@ -508,6 +526,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(0, r.stdout().size(), "nothing was written to stdout");
         }
 
+        @Promise("stdout and stderr stay apart and byte-exact while both carry 8 MiB at once (drain both streams at the same time)")
         @Test
         void stdoutAndStderrStayApartAt8MiBEachInterleaved() {
             Environment env = environment();
@@ -528,6 +547,7 @@ public abstract class EnvironmentCompatibilityKit {
             env.files().delete(f);
         }
 
+        @Promise("a capture limit keeps the output up to the cap and counts every byte it drops")
         @ParameterizedTest(name = "cap {1} of {0} bytes to {2}")
         @CsvSource({"5000, 1000, stdout", "5000, 1000, stderr", "5000, 0, stdout", "5242880, 3145728, stdout",
                 "4096, 4096, stderr", "100, 1000, stdout"})
@@ -545,6 +565,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(0, other.size() + other.dropped(), "the other stream got nothing");
         }
 
+        @Promise("a caller's output sinks get every byte, flushed, before the exec returns")
         @Test
         void callersSinksGetEverythingFlushed() {
             Environment env = environment();
@@ -567,6 +588,7 @@ public abstract class EnvironmentCompatibilityKit {
     @Nested
     class Files {
 
+        @Promise("files().write then files().read give back the same bytes")
         @ParameterizedTest(name = "{0}")
         @MethodSource("dev.airlock.tck.Sample#standard")
         void writeThenRead(Sample s) {
@@ -579,6 +601,7 @@ public abstract class EnvironmentCompatibilityKit {
             env.files().delete(f);
         }
 
+        @Promise("a 64 MiB file is written and read back byte-exact (stream it, never hold it whole)")
         @Test
         void writeAndReadOf64MiB() {
             Environment env = environment();
@@ -593,6 +616,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("a write from a stream of unknown length stores every byte")
         @Test
         void writeFromAStreamOfUnknownLength() {
             Environment env = environment();
@@ -603,6 +627,7 @@ public abstract class EnvironmentCompatibilityKit {
             ByteCheck.assertSame(s, env.files().read(f), "files().write of a stream of unknown length");
         }
 
+        @Promise("a write is atomic: a reader polling the path sees the old or the new content, never a part (write a temporary file, then rename it)")
         @Test
         void writeIsAtomicForAReaderPollingThePath() throws Exception {
             Environment env = environment();
@@ -632,6 +657,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(List.of("stop", "target.bin"), left, "writes left temporary files behind");
         }
 
+        @Promise("a write keeps an existing file's mode and sets a mode WriteOptions gives")
         @Test
         void existingModeIsKeptAndAnExplicitModeIsSet() {
             Environment env = environment();
@@ -645,6 +671,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(0600, env.files().stat(f).orElseThrow().mode());
         }
 
+        @Promise("writing onto a directory fails and changes nothing")
         @Test
         void writingOntoADirectoryFailsAndChangesNothing() {
             Environment env = environment();
@@ -656,6 +683,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(List.of("d"), env.files().list(dir).stream().map(FileStat::name).toList(), "no temporary file is left");
         }
 
+        @Promise("a write creates missing parent directories unless WriteOptions refuses it")
         @Test
         void parentsAreCreatedUnlessRefused() {
             Environment env = environment();
@@ -668,6 +696,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertTrue(env.files().stat(dir + "/x").isEmpty(), "a refused write created directories");
         }
 
+        @Promise("a write to a symlink writes through to its target and keeps the link")
         @Test
         void symlinkedTargetIsWrittenThrough() {
             Environment env = environment();
@@ -681,6 +710,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals("new through the link", read(env, dir + "/link"));
         }
 
+        @Promise("paths with spaces, quotes, newlines, a leading dash or unicode work in every file operation (quote them, end options with --)")
         @Test
         void awkwardNamesWorkInEveryOperation() {
             Environment env = environment();
@@ -702,6 +732,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(List.of(), env.files().list(dir));
         }
 
+        @Promise("stat reports type, size and mode, and describes a symlink itself, not its target")
         @Test
         void statReportsTypeSizeAndModeWithoutFollowingLinks() {
             Environment env = environment();
@@ -720,6 +751,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertTrue(env.files().stat(dir + "/missing").isEmpty());
         }
 
+        @Promise("list returns every entry, hidden ones too, sorted by name")
         @Test
         void listIsSortedAndIncludesHiddenEntries() {
             Environment env = environment();
@@ -737,6 +769,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertThrows(AirlockException.class, () -> env.files().list(dir + "/b.txt"), "listing a file is an error");
         }
 
+        @Promise("delete removes files, whole trees and links, never a link's target")
         @Test
         void deleteRemovesFilesTreesAndLinksButNotLinkTargets() {
             Environment env = environment();
@@ -753,6 +786,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertTrue(env.files().stat(dir + "/kept/inside").isPresent(), "deleting a link must not touch its target");
         }
 
+        @Promise("mkdirs creates missing parents and accepts a directory that exists")
         @Test
         void mkdirsCreatesParentsAndAcceptsAnExistingDirectory() {
             Environment env = environment();
@@ -762,6 +796,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertTrue(env.files().stat(dir).orElseThrow().isDirectory());
         }
 
+        @Promise("copyIn and copyOut keep every file's content and mode")
         @Test
         void copyInAndCopyOutKeepContentAndModes() throws IOException {
             Environment env = environment();
@@ -804,6 +839,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertThrows(NoSuchPathException.class, () -> env.files().copyOut(dest + "/missing"));
         }
 
+        @Promise("an operation on a missing path throws NoSuchPathException")
         @Test
         void missingPathsRaiseNoSuchPath() {
             Environment env = environment();
@@ -813,6 +849,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertThrows(AirlockException.class, () -> env.files().read(dir), "reading a directory is an error");
         }
 
+        @Promise("closing a read early ends the transfer and leaves the environment usable")
         @Test
         void closingAReadEarlyLeavesTheEnvironmentUsable() throws IOException {
             Environment env = environment();
@@ -847,6 +884,7 @@ public abstract class EnvironmentCompatibilityKit {
     @Nested
     class TimeoutsAndCancel {
 
+        @Promise("a timeout kills the command and every process it started (launch must start the command in its own session and process group, setsid, so the core's group kill reaches the tree)")
         @Test
         void timeoutKillsTheCommandAndEverythingItStarted() {
             Environment env = environment();
@@ -859,6 +897,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertGone(env, pid, "a grandchild outlived the timeout");
         }
 
+        @Promise("no process of a timed-out exec still runs when its result returns (setsid at launch; a transport whose output ends at the command's exit says so with Backend.outputEndsAtExit)")
         @Test
         void noProcessOfATimedOutExecOutlivesItsResult() {
             // The timeout's kill runs on another thread than the caller's: repeat a short one to
@@ -884,6 +923,7 @@ public abstract class EnvironmentCompatibilityKit {
          * grace), whether the job holds the command's output or sent its own elsewhere. To keep a
          * server, {@code start} it and keep the execution.
          */
+        @Promise("a background job the command leaves running ends with its exec (setsid at launch, so the group kill at the end reaches it)")
         @ParameterizedTest(name = "sleep 600 {0} &")
         @ValueSource(strings = {"", ">/dev/null 2>&1"})
         void backgroundJobsEndWithTheirExec(String redirect) {
@@ -897,6 +937,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertFalse(Remote.alive(env, pid), "a background job (sleep 600 " + redirect + " &) outlived its exec's result");
         }
 
+        @Promise("cancel kills the command and every process it started (setsid at launch, so the core's group kill reaches the tree)")
         @Test
         void cancelKillsTheCommandAndEverythingItStarted() throws InterruptedException {
             Environment env = environment();
@@ -912,6 +953,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertGone(env, pid, "a grandchild outlived the cancel");
         }
 
+        @Promise("interrupting the thread that waits for the exec cancels it and kills its whole tree (setsid at launch)")
         @Test
         void interruptingTheCallerCancels() throws InterruptedException {
             Environment env = environment();
@@ -935,6 +977,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertGone(env, pid, "a grandchild outlived the interrupt");
         }
 
+        @Promise("an exec cancelled before dispatch never runs its command")
         @ParameterizedTest(name = "held at {0} -> {1}")
         @CsvSource({"NEW, STAGING", "STAGING, STAGED"})
         void cancelBeforeDispatchNeverRunsTheCommand(ExecState from, ExecState to) throws InterruptedException {
@@ -965,6 +1008,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("an exec cancelled while held in NEW never stages anything and never runs")
         @Test
         void cancelWhileHeldInNewNeverStagesOrRuns() throws InterruptedException {
             // Held in NEW for real: the command guard asks a human before anything is staged, and the
@@ -1017,6 +1061,7 @@ public abstract class EnvironmentCompatibilityKit {
                     .map(FileStat::name).filter(n -> n.startsWith(".airlock-")).toList();
         }
 
+        @Promise("a cancel during dispatch kills the command and its tree once it starts (setsid at launch)")
         @Test
         void cancelDuringDispatchKillsTheCommand() throws InterruptedException {
             // Held at the commit point: the command is about to be sent, so a cancel must become a kill.
@@ -1035,6 +1080,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("a cancel after the exec ended changes nothing in its result")
         @Test
         void cancelAfterTheEndChangesNothing() throws InterruptedException {
             Environment env = environment();
@@ -1048,6 +1094,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals("ok\n", sh(env, "echo ok"));
         }
 
+        @Promise("cancelling one exec leaves the environment's other execs running")
         @Test
         void cancelExecLeavesOtherExecsRunning() throws InterruptedException {
             try (Environment env = open(Map.of(CANCEL, "exec"))) {
@@ -1066,6 +1113,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("with airlock.cancel=sandbox a cancel stops the sandbox exactly once and no process of the command outlives it (setsid at launch)")
         @Test
         void cancelSandboxStopsTheSandboxExactlyOnce() throws InterruptedException {
             Events events = new Events();
@@ -1095,6 +1143,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("close() during running execs ends them, stops once and leaves no process or private file behind (setsid at launch)")
         @Test
         void closeDuringRunningExecsStopsOnceAndLeavesNothing() throws Exception {
             Events events = new Events();
@@ -1154,6 +1203,7 @@ public abstract class EnvironmentCompatibilityKit {
     @Nested
     class Concurrency {
 
+        @Promise("sixteen execs at once on one environment each get their own output, byte-exact")
         @Test
         void sixteenConcurrentExecsAreEachByteExact() throws InterruptedException {
             Environment env = environment();
@@ -1172,6 +1222,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("concurrent file writes and reads on one environment are each byte-exact")
         @Test
         void concurrentFileWritesAndReadsAreEachByteExact() throws Exception {
             Environment env = environment();
@@ -1201,6 +1252,7 @@ public abstract class EnvironmentCompatibilityKit {
     @Nested
     class Secrecy {
 
+        @Promise("no argv on this machine holds a stdin payload, an env value or a credential, raw or encoded (hex, base64): pass them through stdin, a file or the process environment")
         @Test
         void noArgvOnThisMachineHoldsAPayloadAnEnvValueOrAToken() throws Exception {
             assumeCapability(ArgvScan.supported(), "this JVM's host has no readable /proc, so argv cannot be scanned here");
@@ -1238,6 +1290,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("requests and error messages never print env values or stdin")
         @Test
         void requestsAndErrorsNeverPrintEnvValuesOrStdin() {
             String secret = "kit-never-print-" + StdinScripts.randomToken();
@@ -1255,6 +1308,7 @@ public abstract class EnvironmentCompatibilityKit {
     @Nested
     class Errors {
 
+        @Promise("an invalid environment variable name is rejected at once with one clear exception")
         @ParameterizedTest(name = "name \"{0}\"")
         @ValueSource(strings = {"1ABC", "A-B", "A B", "", "A=B", "É", "A\nB"})
         void invalidEnvNamesAreRejected(String name) {
@@ -1264,11 +1318,13 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(1, e.getMessage().lines().count(), "one line: " + e.getMessage());
         }
 
+        @Promise("a command holding NUL is rejected at once with one clear exception")
         @Test
         void nulInTheCommandIsRejected() {
             assertThrows(ConfigurationException.class, () -> environment().exec(ExecRequest.of("echo a\0b")));
         }
 
+        @Promise("a closed environment refuses every exec and file operation with EnvironmentClosedException")
         @Test
         void aClosedEnvironmentRefusesEverything() {
             Environment env = open(Map.of());
@@ -1283,6 +1339,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertDoesNotThrow(env::close, "close is idempotent");
         }
 
+        @Promise("the error for a missing path names the path")
         @Test
         void missingPathsNameThePath() {
             Environment env = environment();
@@ -1304,6 +1361,7 @@ public abstract class EnvironmentCompatibilityKit {
     @Nested
     class LauncherRecord {
 
+        @Promise("output the transport prints before the launcher record (a login banner) is dropped, never taken for the command's")
         @Test
         void outputBeforeTheRecordIsNotTheCommands() {
             // `cd` through CDPATH prints the directory it entered, before the record: noise, like a
@@ -1317,6 +1375,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals(dir + "/" + sub + "\n", r.stdout().text(), "what the shell printed before the record reached stdout");
         }
 
+        @Promise("a launcher record the command prints itself is its output and never its exit code")
         @Test
         void aForgedRecordIsOutputAndNeverTheExitCode() {
             // The command looks for its own launcher's nonce where a process can see it (its argv), and
@@ -1335,6 +1394,7 @@ public abstract class EnvironmentCompatibilityKit {
                     ? "with the launcher's own nonce, read from its argv" : "with a made-up nonce (the launcher's was not in its argv)"));
         }
 
+        @Promise("a record printed after long output is the command's output")
         @Test
         void aRecordAfterLongOutputIsOutput() {
             // Past the window the record is looked for in, and split over many reads: still just output.
@@ -1374,6 +1434,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("a command that overwrites its parent's code still gets its own exit status (the launcher execs into the command's shell; the status comes from the transport)")
         @Test
         void aParentOverwrittenToExitZeroIsNotTheStatus() {
             // Writes exit_group(0) (x86-64) at the parent's current instruction: a parent that
@@ -1386,6 +1447,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertFalse(r.timedOut() || r.cancelled());
         }
 
+        @Promise("a command that kills its parent still gets its own exit status (the launcher execs into the command's shell)")
         @Test
         void aParentKilledIsNotTheStatus() {
             ExecResult r = forge(ParentAttack.KILL, "kill -9 \"$p\"", Duration.ofMinutes(1));
@@ -1393,6 +1455,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertFalse(r.timedOut() || r.cancelled());
         }
 
+        @Promise("a command that stops its parent does not hold the exec, which ends with the command's own status")
         @Test
         void aParentStoppedDoesNotHoldTheExec() {
             // With a timeout, so a stopped parent that held the exec shows as 124 instead of a hang.
@@ -1437,6 +1500,7 @@ public abstract class EnvironmentCompatibilityKit {
             return env.files().list(env.target().stagingDir()).stream().filter(f -> f.name().startsWith(".airlock-")).toList();
         }
 
+        @Promise("a staged stdin or env file is 0600 in a 0700 private dir and delivers its content")
         @Test
         void stagedFileIs0600InA0700Dir() throws InterruptedException {
             Park park = new Park(ExecState.STAGING, ExecState.STAGED);
@@ -1468,6 +1532,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("staged files (stdin, env) are removed before the command runs, and the command still reads its stdin and env")
         @Test
         void stagedFileIsGoneBeforeTheCommandRuns() {
             try (Environment env = stagingEnvironment()) {
@@ -1479,6 +1544,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("no staged file is left after a hundred runs, failed and timed-out ones included")
         @Test
         void noStagedFileIsLeftAfterAHundredRuns() {
             try (Environment env = stagingEnvironment()) {
@@ -1495,6 +1561,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("staged input that cannot be opened fails the exec with StagingException, and the command never runs")
         @Test
         void aFailedRedirectIsAStagingException() throws InterruptedException {
             Park park = new Park(ExecState.STAGING, ExecState.STAGED);
@@ -1514,6 +1581,7 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        @Promise("stdin over airlock.stdin.max-staged-bytes is refused naming the setting, and nothing runs or stays staged")
         @Test
         void stdinOverTheStagingCapIsRefusedWithTheSettingsName() {
             assumeCapability(stagesStdin(environment().capabilities()),
@@ -1556,6 +1624,7 @@ public abstract class EnvironmentCompatibilityKit {
             return attached.get();
         }
 
+        @Promise("an attached environment sees the owner's sandbox, and closing it leaves the sandbox running")
         @Test
         void anAttachedEnvironmentSharesTheSandboxAndLeavesItRunning() {
             Environment owner = environment();
@@ -1570,6 +1639,7 @@ public abstract class EnvironmentCompatibilityKit {
             assertEquals("alive\n", sh(owner, "echo alive"), "closing an attached environment must not stop the sandbox");
         }
 
+        @Promise("closing an attached environment cancels its own execs, kills their trees and removes its private files, leaving the sandbox running")
         @Test
         void closingAnAttachedEnvironmentKillsItsExecsAndRemovesItsFiles() throws InterruptedException {
             Environment owner = environment();
@@ -1597,6 +1667,7 @@ public abstract class EnvironmentCompatibilityKit {
     @Nested
     class Layering {
 
+        @Promise("the plugin depends on the SPI and the API only, never on dev.airlock.internal or dev.airlock.exec")
         @Test
         void thePluginUsesNoCoreInternals() {
             String pkg = EnvironmentCompatibilityKit.this.getClass().getPackageName();

@@ -17,8 +17,9 @@ import java.util.Map;
  * at once, pointing at it (one hang usually means every exec hangs, and waiting for each again
  * would take an hour). The deadline is {@value #DEFAULT_SECONDS}s, or the system property
  * {@value #PROPERTY} in seconds. A case that fails without hanging fails with the same words: its
- * message starts with the group's promise, so a plugin author sees which rule the backend broke
- * before the detail. The kit's own set-up and clean-up methods get the same deadline.
+ * message quotes the case's own {@link Promise} (its group's, for a method without one), so a
+ * plugin author sees which rule the backend broke, and usually what to fix, before the detail. The
+ * kit's own set-up and clean-up methods get the same deadline.
  */
 public final class KitDeadline implements InvocationInterceptor {
     /** Seconds each kit test may take, when set. */
@@ -26,7 +27,7 @@ public final class KitDeadline implements InvocationInterceptor {
     static final long DEFAULT_SECONDS = 120;
     private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(KitDeadline.class);
 
-    /** What each group promises, and the usual reason a backend breaks it by hanging. */
+    /** What each group promises: quoted for a method without its own {@link Promise} (set-up and clean-up). */
     private static final Map<String, String> PROMISES = Map.ofEntries(
             Map.entry("Exec", "commands run and end with their own exit code"),
             Map.entry("Stdin", "stdin arrives byte-exact and ends when it should: a command reading it must see end-of-input"),
@@ -46,7 +47,8 @@ public final class KitDeadline implements InvocationInterceptor {
             Map.entry("ExitStatus", "the exit status is the command's own, from the transport: no parent the command can kill,"
                     + " stop or write into reports it (the launcher execs into the command's shell)"),
             Map.entry("Attach", "an attached environment closes without stopping the sandbox"),
-            Map.entry("Sessions", "a session's exec ends like any exec and saves its state from the EXIT trap"));
+            Map.entry("Sessions", "a session's exec ends like any exec and saves its state from the EXIT trap"),
+            Map.entry("Layering", "a plugin builds on the SPI and the API only"));
 
     @Override
     public void interceptTestMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
@@ -112,7 +114,7 @@ public final class KitDeadline implements InvocationInterceptor {
             String what = group + " > " + context.getDisplayName() + " did not finish within " + deadline.toSeconds() + "s";
             store.put(run, what);
             AssertionFailedError hang = new AssertionFailedError("[airlock-tck] " + what + ": the backend broke the promise '"
-                    + PROMISES.getOrDefault(group, "the case finishes") + "'");
+                    + promise(context).orElse("the case finishes") + "'");
             hang.setStackTrace(e.getStackTrace());
             throw hang;
         } catch (AssertionError | RuntimeException e) {
@@ -126,7 +128,7 @@ public final class KitDeadline implements InvocationInterceptor {
     /** A failure that did not hang: the same words as a hang's, then what the case saw. */
     private static AssertionFailedError broken(ExtensionContext context, Throwable e) {
         String group = group(context);
-        String promise = PROMISES.get(group);
+        String promise = promise(context).orElse(null);
         String why = e instanceof AssertionError ? String.valueOf(e.getMessage()) : e.toString();
         AssertionFailedError f = new AssertionFailedError("[airlock-tck] " + group + " > " + context.getDisplayName()
                 + (promise == null ? "" : ": the backend broke the promise '" + promise + "'") + ": " + why, e);
@@ -138,6 +140,12 @@ public final class KitDeadline implements InvocationInterceptor {
     private static String kitRun(ExtensionContext context) {
         return context.getTestInstances().map(i -> i.getAllInstances().get(0).getClass().getName())
                 .orElseGet(() -> context.getRequiredTestClass().getName());
+    }
+
+    /** The case's own promise, else its group's. */
+    static java.util.Optional<String> promise(ExtensionContext context) {
+        return context.getTestMethod().map(m -> m.getAnnotation(Promise.class)).map(Promise::value)
+                .or(() -> java.util.Optional.ofNullable(PROMISES.get(group(context))));
     }
 
     private static String group(ExtensionContext context) {

@@ -60,6 +60,7 @@ abstract class SessionCases {
         return r.stdout().text();
     }
 
+    @Promise("cd and export in a session carry over to its next exec")
     @Test
     void cdAndExportCarryOverToTheNextExec() {
         Environment env = kit.environment();
@@ -71,6 +72,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("functions and aliases defined in a bash session carry over to its next exec")
     @Test
     void functionsAndAliasesCarryOverOnBash() {
         Environment env = kit.environment();
@@ -82,6 +84,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("a cd into a missing directory fails and keeps the session's state")
     @Test
     void cdIntoAMissingDirectoryFailsAndKeepsTheState() {
         Environment env = kit.environment();
@@ -95,6 +98,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("a command failing half way keeps what it did, and exit N still saves the state from the EXIT trap")
     @Test
     void aCommandFailingHalfWayKeepsWhatItDidAndExitNSaves() {
         Environment env = kit.environment();
@@ -108,6 +112,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("a session exec's output and stdin stay byte-exact")
     @Test
     void outputAndStdinStayByteExact() {
         Environment env = kit.environment();
@@ -125,6 +130,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("a hundred commands in a row in one session each see the state the last one left")
     @Test
     @KitDeadline.Longer(10) // a hundred execs in a row: one case's deadline for every ten
     void aHundredSequentialCommandsKeepCounting() {
@@ -146,6 +152,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("two sessions side by side never see each other's state")
     @Test
     void twoSessionsSideBySideDoNotSeeEachOther() {
         Environment env = kit.environment();
@@ -160,6 +167,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("a session's saved state is private and holds no injected secret")
     @Test
     void theSnapshotIsPrivateAndHoldsNoInjectedSecret() throws IOException {
         Environment env = kit.environment();
@@ -181,6 +189,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("the execs of one session run one at a time while plain execs go on")
     @Test
     void execsOfOneSessionRunOneAtATimeWhilePlainExecsGoOn() throws Exception {
         Environment env = kit.environment();
@@ -203,6 +212,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("two different sessions run at the same time")
     @Test
     void twoSessionsRunAtTheSameTime() throws Exception {
         Environment env = kit.environment();
@@ -224,6 +234,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("a busy session fails at once with a clear exception when the exec must not wait")
     @Test
     void aBusySessionFailsFastWhenItMustNotWait() throws Exception {
         try (Environment env = kit.open(Map.of("airlock.session.wait", "false"))) {
@@ -242,6 +253,7 @@ abstract class SessionCases {
         }
     }
 
+    @Promise("four writers and four readers of one session never see a torn state snapshot")
     @Test
     @KitDeadline.Longer(4) // sixteen session execs in a row and the readers' execs among them
     void fourWritersAndFourReadersNeverSeeATornSnapshot() throws Exception {

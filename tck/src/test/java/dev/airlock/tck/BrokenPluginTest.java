@@ -5,6 +5,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.engine.support.descriptor.MethodSource;
 import org.junit.platform.launcher.TestExecutionListener;
 import org.junit.platform.launcher.TestIdentifier;
 import org.junit.platform.launcher.TestPlan;
@@ -43,6 +44,12 @@ class BrokenPluginTest {
 
     /** Group > case -> failure message, for some nested groups of a kit subclass, or all of it when none is named. */
     private static Map<String, String> runGroups(Class<?> kit, Map<String, String> passed, String... groups) {
+        return runGroups(kit, passed, new TreeMap<>(), groups);
+    }
+
+    /** As above, and each failed case's own promise (its {@link Promise}) into {@code promises}, by the same key. */
+    private static Map<String, String> runGroups(Class<?> kit, Map<String, String> passed, Map<String, String> promises,
+                                                 String... groups) {
         Map<String, String> failed = new TreeMap<>();
         String before = System.getProperty(KitDeadline.PROPERTY);
         System.setProperty(KitDeadline.PROPERTY, "60");
@@ -69,6 +76,9 @@ class BrokenPluginTest {
                                         passed.put(name, "");
                                     } else if (result.getStatus() == TestExecutionResult.Status.FAILED) {
                                         failed.put(name, result.getThrowable().map(Throwable::getMessage).orElse("(no message)"));
+                                        id.getSource().filter(MethodSource.class::isInstance)
+                                                .map(src -> ((MethodSource) src).getJavaMethod().getAnnotation(Promise.class))
+                                                .ifPresent(p -> promises.put(name, p.value()));
                                     }
                                 }
                             });
@@ -95,8 +105,9 @@ class BrokenPluginTest {
     @Timeout(value = 10, unit = TimeUnit.MINUTES) // the guard, should a case hang after all
     void aPluginWithoutSetsidFailsTheKitNamingTheBrokenPromise() {
         Map<String, String> passed = new TreeMap<>();
+        Map<String, String> promises = new TreeMap<>();
         long began = System.nanoTime();
-        Map<String, String> failed = runGroups(HostPluginKits.WithoutSetsid.class, passed);
+        Map<String, String> failed = runGroups(HostPluginKits.WithoutSetsid.class, passed, promises);
         System.out.println("[BrokenPluginTest] a plugin without setsid: " + failed.size() + " failed, " + passed.size() + " passed, in "
                 + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - began) + " s");
         failed.values().forEach(m -> System.out.println("  " + m.lines().findFirst().orElse("")));
@@ -104,13 +115,20 @@ class BrokenPluginTest {
                 "cancelKillsTheCommandAndEverythingItStarted()", "interruptingTheCallerCancels()"}) {
             String why = failed.get("TimeoutsAndCancel > " + kill);
             assertTrue(why != null, kill + " passed for a plugin whose kill cannot reach the tree; failed: " + failed.keySet());
-            assertTrue(why.startsWith("[airlock-tck] TimeoutsAndCancel > " + kill + ": the backend broke the promise")
-                    && why.contains("own session and process group (setsid)"), why);
+            assertTrue(why.startsWith("[airlock-tck] TimeoutsAndCancel > " + kill + ": the backend broke the promise '"
+                    + promises.get("TimeoutsAndCancel > " + kill) + "': "), why);
+            assertTrue(promises.get("TimeoutsAndCancel > " + kill).contains("setsid"), "a kill case's promise says what to fix: " + why);
         }
+        // Each failure quotes the promise of its own case (not its group's): a cancel and a timeout say different things.
         for (Map.Entry<String, String> f : failed.entrySet()) {
-            assertTrue(f.getValue().contains("setsid"), "a failure that does not name the broken promise: " + f);
+            String own = promises.get(f.getKey());
+            assertTrue(own != null && !own.isBlank(), "a failed case without its own promise: " + f);
+            assertTrue(f.getValue().contains(": the backend broke the promise '" + own + "': "),
+                    "a failure that does not quote its case's own promise '" + own + "': " + f);
             assertFalse(f.getValue().contains("did not finish within"), "a case hung instead of failing: " + f);
         }
+        assertTrue(new java.util.HashSet<>(promises.values()).size() >= 4,
+                "the failed cases quote one promise between them: " + promises);
         // The kill cases failed, so the plugin left their TERM-ignoring trees running: the kit reaped them.
         assertEquals(List.of(), HostPluginKits.running("sleep\0" + "600\0"), "the kit left the failed cases' process trees running");
     }

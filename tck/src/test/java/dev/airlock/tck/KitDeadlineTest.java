@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 import static org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder.request;
 
-/** A kit case that hangs fails at its own deadline naming the promise, and the rest of the run fails at once. */
+/** A kit case that hangs fails at its own deadline naming its promise, and the rest of the run fails at once; a failure names it too. */
 class KitDeadlineTest {
     /** Counted down by the hung case when the deadline interrupts it: that happens on the case's own thread, after the failure is reported. */
     static final CountDownLatch interrupted = new CountDownLatch(1);
@@ -53,8 +53,8 @@ class KitDeadlineTest {
         }
         assertEquals(2, failures.size(), failures.toString());
         String hang = failures.get("aKillThatNeverEnds()");
-        assertTrue(hang.contains("TimeoutsAndCancel > aKillThatNeverEnds() did not finish within 1s")
-                && hang.contains("(setsid)"), hang);
+        assertTrue(hang.contains("TimeoutsAndCancel > aKillThatNeverEnds() did not finish within 1s: the backend broke the"
+                + " promise 'a kill ends the tree (start it under setsid)'"), hang);
         // well short of the case's 60 s sleep: only an interrupt ends it this soon
         assertTrue(interrupted.await(10, TimeUnit.SECONDS), "the hung case was interrupted");
         assertTrue(failures.get("zLater()").contains("not run: TimeoutsAndCancel > aKillThatNeverEnds() did not finish"),
@@ -78,9 +78,11 @@ class KitDeadlineTest {
                         }
                     }
                 });
-        assertEquals(java.util.Set.of("aWrongExitCode()"), failures.keySet(), failures.toString());
-        assertEquals("[airlock-tck] Exec > aWrongExitCode(): the backend broke the promise 'commands run and end with their"
-                + " own exit code': exit 1 ==> expected: <0> but was: <1>", failures.get("aWrongExitCode()"));
+        assertEquals(java.util.Set.of("aWrongExitCode()", "aCaseWithoutItsOwnPromise()"), failures.keySet(), failures.toString());
+        assertEquals("[airlock-tck] Exec > aWrongExitCode(): the backend broke the promise 'the exit code is the command's"
+                + " own (exit N gives N)': exit 1 ==> expected: <0> but was: <1>", failures.get("aWrongExitCode()"));
+        assertEquals("[airlock-tck] Exec > aCaseWithoutItsOwnPromise(): the backend broke the promise 'commands run and end"
+                + " with their own exit code': exit 2", failures.get("aCaseWithoutItsOwnPromise()"), "the group's, as a fallback");
         assertEquals(Map.of("aSkip()", "not this backend's"), skipped, "a skip stays a skip");
     }
 
@@ -90,8 +92,14 @@ class KitDeadlineTest {
         @Nested
         class Exec {
             @Test
+            @Promise("the exit code is the command's own (exit N gives N)")
             void aWrongExitCode() {
                 assertEquals(0, 1, "exit 1");
+            }
+
+            @Test
+            void aCaseWithoutItsOwnPromise() {
+                org.junit.jupiter.api.Assertions.fail("exit 2");
             }
 
             @Test
@@ -110,6 +118,7 @@ class KitDeadlineTest {
         @TestMethodOrder(MethodOrderer.MethodName.class)
         class TimeoutsAndCancel {
             @Test
+            @Promise("a kill ends the tree (start it under setsid)")
             void aKillThatNeverEnds() {
                 try {
                     Thread.sleep(60_000);

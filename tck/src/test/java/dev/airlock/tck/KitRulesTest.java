@@ -16,6 +16,41 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The kit's own rules and comparisons, without a backend. */
 class KitRulesTest {
 
+    /**
+     * A failure quotes its case's own promise (KitDeadline): so every case of every group has one,
+     * and no two cases share one, or a failure would again read as its group's summary.
+     */
+    @Test
+    void everyKitCaseHasAPromiseOfItsOwn() {
+        java.util.Map<String, String> seen = new java.util.TreeMap<>();
+        java.util.List<String> without = new java.util.ArrayList<>();
+        int cases = 0;
+        for (Class<?> group : EnvironmentCompatibilityKit.class.getDeclaredClasses()) {
+            if (!group.isAnnotationPresent(org.junit.jupiter.api.Nested.class)) {
+                continue;
+            }
+            for (Class<?> c = group; c != null && c != Object.class; c = c.getSuperclass()) {
+                for (java.lang.reflect.Method m : c.getDeclaredMethods()) {
+                    if (!m.isAnnotationPresent(Test.class)
+                            && !m.isAnnotationPresent(org.junit.jupiter.params.ParameterizedTest.class)) {
+                        continue;
+                    }
+                    cases++;
+                    String name = group.getSimpleName() + "#" + m.getName();
+                    Promise p = m.getAnnotation(Promise.class);
+                    if (p == null || p.value().isBlank()) {
+                        without.add(name);
+                        continue;
+                    }
+                    String other = seen.put(p.value(), name);
+                    assertEquals(null, other, "two cases share the promise '" + p.value() + "': " + other + ", " + name);
+                }
+            }
+        }
+        assertTrue(cases > 70, "the kit's cases were found: " + cases);
+        assertEquals(java.util.List.of(), without, "kit cases without a promise of their own");
+    }
+
     @Test
     void aHeredocBackendFailsTheCoreAsNotByteExact() {
         Capabilities heredoc = Capabilities.pipe().withStdinMode(StdinMode.HEREDOC);
