@@ -41,7 +41,9 @@ public final class ModalProvider implements EnvironmentProvider, SandboxLifecycl
                 SettingKey.of(ModalSettings.CA_FILE, "PEM file", "system roots", "extra trust for TLS"),
                 SettingKey.of(ModalSettings.SANDBOX_ID, "sandbox id", "", "attach; never terminated on close"),
                 SettingKey.of(ModalSettings.FAMILY, "v2 | v1", "v2", "the sandbox RPC family"),
-                SettingKey.of(ModalSettings.API_TIMEOUT, "duration", "60s", "bound on one control call"));
+                SettingKey.of(ModalSettings.API_TIMEOUT, "duration", "60s", "bound on one control call"),
+                SettingKey.of(ModalSettings.IMAGE_BUILDER_VERSION, "string", "MODAL_IMAGE_BUILDER_VERSION, else the environment's",
+                        "how the service builds the image (2024.10, 2025.06...)"));
     }
 
     /** Modal's credentials in the environment; stripped from every child (MODAL_TOKEN_ID looks harmless by name). */

@@ -51,6 +51,17 @@ final class ModalSandbox implements AutoCloseable {
         return attached;
     }
 
+    /**
+     * The image builder version of the environment, as the official SDK asks for it
+     * ({@code EnvironmentGetOrCreate}): an environment-scoped setting of the service, which says
+     * how images build there; a version of our own could build a different image, or be refused.
+     */
+    private static String builderVersion(ModalClient client) {
+        return client.control("EnvironmentGetOrCreate", Resource.none(), st -> st.environmentGetOrCreate(
+                        EnvironmentGetOrCreateRequest.newBuilder().setDeploymentName(client.settings.environment()).build()))
+                .getMetadata().getSettings().getImageBuilderVersion();
+    }
+
     /** Creates a sandbox (V2 family by default, V1 with {@code airlock.modal.sandbox-family=v1}) and waits for its task. */
     static ModalSandbox create(ModalClient client, boolean kept) {
         return create(client, ResourceLabels.now(kept));
@@ -62,9 +73,10 @@ final class ModalSandbox implements AutoCloseable {
         client.authenticate();
         String app = client.control("AppGetOrCreate", Resource.none(), st -> st.appGetOrCreate(AppGetOrCreateRequest.newBuilder()
                 .setAppName(s.app()).setEnvironmentName(s.environment()).setObjectCreationType(1).build())).getAppId();
+        String builder = s.imageBuilderVersion().orElseGet(() -> builderVersion(client));
         ImageGetOrCreateResponse img = client.control("ImageGetOrCreate", Resource.none(), st -> st.imageGetOrCreate(
                 ImageGetOrCreateRequest.newBuilder().setAppId(app)
-                        .setImage(Image.newBuilder().addDockerfileCommands("FROM " + s.image())).setBuilderVersion("2024.10").build()));
+                        .setImage(Image.newBuilder().addDockerfileCommands("FROM " + s.image())).setBuilderVersion(builder).build()));
         if (!img.hasResult() || img.getResult().getStatus() == 0) {
             joinImage(client, img.getImageId());
         } else if (img.getResult().getStatus() != 1) {

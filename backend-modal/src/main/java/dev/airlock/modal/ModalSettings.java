@@ -14,12 +14,13 @@ import java.util.Optional;
 /**
  * The modal backend's settings (docs/backends.md has the table). The token pair is secret: it is held
  * as {@link Secret}s and never printed. {@code MODAL_SERVER_URL}, {@code MODAL_TOKEN_ID},
- * {@code MODAL_TOKEN_SECRET} and {@code MODAL_ENVIRONMENT} are honoured when the setting is unset.
+ * {@code MODAL_TOKEN_SECRET}, {@code MODAL_ENVIRONMENT} and {@code MODAL_IMAGE_BUILDER_VERSION} are honoured
+ * when the setting is unset.
  */
 public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, String environment, String app,
                             String image, int milliCpu, int memoryMb, Duration sandboxTimeout, Optional<String> workdir,
                             Map<String, String> env, Optional<Path> caFile, Optional<String> sandboxId, boolean v2,
-                            Duration apiTimeout) {
+                            Duration apiTimeout, Optional<String> imageBuilderVersion) {
     public static final String PREFIX = "airlock.modal";
     public static final String SERVER_URL = PREFIX + ".server-url";
     public static final String TOKEN_ID = PREFIX + ".token-id";
@@ -36,6 +37,8 @@ public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, S
     public static final String SANDBOX_ID = PREFIX + ".sandbox-id";
     public static final String FAMILY = PREFIX + ".sandbox-family";
     public static final String API_TIMEOUT = PREFIX + ".api-timeout";
+    /** The image builder version; else MODAL_IMAGE_BUILDER_VERSION; else the environment's, asked of the service, as the SDK does. */
+    public static final String IMAGE_BUILDER_VERSION = PREFIX + ".image-builder-version";
     public static final String DEFAULT_SERVER_URL = "https://api.modal.com:443";
 
     public static ModalSettings from(Settings s, Map<String, String> processEnv) {
@@ -83,7 +86,9 @@ public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, S
                 s.get(APP, "airlock"), s.get(IMAGE, "debian:bookworm-slim"), (int) Math.round(cpu * 1000), memory,
                 timeout, s.get(WORKDIR).filter(v -> !v.isBlank()), s.keys(ENV), ca,
                 s.get(SANDBOX_ID).filter(v -> !v.isBlank()), family.equals("v2"),
-                s.getDuration(API_TIMEOUT, Duration.ofSeconds(60)));
+                s.getDuration(API_TIMEOUT, Duration.ofSeconds(60)),
+                s.get(IMAGE_BUILDER_VERSION).or(() -> Optional.ofNullable(processEnv.get("MODAL_IMAGE_BUILDER_VERSION")))
+                        .map(String::trim).filter(v -> !v.isEmpty()));
     }
 
     /** Whether the control plane is on loopback: the official SDKs then speak plaintext to the router too. */

@@ -50,7 +50,7 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         String name = request.getDeploymentName().isEmpty() ? "main" : request.getDeploymentName();
         answer(out, EnvironmentGetOrCreateResponse.newBuilder().setEnvironmentId("en-" + name)
                 .setMetadata(EnvironmentMetadata.newBuilder().setName(name)
-                        .setSettings(EnvironmentSettings.newBuilder().setImageBuilderVersion("2024.10")))
+                        .setSettings(EnvironmentSettings.newBuilder().setImageBuilderVersion(state.imageBuilderVersion)))
                 .build());
     }
 
@@ -62,6 +62,13 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
      */
     @Override
     public void imageGetOrCreate(ImageGetOrCreateRequest request, StreamObserver<ImageGetOrCreateResponse> out) {
+        String version = request.getBuilderVersion();
+        state.builderVersionsAsked.add(version);
+        if (!version.isEmpty() && !ModalState.BUILDER_VERSIONS.contains(version)) {
+            // Emulator wording; the service refuses a version it does not have.
+            throw Status.INVALID_ARGUMENT.withDescription("image builder version " + version + " is not supported (supported: "
+                    + String.join(", ", ModalState.BUILDER_VERSIONS) + ")").asRuntimeException();
+        }
         String tag = request.getImage().getDockerfileCommandsList().stream().filter(c -> c.startsWith("FROM "))
                 .findFirst().map(c -> c.substring(5).trim()).orElse("debian:12");
         String id = "im-" + Integer.toHexString(tag.hashCode());

@@ -130,6 +130,11 @@ public final class ModalEmulator implements Emulator {
         return java.util.List.copyOf(state.imageBuild.joinsFrom());
     }
 
+    /** The builder version of every ImageGetOrCreate call so far, in order. */
+    public java.util.List<String> builderVersionsAsked() {
+        return java.util.List.copyOf(state.builderVersionsAsked);
+    }
+
     /** Sandboxes that exist and are not terminated (for tests: none may be left behind). */
     public int liveSandboxes() {
         return state.live();

@@ -62,8 +62,15 @@ final class ModalState {
     record ImageBuild(int entries, int cutAfter, java.util.List<String> joinsFrom) {
     }
 
+    /** The image builder versions the service knows; an image asked with another is refused. */
+    static final java.util.List<String> BUILDER_VERSIONS = java.util.List.of("2023.12", "2024.04", "2024.10", "2025.06", "PREVIEW");
+
     final EmulatorContext context;
     final ImageBuild imageBuild;
+    /** The environments' image builder version ({@code EnvironmentGetOrCreate} answers it). */
+    final String imageBuilderVersion;
+    /** The builder version of every ImageGetOrCreate so far, in order, for tests. */
+    final java.util.List<String> builderVersionsAsked = new java.util.concurrent.CopyOnWriteArrayList<>();
     final Jwt jwt;
     private final Duration jwtTtl;
     private final int defaultTimeout;
@@ -84,6 +91,7 @@ final class ModalState {
         this.imageBuild = new ImageBuild(context.settings().getInt("airlock.modal.emulator.image-build-entries", 0),
                 context.settings().getInt("airlock.modal.emulator.image-build-cut-after", 0),
                 new java.util.concurrent.CopyOnWriteArrayList<>());
+        this.imageBuilderVersion = context.settings().get("airlock.modal.emulator.image-builder-version", "2024.10");
         this.jwt = jwt;
         this.jwtTtl = jwtTtl;
         this.defaultTimeout = defaultTimeout;
