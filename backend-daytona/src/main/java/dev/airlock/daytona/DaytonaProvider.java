@@ -81,8 +81,10 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
 
     /** Creates a kept sandbox (labelled {@code airlock.keep}, never auto-deleted) and waits until it started. */
     @Override
-    public String up(Settings settings) {
-        DaytonaSettings s = DaytonaSettings.from(settings, System.getenv());
+    public String up(Settings settings, Duration ttl) {
+        // Daytona stops a sandbox after this many minutes without activity (its auto-stop interval).
+        long minutes = Math.max(1, (ttl.toSeconds() + 59) / 60);
+        DaytonaSettings s = DaytonaSettings.from(settings.with(DaytonaSettings.AUTO_STOP, Long.toString(minutes)), System.getenv());
         try (DaytonaApi api = new DaytonaApi(s, settings)) {
             JsonNode r = api.create(DaytonaBackend.createBody(api, s, true));
             String id = r.path("id").asText();

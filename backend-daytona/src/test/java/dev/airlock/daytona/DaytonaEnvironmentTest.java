@@ -269,7 +269,7 @@ class DaytonaEnvironmentTest {
     void anAttachedSandboxIsNeverStoppedAndADeleteThatFindsNothingIsFine() throws IOException {
         start(FaultPlan.none());
         DaytonaProvider p = new DaytonaProvider();
-        String id = p.up(settings());
+        String id = p.up(settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         try (Environment env = open(settings(DaytonaSettings.SANDBOX_ID, id))) {
             assertEquals("hi", env.exec(ExecRequest.of("printf hi")).stdout().text());
         }
@@ -284,7 +284,7 @@ class DaytonaEnvironmentTest {
     void gcRemovesOrphansButKeepsWhatUpMade() throws IOException {
         start(FaultPlan.none());
         DaytonaProvider p = new DaytonaProvider();
-        String kept = p.up(settings());
+        String kept = p.up(settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         // as a process that died before closing left it: this owner's labels, its holder gone
         String orphanId = createWithLabels("{\"airlock.managed\":\"true\",\"airlock.owner\":\"" + ResourceLabels.currentOwner()
                 + "\",\"airlock.created\":\"2020-01-01T00:00:00Z\",\"airlock.version\":\"0.1.0\",\"airlock.holder\":\""

@@ -116,7 +116,7 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
     }
 
     @Override
-    public String up(Settings settings) {
+    public String up(Settings settings, Duration ttl) {
         DockerSettings s = DockerSettings.from(settings, System.getenv());
         String image = s.requireImage();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
@@ -125,6 +125,12 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
         } catch (RuntimeException e) {
             throw e instanceof AirlockException ? e : new dev.airlock.BackendException("airlock up with image " + image + " failed: " + e, e);
         }
+    }
+
+    /** A container lives until {@code airlock down ID}: Docker has no lifetime of its own to give it. */
+    @Override
+    public boolean expires() {
+        return false;
     }
 
     /**

@@ -259,7 +259,7 @@ class DockerLifecycleTest {
     @Test
     void anOpenEnvironmentsContainerIsLeasedAndUpsIsNot() throws Exception {
         DockerProvider provider = new DockerProvider();
-        String kept = provider.up(DockerFixture.settings());
+        String kept = provider.up(DockerFixture.settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         try (Environment env = Environments.open(DockerFixture.settings())) {
             DockerFixture.Result r = DockerFixture.docker(null, 30, "inspect", "-f",
                     "{{.HostConfig.AutoRemove}} {{.Config.OpenStdin}} {{.Config.StdinOnce}}", DockerBackend.of(env).containerId(), kept);
@@ -344,7 +344,7 @@ class DockerLifecycleTest {
     void upAttachDownAcrossEnvironments() throws Exception {
         DockerProvider provider = new DockerProvider();
         Settings settings = DockerFixture.settings();
-        String id = provider.up(settings);
+        String id = provider.up(settings, dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         try {
             try (Environment a = Environments.open(settings.with(DockerSettings.CONTAINER, id))) {
                 a.files().write("/tmp/kept.txt", "kept\n".getBytes());

@@ -79,8 +79,11 @@ public final class ModalProvider implements EnvironmentProvider, SandboxLifecycl
 
     /** {@code airlock up}: a sandbox that outlives this process (until {@code down} or its timeout); prints its id. */
     @Override
-    public String up(Settings settings) {
-        try (ModalClient c = client(settings)) {
+    public String up(Settings settings, Duration ttl) {
+        if (ttl.toSeconds() < 1 || ttl.toSeconds() > 86_400) {
+            throw new ConfigurationException("--ttl " + ttl.toSeconds() + "s is beyond Modal's sandbox lifetime: 1s to 24h");
+        }
+        try (ModalClient c = client(settings.with(ModalSettings.TIMEOUT, ttl.toSeconds() + "s"))) {
             return ModalSandbox.create(c, true).id();
         }
     }

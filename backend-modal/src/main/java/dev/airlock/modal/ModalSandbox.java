@@ -168,8 +168,10 @@ final class ModalSandbox implements AutoCloseable {
                         return v2 ? st.sandboxGetTaskIdV2(q) : st.sandboxGetTaskId(q);
                     });
             if (r.hasTaskResult() && r.getTaskResult().getStatus() != 0) {
-                throw new dev.airlock.BackendUnavailableException("Modal sandbox " + sandboxId + " has already finished ("
-                        + r.getTaskResult().getException() + ")");
+                String why = r.getTaskResult().getException();
+                throw new dev.airlock.BackendUnavailableException("the Modal sandbox " + sandboxId + " has ended"
+                        + (why.isBlank() ? "" : " (" + why.strip().replace('\n', ' ') + ")")
+                        + (attached ? "; make a new one with 'airlock --backend modal up --ttl DURATION' and attach to that" : ""));
             }
             if (r.hasTaskId() && !r.getTaskId().isBlank()) {
                 client.routeTo(sandboxId, v2, r.getTaskId(), null, null);

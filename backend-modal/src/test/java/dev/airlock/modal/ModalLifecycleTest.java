@@ -17,6 +17,7 @@ import java.util.concurrent.CountDownLatch;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Terminate exactly once under racing close and cancel; up/down keep a sandbox across clients. */
 class ModalLifecycleTest {
@@ -63,7 +64,7 @@ class ModalLifecycleTest {
     @Test
     void upKeepsASandboxAcrossClientsAndDownEndsIt() {
         ModalProvider p = new ModalProvider();
-        String id = p.up(EMULATOR.settings());
+        String id = p.up(EMULATOR.settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         var attach = EMULATOR.settings().with(ModalSettings.SANDBOX_ID, id);
         try (Environment a = p.open(OpenContext.of(attach))) {
             a.files().write("/tmp/kept.txt", dev.airlock.Payload.ofUtf8("kept"));
@@ -77,6 +78,37 @@ class ModalLifecycleTest {
     }
 
     /**
+     * An {@code up} sandbox lives its ttl, then ends by itself (its Modal timeout); attaching to it
+     * after that is one line that says so and what to do, not a stack of gRPC.
+     */
+    @Test
+    void anUpSandboxEndsAfterItsTtlAndAttachingThenSaysSo() throws Exception {
+        ModalProvider p = new ModalProvider();
+        String id = p.up(EMULATOR.settings(), java.time.Duration.ofSeconds(2));
+        var attach = EMULATOR.settings().with(ModalSettings.SANDBOX_ID, id);
+        try (Environment a = p.open(OpenContext.of(attach))) {
+            assertEquals("up", a.exec(ExecRequest.of("printf up")).stdout().text(), "alive within its ttl");
+        }
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        dev.airlock.AirlockException e = null;
+        while (e == null && System.nanoTime() < end) {
+            Thread.sleep(500);
+            try {
+                p.open(OpenContext.of(attach)).close();
+            } catch (dev.airlock.AirlockException ended) {
+                e = ended;
+            }
+        }
+        assertTrue(e != null, "the sandbox outlived its 2 s ttl by 30 s");
+        assertTrue(e.getMessage().startsWith("the Modal sandbox " + id + " has ended")
+                && e.getMessage().endsWith("make a new one with 'airlock --backend modal up --ttl DURATION' and attach to that")
+                && !e.getMessage().contains("\n"), e.getMessage());
+        dev.airlock.ConfigurationException tooLong = assertThrows(dev.airlock.ConfigurationException.class,
+                () -> p.up(EMULATOR.settings(), java.time.Duration.ofHours(25)));
+        assertEquals("--ttl 90000s is beyond Modal's sandbox lifetime: 1s to 24h", tooLong.getMessage());
+    }
+
+    /**
      * A sandbox {@code up} made in the V1 family is attached and ended by its id alone: the id's
      * shape picks the family (as the official SDKs tell), not the attaching process's settings.
      */
@@ -84,7 +116,7 @@ class ModalLifecycleTest {
     void aV1SandboxIsAttachedByItsIdAlone() {
         ModalProvider p = new ModalProvider();
         int v1Terminates = EMULATOR.served.journal().entries("SandboxTerminate").size();
-        String id = p.up(EMULATOR.settings().with(ModalSettings.FAMILY, "v1"));
+        String id = p.up(EMULATOR.settings().with(ModalSettings.FAMILY, "v1"), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         try {
             assertFalse(ModalSandbox.isV2(id), "not a V1 sandbox id: " + id);
             try (Environment e = p.open(OpenContext.of(EMULATOR.settings().with(ModalSettings.SANDBOX_ID, id)))) {
@@ -125,7 +157,7 @@ class ModalLifecycleTest {
         var emulator = (dev.airlock.modal.emulator.ModalEmulator) EMULATOR.served.emulator();
         ModalProvider p = new ModalProvider();
         int before = emulator.liveSandboxes();
-        String kept = p.up(EMULATOR.settings());
+        String kept = p.up(EMULATOR.settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         java.util.Set<String> orphans = new java.util.HashSet<>();
         List<String> others = new ArrayList<>();
         try (ModalClient c = ModalProvider.client(EMULATOR.settings())) {

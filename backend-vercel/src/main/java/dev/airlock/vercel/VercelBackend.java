@@ -121,6 +121,12 @@ final class VercelBackend implements Backend, Stager, Killer {
             } else {
                 info = api.create(tags(false));
             }
+            String status = attached ? api.session(info.sessionId()).status() : "pending";
+            if (!status.equals("running") && !status.equals("pending")) {
+                throw new dev.airlock.BackendUnavailableException("the Vercel sandbox " + info.sandboxName() + " has ended (its session is "
+                        + status + ": its lifetime is over, or it was stopped); make a new one"
+                        + " with 'airlock --backend vercel up --ttl DURATION' and attach to that");
+            }
             awaitRunning(api, info.sessionId());
         } catch (RuntimeException e) {
             if (info != null && !attached) {

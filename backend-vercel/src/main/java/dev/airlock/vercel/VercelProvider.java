@@ -69,8 +69,11 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
     }
 
     @Override
-    public String up(Settings settings) {
-        VercelSettings s = VercelSettings.from(settings, System.getenv());
+    public String up(Settings settings, Duration ttl) {
+        if (ttl.toSeconds() < 10) {
+            throw new ConfigurationException("--ttl " + ttl.toSeconds() + "s is shorter than a Vercel sandbox's shortest lifetime, 10s");
+        }
+        VercelSettings s = VercelSettings.from(settings.with(VercelSettings.TIMEOUT, ttl.toSeconds() + "s"), System.getenv());
         try (VercelApi api = new VercelApi(s, settings)) {
             VercelApi.SessionInfo info = api.create(VercelBackend.tags(true));
             try {

@@ -33,7 +33,7 @@ class VercelGcTest {
     @Test
     void gcRemovesOnlyThisOwnersOrphansAndKeptOnesOnlyWhenAsked() {
         VercelProvider p = new VercelProvider();
-        String kept = p.up(EMULATOR.settings());
+        String kept = p.up(EMULATOR.settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         String orphan;
         String foreign;
         String unlabelled;

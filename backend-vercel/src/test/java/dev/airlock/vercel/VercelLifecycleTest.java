@@ -68,6 +68,36 @@ class VercelLifecycleTest {
         }
     }
 
+    /**
+     * An {@code up} sandbox lives its ttl (the session's timeout), then the service stops it;
+     * attaching to it after that is one line that says so and what to do.
+     */
+    @Test
+    void anUpSandboxEndsAfterItsTtlAndAttachingThenSaysSo() throws Exception {
+        fixture = new VercelEmulatorFixture(FaultPlan.none());
+        VercelProvider p = new VercelProvider();
+        String name = p.up(fixture.settings(), java.time.Duration.ofSeconds(10));
+        var attach = fixture.settings().with(VercelSettings.SANDBOX_ID, name);
+        try (Environment a = p.open(OpenContext.of(attach))) {
+            assertEquals("up", a.exec(dev.airlock.ExecRequest.of("printf up")).stdout().text(), "alive within its ttl");
+        }
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        dev.airlock.AirlockException e = null;
+        while (e == null && System.nanoTime() < end) {
+            Thread.sleep(1000);
+            try {
+                p.open(OpenContext.of(attach)).close();
+            } catch (dev.airlock.AirlockException ended) {
+                e = ended;
+            }
+        }
+        assertTrue(e != null, "the sandbox outlived its 10 s ttl by 50 s");
+        assertTrue(e.getMessage().startsWith("the Vercel sandbox " + name + " has ended (its session is ")
+                && e.getMessage().endsWith("make a new one with 'airlock --backend vercel up --ttl DURATION' and attach to that")
+                && !e.getMessage().contains("\n"), e.getMessage());
+        p.down(fixture.settings(), name);
+    }
+
     private long commands() {
         return fixture.journal.entries("cmd").stream().filter(e -> e.dispatch()).count();
     }

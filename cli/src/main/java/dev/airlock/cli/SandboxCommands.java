@@ -51,20 +51,41 @@ final class SandboxCommands {
     @Command(name = "up", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
             description = {"Creates a sandbox that outlives this command and prints its id on stdout.",
                     "Later commands attach to it with --set KEY=ID (docker: airlock.docker.container);",
-                    "'down ID' removes it."})
+                    "'down ID' removes it; the cloud's end by themselves after --ttl."})
     static final class Up implements Callable<Integer> {
         @ParentCommand
         AirlockCli cli;
+
+        @Option(names = "--ttl", paramLabel = "DURATION",
+                description = "How long the sandbox lives (default 1h; 30m, 2h, 1d): Modal's and Vercel's lifetime,"
+                        + " Daytona's idle time before it stops; docker containers live until 'down'.")
+        String ttl;
 
         @Override
         public Integer call() {
             Settings settings = cli.settings();
             SandboxLifecycle l = lifecycle(settings);
-            String id = l.up(settings);
+            // The one duration parser, with the option's name in its error.
+            Duration lifetime = ttl == null ? SandboxLifecycle.DEFAULT_TTL
+                    : Settings.of("--ttl", ttl).getDuration("--ttl", SandboxLifecycle.DEFAULT_TTL);
+            if (lifetime.isZero() || lifetime.isNegative()) {
+                throw new ConfigurationException("--ttl must be positive, such as 30m or 2h");
+            }
+            if (ttl != null && !l.expires()) {
+                System.err.println("airlock: warning: these sandboxes live until 'airlock down ID'; --ttl is not applied");
+            }
+            String id = l.up(settings, lifetime);
             System.out.println(id);
             System.out.flush();
-            System.err.println("airlock: attach with --set " + l.attachKey() + "=" + id + "; remove with: airlock down " + id);
+            System.err.println("airlock: attach with --set " + l.attachKey() + "=" + id
+                    + (l.expires() ? "; it ends by itself after " + words(lifetime) : "") + "; remove with: airlock down " + id);
             return ExitCodes.OK;
+        }
+
+        /** 1h, 90m, 45s: the largest whole unit. */
+        static String words(Duration d) {
+            long s = d.toSeconds();
+            return s % 86_400 == 0 ? s / 86_400 + "d" : s % 3600 == 0 ? s / 3600 + "h" : s % 60 == 0 ? s / 60 + "m" : s + "s";
         }
     }
 

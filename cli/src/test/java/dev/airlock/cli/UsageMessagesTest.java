@@ -74,4 +74,16 @@ class UsageMessagesTest {
                 + " (from --set) (airlock.settings.strict=true)\n", stderrOf(125, "--set", "airlock.outptu.max-bytes=1",
                 "--set", "airlock.settings.strict=true", "exec", "true"));
     }
+
+    @Test
+    void aTtlThatIsNoLifetimeIsOneLineBeforeAnythingIsMade() {
+        assertEquals("airlock: usage: --ttl must be positive, such as 30m or 2h\n",
+                stderrOf(2, "--backend", "docker", "up", "--ttl", "0s"));
+    }
+
+    @Test
+    void aTtlThatIsNoDurationSaysWhatADurationLooksLike() {
+        assertEquals("airlock: usage: setting --ttl has invalid value 'soon': expected a duration such as 30s, 5m, 2h or 1500ms\n",
+                stderrOf(2, "--backend", "docker", "up", "--ttl", "soon"));
+    }
 }
