@@ -269,7 +269,10 @@ class DaytonaEnvironmentTest {
     void anAttachedSandboxIsNeverStoppedAndADeleteThatFindsNothingIsFine() throws IOException {
         start(FaultPlan.none());
         DaytonaProvider p = new DaytonaProvider();
-        String id = p.up(settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
+        String id = p.up(settings(), Duration.ofMinutes(90));
+        try (DaytonaApi api = new DaytonaApi(DaytonaSettings.from(settings(), java.util.Map.of()), settings())) {
+            assertEquals(90, api.get(id).path("autoStopInterval").asInt(), "up's ttl is the sandbox's idle time before it stops");
+        }
         try (Environment env = open(settings(DaytonaSettings.SANDBOX_ID, id))) {
             assertEquals("hi", env.exec(ExecRequest.of("printf hi")).stdout().text());
         }
