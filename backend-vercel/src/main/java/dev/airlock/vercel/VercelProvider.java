@@ -28,8 +28,8 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
         return List.of(
                 SettingKey.of(VercelSettings.API_URL, "URL", "https://vercel.com/api", "Vercel's REST API"),
                 SettingKey.secret(VercelSettings.TOKEN, "string", "the API token (VERCEL_TOKEN is honoured)"),
-                SettingKey.of(VercelSettings.TEAM_ID, "team_...", "", "sent as ?teamId="),
-                SettingKey.of(VercelSettings.PROJECT_ID, "prj_...", "required", "the project sandboxes belong to"),
+                SettingKey.of(VercelSettings.TEAM_ID, "team_...", "VERCEL_TEAM_ID", "sent as ?teamId="),
+                SettingKey.of(VercelSettings.PROJECT_ID, "prj_...", "VERCEL_PROJECT_ID; required", "the project sandboxes belong to"),
                 SettingKey.of(VercelSettings.IMAGE, "image name", "the service's", "image (v3 create)"),
                 SettingKey.of(VercelSettings.RUNTIME, "runtime", "", "runtime (v2 create; not with image)"),
                 SettingKey.of(VercelSettings.VCPUS, "int", "2", "vCPUs"),

@@ -30,6 +30,9 @@ record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> te
     static final String PERSISTENT = PREFIX + ".persistent";
     static final String SANDBOX_ID = PREFIX + ".sandbox-id";
     static final String TOKEN_VARIABLE = "VERCEL_TOKEN";
+    /** The variables Vercel's own sandbox docs pass to the SDK ({@code teamId: process.env.VERCEL_TEAM_ID}, ...). */
+    static final String TEAM_VARIABLE = "VERCEL_TEAM_ID";
+    static final String PROJECT_VARIABLE = "VERCEL_PROJECT_ID";
 
     static VercelSettings from(Settings s, Map<String, String> processEnv) {
         Optional<Secret> token = s.secret(TOKEN).filter(t -> !t.isEmpty())
@@ -55,7 +58,10 @@ record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> te
             }
         }).toList();
         return new VercelSettings(s.get(API_URL, "https://vercel.com/api").replaceAll("/+$", ""), token,
-                s.get(TEAM_ID).filter(v -> !v.isBlank()), s.get(PROJECT_ID, "").trim(), image, runtime, vcpus, timeout,
+                s.get(TEAM_ID).filter(v -> !v.isBlank()).or(() -> Optional.ofNullable(processEnv.get(TEAM_VARIABLE)))
+                        .map(String::trim).filter(v -> !v.isEmpty()),
+                s.get(PROJECT_ID).filter(v -> !v.isBlank()).or(() -> Optional.ofNullable(processEnv.get(PROJECT_VARIABLE)))
+                        .orElse("").trim(), image, runtime, vcpus, timeout,
                 Map.copyOf(s.keys(ENV)), ports, s.getBoolean(PERSISTENT, false),
                 s.get(SANDBOX_ID).filter(v -> !v.isBlank()).map(String::trim));
     }
@@ -68,7 +74,8 @@ record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> te
 
     String requireProject() {
         if (projectId.isEmpty()) {
-            throw new ConfigurationException(PROJECT_ID + " is not set: the Vercel project the sandboxes belong to (prj_...)");
+            throw new ConfigurationException("no Vercel project: export " + PROJECT_VARIABLE + " or set " + PROJECT_ID
+                    + " (the project the sandboxes belong to, prj_...)");
         }
         return projectId;
     }
