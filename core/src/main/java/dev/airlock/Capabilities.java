@@ -1,6 +1,8 @@
 package dev.airlock;
 
+import java.util.EnumSet;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * What a backend does natively. The core fills the gaps (staged env, process-group kill, files
@@ -17,6 +19,7 @@ public final class Capabilities {
     private final int argvLimit;
     private final OutputTransport outputTransport;
     private final PayloadStrategy payloadStrategy;
+    private final Set<NetworkMode> networkModes;
 
     private Capabilities(Builder b) {
         if (b.argvLimit < 1024) {
@@ -29,6 +32,7 @@ public final class Capabilities {
         this.argvLimit = b.argvLimit;
         this.outputTransport = Objects.requireNonNull(b.outputTransport, "outputTransport");
         this.payloadStrategy = Objects.requireNonNull(b.payloadStrategy, "payloadStrategy");
+        this.networkModes = Set.copyOf(Objects.requireNonNull(b.networkModes, "networkModes"));
     }
 
     /** A shell backend with streamed stdin and nothing else native. */
@@ -43,7 +47,8 @@ public final class Capabilities {
 
     public Builder toBuilder() {
         return new Builder().stdinMode(stdinMode).nativeEnv(nativeEnv).attachable(attachable).disposable(disposable)
-                .argvLimit(argvLimit).outputTransport(outputTransport).payloadStrategy(payloadStrategy);
+                .argvLimit(argvLimit).outputTransport(outputTransport).payloadStrategy(payloadStrategy)
+                .networkModes(networkModes);
     }
 
     /** How stdin is delivered. */
@@ -79,6 +84,18 @@ public final class Capabilities {
     /** How a PAYLOAD backend takes stdin: staged as a 0600 file, or streamed by the backend's writer. */
     public PayloadStrategy payloadStrategy() {
         return payloadStrategy;
+    }
+
+    /**
+     * The {@code airlock.network} modes this backend enforces ({@code on} unless it says more). The
+     * core refuses to open with any other, and the kit's NetworkPolicy cases run for these only.
+     */
+    public Set<NetworkMode> networkModes() {
+        return networkModes;
+    }
+
+    public Capabilities withNetworkModes(Set<NetworkMode> modes) {
+        return toBuilder().networkModes(modes).build();
     }
 
     public Capabilities withOutputTransport(OutputTransport t) {
@@ -118,22 +135,24 @@ public final class Capabilities {
     public boolean equals(Object o) {
         return o instanceof Capabilities c && c.stdinMode == stdinMode && c.nativeEnv == nativeEnv
                 && c.attachable == attachable && c.disposable == disposable && c.argvLimit == argvLimit
-                && c.outputTransport == outputTransport && c.payloadStrategy == payloadStrategy;
+                && c.outputTransport == outputTransport && c.payloadStrategy == payloadStrategy
+                && c.networkModes.equals(networkModes);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(stdinMode, nativeEnv, attachable, disposable, argvLimit, outputTransport, payloadStrategy);
+        return Objects.hash(stdinMode, nativeEnv, attachable, disposable, argvLimit, outputTransport, payloadStrategy,
+                networkModes);
     }
 
     @Override
     public String toString() {
         return "Capabilities[stdinMode=" + stdinMode + ", nativeEnv=" + nativeEnv + ", attachable=" + attachable
                 + ", disposable=" + disposable + ", argvLimit=" + argvLimit + ", outputTransport=" + outputTransport
-                + ", payloadStrategy=" + payloadStrategy + "]";
+                + ", payloadStrategy=" + payloadStrategy + ", networkModes=" + new java.util.TreeSet<>(networkModes) + "]";
     }
 
-    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv, STREAM output, STAGED payloads. */
+    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv, STREAM output, STAGED payloads, network on only. */
     public static final class Builder {
         private StdinMode stdinMode = StdinMode.PIPE;
         private boolean nativeEnv;
@@ -142,6 +161,7 @@ public final class Capabilities {
         private int argvLimit = 96 * 1024;
         private OutputTransport outputTransport = OutputTransport.STREAM;
         private PayloadStrategy payloadStrategy = PayloadStrategy.STAGED;
+        private Set<NetworkMode> networkModes = EnumSet.of(NetworkMode.ON);
 
         private Builder() {
         }
@@ -173,6 +193,12 @@ public final class Capabilities {
 
         public Builder payloadStrategy(PayloadStrategy p) {
             this.payloadStrategy = p;
+            return this;
+        }
+
+        /** The {@code airlock.network} modes the backend enforces; declare {@code OFF} only if it really cuts the network. */
+        public Builder networkModes(Set<NetworkMode> modes) {
+            this.networkModes = modes;
             return this;
         }
 

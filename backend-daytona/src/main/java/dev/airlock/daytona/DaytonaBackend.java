@@ -6,6 +6,7 @@ import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
 import dev.airlock.Environment;
+import dev.airlock.NetworkMode;
 import dev.airlock.Payload;
 import dev.airlock.StdinMode;
 import dev.airlock.remote.WireFailure;
@@ -59,6 +60,8 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
     }
 
     static Environment open(OpenContext context, DaytonaSettings s) {
+        // Only on: its network settings are not wired yet; off is refused before anything is created.
+        NetworkMode.require(context.settings(), "daytona", Capabilities.pipe().networkModes());
         DaytonaApi api = new DaytonaApi(s, context.settings());
         String id = null;
         boolean attached = s.sandboxId().isPresent();

@@ -2,6 +2,7 @@ package dev.airlock.docker;
 
 import dev.airlock.Capabilities;
 import dev.airlock.Environment;
+import dev.airlock.NetworkMode;
 import dev.airlock.RemoteFiles;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.Backend;
@@ -16,6 +17,7 @@ import dev.airlock.spi.RemoteProcess;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -59,12 +61,17 @@ public final class DockerBackend implements Backend, Killer {
         this.attached = docker.container().isPresent();
         this.capabilities = Capabilities.pipe()
                 .withNativeEnv(true)
+                .withNetworkModes(NETWORK_MODES)
                 .withAttachable(true)
                 .withDisposable(!attached && docker.volumes().isEmpty())
                 .withArgvLimit(96 * 1024);
     }
 
+    /** {@code off} is {@code --network none}: the container has only its own loopback. */
+    private static final Set<NetworkMode> NETWORK_MODES = EnumSet.of(NetworkMode.ON, NetworkMode.OFF);
+
     static Environment open(OpenContext context, DockerSettings docker) {
+        NetworkMode.require(context.settings(), "docker", NETWORK_MODES); // before a container exists
         DockerDaemon daemon = new DockerDaemon(docker);
         DockerBackend backend;
         try {

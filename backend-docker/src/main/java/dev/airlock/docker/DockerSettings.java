@@ -1,6 +1,7 @@
 package dev.airlock.docker;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.NetworkMode;
 import dev.airlock.settings.Settings;
 
 import java.net.URI;
@@ -28,7 +29,7 @@ import java.util.regex.Pattern;
  *   <tr><td>airlock.docker.cpus</td><td>decimal</td><td>(unlimited)</td><td>like {@code docker run --cpus}</td></tr>
  *   <tr><td>airlock.docker.memory</td><td>bytes (512m, 2g)</td><td>(unlimited)</td><td>memory limit, swap included</td></tr>
  *   <tr><td>airlock.docker.pids-limit</td><td>int</td><td>512</td><td>most processes in the container</td></tr>
- *   <tr><td>airlock.docker.network</td><td>string</td><td>none</td><td>network mode: none, bridge or a network name</td></tr>
+ *   <tr><td>airlock.docker.network</td><td>string</td><td>none</td><td>network mode: none, bridge or a network name; unset: bridge under airlock.network=on</td></tr>
  *   <tr><td>airlock.docker.user</td><td>user[:group]</td><td>the image's</td><td>user the container and its commands run as</td></tr>
  *   <tr><td>airlock.docker.workdir</td><td>path</td><td>the image's</td><td>working directory of the container</td></tr>
  *   <tr><td>airlock.docker.env.NAME</td><td>string</td><td></td><td>variables of the container</td></tr>
@@ -111,10 +112,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         if (pids < 8) {
             throw new ConfigurationException("setting " + PIDS_LIMIT + " must be at least 8, got " + pids);
         }
-        String network = s.get(NETWORK, "none").trim();
-        if (network.isEmpty()) {
-            throw new ConfigurationException("setting " + NETWORK + " is empty: use none (the default), bridge or a network name");
-        }
+        String network = network(s);
         Map<String, String> env = s.keys(ENV);
         for (String name : env.keySet()) {
             if (!ENV_NAME.matcher(name).matches()) {
@@ -319,6 +317,24 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         }
         return URI.create("tcp://" + host.getRawAuthority() + ":" + (tls ? 2376 : 2375)
                 + (host.getRawPath() == null ? "" : host.getRawPath()));
+    }
+
+    /**
+     * The container's network: {@code airlock.docker.network} when set, else none, or the daemon's
+     * default bridge when {@code airlock.network=on} is asked. {@code airlock.network=off} with a
+     * network other than none is a conflict, never a container on that network.
+     */
+    private static String network(Settings s) {
+        Optional<String> own = s.get(NETWORK).map(String::trim);
+        if (own.isPresent() && own.get().isEmpty()) {
+            throw new ConfigurationException("setting " + NETWORK + " is empty: use none (the default), bridge or a network name");
+        }
+        NetworkMode mode = NetworkMode.from(s);
+        if (mode == NetworkMode.OFF && own.isPresent() && !own.get().equals("none")) {
+            throw new ConfigurationException(NetworkMode.KEY + "=off and " + NETWORK + "=" + own.get()
+                    + " disagree: off means --network none; remove one of them");
+        }
+        return own.orElse(NetworkMode.isSet(s) && mode == NetworkMode.ON ? "bridge" : "none");
     }
 
     private static Optional<String> nonBlank(Settings s, String key) {

@@ -4,6 +4,7 @@ import dev.airlock.BackendUnavailableException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
+import dev.airlock.NetworkMode;
 import dev.airlock.RemoteFiles;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
@@ -26,6 +27,7 @@ import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -88,6 +90,8 @@ public final class LocalBackend implements Backend, Killer {
         this.unenforcedWarning = new java.util.concurrent.atomic.AtomicReference<>(unenforcedWarning);
         this.setsid = findOnPath("setsid").map(Path::toString).orElse("setsid");
         this.capabilities = Capabilities.pipe()
+                // Only bubblewrap's own network namespace cuts the network; a bare host process keeps the host's.
+                .withNetworkModes(bwrap.isPresent() ? EnumSet.of(NetworkMode.ON, NetworkMode.OFF) : EnumSet.of(NetworkMode.ON))
                 .withStdinMode(local.stdinMode())
                 .withNativeEnv(local.nativeEnv())
                 .withArgvLimit(100 * 1024);
@@ -119,6 +123,11 @@ public final class LocalBackend implements Backend, Killer {
             why = "none, because " + unusable.orElse("");
             warning = "commands on this machine are not contained: " + unusable.orElse("")
                     + " (set " + LocalSettings.ISOLATION + "=none to choose this and silence the warning)";
+        }
+        if (!isolate && !local.network() && (NetworkMode.isSet(context.settings()) || context.settings().get(LocalSettings.NETWORK).isPresent())) {
+            throw new ConfigurationException((NetworkMode.isSet(context.settings()) ? NetworkMode.KEY : LocalSettings.NETWORK)
+                    + "=off needs bubblewrap's own network namespace, and commands here run without it (isolation: " + why
+                    + "); install bubblewrap and drop " + LocalSettings.ISOLATION + "=none, or use the docker backend");
         }
         why += ". " + UNENFORCED;
         OpenContext opening = isolate ? withProfileHome(context) : context;

@@ -24,7 +24,7 @@ public final class LocalProvider implements EnvironmentProvider {
         return List.of(
                 SettingKey.of(LocalSettings.ISOLATION, "none | bwrap", "bwrap where it runs here, else none with a warning",
                         "bwrap: every command under bubblewrap; none: commands as this JVM's children, not enforced"),
-                SettingKey.of(LocalSettings.NETWORK, "on | off", "on; off in the eval profile", "off cuts the network under bwrap"),
+                SettingKey.of(LocalSettings.NETWORK, "on | off", "on; off in the eval profile", "off cuts the network under bwrap; an older alias of airlock.network, which wins when set (the two may only agree)"),
                 SettingKey.of(LocalSettings.WORKDIR, "path | none", "the JVM's working directory",
                         "the agent's project: where commands start, writable under bwrap"),
                 SettingKey.of(LocalSettings.WRITABLE + SettingKey.NAME, "path", "", "more writable binds under bwrap"),

@@ -1,6 +1,7 @@
 package dev.airlock.local;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.NetworkMode;
 import dev.airlock.StdinMode;
 import dev.airlock.settings.Settings;
 
@@ -24,7 +25,7 @@ import java.util.Optional;
  *       real home hidden, writable binds only for the children's home, the private dir, the working directory
  *       and airlock.local.writable.*; none runs commands as this JVM's children, contained only for commands
  *       that keep to their environment</td></tr>
- *   <tr><td>airlock.local.network</td><td>on|off</td><td>on; off in the eval profile</td><td>off cuts the network under bwrap (loopback only)</td></tr>
+ *   <tr><td>airlock.local.network</td><td>on|off</td><td>on; off in the eval profile</td><td>off cuts the network under bwrap (loopback only); airlock.network, when set, wins and this may only agree with it</td></tr>
  *   <tr><td>airlock.local.workdir</td><td>path|none</td><td>the JVM's working directory</td>
  *       <td>the agent's project: writable under bwrap, where commands start</td></tr>
  *   <tr><td>airlock.local.writable.NAME</td><td>path</td><td></td><td>more writable binds under bwrap</td></tr>
@@ -60,6 +61,16 @@ record LocalSettings(StdinMode stdinMode, boolean nativeEnv, Optional<Isolation>
         // abstract sockets and loopback ports reachable, so it starts with a network of its own.
         String networkDefault = dev.airlock.containment.ContainmentSettings.from(s).eval() ? "off" : "on";
         boolean network = "on".equals(s.getChoice(NETWORK, networkDefault, "on", "off"));
+        if (NetworkMode.isSet(s)) {
+            // airlock.network is the one key for every backend; the older local key may only agree with it.
+            NetworkMode asked = NetworkMode.from(s);
+            if (s.get(NETWORK).isPresent() && asked != NetworkMode.ALLOWLIST && network != (asked == NetworkMode.ON)) {
+                throw new ConfigurationException(NetworkMode.KEY + "=" + asked.label() + " and " + NETWORK + "="
+                        + (network ? "on" : "off") + " disagree; remove " + NETWORK + " (" + NetworkMode.KEY
+                        + " is the one setting for every backend)");
+            }
+            network = asked != NetworkMode.OFF;
+        }
         String dir = s.get(WORKDIR).map(String::trim).filter(v -> !v.isEmpty()).orElse(System.getProperty("user.dir"));
         Optional<String> workdir = dir.equals("none") ? Optional.empty() : Optional.of(absolute(WORKDIR, dir));
         Map<String, String> writable = s.keys(WRITABLE);

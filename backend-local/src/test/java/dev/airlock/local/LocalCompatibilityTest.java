@@ -18,6 +18,12 @@ class LocalCompatibilityTest extends EnvironmentCompatibilityKit {
         return Settings.of("airlock.container", "no", "airlock.local.isolation", "none");
     }
 
+    /** Commands are host processes. */
+    @Override
+    protected boolean sharesHostLoopback() {
+        return true;
+    }
+
     @Override
     protected Environment openEnvironment(OpenContext context) {
         return new LocalProvider().open(context);

@@ -21,6 +21,12 @@ class LocalIsolatedCompatibilityTest extends EnvironmentCompatibilityKit {
         return Settings.of("airlock.container", "no", "airlock.local.isolation", "bwrap", "airlock.local.workdir", "none");
     }
 
+    /** Bubblewrap shares the host's network unless it is off. */
+    @Override
+    protected boolean sharesHostLoopback() {
+        return true;
+    }
+
     @Override
     protected Environment openEnvironment(OpenContext context) {
         return new LocalProvider().open(context);

@@ -51,7 +51,7 @@ public final class ModalBackend implements Backend {
         this.client = client;
         this.sandbox = sandbox;
         this.capabilities = Capabilities.builder().stdinMode(StdinMode.PAYLOAD).payloadStrategy(PayloadStrategy.STREAMED).build()
-                .withNativeEnv(true).withAttachable(true).withDisposable(!sandbox.attached())
+                .withNativeEnv(true).withNetworkModes(ModalSettings.NETWORK_MODES).withAttachable(true).withDisposable(!sandbox.attached())
                 .withArgvLimit(60 * 1024);
     }
 

@@ -1,6 +1,7 @@
 package dev.airlock.modal;
 
 import dev.airlock.BackendException;
+import dev.airlock.NetworkMode;
 import dev.airlock.remote.Resource;
 import dev.airlock.spi.ResourceLabels;
 import dev.airlock.modal.proto.*;
@@ -86,7 +87,9 @@ final class ModalSandbox implements AutoCloseable {
                 // No entrypoint: the service's default keeps the sandbox up until its timeout or a terminate.
                 .setResources(Resources.newBuilder().setMilliCpu(s.milliCpu()).setMemoryMb(s.memoryMb()))
                 .setTimeoutSecs((int) s.sandboxTimeout().toSeconds())
-                .setNetworkAccess(NetworkAccess.newBuilder().setNetworkAccessType(1))
+                // airlock.network=off: blocked both ways the service reads it (the SDKs set both).
+                .setBlockNetwork(s.network() == NetworkMode.OFF)
+                .setNetworkAccess(NetworkAccess.newBuilder().setNetworkAccessType(s.network() == NetworkMode.OFF ? 2 : 1))
                 .setEnvironmentVariables(StringMap.newBuilder().putAllContents(s.env()));
         s.workdir().ifPresent(def::setWorkdir);
         // Tagged in the create call itself, so no sandbox of ours ever exists untagged for gc to miss.

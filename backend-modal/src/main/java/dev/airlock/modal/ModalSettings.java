@@ -1,6 +1,7 @@
 package dev.airlock.modal;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.NetworkMode;
 import dev.airlock.settings.Secret;
 import dev.airlock.settings.Settings;
 
@@ -8,8 +9,10 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The modal backend's settings (docs/backends.md has the table). The token pair is secret: it is held
@@ -20,7 +23,7 @@ import java.util.Optional;
 public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, String environment, String app,
                             String image, int milliCpu, int memoryMb, Duration sandboxTimeout, Optional<String> workdir,
                             Map<String, String> env, Optional<Path> caFile, Optional<String> sandboxId, boolean v2,
-                            Duration apiTimeout, Optional<String> imageBuilderVersion) {
+                            Duration apiTimeout, Optional<String> imageBuilderVersion, NetworkMode network) {
     public static final String PREFIX = "airlock.modal";
     public static final String SERVER_URL = PREFIX + ".server-url";
     public static final String TOKEN_ID = PREFIX + ".token-id";
@@ -40,8 +43,11 @@ public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, S
     /** The image builder version; else MODAL_IMAGE_BUILDER_VERSION; else the environment's, asked of the service, as the SDK does. */
     public static final String IMAGE_BUILDER_VERSION = PREFIX + ".image-builder-version";
     public static final String DEFAULT_SERVER_URL = "https://api.modal.com:443";
+    /** {@code off} is the create's {@code block_network}; allowlists (CIDRs) are not wired yet. */
+    public static final Set<NetworkMode> NETWORK_MODES = EnumSet.of(NetworkMode.ON, NetworkMode.OFF);
 
     public static ModalSettings from(Settings s, Map<String, String> processEnv) {
+        NetworkMode network = NetworkMode.require(s, "modal", NETWORK_MODES); // before anything is created
         String url = s.get(SERVER_URL).or(() -> Optional.ofNullable(processEnv.get("MODAL_SERVER_URL")))
                 .filter(v -> !v.isBlank()).orElse(DEFAULT_SERVER_URL).trim();
         URI uri;
@@ -88,7 +94,7 @@ public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, S
                 s.get(SANDBOX_ID).filter(v -> !v.isBlank()), family.equals("v2"),
                 s.getDuration(API_TIMEOUT, Duration.ofSeconds(60)),
                 s.get(IMAGE_BUILDER_VERSION).or(() -> Optional.ofNullable(processEnv.get("MODAL_IMAGE_BUILDER_VERSION")))
-                        .map(String::trim).filter(v -> !v.isEmpty()));
+                        .map(String::trim).filter(v -> !v.isEmpty()), network);
     }
 
     /** Whether the control plane is on loopback: the official SDKs then speak plaintext to the router too. */

@@ -5,6 +5,7 @@ import com.jcraft.jsch.JSchException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
+import dev.airlock.NetworkMode;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
 import dev.airlock.shell.Shell;
@@ -82,6 +83,8 @@ public final class SshBackend implements Backend, Killer {
 
     /** With settings already read (tests pass a home of their own for the default keys). */
     static Environment open(OpenContext context, SshSettings s) {
+        // Only on: commands share the remote host's network; off is refused before anything is created.
+        NetworkMode.require(context.settings(), "ssh", Capabilities.pipe().networkModes());
         JSch jsch = new JSch();
         try {
             jsch.setKnownHosts(s.knownHosts().toString());

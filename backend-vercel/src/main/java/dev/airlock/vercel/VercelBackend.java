@@ -5,6 +5,7 @@ import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
+import dev.airlock.NetworkMode;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.StdinMode;
@@ -110,6 +111,8 @@ final class VercelBackend implements Backend, Stager, Killer {
     }
 
     static Environment open(OpenContext context, VercelSettings s) {
+        // Only on: its network policy is not wired yet; off is refused before anything is created.
+        NetworkMode.require(context.settings(), "vercel", Capabilities.pipe().networkModes());
         VercelApi api = new VercelApi(s, context.settings());
         VercelApi.SessionInfo info = null;
         boolean attached = s.sandboxId().isPresent();

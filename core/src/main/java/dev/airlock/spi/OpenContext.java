@@ -69,12 +69,17 @@ public final class OpenContext {
 
     /**
      * Opens an environment on {@code backend}: the core probes the target, prepares the private
-     * dir and runs every exec and file operation through the backend's hooks. When opening fails
+     * dir and runs every exec and file operation through the backend's hooks. An {@code airlock.network}
+     * mode the backend's {@link dev.airlock.Capabilities#networkModes()} does not hold is refused
+     * first (call {@link dev.airlock.NetworkMode#require} before creating a sandbox to refuse
+     * sooner). When opening fails
      * the backend is closed (its sandbox stopped) and the failure thrown.
      */
     public dev.airlock.Environment open(Backend backend) {
         dev.airlock.exec.CoreEnvironment env = dev.airlock.exec.CoreEnvironment.create(backend, this);
         try {
+            // Before any command: a network mode the backend does not declare is never run open.
+            dev.airlock.NetworkMode.require(settings, backend.name(), backend.capabilities().networkModes());
             env.initialize();
             return env;
         } catch (RuntimeException | Error e) {

@@ -10,6 +10,7 @@ import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.Execution;
 import dev.airlock.FileStat;
+import dev.airlock.NetworkMode;
 import dev.airlock.NoSuchPathException;
 import dev.airlock.Payload;
 import dev.airlock.PayloadStrategy;
@@ -152,6 +153,16 @@ public abstract class EnvironmentCompatibilityKit {
      */
     protected Optional<String> parentWithinReach(ParentAttack attack) {
         return Optional.empty();
+    }
+
+    /**
+     * Whether this backend's commands, with {@code airlock.network=on}, share this JVM's host network,
+     * so a server on the host's loopback answers them (local, where commands are host processes). The
+     * default is false: a container's or a cloud sandbox's loopback is its own, and {@link NetworkPolicy}
+     * then skips its "on reaches the host" case, saying so.
+     */
+    protected boolean sharesHostLoopback() {
+        return false;
     }
 
     /** Credentials the backend uses (tokens, passwords): none may ever appear in a process's argv on this machine. */
@@ -1654,6 +1665,113 @@ public abstract class EnvironmentCompatibilityKit {
             }
             assertGoneAfterClose(owner, a, List.of(pid));
             assertEquals("alive\n", sh(owner, "echo alive"), "closing an attached environment must not stop the sandbox");
+        }
+    }
+
+    // ============================================================================= network policy
+
+    /**
+     * (optional) {@code airlock.network}: each mode in {@link Capabilities#networkModes()} is enforced,
+     * and any other is refused at open in one line. The cases talk to loopback only: a server this
+     * JVM starts on the host's 127.0.0.1, and a documentation address (192.0.2.1, TEST-NET-1) that
+     * no sandbox without a network has a route to.
+     */
+    @Nested
+    class NetworkPolicy {
+        private static final String REACHED = "airlock-kit-reached";
+
+        /**
+         * A shell client that connects to HOST PORT and prints what the server sends, with the
+         * first of bash's /dev/tcp, nc or busybox nc the sandbox has; it fails with the
+         * client's own words (Connection refused, Network is unreachable).
+         */
+        private static String probe(String host, int port) {
+            String to = q(host) + " " + port;
+            return "if command -v bash >/dev/null 2>&1; then\n"
+                    + "  bash -c 'exec 3<>\"/dev/tcp/$0/$1\" && head -c 64 <&3' " + to + "\n"
+                    + "elif command -v nc >/dev/null 2>&1; then nc " + to + " </dev/null\n"
+                    + "else busybox nc " + to + " </dev/null; fi\n";
+        }
+
+        /** A server on the host's loopback that sends {@link #REACHED} to whoever connects, until closed. */
+        private java.net.ServerSocket hostServer() throws IOException {
+            java.net.ServerSocket server = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+            Thread t = new Thread(() -> {
+                while (!server.isClosed()) {
+                    try (java.net.Socket c = server.accept()) {
+                        c.getOutputStream().write((REACHED + "\n").getBytes(StandardCharsets.UTF_8));
+                    } catch (IOException e) {
+                        // closed, or a client that went away: nothing to answer
+                    }
+                }
+            }, "airlock-kit-host-server");
+            t.setDaemon(true);
+            t.start();
+            return server;
+        }
+
+        private ExecResult run(Environment env, String script) {
+            return env.exec(ExecRequest.builder(script).timeout(Duration.ofSeconds(30)).build());
+        }
+
+        private Environment openWith(NetworkMode mode) {
+            assumeCapability(environment().capabilities().networkModes().contains(mode),
+                    "capabilities().networkModes() does not declare " + mode.label());
+            return open(Map.of(NetworkMode.KEY, mode.label()));
+        }
+
+        @Promise("with airlock.network=off, a command cannot reach a server on the host's loopback")
+        @Test
+        void withTheNetworkOffTheHostsLoopbackIsOutOfReach() throws IOException {
+            try (java.net.ServerSocket server = hostServer(); Environment env = openWith(NetworkMode.OFF)) {
+                ExecResult r = run(env, probe("127.0.0.1", server.getLocalPort()));
+                String said = r.stdout().text() + r.stderr().text();
+                assertFalse(said.contains(REACHED), "with the network off a command reached the host's loopback: " + said);
+                assertFalse(r.timedOut(), "the connection neither failed nor succeeded: " + said);
+                assertTrue(r.exitCode() != 0 && said.matches("(?is).*(refused|unreachable).*"),
+                        "connecting must fail as refused or unreachable, got exit " + r.exitCode() + ": " + said);
+            }
+        }
+
+        @Promise("with airlock.network=off, an address off the sandbox's loopback is unreachable at once")
+        @Test
+        void withTheNetworkOffNoOtherAddressIsRouted() {
+            try (Environment env = openWith(NetworkMode.OFF)) {
+                ExecResult r = run(env, probe("192.0.2.1", 80));
+                String said = r.stdout().text() + r.stderr().text();
+                assertTrue(!r.timedOut() && r.exitCode() != 0 && said.toLowerCase(java.util.Locale.ROOT).contains("unreachable"),
+                        "192.0.2.1 must be unreachable with no network (no route at all), got exit " + r.exitCode()
+                                + (r.timedOut() ? " (timed out: a route existed)" : "") + ": " + said);
+            }
+        }
+
+        @Promise("with airlock.network=on, where commands share the host's network, a server on the host's loopback answers")
+        @Test
+        void withTheNetworkOnTheHostsLoopbackAnswers() throws IOException {
+            assumeCapability(sharesHostLoopback(), "this backend's network is not the host's (sharesHostLoopback() is"
+                    + " false), so the host's loopback is out of reach with the network on too");
+            try (java.net.ServerSocket server = hostServer(); Environment env = openWith(NetworkMode.ON)) {
+                ExecResult r = run(env, probe("127.0.0.1", server.getLocalPort()));
+                assertEquals(REACHED + "\n", r.stdout().text(), "with the network on the host's server must answer; stderr: "
+                        + r.stderr().text());
+            }
+        }
+
+        @Promise("a network mode the backend does not declare is refused at open in one line naming the backend, before any command")
+        @Test
+        void anUndeclaredModeIsRefusedAtOpen() {
+            for (NetworkMode mode : NetworkMode.values()) {
+                if (environment().capabilities().networkModes().contains(mode)) {
+                    continue;
+                }
+                ConfigurationException e = assertThrows(ConfigurationException.class,
+                        () -> open(Map.of(NetworkMode.KEY, mode.label())).close(),
+                        "airlock.network=" + mode.label() + " is not in capabilities().networkModes(), yet the backend opened");
+                String name = environment().name();
+                assertTrue(e.getMessage().contains(NetworkMode.KEY + "=" + mode.label()) && e.getMessage().contains(name)
+                        && !e.getMessage().contains("\n"), "the refusal must be one line naming the mode and the " + name
+                        + " backend: " + e.getMessage());
+            }
         }
     }
 

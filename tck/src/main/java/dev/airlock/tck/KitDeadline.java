@@ -48,6 +48,7 @@ public final class KitDeadline implements InvocationInterceptor {
                     + " stop or write into reports it (the launcher execs into the command's shell)"),
             Map.entry("Attach", "an attached environment closes without stopping the sandbox"),
             Map.entry("Sessions", "a session's exec ends like any exec and saves its state from the EXIT trap"),
+            Map.entry("NetworkPolicy", "each airlock.network mode the backend declares is enforced, and any other is refused at open"),
             Map.entry("Layering", "a plugin builds on the SPI and the API only"));
 
     @Override

@@ -135,6 +135,11 @@ public final class ModalEmulator implements Emulator {
         return java.util.List.copyOf(state.builderVersionsAsked);
     }
 
+    /** Whether the create of this sandbox blocked its network (block_network, or a BLOCKED network_access). */
+    public boolean networkBlocked(String sandboxId) {
+        return state.sandbox(sandboxId).networkBlocked;
+    }
+
     /** Sandboxes that exist and are not terminated (for tests: none may be left behind). */
     public int liveSandboxes() {
         return state.live();

@@ -38,6 +38,8 @@ final class ModalState {
         volatile Map<String, String> tags;
         /** Seconds since the epoch, as the service reports {@code created_at}. */
         final double createdAt;
+        /** Whether the create blocked the network ({@code block_network} or a BLOCKED network_access). */
+        volatile boolean networkBlocked;
 
         Box(String id, String taskId, boolean v2, EmulatedSandbox sandbox, Map<String, String> env, String workdir,
             String appId, String name, Map<String, String> tags, double createdAt) {
@@ -211,6 +213,9 @@ final class ModalState {
         Instant now = Instant.now();
         Box box = new Box(id, task, v2, sb, def.getEnvironmentVariables().getContentsMap(), workdir, appId, name, tags,
                 now.getEpochSecond() + now.getNano() / 1e9);
+        // Emulated commands always run in a network namespace of their own (no route out), which is
+        // what block_network promises; what the create asked is kept for tests to read.
+        box.networkBlocked = def.getBlockNetwork() || def.getNetworkAccess().getNetworkAccessType() == 2;
         byId.put(id, box);
         byTask.put(task, box);
         int timeout = def.getTimeoutSecs() == 0 ? defaultTimeout : def.getTimeoutSecs();
