@@ -105,6 +105,31 @@ class DockerSettingsTest {
     }
 
     @Test
+    void airlockNetworkPicksTheContainersNetworkUnlessDockersOwnSettingSaysOtherwise() {
+        assertEquals("none", DockerSettings.from(Settings.of("airlock.network", "off"), Map.of()).network());
+        assertEquals("bridge", DockerSettings.from(Settings.of("airlock.network", "on"), Map.of()).network());
+        assertEquals("mynet", DockerSettings.from(Settings.of("airlock.network", "on", DockerSettings.NETWORK, "mynet"),
+                Map.of()).network());
+        assertEquals("none", DockerSettings.from(Settings.of("airlock.network", "off", DockerSettings.NETWORK, "none"),
+                Map.of()).network());
+    }
+
+    @Test
+    void offWithAnotherDockerNetworkIsOneLineConflict() {
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> DockerSettings.from(
+                Settings.of("airlock.network", "off", DockerSettings.NETWORK, "bridge"), Map.of()));
+        assertEquals("airlock.network=off and airlock.docker.network=bridge disagree: off means --network none;"
+                + " remove one of them", e.getMessage());
+    }
+
+    @Test
+    void allowlistIsRefusedBeforeAnyContainerIsMade() {
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> Environments.open(
+                Settings.of("airlock.backend", "docker", DockerSettings.IMAGE, "img", "airlock.network", "allowlist")));
+        assertEquals("airlock.network=allowlist is not supported yet by the docker backend; use on or off", e.getMessage());
+    }
+
+    @Test
     void anImageWithoutATagMeansLatestAsInTheDockerCli() {
         assertEquals("python:latest", DockerSettings.from(Settings.of(DockerSettings.IMAGE, "python"), Map.of()).image().orElseThrow());
         assertEquals("python:3.12", DockerSettings.withDefaultTag("python:3.12"));
