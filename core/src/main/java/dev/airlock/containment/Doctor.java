@@ -108,6 +108,7 @@ public final class Doctor {
         } finally {
             sibling.cancel();
         }
+        facts.put("network_asked", dev.airlock.NetworkMode.from(settings).label()); // judged against what the probe found
         if ("1".equals(facts.get("survivor_started"))) {
             facts.put("survivors", Integer.toString(killSurvivors(env, survivorMarker)));
         }

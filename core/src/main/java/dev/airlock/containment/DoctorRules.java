@@ -30,6 +30,7 @@ final class DoctorRules {
         rows.add(tmpdir(target, plan, f));
         rows.add(argv(f));
         rows.add(sockets(backend, f));
+        rows.add(network(f));
         rows.add(capabilities(f));
         rows.add(mounts(f));
         rows.add(processes(f));
@@ -192,11 +193,32 @@ final class DoctorRules {
                 + " the buses, an SSH agent) is here");
     }
 
+    /**
+     * What the probe found of the network (routes past the sandbox's loopback), not what was asked:
+     * a route out under {@code airlock.network=off} is a leak.
+     */
+    private static Row network(Map<String, String> f) {
+        if (!f.containsKey("routes")) {
+            return new Row("network", Verdict.NOT_APPLICABLE, "no /proc/net/route on the target to read the routes from");
+        }
+        int routes = count(f, "routes");
+        if (routes == 0) {
+            return new Row("network", Verdict.CONTAINED_ENFORCED, "the probe found no route past the sandbox's own"
+                    + " loopback: commands reach no network");
+        }
+        if ("off".equals(f.get("network_asked"))) {
+            return new Row("network", Verdict.LEAKS, "airlock.network=off was asked, but the probe found " + routes
+                    + " route(s) out of the sandbox");
+        }
+        return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox:"
+                + " commands reach a network (airlock.network=off cuts it where the backend can)");
+    }
+
     /** How this backend gives commands a network of their own, for the sockets row's advice. */
     private static String ownNetworkHint(String backend) {
         return switch (backend) {
-            case "local" -> "airlock.local.network=off gives the sandbox a network of its own";
-            case "docker" -> "a container network other than the host's (airlock.docker.network) gives it a network of its own";
+            case "local" -> "airlock.network=off gives the sandbox a network of its own";
+            case "docker" -> "airlock.network=off, or a container network other than the host's (airlock.docker.network), gives it a network of its own";
             default -> "give the " + backend + " sandbox a network namespace of its own";
         };
     }

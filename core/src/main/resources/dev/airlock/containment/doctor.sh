@@ -98,6 +98,10 @@ fi
 if [ -r /proc/net/tcp ]; then
     p tcp_listeners "$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" { n++ } END { print n + 0 }')"
 fi
+# routes past the loopback, as this network namespace has them: none means no network at all
+if [ -r /proc/net/route ]; then
+    p routes "$({ awk 'NR > 1 && $1 != "lo" { n++ } END { print n + 0 }' /proc/net/route; awk '$10 != "lo" { n++ } END { print n + 0 }' /proc/net/ipv6_route 2>/dev/null || echo 0; } | awk '{ n += $1 } END { print n + 0 }')"
+fi
 if [ -r /proc/self/cmdline ]; then
     p procs "$(ls -d /proc/[0-9]* 2>/dev/null | wc -l | tr -d ' ')"
     # the markers reach grep as patterns on stdin; printf is a builtin, so they never enter an argv

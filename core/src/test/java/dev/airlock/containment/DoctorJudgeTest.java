@@ -124,6 +124,24 @@ class DoctorJudgeTest {
     }
 
     @Test
+    void theNetworkRowSaysWhatTheProbeFoundNotWhatWasAsked() {
+        Map<String, String> f = hostFacts();
+        f.put("routes", "0");
+        assertEquals(Verdict.CONTAINED_ENFORCED, Doctor.judge("local", HOST, plan(), "on", "none", f).row("network")
+                .orElseThrow().verdict());
+        f.put("routes", "3");
+        DoctorReport.Row on = Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow();
+        assertEquals(Verdict.NOT_APPLICABLE, on.verdict());
+        assertTrue(on.evidence().contains("found 3 route(s) out of the sandbox"), on.evidence());
+        f.put("network_asked", "off");
+        DoctorReport.Row asked = Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow();
+        assertEquals(Verdict.LEAKS, asked.verdict(), "off was asked but the probe found routes: " + asked.evidence());
+        f.remove("routes");
+        assertEquals(Verdict.NOT_APPLICABLE, Doctor.judge("local", HOST, plan(), "on", "none", f).row("network")
+                .orElseThrow().verdict());
+    }
+
+    @Test
     void reachableHostSocketsLeakAndASandboxsOwnRunIsEnforcement() {
         Map<String, String> f = hostFacts();
         f.put("sockets", "/run/docker.sock /run/user/1000/bus");
@@ -224,7 +242,7 @@ class DoctorJudgeTest {
         assertEquals(Verdict.LEAKS, docker.row("sockets").orElseThrow().verdict());
         String l = local.row("sockets").orElseThrow().evidence();
         String d = docker.row("sockets").orElseThrow().evidence();
-        assertTrue(l.contains("2 listening abstract UNIX sockets and 1 listening TCP ports") && l.contains("airlock.local.network=off"), l);
+        assertTrue(l.contains("2 listening abstract UNIX sockets and 1 listening TCP ports") && l.contains("airlock.network=off"), l);
         assertTrue(d.contains("airlock.docker.network") && !d.contains("airlock.local"), d);
         f.put("abstract_listeners", "0");
         f.put("tcp_listeners", "0");

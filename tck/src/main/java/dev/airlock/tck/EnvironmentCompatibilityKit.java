@@ -1673,12 +1673,14 @@ public abstract class EnvironmentCompatibilityKit {
     /**
      * (optional) {@code airlock.network}: each mode in {@link Capabilities#networkModes()} is enforced,
      * and any other is refused at open in one line. The cases talk to loopback only: a server this
-     * JVM starts on the host's 127.0.0.1, and a documentation address (192.0.2.1, TEST-NET-1) that
-     * no sandbox without a network has a route to.
+     * JVM starts on the host's 127.0.0.1, and a documentation address (203.0.113.1, TEST-NET-3) that
+     * a sandbox without a network has no route to, so nothing is ever sent to it when the case passes.
      */
     @Nested
     class NetworkPolicy {
         private static final String REACHED = "airlock-kit-reached";
+        /** TEST-NET-3 (RFC 5737): never a real host; unreachable at once where there is no route at all. */
+        private static final String UNROUTED = "203.0.113.1";
 
         /**
          * A shell client that connects to HOST PORT and prints what the server sends, with the
@@ -1737,10 +1739,10 @@ public abstract class EnvironmentCompatibilityKit {
         @Test
         void withTheNetworkOffNoOtherAddressIsRouted() {
             try (Environment env = openWith(NetworkMode.OFF)) {
-                ExecResult r = run(env, probe("192.0.2.1", 80));
+                ExecResult r = run(env, probe(UNROUTED, 80));
                 String said = r.stdout().text() + r.stderr().text();
                 assertTrue(!r.timedOut() && r.exitCode() != 0 && said.toLowerCase(java.util.Locale.ROOT).contains("unreachable"),
-                        "192.0.2.1 must be unreachable with no network (no route at all), got exit " + r.exitCode()
+                        UNROUTED + " must be unreachable with no network (no route at all), got exit " + r.exitCode()
                                 + (r.timedOut() ? " (timed out: a route existed)" : "") + ": " + said);
             }
         }
