@@ -29,6 +29,12 @@ class SshCompatibilityTest extends EnvironmentCompatibilityKit {
         return new SshProvider().open(context);
     }
 
+    /** The test's sshd runs on this machine, so its commands share the host's network and loopback. */
+    @Override
+    protected boolean sharesHostLoopback() {
+        return true;
+    }
+
     /** The command's parent is sshd's own session process; {@link SshExecTest} checks what an attack on it gives. */
     @Override
     protected Optional<String> parentWithinReach(ParentAttack attack) {
