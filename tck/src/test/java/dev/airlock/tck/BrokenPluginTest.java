@@ -137,10 +137,13 @@ class BrokenPluginTest {
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void theSamePluginWithSetsidPassesTheGroups() {
         Map<String, String> passed = new TreeMap<>();
-        Map<String, String> failed = runGroups(HostPluginKits.WithSetsid.class, passed, "TimeoutsAndCancel", "StagedStdin", "LauncherRecord");
+        Map<String, String> failed = runGroups(HostPluginKits.WithSetsid.class, passed, "TimeoutsAndCancel", "StagedStdin", "LauncherRecord",
+                "NetworkPolicy");
         assertEquals(Map.of(), failed, "the plugin written right failed the kit");
         assertTrue(passed.keySet().containsAll(java.util.List.of("StagedStdin > aFailedRedirectIsAStagingException()",
                 "TimeoutsAndCancel > cancelWhileHeldInNewNeverStagesOrRuns()",
-                "LauncherRecord > outputBeforeTheRecordIsNotTheCommands()")), "the groups ran: " + passed.keySet());
+                "LauncherRecord > outputBeforeTheRecordIsNotTheCommands()",
+                // a plugin that declares no networkModes is refused off (and allowlist) at open by the core
+                "NetworkPolicy > anUndeclaredModeIsRefusedAtOpen()")), "the groups ran: " + passed.keySet());
     }
 }
