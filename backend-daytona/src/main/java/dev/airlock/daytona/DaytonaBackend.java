@@ -60,8 +60,6 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
     }
 
     static Environment open(OpenContext context, DaytonaSettings s) {
-        // Only on: its network settings are not wired yet; off is refused before anything is created.
-        NetworkMode.require(context.settings(), "daytona", Capabilities.pipe().networkModes());
         DaytonaApi api = new DaytonaApi(s, context.settings());
         String id = null;
         boolean attached = s.sandboxId().isPresent();
@@ -127,6 +125,9 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
         labels.putAll(ResourceLabels.now(keep).asMap(LABEL_PREFIX)); // the user's labels cannot pose as ours
         ObjectNode l = b.putObject("labels");
         labels.forEach(l::put);
+        if (s.network() == NetworkMode.OFF) {
+            b.put("networkBlockAll", true); // airlock.network=off, as the SDK's networkBlockAll sends it
+        }
         b.put("autoStopInterval", s.autoStopMinutes());
         b.put("autoDeleteInterval", keep ? -1 : s.autoDeleteMinutes());
         return b;
@@ -169,7 +170,7 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
     public Capabilities capabilities() {
         // native kill: the exec's session is deleted (processGroup() names the session, see groupState)
         return Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD).withAttachable(true).withDisposable(!attached)
-                .withArgvLimit(64 * 1024);
+                .withNetworkModes(DaytonaSettings.NETWORK_MODES).withArgvLimit(64 * 1024);
     }
 
     @Override

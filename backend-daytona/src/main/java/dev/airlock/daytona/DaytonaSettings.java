@@ -1,13 +1,16 @@
 package dev.airlock.daytona;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.NetworkMode;
 import dev.airlock.settings.Secret;
 import dev.airlock.settings.Settings;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The {@code daytona} backend's settings (the table in docs/backends.md). The api key is a
@@ -18,7 +21,7 @@ public record DaytonaSettings(URI apiUrl, Secret apiKey, Optional<String> target
                               Optional<String> snapshot, Optional<Integer> cpu, Optional<Integer> memory,
                               Optional<Integer> disk, Map<String, String> env, Map<String, String> labels,
                               int autoStopMinutes, int autoDeleteMinutes, Optional<String> sandboxId,
-                              Duration startTimeout) {
+                              Duration startTimeout, NetworkMode network) {
     public static final String PREFIX = "airlock.daytona";
     public static final String API_URL = PREFIX + ".api-url";
     public static final String API_KEY = PREFIX + ".api-key";
@@ -43,7 +46,11 @@ public record DaytonaSettings(URI apiUrl, Secret apiKey, Optional<String> target
         labels = Map.copyOf(labels);
     }
 
+    /** {@code off} is the create's {@code networkBlockAll}; the CIDR allowlist is not wired yet. */
+    public static final Set<NetworkMode> NETWORK_MODES = EnumSet.of(NetworkMode.ON, NetworkMode.OFF);
+
     public static DaytonaSettings from(Settings s, Map<String, String> processEnv) {
+        NetworkMode network = NetworkMode.require(s, "daytona", NETWORK_MODES); // before anything is created
         String url = s.get(API_URL).or(() -> Optional.ofNullable(processEnv.get(DAYTONA_API_URL)))
                 .filter(v -> !v.isBlank()).orElse(DEFAULT_API_URL).trim();
         URI api;
@@ -80,7 +87,7 @@ public record DaytonaSettings(URI apiUrl, Secret apiKey, Optional<String> target
         }
         return new DaytonaSettings(api, key.get(), s.get(TARGET).filter(v -> !v.isBlank()), image, snapshot, cpu, memory,
                 disk, s.keys(ENV), s.keys(LABELS), autoStop, autoDelete, s.get(SANDBOX_ID).filter(v -> !v.isBlank()),
-                s.getDuration(START_TIMEOUT, Duration.ofMinutes(5)));
+                s.getDuration(START_TIMEOUT, Duration.ofMinutes(5)), network);
     }
 
     private static Optional<Integer> positive(Settings s, String key) {

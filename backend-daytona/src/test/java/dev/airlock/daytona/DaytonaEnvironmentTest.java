@@ -74,6 +74,19 @@ class DaytonaEnvironmentTest {
     }
 
     @Test
+    void networkOffIsTheCreatesNetworkBlockAllAndAllowlistIsRefusedBeforeACreate() throws IOException {
+        start(FaultPlan.none());
+        try (Environment off = open(settings("airlock.network", "off")); Environment on = open(settings("airlock.network", "on"))) {
+            assertTrue(emulator.networkBlocked(DaytonaBackend.of(off).sandboxId()), "off must create the sandbox with networkBlockAll");
+            assertFalse(emulator.networkBlocked(DaytonaBackend.of(on).sandboxId()));
+        }
+        int made = emulator.sandboxIds().size();
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> open(settings("airlock.network", "allowlist")).close());
+        assertEquals("airlock.network=allowlist is not supported yet by the daytona backend; use on or off", e.getMessage());
+        assertEquals(made, emulator.sandboxIds().size(), "no sandbox may be created for a refused mode");
+    }
+
+    @Test
     void leftoverStdinIsNeverRunAsShellCode() throws IOException {
         start(FaultPlan.none());
         try (Environment env = open(settings())) {

@@ -159,6 +159,11 @@ public final class DaytonaEmulator implements Emulator {
         }
     }
 
+    /** Whether the create of this sandbox asked for {@code networkBlockAll}. */
+    public boolean networkBlocked(String sandboxId) {
+        return boxes.get(sandboxId).record.path("networkBlockAll").asBoolean(false);
+    }
+
     /** Ids of the sandboxes that exist (not yet deleted). */
     public List<String> sandboxIds() {
         return List.copyOf(boxes.keySet());
@@ -262,6 +267,9 @@ public final class DaytonaEmulator implements Emulator {
         r.put("gpu", 0);
         r.put("memory", body.path("memory").asInt(1));
         r.put("disk", body.path("disk").asInt(3));
+        // Emulated commands always run in a network namespace of their own (no route out): what
+        // networkBlockAll promises; the record says what the create asked, as the service's does.
+        r.put("networkBlockAll", body.path("networkBlockAll").asBoolean(false));
         r.put("autoStopInterval", body.path("autoStopInterval").asInt(15));
         r.put("autoArchiveInterval", body.path("autoArchiveInterval").asInt(10080));
         r.put("autoDeleteInterval", body.path("autoDeleteInterval").asInt(-1));
