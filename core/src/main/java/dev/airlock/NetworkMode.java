@@ -56,6 +56,6 @@ public enum NetworkMode {
                 .collect(Collectors.joining(", "));
         throw new ConfigurationException("the " + backend + " backend cannot enforce " + KEY + "=" + mode.label()
                 + " (it enforces: " + (can.isEmpty() ? "none" : can) + "); set " + KEY + " to one of those, or choose a"
-                + " backend that can cut the network (local under bubblewrap, docker, modal, daytona)");
+                + " backend that can cut the network (local under bubblewrap, docker, modal, daytona, vercel)");
     }
 }

@@ -29,7 +29,7 @@ class NetworkModeTest {
         ConfigurationException e = assertThrows(ConfigurationException.class,
                 () -> NetworkMode.require(Settings.of(NetworkMode.KEY, "off"), "ssh", Capabilities.pipe().networkModes()));
         assertEquals("the ssh backend cannot enforce airlock.network=off (it enforces: on); set airlock.network to one of"
-                + " those, or choose a backend that can cut the network (local under bubblewrap, docker, modal, daytona)", e.getMessage());
+                + " those, or choose a backend that can cut the network (local under bubblewrap, docker, modal, daytona, vercel)", e.getMessage());
     }
 
     @Test

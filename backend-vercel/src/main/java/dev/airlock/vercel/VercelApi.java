@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
+import dev.airlock.NetworkMode;
 import dev.airlock.remote.BearerToken;
 import dev.airlock.remote.CallKind;
 import dev.airlock.remote.Http;
@@ -120,6 +121,9 @@ final class VercelApi implements AutoCloseable {
         ObjectNode t = body.putObject("tags");
         tags.forEach(t::put);
         settings.ports().forEach(body.putArray("ports")::add);
+        if (settings.network() == NetworkMode.OFF) {
+            body.putObject("networkPolicy").put("mode", "deny-all"); // as the SDK sends networkPolicy: "deny-all"
+        }
         String path = settings.runtime().isPresent() ? "/v2/sandboxes" : "/v3/sandboxes";
         JsonNode n = calls.dispatch("create a sandbox", Resource.none(),
                 () -> json(http, post(url(path), body), "sandbox-create"));

@@ -5,7 +5,6 @@ import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
-import dev.airlock.NetworkMode;
 import dev.airlock.Payload;
 import dev.airlock.RemoteFiles;
 import dev.airlock.StdinMode;
@@ -111,8 +110,6 @@ final class VercelBackend implements Backend, Stager, Killer {
     }
 
     static Environment open(OpenContext context, VercelSettings s) {
-        // Only on: its network policy is not wired yet; off is refused before anything is created.
-        NetworkMode.require(context.settings(), "vercel", Capabilities.pipe().networkModes());
         VercelApi api = new VercelApi(s, context.settings());
         VercelApi.SessionInfo info = null;
         boolean attached = s.sandboxId().isPresent();
@@ -212,7 +209,8 @@ final class VercelBackend implements Backend, Stager, Killer {
 
     @Override
     public Capabilities capabilities() {
-        return Capabilities.builder().stdinMode(StdinMode.PAYLOAD).attachable(true).disposable(!attached).build();
+        return Capabilities.builder().stdinMode(StdinMode.PAYLOAD).attachable(true).disposable(!attached)
+                .networkModes(VercelSettings.NETWORK_MODES).build();
     }
 
     // ---------------------------------------------------------------- hooks

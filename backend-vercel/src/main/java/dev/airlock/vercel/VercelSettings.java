@@ -1,13 +1,16 @@
 package dev.airlock.vercel;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.NetworkMode;
 import dev.airlock.settings.Secret;
 import dev.airlock.settings.Settings;
 
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The {@code airlock.vercel.*} settings (the table in docs/backends.md). The token is a {@link Secret}: the
@@ -15,7 +18,8 @@ import java.util.Optional;
  */
 record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> teamId, String projectId,
                       Optional<String> image, Optional<String> runtime, int vcpus, Duration timeout,
-                      Map<String, String> env, List<Integer> ports, boolean persistent, Optional<String> sandboxId) {
+                      Map<String, String> env, List<Integer> ports, boolean persistent, Optional<String> sandboxId,
+                      NetworkMode network) {
     static final String PREFIX = "airlock.vercel";
     static final String API_URL = PREFIX + ".api-url";
     static final String TOKEN = PREFIX + ".token";
@@ -34,7 +38,11 @@ record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> te
     static final String TEAM_VARIABLE = "VERCEL_TEAM_ID";
     static final String PROJECT_VARIABLE = "VERCEL_PROJECT_ID";
 
+    /** {@code off} is the create's network policy {@code deny-all}; domain and CIDR lists are not wired yet. */
+    static final Set<NetworkMode> NETWORK_MODES = EnumSet.of(NetworkMode.ON, NetworkMode.OFF);
+
     static VercelSettings from(Settings s, Map<String, String> processEnv) {
+        NetworkMode network = NetworkMode.require(s, "vercel", NETWORK_MODES); // before anything is created
         Optional<Secret> token = s.secret(TOKEN).filter(t -> !t.isEmpty())
                 .or(() -> Optional.ofNullable(processEnv.get(TOKEN_VARIABLE)).filter(v -> !v.isBlank()).map(Secret::of));
         Optional<String> image = s.get(IMAGE).filter(v -> !v.isBlank());
@@ -63,7 +71,7 @@ record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> te
                 s.get(PROJECT_ID).filter(v -> !v.isBlank()).or(() -> Optional.ofNullable(processEnv.get(PROJECT_VARIABLE)))
                         .orElse("").trim(), image, runtime, vcpus, timeout,
                 Map.copyOf(s.keys(ENV)), ports, s.getBoolean(PERSISTENT, false),
-                s.get(SANDBOX_ID).filter(v -> !v.isBlank()).map(String::trim));
+                s.get(SANDBOX_ID).filter(v -> !v.isBlank()).map(String::trim), network);
     }
 
     /** The token, or one line saying how to give it. */

@@ -187,6 +187,11 @@ public final class VercelEmulator implements Emulator {
         return List.copyOf(sandboxes.keySet());
     }
 
+    /** The network policy mode the create of this sandbox asked for (allow-all when it named none). */
+    public String networkMode(String sandboxName) {
+        return sandboxes.get(sandboxName).networkMode;
+    }
+
     /**
      * Where {@code sandboxPath} of a sandbox's running session lives on this host, resolved as the
      * sandbox would (tests change a sandbox's files behind the API's back with it).
@@ -227,6 +232,8 @@ public final class VercelEmulator implements Emulator {
         final long createdAt = System.currentTimeMillis();
         volatile long updatedAt = createdAt;
         volatile SessionState current;
+        /** The create's network policy mode (allow-all, deny-all, or custom for lists); commands never have a route out here. */
+        volatile String networkMode = "allow-all";
         final long timeout;
         /** Each exposed port's subdomain, in the order the create asked for them. */
         final Map<Integer, String> routes = new LinkedHashMap<>();
@@ -322,6 +329,7 @@ public final class VercelEmulator implements Emulator {
             if (owner.runtime != null) {
                 n.put("runtime", owner.runtime);
             }
+            n.putObject("networkPolicy").put("mode", owner.networkMode);
             if (stoppedAt != 0) {
                 n.put("stoppedAt", stoppedAt).put("duration", stoppedAt - startedAt);
             }
@@ -535,9 +543,16 @@ public final class VercelEmulator implements Emulator {
             resp.error(400, "bad_request", over);
             return;
         }
+        JsonNode policy = body.path("networkPolicy");
+        String networkMode = policy.isObject() ? policy.path("mode").asText("custom") : "allow-all";
+        if (!List.of("allow-all", "deny-all", "custom").contains(networkMode)) {
+            resp.error(400, "bad_request", "networkPolicy.mode must be allow-all, deny-all or custom, not " + networkMode);
+            return;
+        }
         SandboxState sb = new SandboxState(name, projectId, body.path("persistent").asBoolean(false),
                 strings(body.get("tags")), strings(body.get("env")), vcpus,
                 Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), runtime, timeout, ports);
+        sb.networkMode = networkMode;
         SessionState s = new SessionState(sb);
         sb.current = s;
         sandboxes.put(name, sb);

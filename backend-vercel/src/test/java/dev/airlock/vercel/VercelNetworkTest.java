@@ -1,0 +1,51 @@
+package dev.airlock.vercel;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
+import dev.airlock.emulator.FaultPlan;
+import dev.airlock.spi.OpenContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * {@code airlock.network=off} is the create's network policy {@code deny-all}, as the SDK sends
+ * {@code networkPolicy: "deny-all"}; the kit's NetworkPolicy group (VercelCompatibilityTest) checks
+ * what a command then reaches.
+ */
+class VercelNetworkTest {
+    static VercelEmulatorFixture fixture;
+
+    @BeforeAll
+    static void start() {
+        fixture = new VercelEmulatorFixture(FaultPlan.none());
+    }
+
+    @AfterAll
+    static void stop() {
+        fixture.close();
+    }
+
+    private static Environment open(String mode) {
+        return new VercelProvider().open(OpenContext.of(fixture.settings().with(Map.of("airlock.network", mode))));
+    }
+
+    @Test
+    void offCreatesTheSandboxDenyingAllAndOnLeavesItsDefault() {
+        try (Environment off = open("off"); Environment on = open("on")) {
+            assertEquals("deny-all", fixture.emulator.networkMode(off.id()));
+            assertEquals("allow-all", fixture.emulator.networkMode(on.id()));
+        }
+    }
+
+    @Test
+    void allowlistIsRefusedInOneLine() {
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> open("allowlist").close());
+        assertEquals("airlock.network=allowlist is not supported yet by the vercel backend; use on or off", e.getMessage());
+    }
+}
