@@ -75,7 +75,8 @@ final class SshDialer implements Closeable {
         List<String> base = sshArgs(host, config);
         Path dir;
         try {
-            dir = Files.createTempDirectory("airlock-docker-ssh-", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            dir = Files.createTempDirectory(socketBase(), "airlock-docker-ssh-",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         } catch (IOException e) {
             throw new BackendUnavailableException("cannot make a private directory for the ssh connection to " + host + ": " + e.getMessage());
         }
@@ -107,6 +108,16 @@ final class SshDialer implements Closeable {
             throw new BackendUnavailableException("cannot start ssh for the Docker daemon at " + host + ": " + e.getMessage()
                     + "; check that OpenSSH's ssh is on the PATH");
         }
+    }
+
+    /**
+     * Where the private directory goes: the JVM's temp dir, unless its path is so long that a
+     * socket in it would pass the kernel's 108 bytes for a unix socket (or OpenSSH's ControlPath
+     * limit), then {@code /tmp}.
+     */
+    private static Path socketBase() {
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        return tmp.toString().length() <= 60 || !Files.isDirectory(Path.of("/tmp")) ? tmp : Path.of("/tmp");
     }
 
     /**
@@ -184,7 +195,8 @@ final class SshDialer implements Closeable {
 
     /** One connection: {@code docker system dial-stdio} over the master, its stdio joined to {@code c} both ways. */
     private void dial(SocketChannel c) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("ssh", "-S", controlPath.toString(), "-o", "ControlMaster=no", "-T"));
+        // BatchMode here too: without the master (it died) ssh logs in anew, and must not prompt.
+        List<String> cmd = new ArrayList<>(List.of("ssh", "-S", controlPath.toString(), "-o", "ControlMaster=no", "-o", "BatchMode=yes", "-T"));
         cmd.addAll(sshBase);
         cmd.addAll(List.of("docker", "system", "dial-stdio"));
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();

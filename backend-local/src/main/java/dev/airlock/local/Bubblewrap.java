@@ -105,16 +105,34 @@ final class Bubblewrap {
 
     /** The command line for {@code shell -c script} inside the sandbox (after {@code setsid}). */
     List<String> argv(String shell, String script) {
-        List<String> argv = new ArrayList<>(args.size() + nest.size() + 5);
+        List<String> argv = new ArrayList<>(args.size() + nest.size() + 9);
         argv.addAll(frozenMounts);
         argv.add(bwrap.toString());
         argv.addAll(args);
         argv.add("--");
         argv.addAll(nest);
+        // Once inside, before anything of the command: READY on stderr, then exec (no parent stays).
+        argv.addAll(List.of("/bin/sh", "-c", "printf '\\001' >&2; exec \"$@\"", "airlock"));
         argv.add(shell);
         argv.add("-c");
         argv.add(script);
         return argv;
+    }
+
+    /**
+     * What the sandbox prints on stderr first, once bubblewrap has set it up and before the command
+     * starts: up to it, whatever failed, failed in bubblewrap and ran nothing.
+     */
+    static final int READY = 1;
+
+    /**
+     * Whether {@code stderr}, printed before {@link #READY}, is bubblewrap failing to copy a mount
+     * that went away while it set the sandbox up (the host's mount table changes under it: a
+     * container started or stopped), which a new attempt does not meet again.
+     */
+    static boolean mountTableRace(String stderr) {
+        return stderr.startsWith("bwrap: ") && (stderr.contains("Can't bind mount") || stderr.contains("Unable to apply mount flags")
+                || stderr.contains("Can't remount"));
     }
 
     String describe() {

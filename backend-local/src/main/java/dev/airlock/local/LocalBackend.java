@@ -312,8 +312,46 @@ public final class LocalBackend implements Backend, Killer {
             pb.directory(startDirectory()); // bubblewrap changes into it itself
         }
         long forks = Procfs.forks(); // before the fork: survivors are looked for among later pids
-        Process p = pb.start();
-        return new LocalProcess(p, forks);
+        for (int attempt = 1; ; attempt++) {
+            Process p = pb.start();
+            if (b == null) {
+                return new LocalProcess(p, forks, new byte[0]);
+            }
+            // Nothing of the command runs before READY, and nothing is written to it before launch
+            // returns: a sandbox bubblewrap failed to set up is started again, safely.
+            byte[] before = untilReady(p.getErrorStream());
+            boolean ready = before.length > 0 && before[before.length - 1] == Bubblewrap.READY;
+            String said = new String(before, 0, ready ? before.length - 1 : before.length, java.nio.charset.StandardCharsets.UTF_8);
+            if (ready || attempt == SETUP_ATTEMPTS || !Bubblewrap.mountTableRace(said)) {
+                return new LocalProcess(p, forks, ready ? java.util.Arrays.copyOf(before, before.length - 1) : before);
+            }
+            LOG.debug("bubblewrap could not set the sandbox up ({}); starting it again, nothing ran", said.strip());
+            try {
+                p.waitFor(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted while starting the command");
+            }
+        }
+    }
+
+    /** Attempts at setting the sandbox up when the host's mount table changed under bubblewrap. */
+    private static final int SETUP_ATTEMPTS = 3;
+
+    /**
+     * Reads stderr up to and including {@link Bubblewrap#READY}, or to its end when bubblewrap
+     * failed first (at most 64 KiB: then it is the command's, to be passed on).
+     */
+    private static byte[] untilReady(InputStream err) throws IOException {
+        java.io.ByteArrayOutputStream seen = new java.io.ByteArrayOutputStream();
+        int c;
+        while (seen.size() < 64 * 1024 && (c = err.read()) >= 0) {
+            seen.write(c);
+            if (c == Bubblewrap.READY) {
+                break;
+            }
+        }
+        return seen.toByteArray();
     }
 
     private void ensureOpen() {
@@ -373,11 +411,15 @@ public final class LocalBackend implements Backend, Killer {
         private final Process process;
         private final OptionalLong startTime;
         private final long forksAtLaunch;
+        private final InputStream stderr;
 
-        LocalProcess(Process process, long forksAtLaunch) {
+        /** {@code stderrBefore}: what launch read of stderr already (bubblewrap's own words, before READY). */
+        LocalProcess(Process process, long forksAtLaunch, byte[] stderrBefore) {
             this.process = process;
             this.forksAtLaunch = forksAtLaunch;
             this.startTime = Procfs.startTimeOf(process.pid());
+            this.stderr = stderrBefore.length == 0 ? process.getErrorStream()
+                    : new java.io.SequenceInputStream(new java.io.ByteArrayInputStream(stderrBefore), process.getErrorStream());
         }
 
         @Override
@@ -397,7 +439,7 @@ public final class LocalBackend implements Backend, Killer {
 
         @Override
         public InputStream stderr() {
-            return process.getErrorStream();
+            return stderr;
         }
 
         @Override

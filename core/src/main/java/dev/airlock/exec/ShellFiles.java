@@ -53,7 +53,9 @@ final class ShellFiles implements RemoteFiles {
      * judges the path; one script enters the physical parent (making it if asked) and reports it;
      * the guard judges that physical place; the writing script enters it again, checks it is the
      * same, and makes the temp file and renames it there, by name, never through a link in the
-     * final component. Directories it made are removed again when the write fails.
+     * final component. Directories it made are removed again when the write fails. Where the path
+     * as given is its own physical place (the common case) the last three steps are one script,
+     * which checks that from inside the directory it writes in (see {@link #writeInOneRun}).
      */
     @Override
     public void write(String path, Payload content, WriteOptions options) {

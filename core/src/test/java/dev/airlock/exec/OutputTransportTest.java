@@ -164,45 +164,14 @@ class OutputTransportTest {
     }
 
     /** The target's files, except that reading one fails as an SDK does (unchecked). */
-    private record UnreadableFiles(RemoteFiles files) implements RemoteFiles {
+    private static final class UnreadableFiles extends dev.airlock.spi.ForwardingRemoteFiles {
+        UnreadableFiles(RemoteFiles files) {
+            super(files);
+        }
+
         @Override
         public InputStream read(String path) {
             throw new java.io.UncheckedIOException(new IOException("the file is gone"));
-        }
-
-        @Override
-        public Optional<dev.airlock.FileStat> stat(String path) {
-            return files.stat(path);
-        }
-
-        @Override
-        public boolean delete(String path) {
-            return files.delete(path);
-        }
-
-        @Override
-        public void write(String path, Payload content, dev.airlock.WriteOptions options) {
-            files.write(path, content, options);
-        }
-
-        @Override
-        public List<dev.airlock.FileStat> list(String dir) {
-            return files.list(dir);
-        }
-
-        @Override
-        public void mkdirs(String dir) {
-            files.mkdirs(dir);
-        }
-
-        @Override
-        public void copyIn(String dir, InputStream tar) {
-            files.copyIn(dir, tar);
-        }
-
-        @Override
-        public InputStream copyOut(String dir) {
-            return files.copyOut(dir);
         }
     }
 
