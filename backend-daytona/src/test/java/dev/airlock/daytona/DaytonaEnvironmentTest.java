@@ -1,6 +1,5 @@
 package dev.airlock.daytona;
 
-import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
@@ -8,11 +7,9 @@ import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.daytona.emulator.DaytonaEmulator;
 import dev.airlock.emulator.CallJournal;
-import dev.airlock.emulator.EmulatorContext;
 import dev.airlock.emulator.FaultPlan;
 import dev.airlock.emulator.SandboxIsolation;
 import dev.airlock.settings.Settings;
-import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.ResourceLabels;
 import dev.airlock.tck.Races;
 import org.junit.jupiter.api.AfterEach;
@@ -20,11 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -38,39 +33,35 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The Daytona client against the emulator: what a user would notice, failure paths included. */
 class DaytonaEnvironmentTest {
-    private static final String KEY = "env-test-key-0123456789";
+    private static final String KEY = DaytonaEmulatorFixture.KEY;
 
     @TempDir
     Path state;
+    DaytonaEmulatorFixture fixture;
     DaytonaEmulator emulator;
     CallJournal journal;
     FaultPlan faults;
 
     void start(FaultPlan plan) throws IOException {
+        fixture = new DaytonaEmulatorFixture(state, plan);
         faults = plan;
-        journal = new CallJournal();
-        emulator = new DaytonaEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
-                SandboxIsolation.detect(Settings.empty()), plan, journal, Settings.empty(), Map.of(DaytonaEmulator.API_KEY_VARIABLE, KEY)));
+        journal = fixture.journal;
+        emulator = fixture.emulator;
     }
 
     @AfterEach
     void stop() {
-        if (emulator != null) {
-            emulator.close();
+        if (fixture != null) {
+            fixture.close();
         }
     }
 
     Settings settings(String... more) {
-        List<String> kv = new ArrayList<>(List.of(DaytonaSettings.API_URL, emulator.url().toString(), DaytonaSettings.API_KEY, KEY,
-                // fast retries: the campaign waits through many of them
-                "airlock.daytona.retry.initial-backoff", "10ms", "airlock.daytona.retry.max-backoff", "50ms",
-                "airlock.daytona.retry.max-attempts", "6", "airlock.daytona.breaker.failures", "1000"));
-        kv.addAll(List.of(more));
-        return Settings.of(kv.toArray(String[]::new));
+        return fixture.settings(more);
     }
 
     Environment open(Settings s) {
-        return new DaytonaProvider().open(OpenContext.of(s));
+        return fixture.open(s);
     }
 
     @Test
@@ -365,75 +356,8 @@ class DaytonaEnvironmentTest {
         assertFalse(s.toString().contains("from-env"), "the key must never be printed");
     }
 
-    /**
-     * Faults on every kind of call, exec and uploads included (errors, 429s with Retry-After, lost
-     * answers, cut downloads, slow answers): each run is byte-exact or a typed error, no command
-     * runs twice, no staged or output file is left; the faults per call are printed.
-     */
-    @Test
-    void faultCampaign() throws IOException {
-        int runs = Integer.getInteger("airlock.daytona.campaign.runs", 200);
-        FaultPlan plan = FaultPlan.builder(42)
-                .sometimes("session-exec", 0.05, new dev.airlock.emulator.Fault.LoseResponse())
-                .sometimes("session-exec", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
-                .sometimes("command-get", 0.1, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
-                .sometimes("command-get", 0.05, new dev.airlock.emulator.Fault.LoseResponse())
-                .sometimes("files-upload", 0.1, new dev.airlock.emulator.Fault.Status(429, "",
-                        java.util.Optional.of(Duration.ofMillis(10))))
-                .sometimes("files-upload", 0.05, new dev.airlock.emulator.Fault.LoseResponse())
-                .sometimes("files-download", 0.1, new dev.airlock.emulator.Fault.Status(502, "", java.util.Optional.empty()))
-                .sometimes("files-download", 0.05, new dev.airlock.emulator.Fault.CutAfterBytes(3))
-                .sometimes("files-permissions", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
-                .sometimes("session-create", 0.05, new dev.airlock.emulator.Fault.LoseResponse())
-                .sometimes("files-delete", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
-                // slow answers: each call still ends, and the run is still exact
-                .sometimes("files-folder", 0.05, new dev.airlock.emulator.Fault.Delay(Duration.ofMillis(200)))
-                .sometimes("command-get", 0.05, new dev.airlock.emulator.Fault.Delay(Duration.ofMillis(200)))
-                .sometimes("session-delete", 0.05, new dev.airlock.emulator.Fault.Status(503, "", java.util.Optional.empty()))
-                .build();
-        start(plan);
-        int exact = 0;
-        int typed = 0;
-        Environment opened = null;
-        for (int attempt = 0; opened == null; attempt++) {
-            try {
-                opened = open(settings());
-            } catch (AirlockException e) {
-                assertTrue(attempt < 10, "open kept failing under faults: " + e.getMessage());
-            }
-        }
-        try (Environment env = opened) {
-            Random rnd = new Random(9);
-            for (int i = 0; i < runs; i++) {
-                byte[] payload = new byte[1 + rnd.nextInt(5000)];
-                rnd.nextBytes(payload);
-                ExecResult r;
-                try {
-                    r = env.exec(ExecRequest.builder("cat; printf x >&2").stdin(payload).build());
-                } catch (AirlockException e) {
-                    typed++;
-                    continue;
-                }
-                assertEquals(0, r.exitCode(), "run " + i);
-                assertArrayEquals(payload, r.stdout().bytes(), "run " + i);
-                assertEquals("x", r.stderr().text(), "run " + i);
-                exact++;
-            }
-            journal.assertNoDoubleDispatch();
-            assertEquals(List.of(), emulator.find(DaytonaBackend.of(env).sandboxId(), "/tmp", ".airlock-stdin-"), "staged files left");
-            assertEquals(List.of(), leftoverOutputs(env), "output files left");
-        }
-        System.out.println("fault campaign: " + runs + " runs, " + exact + " byte-exact, " + typed + " typed errors");
-        System.out.println("faults per call: " + plan.faultCounts());
-        System.out.println("calls: " + plan.callCounts());
-        assertEquals(runs, exact + typed);
-        assertTrue(exact > runs / 2, "most runs should survive the retried faults: " + exact + "/" + runs);
-    }
-
     private List<String> leftoverOutputs(Environment env) throws IOException {
-        List<String> out = new ArrayList<>(emulator.find(DaytonaBackend.of(env).sandboxId(), "/tmp", ""));
-        out.removeIf(p -> !(p.endsWith(".out") || p.endsWith(".err")));
-        return out;
+        return fixture.outputsLeft(env);
     }
 
     @SuppressWarnings("unused")
