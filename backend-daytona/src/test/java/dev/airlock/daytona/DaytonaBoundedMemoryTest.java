@@ -1,15 +1,10 @@
 package dev.airlock.daytona;
 
 import dev.airlock.daytona.emulator.DaytonaEmulator;
-import dev.airlock.emulator.CallJournal;
-import dev.airlock.emulator.EmulatorContext;
 import dev.airlock.emulator.FaultPlan;
-import dev.airlock.emulator.SandboxIsolation;
-import dev.airlock.settings.Settings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -18,29 +13,30 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Memory is bounded by a chunk, not by the payload: 1 GiB of stdin and a 1 GiB file in a client with a 64 MiB heap. */
+/**
+ * Memory is bounded by a chunk, not by the payload: 512 MiB of stdin and a 512 MiB file, each eight
+ * times the heap, through a client with a 64 MiB heap ({@code -Dairlock.daytona.big.bytes} for more).
+ */
 class DaytonaBoundedMemoryTest {
     @TempDir
     Path state;
 
     @Test
-    void oneGibibyteOfStdinAndAOneGibibyteFileFitInA64MiBClient() throws Exception {
-        long size = Long.getLong("airlock.daytona.big.bytes", 1L << 30);
-        try (DaytonaEmulator emulator = new DaytonaEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
-                SandboxIsolation.detect(Settings.empty()), FaultPlan.none(), new CallJournal(), Settings.empty(),
-                java.util.Map.of(DaytonaEmulator.API_KEY_VARIABLE, "big-test-key-0123456789")))) {
+    void stdinAndAFileEightTimesTheHeapFitInA64MiBClient() throws Exception {
+        long size = Long.getLong("airlock.daytona.big.bytes", 512L << 20);
+        try (DaytonaEmulatorFixture fixture = new DaytonaEmulatorFixture(state, FaultPlan.none())) {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             ProcessBuilder pb = new ProcessBuilder(List.of(java, "-Xmx64m", "-cp", System.getProperty("java.class.path"),
-                    BigPayloadMain.class.getName(), emulator.url().toString(), Long.toString(size)))
+                    BigPayloadMain.class.getName(), fixture.emulator.url().toString(), Long.toString(size)))
                     .redirectErrorStream(true);
-            pb.environment().put(DaytonaEmulator.API_KEY_VARIABLE, "big-test-key-0123456789"); // a key never travels in argv
+            pb.environment().put(DaytonaEmulator.API_KEY_VARIABLE, DaytonaEmulatorFixture.KEY); // a key never travels in argv
             Process p = pb.start();
             p.getOutputStream().close();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(p.waitFor(10, TimeUnit.MINUTES));
             assertEquals(0, p.exitValue(), out);
             assertTrue(out.contains("sha256 ok") && out.contains("file ok"), out);
-            assertEquals(List.of(), emulator.sandboxIds(), "the client's close left its sandbox");
+            assertEquals(List.of(), fixture.emulator.sandboxIds(), "the client's close left its sandbox");
         }
     }
 }

@@ -62,7 +62,7 @@ class SshSlowStartupTest {
             assertNotNull(privateDir);
             assertTrue(Files.isDirectory(Path.of(privateDir)), privateDir);
             CompletableFuture<ExecResult> neighbour = CompletableFuture.supplyAsync(
-                    () -> env.exec(ExecRequest.of("sleep 12; echo survived")));
+                    () -> env.exec(ExecRequest.of("sleep 3; echo survived")));
             ExecResult r = env.exec(ExecRequest.builder("sleep 60").timeout(Duration.ofSeconds(2)).build());
             assertEquals(124, r.exitCode(), r.stderr().text());
             ExecResult n = neighbour.get(60, TimeUnit.SECONDS);
