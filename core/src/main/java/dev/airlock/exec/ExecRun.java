@@ -16,15 +16,11 @@ import dev.airlock.event.ExecTransition;
 import dev.airlock.session.SessionHook;
 import dev.airlock.shell.Launcher;
 import dev.airlock.shell.StdinScripts;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
@@ -39,8 +35,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the exec at the same bound even when a hook is stuck. Every exec ends DONE, CANCELLED or FAILED.
  */
 final class ExecRun extends ExecHandle {
-    private static final Logger LOG = LoggerFactory.getLogger(ExecRun.class);
-
     final long execId;
     final ExecRequest request;
     final boolean internal;
@@ -49,15 +43,13 @@ final class ExecRun extends ExecHandle {
     private final SessionHook session;
     private final String nonce = Launcher.nonce();
     private final CountDownLatch flowEnded = new CountDownLatch(1);
-    private final List<String> staged = new ArrayList<>();
     private final Object threadLock = new Object();
     private final Instant created = Instant.now();
     /** Set by the first end (result or failure), before its audit event and the caller's result. */
     private final AtomicBoolean ending = new AtomicBoolean();
     private Thread flowThread;
     private final TreeKill kill;
-    /** FILES output: where the command's stdout and stderr go; null for STREAM. */
-    private volatile OutputFiles outputFiles;
+    private final ExecFiles files;
     private volatile boolean dispatched;
     private volatile ScheduledFuture<?> timeoutTask;
     /** Once dispatched: the output so far, which the watchdog hands out if the flow is stuck. */
@@ -75,6 +67,7 @@ final class ExecRun extends ExecHandle {
         this.internal = internal;
         this.sm = new ExecStateMachine(new Object(), this::observe);
         this.kill = new TreeKill(env, nonce);
+        this.files = new ExecFiles(env, execId);
     }
 
     private void observe(ExecState from, ExecState to) {
@@ -122,30 +115,10 @@ final class ExecRun extends ExecHandle {
             flowThread = null;
         }
         Thread.interrupted(); // a cancel's interrupt belongs to this exec, not to the pooled thread
-        removeAllStaged();
-        if (outputFiles != null && dispatched) {
-            try {
-                outputFiles.remove(env.hooks()); // downloaded, or never to be: after a timeout or cancel too
-            } catch (Throwable e) {
-                cleanUpFailed("the output files", e);
-            }
-        }
+        files.removeAll(dispatched);
         ScheduledFuture<?> t = timeoutTask;
         if (t != null) {
             t.cancel(false);
-        }
-    }
-
-    /**
-     * A clean-up hook threw, an Error or a checked exception it did not declare included: logged,
-     * never thrown, because the exec must still end (a thread that dies here leaves no result and holds its slot).
-     */
-    private void cleanUpFailed(String what, Throwable e) {
-        Thread.interrupted(); // a hook interrupted at its deadline: the next clean-up step still runs
-        if (e instanceof Error) {
-            LOG.warn("could not remove {} of exec {} on {}: {}", what, execId, env.name(), e.toString());
-        } else {
-            LOG.debug("could not remove {} of exec {} on {}: {}", what, execId, env.name(), e.toString());
         }
     }
 
@@ -158,9 +131,7 @@ final class ExecRun extends ExecHandle {
         if (!sm.toStaging()) {
             return stopResult();
         }
-        if (env.capabilities().outputTransport() == OutputTransport.FILES) {
-            outputFiles = OutputFiles.in(env.target().stagingDir());
-        }
+        OutputFiles outputFiles = env.capabilities().outputTransport() == OutputTransport.FILES ? files.newOutput() : null;
         Launch launch;
         try {
             launch = ExecScript.build(request, commandToSend(), internal, !env.backend().outputEndsAtExit(), env.capabilities(),
@@ -193,7 +164,7 @@ final class ExecRun extends ExecHandle {
             }
             throw new BackendException("could not start the command on " + env.name() + ": " + e.getMessage(), e);
         }
-        Capture capture = new Capture(env, request, p, nonce, outputFiles);
+        Capture capture = new Capture(env, request, p, nonce, files.output());
         this.capture = capture;
         capture.start();
         kill.launched(p, capture); // a cancel that came while launch ran (or close raced it) kills it now
@@ -233,9 +204,7 @@ final class ExecRun extends ExecHandle {
         kill.await();
         boolean started = capture.finish(kill);
         if (started) {
-            synchronized (staged) {
-                staged.clear(); // the prefix removed them before the record
-            }
+            files.stagedRemovedByTheCommand();
         }
         Cause cause = sm.cause();
         boolean stopped = cause == Cause.TIMEOUT || cause == Cause.CANCEL;
@@ -270,25 +239,7 @@ final class ExecRun extends ExecHandle {
         if (sm.state() == ExecState.CANCELLED) {
             throw new InterruptedIOException("cancelled before staging"); // nothing more goes up
         }
-        synchronized (staged) {
-            staged.add(path);
-        }
-        env.hooks().stage(path, data);
-    }
-
-    /** Once, at the flow's end: nothing stages or reads the list after it, so it is left as it is. */
-    private void removeAllStaged() {
-        List<String> paths;
-        synchronized (staged) {
-            paths = List.copyOf(staged);
-        }
-        for (String path : paths) {
-            try {
-                env.hooks().remove(path);
-            } catch (Throwable e) {
-                cleanUpFailed("the staged file " + path, e); // and the other files are still removed
-            }
-        }
+        files.stage(path, data);
     }
 
     // ---- a session's part (see dev.airlock.session): the command it wraps, and the end it is told of
