@@ -454,7 +454,7 @@ public final class LocalBackend implements Backend, Killer {
 
         /** Any process left in the command's session (setsid made its id the pid), among those forked since. */
         @Override
-        public boolean hasSurvivors() {
+        public boolean hasSurvivors(OptionalLong group) {
             return Procfs.anyWith(3, process.pid(), process.pid(), forksAtLaunch);
         }
 
