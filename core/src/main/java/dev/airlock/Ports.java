@@ -18,7 +18,7 @@ import java.util.TreeSet;
  * <pre>{@code
  * try (Environment env = Environments.open(Settings.fromProcess().with("airlock.ports", "8000"))) {
  *     env.start(ExecRequest.of("busybox httpd -f -p 8000 -h /srv"));
- *     URI url = env.ports().expose(8000); // http://127.0.0.1:49153/
+ *     java.net.URI url = env.ports().expose(8000); // http://127.0.0.1:49153/
  * }
  * }</pre>
  */
