@@ -91,7 +91,6 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.nativeWrites = new NativeWrites(workers);
         this.lifecycle = new Lifecycle(this, "airlock-shutdown-" + id);
         this.safety = new SafetyGate(this, settings, context.approvalChannel());
-        dev.airlock.Ports.declared(settings); // a word in airlock.ports that is not a port: one line at open
         this.ports = new CorePorts(this);
     }
 
@@ -108,6 +107,8 @@ public final class CoreEnvironment implements ContainedEnvironment {
     /** Probes the target and creates the private dir; once, before the first exec. */
     public void initialize() {
         checkTransports(backend);
+        // A word in airlock.ports that is no port: one line at open, and the sandbox stopped (open's caller closes).
+        dev.airlock.Ports.declared(settings);
         String base = containmentSettings.privateDirBase()
                 .orElseGet(() -> backend.privateDirBase().orElseGet(this::defaultPrivateDirBase));
         Bootstrap.Probed probed = Bootstrap.probe(this, containmentSettings, base);
