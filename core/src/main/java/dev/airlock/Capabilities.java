@@ -20,6 +20,7 @@ public final class Capabilities {
     private final OutputTransport outputTransport;
     private final PayloadStrategy payloadStrategy;
     private final Set<NetworkMode> networkModes;
+    private final PortSupport ports;
 
     private Capabilities(Builder b) {
         if (b.argvLimit < 1024) {
@@ -33,6 +34,7 @@ public final class Capabilities {
         this.outputTransport = Objects.requireNonNull(b.outputTransport, "outputTransport");
         this.payloadStrategy = Objects.requireNonNull(b.payloadStrategy, "payloadStrategy");
         this.networkModes = Set.copyOf(Objects.requireNonNull(b.networkModes, "networkModes"));
+        this.ports = Objects.requireNonNull(b.ports, "ports");
     }
 
     /** A shell backend with streamed stdin and nothing else native. */
@@ -48,7 +50,7 @@ public final class Capabilities {
     public Builder toBuilder() {
         return new Builder().stdinMode(stdinMode).nativeEnv(nativeEnv).attachable(attachable).disposable(disposable)
                 .argvLimit(argvLimit).outputTransport(outputTransport).payloadStrategy(payloadStrategy)
-                .networkModes(networkModes);
+                .networkModes(networkModes).ports(ports);
     }
 
     /** How stdin is delivered. */
@@ -94,6 +96,18 @@ public final class Capabilities {
         return networkModes;
     }
 
+    /**
+     * How the backend exposes the sandbox's ports ({@link Environment#ports()}): {@code NONE} unless
+     * it says more, and {@link Ports#expose} then fails in one line naming the backend.
+     */
+    public PortSupport ports() {
+        return ports;
+    }
+
+    public Capabilities withPorts(PortSupport p) {
+        return toBuilder().ports(p).build();
+    }
+
     public Capabilities withNetworkModes(Set<NetworkMode> modes) {
         return toBuilder().networkModes(modes).build();
     }
@@ -136,23 +150,24 @@ public final class Capabilities {
         return o instanceof Capabilities c && c.stdinMode == stdinMode && c.nativeEnv == nativeEnv
                 && c.attachable == attachable && c.disposable == disposable && c.argvLimit == argvLimit
                 && c.outputTransport == outputTransport && c.payloadStrategy == payloadStrategy
-                && c.networkModes.equals(networkModes);
+                && c.networkModes.equals(networkModes) && c.ports == ports;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(stdinMode, nativeEnv, attachable, disposable, argvLimit, outputTransport, payloadStrategy,
-                networkModes);
+                networkModes, ports);
     }
 
     @Override
     public String toString() {
         return "Capabilities[stdinMode=" + stdinMode + ", nativeEnv=" + nativeEnv + ", attachable=" + attachable
                 + ", disposable=" + disposable + ", argvLimit=" + argvLimit + ", outputTransport=" + outputTransport
-                + ", payloadStrategy=" + payloadStrategy + ", networkModes=" + new java.util.TreeSet<>(networkModes) + "]";
+                + ", payloadStrategy=" + payloadStrategy + ", networkModes=" + new java.util.TreeSet<>(networkModes)
+                + ", ports=" + ports + "]";
     }
 
-    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv, STREAM output, STAGED payloads, network on only. */
+    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv, STREAM output, STAGED payloads, network on only, no ports. */
     public static final class Builder {
         private StdinMode stdinMode = StdinMode.PIPE;
         private boolean nativeEnv;
@@ -162,6 +177,7 @@ public final class Capabilities {
         private OutputTransport outputTransport = OutputTransport.STREAM;
         private PayloadStrategy payloadStrategy = PayloadStrategy.STAGED;
         private Set<NetworkMode> networkModes = EnumSet.of(NetworkMode.ON);
+        private PortSupport ports = PortSupport.NONE;
 
         private Builder() {
         }
@@ -199,6 +215,12 @@ public final class Capabilities {
         /** The {@code airlock.network} modes the backend enforces; declare {@code OFF} only if it really cuts the network. */
         public Builder networkModes(Set<NetworkMode> modes) {
             this.networkModes = modes;
+            return this;
+        }
+
+        /** How the backend exposes ports; declare it only with a {@link dev.airlock.spi.Backend#portForwarder()}. */
+        public Builder ports(PortSupport p) {
+            this.ports = p;
             return this;
         }
 

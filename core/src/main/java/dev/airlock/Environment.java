@@ -50,6 +50,12 @@ public interface Environment extends AutoCloseable {
     /** A session whose state is loaded from {@code store} now and saved to it when the session closes. */
     Session session(SessionStore store);
 
+    /**
+     * The sandbox's ports, reachable from this machine by URI; see {@link Ports}. What a backend can
+     * expose is in {@link Capabilities#ports()}; every forward ends when the environment closes.
+     */
+    Ports ports();
+
     /** Kills running commands, removes staged and output files, stops the sandbox once. Idempotent. */
     @Override
     void close();
