@@ -645,12 +645,21 @@ class HostBackend implements Backend, Stager, Killer {
         }
     }
 
-    /** Whether {@code pid} still runs code: alive, and no SIGKILL pending (the kernel tearing it down counts as gone). */
+    /**
+     * Whether {@code pid} still runs code: alive, not exiting (PF_EXITING, 0x4 in the stat flags: in
+     * the kernel's exit path after a fatal signal, which under load can take a while) and no SIGKILL
+     * pending (the kernel tearing it down counts as gone).
+     */
     static boolean runs(long pid) {
         if (!alive(pid)) {
             return false;
         }
         try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            if (fields.length > 6 && (Long.parseLong(fields[6]) & 4) != 0) {
+                return false;
+            }
             for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
                 if ((line.startsWith("SigPnd:") || line.startsWith("ShdPnd:"))
                         && (Long.parseUnsignedLong(line.substring(7).strip(), 16) & (1L << 8)) != 0) {

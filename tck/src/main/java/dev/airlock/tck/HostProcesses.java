@@ -10,14 +10,20 @@ public final class HostProcesses {
     }
 
     /**
-     * Whether {@code pid} still runs code: it exists, is no zombie, and has no SIGKILL pending (a
-     * killed process the kernel is tearing down counts as gone, as does one its parent has not
-     * reaped yet).
+     * Whether {@code pid} still runs code: it exists, is no zombie, is not exiting and has no SIGKILL
+     * pending (a killed process the kernel is tearing down counts as gone, as does one its parent
+     * has not reaped yet).
      */
     public static boolean runs(long pid) {
         try {
             String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            if (stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z")) {
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            if (fields[0].startsWith("Z") || fields[0].startsWith("X")) {
+                return false;
+            }
+            // PF_EXITING (0x4 in the flags field): the process is in the kernel's exit path, after a
+            // fatal signal was taken, and never runs code again (under load that path can take a while).
+            if (fields.length > 6 && (Long.parseLong(fields[6]) & 4) != 0) {
                 return false;
             }
             for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {

@@ -144,7 +144,12 @@ final class Remote {
                 + "[ -n \"$pid\" ] || { echo nopid; exit 0; }\n"
                 + "kill -0 \"$pid\" 2>/dev/null || { echo gone; exit 0; }\n"
                 + "[ -r /proc/\"$pid\"/stat ] || { echo alive; exit 0; }\n"
-                + "case $(sed 's/.*) //' /proc/\"$pid\"/stat | cut -d' ' -f1) in Z|X|x) echo gone; exit 0;; esac\n"
+                + "st=$(sed 's/.*) //' /proc/\"$pid\"/stat 2>/dev/null)\n"
+                + "[ -n \"$st\" ] || { echo gone; exit 0; }\n"
+                + "case $(printf '%s' \"$st\" | cut -d' ' -f1) in Z|X|x) echo gone; exit 0;; esac\n"
+                // PF_EXITING (0x4 in the flags field): it is in the kernel's exit path and never runs code again.
+                + "fl=$(printf '%s' \"$st\" | cut -d' ' -f7)\n"
+                + "[ -n \"$fl\" ] && [ $(( fl & 4 )) -ne 0 ] && { echo gone; exit 0; }\n"
                 // SIGKILL pending: the kernel is tearing the process down; it never runs code again.
                 + "for m in $(awk '/^(SigPnd|ShdPnd):/ { print $2 }' /proc/\"$pid\"/status 2>/dev/null); do\n"
                 + "  [ $(( 0x$(printf '%s' \"$m\" | tail -c 3) & 256 )) -ne 0 ] && { echo gone; exit 0; }\n"
