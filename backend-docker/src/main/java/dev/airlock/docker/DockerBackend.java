@@ -64,7 +64,8 @@ public final class DockerBackend implements Backend, Killer {
                 .withNetworkModes(NETWORK_MODES)
                 .withAttachable(true)
                 .withDisposable(!attached && docker.volumes().isEmpty())
-                .withArgvLimit(96 * 1024);
+                .withArgvLimit(96 * 1024)
+                .withSnapshots(true);
     }
 
     /** {@code off} is {@code --network none}: the container has only its own loopback. */
@@ -214,6 +215,41 @@ public final class DockerBackend implements Backend, Killer {
         return Optional.ofNullable(control);
     }
 
+
+    /**
+     * {@code docker commit} of the container (paused meanwhile) to an untagged image labelled as
+     * Airlock's, whose id opens with {@code airlock.docker.snapshot=ID}. Docker leaves volumes and
+     * tmpfs mounts out of a commit: the private dir, under the volume every created container gets
+     * at /tmp, is never in it. A container whose private dir is on its root filesystem (one attached
+     * that Airlock did not create) is refused in one line rather than saved with staged files.
+     */
+    @Override
+    public String snapshot(String privateDir, Deadline deadline) {
+        String cid = containerId;
+        com.github.dockerjava.api.command.InspectContainerResponse c = daemon.inspect(cid);
+        List<String> mounts = new java.util.ArrayList<>();
+        if (c.getMounts() != null) {
+            c.getMounts().forEach(m -> {
+                if (m.getDestination() != null) {
+                    mounts.add(m.getDestination().getPath());
+                }
+            });
+        }
+        if (c.getHostConfig() != null && c.getHostConfig().getTmpFs() != null) {
+            mounts.addAll(c.getHostConfig().getTmpFs().keySet());
+        }
+        if (mounts.stream().noneMatch(m -> privateDir.startsWith(m.endsWith("/") ? m : m + "/"))) {
+            throw new dev.airlock.ConfigurationException("the docker container " + DockerDaemon.shortId(cid)
+                    + " keeps Airlock's private dir " + privateDir + " on its root filesystem, so a snapshot would hold staged"
+                    + " files: snapshot a container Airlock created (airlock up), or one with a volume or tmpfs at /tmp");
+        }
+        Map<String, String> labels = new java.util.LinkedHashMap<>(docker.labels());
+        labels.putAll(dev.airlock.spi.ResourceLabels.now(false).asMap(DockerDaemon.LABEL_PREFIX));
+        labels.put(DockerDaemon.LABEL_SNAPSHOT_OF, cid);
+        // A commit keeps the container's labels under these: a kept container's must not make its snapshot kept.
+        labels.put(DockerDaemon.LABEL_PREFIX + dev.airlock.spi.ResourceLabels.KEEP, "false");
+        return daemon.commit(cid, labels);
+    }
 
     /** The container never sees the JVM's environment, so there is nothing of it to strip. */
     @Override

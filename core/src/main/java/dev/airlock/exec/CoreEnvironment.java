@@ -225,6 +225,24 @@ public final class CoreEnvironment implements ContainedEnvironment {
         return lifecycle.isClosed();
     }
 
+    /** How long a backend may take to save a sandbox's files (a commit of gigabytes, an upload). */
+    private static final java.time.Duration SNAPSHOT_BOUND = java.time.Duration.ofMinutes(30);
+
+    @Override
+    public String snapshot() {
+        ensureOpen();
+        if (!backend.capabilities().snapshots()) {
+            throw new dev.airlock.ConfigurationException("the " + name + " backend takes no snapshots (Capabilities.snapshots()"
+                    + " is false: it has no sandbox image to save); use a backend that does, such as docker, or keep the"
+                    + " files with files().copyOut");
+        }
+        try {
+            return backend.snapshot(target.privateDir(), dev.airlock.spi.Deadline.in(SNAPSHOT_BOUND));
+        } catch (IOException e) {
+            throw new BackendException("the " + name + " environment " + id + " could not take a snapshot: " + e.getMessage(), e);
+        }
+    }
+
     @Override
     public void close() {
         lifecycle.close();
