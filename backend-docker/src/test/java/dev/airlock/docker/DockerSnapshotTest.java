@@ -146,7 +146,7 @@ class DockerSnapshotTest {
             assertTrue(imageExists(fresh), "a snapshot younger than --older-than stays");
             assertTrue(imageExists(DockerFixture.IMAGE), "an image Airlock did not make is never removed");
         } finally {
-            DockerFixture.docker(null, 60, "rm", "-f", containers.get(0), containers.get(1));
+            DockerFixture.docker(null, 60, "rm", "-f", "-v", containers.get(0), containers.get(1));
             removeImages(images);
         }
     }
