@@ -20,6 +20,7 @@ public final class Capabilities {
     private final OutputTransport outputTransport;
     private final PayloadStrategy payloadStrategy;
     private final Set<NetworkMode> networkModes;
+    private final PortSupport ports;
     private final boolean snapshots;
 
     private Capabilities(Builder b) {
@@ -34,6 +35,7 @@ public final class Capabilities {
         this.outputTransport = Objects.requireNonNull(b.outputTransport, "outputTransport");
         this.payloadStrategy = Objects.requireNonNull(b.payloadStrategy, "payloadStrategy");
         this.networkModes = Set.copyOf(Objects.requireNonNull(b.networkModes, "networkModes"));
+        this.ports = Objects.requireNonNull(b.ports, "ports");
         this.snapshots = b.snapshots;
     }
 
@@ -50,7 +52,7 @@ public final class Capabilities {
     public Builder toBuilder() {
         return new Builder().stdinMode(stdinMode).nativeEnv(nativeEnv).attachable(attachable).disposable(disposable)
                 .argvLimit(argvLimit).outputTransport(outputTransport).payloadStrategy(payloadStrategy)
-                .networkModes(networkModes).snapshots(snapshots);
+                .networkModes(networkModes).ports(ports).snapshots(snapshots);
     }
 
     /** How stdin is delivered. */
@@ -109,6 +111,18 @@ public final class Capabilities {
         return toBuilder().snapshots(v).build();
     }
 
+    /**
+     * How the backend exposes the sandbox's ports ({@link Environment#ports()}): {@code NONE} unless
+     * it says more, and {@link Ports#expose} then fails in one line naming the backend.
+     */
+    public PortSupport ports() {
+        return ports;
+    }
+
+    public Capabilities withPorts(PortSupport p) {
+        return toBuilder().ports(p).build();
+    }
+
     public Capabilities withNetworkModes(Set<NetworkMode> modes) {
         return toBuilder().networkModes(modes).build();
     }
@@ -151,13 +165,13 @@ public final class Capabilities {
         return o instanceof Capabilities c && c.stdinMode == stdinMode && c.nativeEnv == nativeEnv
                 && c.attachable == attachable && c.disposable == disposable && c.argvLimit == argvLimit
                 && c.outputTransport == outputTransport && c.payloadStrategy == payloadStrategy
-                && c.networkModes.equals(networkModes) && c.snapshots == snapshots;
+                && c.networkModes.equals(networkModes) && c.ports == ports && c.snapshots == snapshots;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(stdinMode, nativeEnv, attachable, disposable, argvLimit, outputTransport, payloadStrategy,
-                networkModes, snapshots);
+                networkModes, ports, snapshots);
     }
 
     @Override
@@ -165,10 +179,10 @@ public final class Capabilities {
         return "Capabilities[stdinMode=" + stdinMode + ", nativeEnv=" + nativeEnv + ", attachable=" + attachable
                 + ", disposable=" + disposable + ", argvLimit=" + argvLimit + ", outputTransport=" + outputTransport
                 + ", payloadStrategy=" + payloadStrategy + ", networkModes=" + new java.util.TreeSet<>(networkModes)
-                + ", snapshots=" + snapshots + "]";
+                + ", ports=" + ports + ", snapshots=" + snapshots + "]";
     }
 
-    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv, STREAM output, STAGED payloads, network on only, no snapshots. */
+    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv, STREAM output, STAGED payloads, network on only, no ports, no snapshots. */
     public static final class Builder {
         private StdinMode stdinMode = StdinMode.PIPE;
         private boolean nativeEnv;
@@ -178,6 +192,7 @@ public final class Capabilities {
         private OutputTransport outputTransport = OutputTransport.STREAM;
         private PayloadStrategy payloadStrategy = PayloadStrategy.STAGED;
         private Set<NetworkMode> networkModes = EnumSet.of(NetworkMode.ON);
+        private PortSupport ports = PortSupport.NONE;
         private boolean snapshots;
 
         private Builder() {
@@ -222,6 +237,12 @@ public final class Capabilities {
         /** The {@code airlock.network} modes the backend enforces; declare {@code OFF} only if it really cuts the network. */
         public Builder networkModes(Set<NetworkMode> modes) {
             this.networkModes = modes;
+            return this;
+        }
+
+        /** How the backend exposes ports; declare it only with a {@link dev.airlock.spi.Backend#portForwarder()}. */
+        public Builder ports(PortSupport p) {
+            this.ports = p;
             return this;
         }
 

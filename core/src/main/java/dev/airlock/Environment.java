@@ -51,6 +51,12 @@ public interface Environment extends AutoCloseable {
     Session session(SessionStore store);
 
     /**
+     * The sandbox's ports, reachable from this machine by URI; see {@link Ports}. What a backend can
+     * expose is in {@link Capabilities#ports()}; every forward ends when the environment closes.
+     */
+    Ports ports();
+
+    /**
      * Saves the sandbox's filesystem as it is now and returns an id; opening with
      * {@code airlock.BACKEND.snapshot=ID} (e.g. {@code airlock.docker.snapshot}) starts a new
      * sandbox with these files, bytes and modes. It captures files only: no running process, no

@@ -63,6 +63,8 @@ public final class DockerBackend implements Backend, Killer {
                 .withNativeEnv(true)
                 .withNetworkModes(NETWORK_MODES)
                 .withAttachable(true)
+                // Published when the container is created (airlock.ports), read back from inspect.
+                .withPorts(dev.airlock.PortSupport.DECLARED)
                 .withDisposable(!attached && docker.volumes().isEmpty())
                 .withArgvLimit(96 * 1024)
                 .withSnapshots(true);
@@ -141,6 +143,28 @@ public final class DockerBackend implements Backend, Killer {
         control = ControlShell.tryStart(loop -> DockerProcess.start(daemon, cid,
                         daemon.createExec(cid, DockerProcess.argv("sh", loop), Map.of(), true), docker.apiTimeout()),
                 "docker-" + DockerDaemon.shortId(cid), CONTROL_ANSWER, docker.apiTimeout()).orElse(null);
+    }
+
+    /**
+     * A port the container publishes (declared in {@code airlock.ports} when it was created, by
+     * this environment or by {@code airlock up}): the host port the daemon picked, from inspect.
+     * A port it does not publish cannot be added to a running container: one line saying so.
+     */
+    @Override
+    public Optional<dev.airlock.spi.PortForwarder> portForwarder() {
+        return Optional.of((port, deadline) -> {
+            String cid = containerId;
+            java.util.SortedSet<Integer> published = new java.util.TreeSet<>();
+            Optional<String> at = daemon.publishedAt(cid, port, published);
+            if (at.isEmpty()) {
+                throw new dev.airlock.ConfigurationException("port " + port + " is not published by container "
+                        + DockerDaemon.shortId(cid) + " (" + (published.isEmpty() ? "it publishes none" : "it publishes "
+                        + published.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(",")))
+                        + "); ports are declared when the container is created: open one with "
+                        + dev.airlock.Ports.KEY + "=" + port + " (airlock up --port " + port + ")");
+            }
+            return java.net.URI.create("http://" + at.get() + "/");
+        });
     }
 
     /** The id of the container commands run in. */

@@ -215,6 +215,19 @@ final class DockerDaemon implements Closeable {
             s.env().forEach((k, v) -> env.add(k + "=" + v));
             cmd.withEnv(env);
         }
+        if (!s.ports().isEmpty()) {
+            // Published on this host's loopback only, each on a port the daemon picks (never a
+            // fixed one that another sandbox could hold); the forwarder reads it back from inspect.
+            com.github.dockerjava.api.model.Ports bindings = new com.github.dockerjava.api.model.Ports();
+            List<com.github.dockerjava.api.model.ExposedPort> exposed = new ArrayList<>();
+            for (int p : s.ports()) {
+                com.github.dockerjava.api.model.ExposedPort e = com.github.dockerjava.api.model.ExposedPort.tcp(p);
+                exposed.add(e);
+                bindings.bind(e, com.github.dockerjava.api.model.Ports.Binding.bindIp("127.0.0.1"));
+            }
+            cmd.withExposedPorts(exposed);
+            hc.withPortBindings(bindings);
+        }
         s.user().ifPresent(cmd::withUser);
         s.workdir().ifPresent(cmd::withWorkingDir);
         s.hardening().apply(hc, cmd);
@@ -424,6 +437,38 @@ final class DockerDaemon implements Closeable {
         } catch (NotFoundException e) {
             return null;
         }
+    }
+
+    /**
+     * Where {@code port}/tcp of the container is published on the daemon's host: {@code host:port},
+     * or empty when the container does not publish it. {@code published} gets every published port.
+     */
+    Optional<String> publishedAt(String containerId, int port, java.util.SortedSet<Integer> published) {
+        InspectContainerResponse r = inspect(containerId);
+        if (r.getNetworkSettings() == null || r.getNetworkSettings().getPorts() == null) {
+            return Optional.empty();
+        }
+        Optional<String> found = Optional.empty();
+        for (Map.Entry<com.github.dockerjava.api.model.ExposedPort, com.github.dockerjava.api.model.Ports.Binding[]> e
+                : r.getNetworkSettings().getPorts().getBindings().entrySet()) {
+            if (e.getValue() == null || e.getValue().length == 0
+                    || e.getKey().getProtocol() != com.github.dockerjava.api.model.InternetProtocol.TCP) {
+                continue;
+            }
+            published.add(e.getKey().getPort());
+            if (e.getKey().getPort() == port && found.isEmpty()) {
+                for (com.github.dockerjava.api.model.Ports.Binding b : e.getValue()) {
+                    String ip = b.getHostIp() == null || b.getHostIp().isEmpty() || b.getHostIp().equals("0.0.0.0")
+                            ? "127.0.0.1" : b.getHostIp();
+                    if (ip.contains(":")) {
+                        continue; // an IPv6 twin of the IPv4 binding
+                    }
+                    found = Optional.of(ip + ":" + b.getHostPortSpec());
+                    break;
+                }
+            }
+        }
+        return found;
     }
 
     /** Inspects a container this environment uses. */

@@ -46,7 +46,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                              Optional<String> workdir, Map<String, String> env, List<String> volumes,
                              Optional<String> runtime, boolean pullMissing, Duration apiTimeout, boolean archiveWrites, DockerHardening hardening,
                              Path dockerConfig, Map<String, String> labels, Optional<DockerTls> tls, List<Path> searchPath,
-                             Optional<Path> sshConfig, Optional<String> snapshot) {
+                             Optional<Path> sshConfig, java.util.SortedSet<Integer> ports, Optional<String> snapshot) {
     public static final String IMAGE = "airlock.docker.image";
     public static final String HOST = "airlock.docker.host";
     public static final String TLS_VERIFY = "airlock.docker.tls-verify";
@@ -120,6 +120,13 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
             throw new ConfigurationException("setting " + PIDS_LIMIT + " must be at least 8, got " + pids);
         }
         String network = network(s);
+        java.util.SortedSet<Integer> ports = dev.airlock.Ports.declared(s);
+        if (!ports.isEmpty() && network.equals("none") && container.isEmpty()) {
+            throw new ConfigurationException(dev.airlock.Ports.KEY + "=" + ports.stream().map(String::valueOf)
+                    .collect(java.util.stream.Collectors.joining(",")) + " needs the container on a network to publish"
+                    + " them, and its network is none (docker's default while " + NetworkMode.KEY + " is unset); set "
+                    + NetworkMode.KEY + "=on");
+        }
         Map<String, String> env = s.keys(ENV);
         for (String name : env.keySet()) {
             if (!ENV_NAME.matcher(name).matches()) {
@@ -150,7 +157,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         boolean archiveWrites = "archive".equals(s.getChoice(FILES, "shell", "archive", "shell"));
         return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
                 nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, archiveWrites, DockerHardening.from(s),
-                DockerCliConfig.dir(environment), labels, tls, searchPath(environment), sshConfig(s, host), snapshot);
+                DockerCliConfig.dir(environment), labels, tls, searchPath(environment), sshConfig(s, host), ports, snapshot);
     }
 
     /** The ssh config file, checked where the host is {@code ssh://} (elsewhere it is not used). */
@@ -176,7 +183,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
     /** These settings with another bound on API calls (e.g. a quick availability check). */
     public DockerSettings withApiTimeout(Duration timeout) {
         return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
-                runtime, pullMissing, timeout, archiveWrites, hardening, dockerConfig, labels, tls, searchPath, sshConfig, snapshot);
+                runtime, pullMissing, timeout, archiveWrites, hardening, dockerConfig, labels, tls, searchPath, sshConfig, ports, snapshot);
     }
 
     /** The image, or the error that names the setting. */

@@ -38,6 +38,22 @@ class DockerSettingsTest {
         assertEquals("unix:///mapped.sock", DockerSettings.from(mapped, Map.of()).host().toString());
     }
 
+    /** A published port needs a network; docker's default without airlock.network is none, so the user is told to turn it on. */
+    @Test
+    void portsWithoutANetworkAreOneLineSayingToTurnItOn() {
+        String expected = "airlock.ports=3000,8080 needs the container on a network to publish them, and its network is"
+                + " none (docker's default while airlock.network is unset); set airlock.network=on";
+        for (Settings s : new Settings[] {Settings.of("airlock.ports", "8080,3000"),
+                Settings.of("airlock.ports", "8080,3000", "airlock.network", "off")}) {
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> DockerSettings.from(s, Map.of()));
+            assertEquals(expected, e.getMessage());
+        }
+        assertEquals(java.util.List.of(3000, 8080), java.util.List.copyOf(DockerSettings.from(
+                Settings.of("airlock.ports", "8080,3000", "airlock.network", "on"), Map.of()).ports()));
+        // An attached container publishes what it was created with: nothing to refuse here.
+        assertEquals("none", DockerSettings.from(Settings.of("airlock.ports", "8080", DockerSettings.CONTAINER, "c1"), Map.of()).network());
+    }
+
     @Test
     void aTcpHostWithoutAPortTakesDockersAsTheCliDoes() {
         assertEquals("tcp://box.example:2375", DockerSettings.from(Settings.empty(),

@@ -92,6 +92,9 @@ public final class LocalBackend implements Backend, Killer {
         this.capabilities = Capabilities.pipe()
                 // Only bubblewrap's own network namespace cuts the network; a bare host process keeps the host's.
                 .withNetworkModes(bwrap.isPresent() ? EnumSet.of(NetworkMode.ON, NetworkMode.OFF) : EnumSet.of(NetworkMode.ON))
+                // A command's port is this host's own port (it shares the host's network); with the
+                // network off the port forwarder refuses, saying why.
+                .withPorts(dev.airlock.PortSupport.ANY)
                 .withStdinMode(local.stdinMode())
                 .withNativeEnv(local.nativeEnv())
                 .withArgvLimit(100 * 1024);
@@ -215,6 +218,23 @@ public final class LocalBackend implements Backend, Killer {
      * Signals the process group from the host: a second sandbox could not see the first one's
      * processes. A TERM spares bwrap's own two processes (see below); a KILL takes the whole group.
      */
+    /**
+     * The port itself on this host's loopback: commands share the host's network. Under bubblewrap
+     * with the network off they have a namespace of their own, which nothing here forwards into, so
+     * the port is refused in one line.
+     */
+    @Override
+    public Optional<dev.airlock.spi.PortForwarder> portForwarder() {
+        return Optional.of((port, deadline) -> {
+            if (bwrap.isPresent() && !local.network()) {
+                throw new ConfigurationException("port " + port + " of the local sandbox cannot be reached: with "
+                        + NetworkMode.KEY + "=off its commands have a network of their own that Airlock does not forward"
+                        + " into; open it with " + NetworkMode.KEY + "=on to expose ports");
+            }
+            return java.net.URI.create("http://127.0.0.1:" + port + "/");
+        });
+    }
+
     @Override
     public Optional<Killer> killer() {
         return Optional.of(this);
@@ -454,7 +474,7 @@ public final class LocalBackend implements Backend, Killer {
 
         /** Any process left in the command's session (setsid made its id the pid), among those forked since. */
         @Override
-        public boolean hasSurvivors() {
+        public boolean hasSurvivors(OptionalLong group) {
             return Procfs.anyWith(3, process.pid(), process.pid(), forksAtLaunch);
         }
 

@@ -375,6 +375,58 @@ final class Connections implements AutoCloseable {
         return session;
     }
 
+    /** The pooled connection the port forwards run on, held (one channel slot) while any forward is open. */
+    private Lease forwards;
+    private final Set<Integer> forwarded = new HashSet<>();
+    private final Object forwardLock = new Object();
+
+    /**
+     * A local forward over this pool's connection: a listener on this machine's 127.0.0.1, on a
+     * port the system picks, whose connections are channels to {@code 127.0.0.1:remotePort} on the
+     * host (OpenSSH's {@code ssh -L 0:127.0.0.1:PORT}). Returns the local port.
+     */
+    int forward(int remotePort) throws IOException {
+        synchronized (forwardLock) {
+            if (forwards == null || forwards.released || !forwards.connection.session.isConnected()) {
+                if (forwards != null) {
+                    forwards.release();
+                    forwarded.clear();
+                }
+                forwards = acquire();
+            }
+            try {
+                int local = forwards.connection.session.setPortForwardingL("127.0.0.1", 0, "127.0.0.1", remotePort);
+                forwarded.add(local);
+                return local;
+            } catch (JSchException e) {
+                if (forwarded.isEmpty()) {
+                    forwards.release();
+                    forwards = null;
+                }
+                throw new IOException("cannot forward a local port to port " + remotePort + " of " + settings.display()
+                        + ": " + ConnectFailures.oneLine(e.getMessage()));
+            }
+        }
+    }
+
+    /** Ends the forward listening on {@code localPort}; the connection is let go with the last one. */
+    void unforward(int localPort) {
+        synchronized (forwardLock) {
+            if (forwards == null || !forwarded.remove(localPort)) {
+                return;
+            }
+            try {
+                forwards.connection.session.delPortForwardingL("127.0.0.1", localPort);
+            } catch (JSchException e) {
+                LOG.debug("ending the forward on 127.0.0.1:{} failed: {}", localPort, e.getMessage());
+            }
+            if (forwarded.isEmpty()) {
+                forwards.release();
+                forwards = null;
+            }
+        }
+    }
+
     /** For tests: how many logins are open. */
     synchronized int openConnections() {
         int n = 0;

@@ -74,7 +74,23 @@ public final class SshBackend implements Backend, Killer {
         this.nonce = nonce;
         // The core stages scripts longer than argvLimit (counting 3 bytes a character); escaping can
         // grow a byte 5x, so 24 KiB keeps the escaped text under Linux's 128 KiB per argument.
-        this.capabilities = Capabilities.pipe().withArgvLimit(24 * 1024);
+        this.capabilities = Capabilities.pipe().withArgvLimit(24 * 1024).withPorts(dev.airlock.PortSupport.ANY);
+    }
+
+    /** A local forward over the pooled connection to the port on the host's loopback; ended at close. */
+    @Override
+    public Optional<dev.airlock.spi.PortForwarder> portForwarder() {
+        return Optional.of(new dev.airlock.spi.PortForwarder() {
+            @Override
+            public java.net.URI open(int port, dev.airlock.spi.Deadline deadline) throws IOException {
+                return java.net.URI.create("http://127.0.0.1:" + connections.forward(port) + "/");
+            }
+
+            @Override
+            public void close(int port, java.net.URI uri) {
+                connections.unforward(uri.getPort());
+            }
+        });
     }
 
     static Environment open(OpenContext context) {

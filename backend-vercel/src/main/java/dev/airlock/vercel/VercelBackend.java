@@ -400,13 +400,11 @@ final class VercelBackend implements Backend, Stager, Killer {
     }
 
     /**
-     * {@code sh -c SURVIVORS airlock PIDFILE OUT ERR}: removes the three files, then exits 0 when
-     * the group the pid file names has no live process left (zombies are not), 1 when it has,
-     * {@link #NO_GROUP} when the wrapper never wrote it (nothing ran).
+     * {@code sh -c SURVIVORS airlock PGID PIDFILE OUT ERR}: removes the three files, then exits 0
+     * when group {@code PGID} (the launcher record's, never the pid file's: the command can rewrite
+     * that) has no live process left (zombies are not), 1 when it has.
      */
-    private static final String SURVIVORS = "g=$(cat -- \"$1\" 2>/dev/null); rm -f -- \"$1\" \"$2\" \"$3\"\n"
-            + "[ -n \"$g\" ] || exit 3\n" + Shell.groupHasLiveMemberScript();
-    private static final int NO_GROUP = 3;
+    private static final String SURVIVORS = "g=$1; rm -f -- \"$2\" \"$3\" \"$4\"\n" + Shell.groupHasLiveMemberScript();
 
     /** A detached command: its exit from the wait loop, its output from two files once it ended. */
     private final class Process implements RemoteProcess {
@@ -485,15 +483,20 @@ final class VercelBackend implements Backend, Stager, Killer {
          * neither: one command, run once both were read, answers whether the group still has a
          * process, and removes the output files on the way. Where the core would read the group
          * through a whole exec of its own (a command, its wait and two file reads), and remove
-         * the files in one more. Unknown (the command failed) counts as yes: the core's kill then
-         * reads the group itself.
+         * the files in one more. The group is the launcher record's, which the core passes: the
+         * pid file is the command's to rewrite. Unknown (the command failed) counts as yes: the
+         * core's kill then reads the group itself.
          */
         @Override
-        public boolean hasSurvivors() {
+        public boolean hasSurvivors(OptionalLong group) {
+            if (group.isEmpty()) {
+                return false; // no launcher record: the command never ran, and release() removes the files
+            }
             try {
-                int code = api.await(sessionId, api.run(sessionId, List.of("sh", "-c", SURVIVORS, "airlock", pid, out, err), null));
+                int code = api.await(sessionId, api.run(sessionId,
+                        List.of("sh", "-c", SURVIVORS, "airlock", Long.toString(group.getAsLong()), pid, out, err), null));
                 removed = true;
-                return code != 0 && code != NO_GROUP;
+                return code != 0;
             } catch (RuntimeException e) {
                 LOG.debug("could not ask whether command {} left processes: {}", cmdId, e.getMessage());
                 return true;

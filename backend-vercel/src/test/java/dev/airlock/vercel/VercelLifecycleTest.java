@@ -158,6 +158,23 @@ class VercelLifecycleTest {
         assertTrue(fixture.emulator.sandboxNames().isEmpty(), "the sandbox is deleted");
     }
 
+    /**
+     * A command can rewrite anything its user can write, the pid file its wrapper wrote included:
+     * naming a group that does not exist there must not make its background job pass for gone. The
+     * survivors check asks about the group the launcher record named, read before the command ran.
+     */
+    @Test
+    void aCommandThatRewritesItsPidFileStillHasItsBackgroundJobEnded() throws Exception {
+        fixture = new VercelEmulatorFixture(FaultPlan.none());
+        try (Environment env = open(fixture.settings())) {
+            ExecResult r = env.exec(ExecRequest.of("for f in /tmp/.airlock-vercel-*/*.pid; do echo 999999 > \"$f\"; done\n"
+                    + "sleep 600 >/dev/null 2>&1 & echo $! > /tmp/job.pid\necho hi"));
+            assertEquals("hi\n", r.stdout().text(), r.stderr().text());
+            ExecResult job = env.exec(ExecRequest.of("kill -0 \"$(cat /tmp/job.pid)\" 2>/dev/null && echo alive || echo gone"));
+            assertEquals("gone\n", job.stdout().text(), "a background job outlived its exec because the command forged its pid file");
+        }
+    }
+
     @Test
     void closeFromManyThreadsStopsAndDeletesTheSandboxExactlyOnce() throws Exception {
         fixture = new VercelEmulatorFixture(FaultPlan.none());

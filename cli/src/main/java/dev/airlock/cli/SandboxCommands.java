@@ -12,8 +12,14 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 import java.io.PrintStream;
+import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import java.util.concurrent.Callable;
 
 /**
@@ -51,7 +57,8 @@ final class SandboxCommands {
     @Command(name = "up", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
             description = {"Creates a sandbox that outlives this command and prints its id on stdout.",
                     "Later commands attach to it with --set KEY=ID (docker: airlock.docker.container);",
-                    "'down ID' removes it; the cloud's end by themselves after --ttl."})
+                    "'down ID' removes it; the cloud's end by themselves after --ttl.",
+                    "With --port, each port is declared at create and one 'PORT URL' line per port follows the id."})
     static final class Up implements Callable<Integer> {
         @ParentCommand
         AirlockCli cli;
@@ -61,10 +68,22 @@ final class SandboxCommands {
                         + " Daytona's idle time before it stops; docker containers live until 'down'.")
         String ttl;
 
+        @Option(names = "--port", paramLabel = "PORT",
+                description = "A port of the sandbox to expose (repeatable): declared at create (airlock.ports), and"
+                        + " its URL on this machine printed as 'PORT URL' after the id. Docker needs --set airlock.network=on.")
+        List<Integer> ports = new ArrayList<>();
+
         @Override
         public Integer call() {
             Settings settings = cli.settings();
             SandboxLifecycle l = lifecycle(settings);
+            if (!ports.isEmpty()) {
+                ports.forEach(dev.airlock.Ports::check);
+                SortedSet<Integer> all = new TreeSet<>(dev.airlock.Ports.declared(settings));
+                all.addAll(ports);
+                settings = settings.with(Map.of(dev.airlock.Ports.KEY,
+                        all.stream().map(String::valueOf).collect(Collectors.joining(","))));
+            }
             // The one duration parser, with the option's name in its error.
             Duration lifetime = ttl == null ? SandboxLifecycle.DEFAULT_TTL
                     : Settings.of("--ttl", ttl).getDuration("--ttl", SandboxLifecycle.DEFAULT_TTL);
@@ -75,17 +94,72 @@ final class SandboxCommands {
                 System.err.println("airlock: warning: these sandboxes live until 'airlock down ID'; --ttl is not applied");
             }
             String id = l.up(settings, lifetime);
+            List<String> urls;
+            try {
+                urls = expose(settings.with(Map.of(l.attachKey(), id)), ports);
+            } catch (RuntimeException e) {
+                // A sandbox whose ports cannot be reached is not what was asked for: none is left behind.
+                try {
+                    l.down(settings, id);
+                } catch (RuntimeException again) {
+                    e.addSuppressed(again);
+                }
+                throw e;
+            }
             System.out.println(id);
+            urls.forEach(System.out::println);
             System.out.flush();
             System.err.println("airlock: attach with --set " + l.attachKey() + "=" + id
                     + (l.expires() ? "; it ends by itself after " + words(lifetime) : "") + "; remove with: airlock down " + id);
             return ExitCodes.OK;
         }
 
+        /** One {@code PORT URL} line per port, through an environment attached to the new sandbox. */
+        private static List<String> expose(Settings attached, List<Integer> ports) {
+            List<String> lines = new ArrayList<>();
+            if (ports.isEmpty()) {
+                return lines;
+            }
+            try (dev.airlock.Environment env = Environments.open(dev.airlock.spi.OpenContext.of(attached))) {
+                for (int p : new TreeSet<>(ports)) {
+                    lines.add(p + " " + env.ports().expose(p));
+                }
+            }
+            return lines;
+        }
+
         /** 1h, 90m, 45s: the largest whole unit. */
         static String words(Duration d) {
             long s = d.toSeconds();
             return s % 86_400 == 0 ? s / 86_400 + "d" : s % 3600 == 0 ? s / 3600 + "h" : s % 60 == 0 ? s / 60 + "m" : s + "s";
+        }
+    }
+
+    @Command(name = "url", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+            description = {"Prints the URL on this machine where PORT of the attached sandbox answers",
+                    "(attach with --set KEY=ID as 'up' says; docker: a port 'up --port' declared)."})
+    static final class Url implements Callable<Integer> {
+        @ParentCommand
+        AirlockCli cli;
+
+        @Parameters(paramLabel = "PORT", description = "The port in the sandbox.")
+        int port;
+
+        @Override
+        public Integer call() {
+            Settings settings = cli.settings();
+            SandboxLifecycle l = lifecycle(settings);
+            dev.airlock.Ports.check(port);
+            if (settings.get(l.attachKey()).map(String::isBlank).orElse(true)) {
+                throw new ConfigurationException("url needs a sandbox made by 'airlock up --port " + port
+                        + "': attach to it with --set " + l.attachKey() + "=ID");
+            }
+            try (Session session = cli.openSession()) {
+                URI url = session.env().ports().expose(port);
+                System.out.println(url);
+                System.out.flush();
+            }
+            return ExitCodes.OK;
         }
     }
 

@@ -11,6 +11,7 @@ import static dev.airlock.cli.Airlock.raw;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code ./airlock} on the docker backend against a real daemon: one-shot exec, and up/write/exec/read/down. */
@@ -111,6 +112,67 @@ class DockerCliIT {
         Airlock.Result again = docker("down", id).run();
         assertEquals(2, again.exit(), again::toString);
         assertEquals(1, again.errLines().size(), again::toString);
+    }
+
+    /**
+     * {@code up --port} prints the id, then one {@code PORT URL} line per port; a server started in
+     * the container answers there with the bytes it served, {@code url PORT} gives the same URL, an
+     * undeclared port is one usage line, and after {@code down} the URL answers no more.
+     */
+    @Test
+    void upWithPortsPrintsTheirUrlsWhereTheSandboxsServerAnswers() throws Exception {
+        Airlock.Result up = docker("--set", "airlock.network=on", "up", "--port", "8000", "--port", "3000").run();
+        assertEquals(0, up.exit(), up::toString);
+        String[] lines = up.out().split("\n");
+        assertEquals(3, lines.length, up::toString);
+        String id = lines[0];
+        assertTrue(id.matches("[0-9a-f]{64}"), "up prints the container id first: " + up.out());
+        try {
+            assertTrue(lines[1].matches("3000 http://127\\.0\\.0\\.1:\\d+/"), up.out());
+            assertTrue(lines[2].matches("8000 http://127\\.0\\.0\\.1:\\d+/"), up.out());
+            String attach = "airlock.docker.container=" + id;
+            byte[] served = new byte[10_000];
+            new Random(8).nextBytes(served);
+            served[0] = 0;
+            assertEquals(0, docker("--set", attach, "write", "/srv/served.bin").stdin(served).run().exit());
+            Airlock.Result start = docker("--set", attach, "exec", "-n", "--", "busybox httpd -p 8000 -h /srv").run();
+            assertEquals(0, start.exit(), start::toString);
+            Airlock.Result url = docker("--set", attach, "url", "8000").run();
+            assertEquals(0, url.exit(), url::toString);
+            assertEquals(lines[2].substring("8000 ".length()), url.out().strip(), "url 8000 gives what up printed");
+            java.net.URI served8000 = java.net.URI.create(url.out().strip()).resolve("/served.bin");
+            assertArrayEquals(served, get(served8000), "the bytes through " + served8000);
+            Airlock.Result undeclared = docker("--set", attach, "url", "9000").run();
+            assertEquals(2, undeclared.exit(), undeclared::toString);
+            assertEquals(List.of("airlock: usage: port 9000 is not published by container " + id.substring(0, 12)
+                    + " (it publishes 3000,8000); ports are declared when the container is created: open one with"
+                    + " airlock.ports=9000 (airlock up --port 9000)"), undeclared.errLines());
+        } finally {
+            assertEquals(0, docker("down", id).run().exit());
+        }
+        java.net.URI gone = java.net.URI.create(lines[2].substring("8000 ".length()));
+        assertThrows(java.io.IOException.class, () -> get(gone), gone + " still answers after down");
+    }
+
+    private static byte[] get(java.net.URI uri) throws Exception {
+        Exception last = null;
+        for (int i = 0; i < 50; i++) {
+            try (java.io.InputStream in = uri.toURL().openStream()) {
+                return in.readAllBytes();
+            } catch (java.io.IOException e) {
+                last = e;
+                Thread.sleep(100);
+            }
+        }
+        throw last;
+    }
+
+    @Test
+    void urlOnABackendWithoutSandboxesIsAUsageError() {
+        Airlock.Result r = raw("--backend", "local", "url", "3000").run();
+        assertEquals(2, r.exit(), r::toString);
+        assertEquals(1, r.errLines().size(), r::toString);
+        assertTrue(r.err().startsWith("airlock: usage: the local backend has no sandboxes"), r.err());
     }
 
     @Test

@@ -14,6 +14,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * One launched exec's streams: stdout through the launcher record's parser into a capture or the
@@ -101,7 +102,7 @@ final class Capture {
         boolean drained = outPump.finish(grace) & errPump.finish(grace);
         kill.recorded(records.record());
         // (Where the output cannot tell, a command whose record never came never ran: nothing to ask.)
-        if (!drained || (env.backend().outputEndsAtExit() && records.seen()) || process.hasSurvivors()) {
+        if (!drained || (env.backend().outputEndsAtExit() && records.seen()) || process.hasSurvivors(recordedGroup(kill))) {
             kill.request();
             kill.await();
             // End-of-output follows the kill; a process out of its reach (a second session) keeps
@@ -122,6 +123,12 @@ final class Capture {
         flushQuietly(request.stderrSink());
         process.release();
         return records.seen();
+    }
+
+    /** The group the launcher record named (the backend's own where it knows it), empty without a record. */
+    private OptionalLong recordedGroup(TreeKill kill) {
+        Reaper.Identity id = records.seen() ? kill.known() : null;
+        return id == null ? OptionalLong.empty() : OptionalLong.of(id.pgid());
     }
 
     private void download() {

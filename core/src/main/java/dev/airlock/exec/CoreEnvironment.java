@@ -66,6 +66,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     private final RemoteFiles shellFiles;
     private final NativeWrites nativeWrites;
     private final SafetyGate safety;
+    private final CorePorts ports;
     private volatile Target target;
     private volatile Containment containment;
     /** The shell user commands run in, by absolute path (see {@link Bootstrap.Probed#shell}). */
@@ -90,6 +91,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.nativeWrites = new NativeWrites(workers);
         this.lifecycle = new Lifecycle(this, "airlock-shutdown-" + id);
         this.safety = new SafetyGate(this, settings, context.approvalChannel());
+        this.ports = new CorePorts(this);
     }
 
     /**
@@ -105,6 +107,8 @@ public final class CoreEnvironment implements ContainedEnvironment {
     /** Probes the target and creates the private dir; once, before the first exec. */
     public void initialize() {
         checkTransports(backend);
+        // A word in airlock.ports that is no port: one line at open, and the sandbox stopped (open's caller closes).
+        dev.airlock.Ports.declared(settings);
         String base = containmentSettings.privateDirBase()
                 .orElseGet(() -> backend.privateDirBase().orElseGet(this::defaultPrivateDirBase));
         Bootstrap.Probed probed = Bootstrap.probe(this, containmentSettings, base);
@@ -149,6 +153,10 @@ public final class CoreEnvironment implements ContainedEnvironment {
         if (c.outputTransport() == OutputTransport.FILES && b.files().isEmpty()) {
             throw new IllegalStateException("the " + b.name() + " backend declares FILES output but gives no native"
                     + " files() to download them with; return one, or declare OutputTransport.STREAM");
+        }
+        if (c.ports() != dev.airlock.PortSupport.NONE && b.portForwarder().isEmpty()) {
+            throw new IllegalStateException("the " + b.name() + " backend declares ports " + c.ports() + " but gives no"
+                    + " portForwarder(); return one, or declare PortSupport.NONE");
         }
     }
 
@@ -219,6 +227,16 @@ public final class CoreEnvironment implements ContainedEnvironment {
         // A backend's own file API passes the same write tiers as the shell implementation; the
         // listeners hear of every change either way.
         return new AuditedFiles(this, backend.files().<RemoteFiles>map(n -> new GuardedFiles(this, n)).orElse(shellFiles));
+    }
+
+    @Override
+    public dev.airlock.Ports ports() {
+        return ports;
+    }
+
+    /** The ports' forwards, ended at close before the sandbox stops. */
+    CorePorts corePorts() {
+        return ports;
     }
 
     public boolean isClosed() {

@@ -110,6 +110,7 @@ final class Lifecycle {
                 LOG.debug("could not remove the private dir {}: {}", t.privateDir(), e.getMessage());
             }
         }
+        env.corePorts().closeAll();
         env.backend().controlShell().ifPresent(ControlShell::close);
         try {
             env.backend().stopSandbox(Deadline.in(STOP_SANDBOX_BOUND));

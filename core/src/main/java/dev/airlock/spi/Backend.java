@@ -106,6 +106,14 @@ public interface Backend extends AutoCloseable {
         return java.time.Duration.ZERO;
     }
 
+    /**
+     * How a port of the sandbox is reached from this machine, for a backend whose
+     * {@link dev.airlock.Capabilities#ports()} is not {@code NONE} (required then); empty by default.
+     */
+    default Optional<PortForwarder> portForwarder() {
+        return Optional.empty();
+    }
+
     /** A native kill and group read; empty to let the core signal the process group with scripts. */
     default Optional<Killer> killer() {
         return Optional.empty();

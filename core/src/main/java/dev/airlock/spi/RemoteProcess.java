@@ -52,8 +52,13 @@ public interface RemoteProcess {
      * once its output ended: then the core kills its tree before the result, as it does when a job
      * still holds the output. The default cannot tell and says no (see also
      * {@link Backend#outputEndsAtExit}).
+     *
+     * @param group the process group the launcher record named (the command's, read before the
+     *              command ran), empty when no record came and so the command never ran. Ask about
+     *              this group, never one the sandbox wrote down later: the command may have rewritten
+     *              anything it can write, and a forged answer would leave its jobs running.
      */
-    default boolean hasSurvivors() {
+    default boolean hasSurvivors(OptionalLong group) {
         return false;
     }
 

@@ -45,8 +45,8 @@ class DelegatingProcess implements RemoteProcess {
     }
 
     @Override
-    public boolean hasSurvivors() {
-        return p.hasSurvivors();
+    public boolean hasSurvivors(OptionalLong group) {
+        return p.hasSurvivors(group);
     }
 
     @Override

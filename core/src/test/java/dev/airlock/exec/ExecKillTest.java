@@ -194,6 +194,7 @@ class ExecKillTest {
      */
     @Test
     void survivorsTheBackendReportsEndWithTheirExec() throws Exception {
+        java.util.concurrent.atomic.AtomicReference<OptionalLong> asked = new java.util.concurrent.atomic.AtomicReference<>();
         HostBackend b = opened(new HostBackend(settings(), dev.airlock.Capabilities.pipe().withNativeEnv(true),
                 List.of()) {
             @Override
@@ -201,16 +202,21 @@ class ExecKillTest {
                 RemoteProcess p = super.launch(l, deadline);
                 return l.internal() ? p : new DelegatingProcess(p) {
                     @Override
-                    public boolean hasSurvivors() {
+                    public boolean hasSurvivors(OptionalLong group) {
+                        asked.set(group);
                         return true; // as a backend that checked the group would say: the job below runs on
                     }
                 };
             }
         });
         Path pid = dir.resolve("job.pid");
-        ExecResult r = b.exec(ExecRequest.of("sleep 300 >/dev/null 2>&1 & echo $! > '" + pid + "'"));
+        int before = b.launched.size();
+        // The job lets go of every output copy (the launcher's fd 9 included): only the backend's answer can tell of it.
+        ExecResult r = b.exec(ExecRequest.of("sleep 300 >/dev/null 2>&1 9>&- & echo $! > '" + pid + "'"));
         assertTrue(r.exitCode() == 0, r.stderr().text());
         assertFalse(HostBackend.runs(pidIn(pid)), "a survivor the backend reported outlived its exec's result");
+        // The backend is asked about the group the launcher record named, not one the sandbox could rewrite.
+        assertEquals(OptionalLong.of(b.launched.get(before).pid()), asked.get());
     }
     /**
      * Where the transport ends the output at the command's exit (Docker), held output cannot tell

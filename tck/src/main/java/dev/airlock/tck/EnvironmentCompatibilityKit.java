@@ -1877,6 +1877,189 @@ public abstract class EnvironmentCompatibilityKit {
         }
     }
 
+    // ====================================================================================== ports
+
+    /**
+     * (optional) {@link Environment#ports()}: a server a command starts in the sandbox answers at
+     * the URI {@code expose} returns, with the very bytes it served, until the environment closes;
+     * a port that is no TCP port, that was not declared where the backend needs it, or any port on a
+     * backend without port support ({@link Capabilities#ports()} {@code NONE}) is refused in one
+     * line. The server is {@code busybox httpd} (or {@code httpd}); where the sandbox has neither,
+     * the serving cases skip saying so. The port is one free on this machine (it is this machine's
+     * own port where commands share the host's network), declared in {@code airlock.ports} with
+     * {@code airlock.network=on}.
+     */
+    @Nested
+    class Ports {
+        /** Bytes no text transform keeps: NUL, invalid UTF-8, CR LF, no trailing newline. */
+        private final byte[] served = servedBytes();
+
+        private byte[] servedBytes() {
+            byte[] b = new byte[70_000];
+            new java.util.Random(37).nextBytes(b);
+            byte[] head = {0, (byte) 0xff, (byte) 0xc3, '\r', '\n', 0, 'x'};
+            System.arraycopy(head, 0, b, 0, head.length);
+            return b;
+        }
+
+        private int freePort() throws IOException {
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                return s.getLocalPort();
+            }
+        }
+
+        private void assumePorts() {
+            assumeCapability(environment().capabilities().ports() != dev.airlock.PortSupport.NONE,
+                    "capabilities().ports() is NONE: the " + environment().name() + " backend exposes no ports");
+        }
+
+        private Environment openWithPort(int port) {
+            return open(Map.of(dev.airlock.Ports.KEY, String.valueOf(port), NetworkMode.KEY, NetworkMode.ON.label()));
+        }
+
+        /** Starts an HTTP server on {@code port} in {@code env} serving {@link #served} as /served.bin; skips where there is none. */
+        private Execution serve(Environment env, int port) {
+            ExecResult which = env.exec(ExecRequest.builder("if command -v busybox >/dev/null 2>&1 && busybox --list 2>/dev/null"
+                    + " | grep -qx httpd; then echo 'busybox httpd'; elif command -v httpd >/dev/null 2>&1; then echo httpd; fi")
+                    .timeout(Duration.ofSeconds(30)).build());
+            String httpd = which.stdout().text().trim();
+            assumeCapability(!httpd.isEmpty(), "the sandbox has neither busybox httpd nor httpd to serve a port with");
+            String dir = newDir(env, "ports");
+            env.files().write(dir + "/served.bin", served);
+            return env.start(ExecRequest.of("exec " + httpd + " -f -p " + port + " -h " + q(dir)));
+        }
+
+        /** The body of GET {@code uri}, retried while the server is still starting (refused, reset, not yet 200). */
+        private byte[] fetch(java.net.URI uri, Duration within) throws InterruptedException {
+            java.net.http.HttpClient client = java.net.http.HttpClient.newBuilder()
+                    .connectTimeout(Duration.ofSeconds(5)).build();
+            long end = System.nanoTime() + within.toNanos();
+            String last = "nothing tried";
+            while (true) {
+                try {
+                    java.net.http.HttpResponse<byte[]> r = client.send(java.net.http.HttpRequest.newBuilder(uri)
+                            .timeout(Duration.ofSeconds(10)).GET().build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+                    if (r.statusCode() == 200) {
+                        return r.body();
+                    }
+                    last = "HTTP " + r.statusCode();
+                } catch (IOException e) {
+                    last = e.toString();
+                }
+                if (System.nanoTime() > end) {
+                    throw new AssertionError(uri + " did not answer within " + within.toSeconds() + "s: " + last);
+                }
+                Thread.sleep(200);
+            }
+        }
+
+        /** Whether anything still answers at {@code uri}: a connection accepted and an HTTP answer read. */
+        private boolean answers(java.net.URI uri) throws InterruptedException {
+            try {
+                java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build()
+                        .send(java.net.http.HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build(),
+                                java.net.http.HttpResponse.BodyHandlers.discarding());
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        }
+
+        private void assertOneLine(RuntimeException e, String what, String... mustName) {
+            String m = String.valueOf(e.getMessage());
+            assertFalse(m.contains("\n"), what + " must be refused in one line: " + m);
+            for (String word : mustName) {
+                assertTrue(m.contains(word), what + " must be refused naming " + word + ": " + m);
+            }
+        }
+
+        @Promise("a server started in the sandbox answers through the URL ports().expose returns (http or https) with"
+                + " exactly the bytes it served; list() holds it, and expose again gives the same URL")
+        @Test
+        void aServerInTheSandboxAnswersThroughItsUrlWithTheBytesItServed() throws Exception {
+            assumePorts();
+            int port = freePort();
+            try (Environment env = openWithPort(port)) {
+                Execution server = serve(env, port);
+                java.net.URI url = env.ports().expose(port);
+                assertTrue(("http".equals(url.getScheme()) || "https".equals(url.getScheme())) && url.getHost() != null,
+                        "the URL of port " + port + " must be an http(s) URL with a host: " + url);
+                byte[] got = fetch(url.resolve("/served.bin"), Duration.ofSeconds(30));
+                assertArrayEquals(served, got, "the bytes through " + url + " must be the bytes served (" + served.length
+                        + " bytes served, " + got.length + " came)");
+                assertEquals(Map.of(port, url), env.ports().list(), "list() after exposing port " + port);
+                assertEquals(url, env.ports().expose(port), "exposing port " + port + " again must give the same URL");
+                assertFalse(server.exitCode().isPresent(), "the server ended while it was being asked");
+            }
+        }
+
+        @Promise("when the environment closes, its ports' URLs no longer answer (forwards end, the server with the sandbox)")
+        @Test
+        void afterTheEnvironmentClosesTheUrlNoLongerAnswers() throws Exception {
+            assumePorts();
+            int port = freePort();
+            java.net.URI url;
+            try (Environment env = openWithPort(port)) {
+                serve(env, port);
+                url = env.ports().expose(port);
+                fetch(url.resolve("/served.bin"), Duration.ofSeconds(30));
+            }
+            long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (answers(url.resolve("/served.bin")) && System.nanoTime() < end) {
+                Thread.sleep(200);
+            }
+            assertFalse(answers(url.resolve("/served.bin")), url + " still answers after the environment closed");
+        }
+
+        @Promise("closing a port drops it from list(); exposing it again works")
+        @Test
+        void closingAPortDropsItFromTheList() throws Exception {
+            assumePorts();
+            int port = freePort();
+            try (Environment env = openWithPort(port)) {
+                serve(env, port);
+                java.net.URI url = env.ports().expose(port);
+                env.ports().close(port);
+                assertEquals(Map.of(), env.ports().list(), "list() after closing port " + port);
+                java.net.URI again = env.ports().expose(port);
+                assertTrue(java.util.Arrays.equals(served, fetch(again.resolve("/served.bin"), Duration.ofSeconds(30))),
+                        "port " + port + " exposed again (" + again + ", first " + url + ") must serve the same bytes");
+            }
+        }
+
+        @Promise("a port that is no TCP port (0, 65536) is refused in one line naming it, on every backend")
+        @Test
+        void aPortThatIsNoTcpPortIsRefusedInOneLine() {
+            for (int bad : new int[] {0, -1, 65536}) {
+                ConfigurationException e = assertThrows(ConfigurationException.class, () -> environment().ports().expose(bad),
+                        "port " + bad + " was not refused");
+                assertOneLine(e, "port " + bad, String.valueOf(bad));
+            }
+        }
+
+        @Promise("a backend without ports refuses expose in one line naming itself; one that needs ports declared at open"
+                + " refuses an undeclared port in one line naming it and airlock.ports")
+        @Test
+        void anUnsupportedOrUndeclaredPortIsRefusedInOneLine() throws IOException {
+            dev.airlock.PortSupport support = environment().capabilities().ports();
+            assumeCapability(support != dev.airlock.PortSupport.ANY, "capabilities().ports() is ANY: the "
+                    + environment().name() + " backend exposes any port, so none is undeclared");
+            if (support == dev.airlock.PortSupport.NONE) {
+                ConfigurationException e = assertThrows(ConfigurationException.class, () -> environment().ports().expose(8080),
+                        "a backend declaring no ports exposed one");
+                assertOneLine(e, "a port on a backend without ports", environment().name());
+                return;
+            }
+            int declared = freePort();
+            int other = declared == 65535 ? 1024 : declared + 1;
+            try (Environment env = openWithPort(declared)) {
+                ConfigurationException e = assertThrows(ConfigurationException.class, () -> env.ports().expose(other),
+                        "port " + other + " was not declared (airlock.ports=" + declared + "), yet it was exposed");
+                assertOneLine(e, "an undeclared port", String.valueOf(other), dev.airlock.Ports.KEY);
+            }
+        }
+    }
+
     // ==================================================================================== layering
 
     /**

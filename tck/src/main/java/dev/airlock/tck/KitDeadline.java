@@ -49,6 +49,8 @@ public final class KitDeadline implements InvocationInterceptor {
             Map.entry("Attach", "an attached environment closes without stopping the sandbox"),
             Map.entry("Sessions", "a session's exec ends like any exec and saves its state from the EXIT trap"),
             Map.entry("NetworkPolicy", "each airlock.network mode the backend declares is enforced, and any other is refused at open"),
+            Map.entry("Ports", "a port the backend exposes answers through its URL with the server's own bytes, and a port it"
+                    + " cannot expose is refused in one line"),
             Map.entry("Layering", "a plugin builds on the SPI and the API only"));
 
     @Override

@@ -1,0 +1,79 @@
+package dev.airlock.ssh;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
+import dev.airlock.Environments;
+import dev.airlock.ExecRequest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.util.Map;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * A port of the SSH host reached through a local forward over the environment's connection: the
+ * server's bytes come through a port of this machine that is not the server's own, and closing the
+ * port ends the forward while the server itself still answers on its port.
+ */
+class SshPortsTest {
+    @RegisterExtension
+    static final SshdExtension SSHD = new SshdExtension();
+
+    @Test
+    void aPortIsAForwardThatEndsWhenItIsClosed() throws Exception {
+        assumeTrue(new java.io.File("/usr/bin/busybox").canExecute() || new java.io.File("/bin/busybox").canExecute(),
+                "no busybox on this machine to serve a port with (busybox httpd)");
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        byte[] served = new byte[50_000];
+        new Random(5).nextBytes(served);
+        served[0] = 0;
+        try (Environment env = Environments.open(SSHD.server().settings())) {
+            String dir = env.target().scratchDir() + "/www";
+            env.files().mkdirs(dir);
+            env.files().write(dir + "/served.bin", served);
+            env.start(ExecRequest.of("exec busybox httpd -f -p 127.0.0.1:" + port + " -h " + dir));
+            URI url = env.ports().expose(port);
+            assertEquals("127.0.0.1", url.getHost(), url.toString());
+            assertNotEquals(port, url.getPort(), "the URL is a forward on a port of its own, not the server's: " + url);
+            assertArrayEquals(served, get(url.resolve("/served.bin")), "the bytes through the forward " + url);
+            assertEquals(Map.of(port, url), env.ports().list());
+
+            env.ports().close(port);
+            assertThrows(IOException.class, () -> get(url.resolve("/served.bin")), url + " answers after close(" + port + ")");
+            assertArrayEquals(served, get(URI.create("http://127.0.0.1:" + port + "/served.bin")),
+                    "the server itself still answers on its port: only the forward ended");
+
+            ConfigurationException e = assertThrows(ConfigurationException.class, () -> env.ports().expose(70000));
+            assertEquals("port 70000 is not a TCP port; use a port from 1 to 65535", e.getMessage());
+        }
+    }
+
+    /** GET, retried while the server starts (refused); the last failure when it never answers. */
+    private static byte[] get(URI uri) throws Exception {
+        IOException last = null;
+        for (int i = 0; i < 30; i++) {
+            try (InputStream in = uri.toURL().openStream()) {
+                return in.readAllBytes();
+            } catch (IOException e) {
+                last = e;
+                Thread.sleep(100);
+            }
+        }
+        throw last;
+    }
+}
