@@ -1,8 +1,11 @@
 package dev.airlock.docker;
 
 import dev.airlock.Capabilities;
+import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
 import dev.airlock.NetworkMode;
+import dev.airlock.PortSupport;
+import dev.airlock.Ports;
 import dev.airlock.RemoteFiles;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.Backend;
@@ -13,9 +16,11 @@ import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Killer;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.PortForwarder;
 import dev.airlock.spi.RemoteProcess;
 
 import java.io.IOException;
+import java.net.URI;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
@@ -23,6 +28,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * Commands in one long-lived Docker container: created hardened on open (or attached with
@@ -64,7 +72,7 @@ public final class DockerBackend implements Backend, Killer {
                 .withNetworkModes(NETWORK_MODES)
                 .withAttachable(true)
                 // Published when the container is created (airlock.ports), read back from inspect.
-                .withPorts(dev.airlock.PortSupport.DECLARED)
+                .withPorts(PortSupport.DECLARED)
                 .withDisposable(!attached && docker.volumes().isEmpty())
                 .withArgvLimit(96 * 1024)
                 .withSnapshots(true);
@@ -151,19 +159,19 @@ public final class DockerBackend implements Backend, Killer {
      * A port it does not publish cannot be added to a running container: one line saying so.
      */
     @Override
-    public Optional<dev.airlock.spi.PortForwarder> portForwarder() {
+    public Optional<PortForwarder> portForwarder() {
         return Optional.of((port, deadline) -> {
             String cid = containerId;
-            java.util.SortedSet<Integer> published = new java.util.TreeSet<>();
+            SortedSet<Integer> published = new TreeSet<>();
             Optional<String> at = daemon.publishedAt(cid, port, published);
             if (at.isEmpty()) {
-                throw new dev.airlock.ConfigurationException("port " + port + " is not published by container "
+                throw new ConfigurationException("port " + port + " is not published by container "
                         + DockerDaemon.shortId(cid) + " (" + (published.isEmpty() ? "it publishes none" : "it publishes "
-                        + published.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(",")))
+                        + published.stream().map(String::valueOf).collect(Collectors.joining(",")))
                         + "); ports are declared when the container is created: open one with "
-                        + dev.airlock.Ports.KEY + "=" + port + " (airlock up --port " + port + ")");
+                        + Ports.KEY + "=" + port + " (airlock up --port " + port + ")");
             }
-            return java.net.URI.create("http://" + at.get() + "/");
+            return URI.create("http://" + at.get() + "/");
         });
     }
 

@@ -6,13 +6,14 @@ import dev.airlock.ExecRequest;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.tck.Services;
+import dev.airlock.tck.Http;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -37,7 +38,7 @@ class LocalPortsTest {
             env.start(ExecRequest.of("exec busybox httpd -f -p 127.0.0.1:" + port + " -h " + dir));
             URI url = env.ports().expose(port);
             assertEquals(URI.create("http://127.0.0.1:" + port + "/"), url);
-            assertEquals("hello\0from the sandbox", new String(get(url.resolve("/hello.txt")), java.nio.charset.StandardCharsets.UTF_8));
+            assertEquals("hello\0from the sandbox", new String(Http.fetch(url.resolve("/hello.txt"), Duration.ofSeconds(10)), java.nio.charset.StandardCharsets.UTF_8));
         }
     }
 
@@ -58,16 +59,4 @@ class LocalPortsTest {
         }
     }
 
-    private static byte[] get(URI uri) throws Exception {
-        IOException last = null;
-        for (int i = 0; i < 50; i++) {
-            try (InputStream in = uri.toURL().openStream()) {
-                return in.readAllBytes();
-            } catch (IOException e) {
-                last = e;
-                Thread.sleep(100);
-            }
-        }
-        throw last;
-    }
 }

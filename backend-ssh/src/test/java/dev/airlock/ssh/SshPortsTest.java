@@ -4,19 +4,20 @@ import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
 import dev.airlock.Environments;
 import dev.airlock.ExecRequest;
+import dev.airlock.tck.Http;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -50,30 +51,16 @@ class SshPortsTest {
             URI url = env.ports().expose(port);
             assertEquals("127.0.0.1", url.getHost(), url.toString());
             assertNotEquals(port, url.getPort(), "the URL is a forward on a port of its own, not the server's: " + url);
-            assertArrayEquals(served, get(url.resolve("/served.bin")), "the bytes through the forward " + url);
+            assertArrayEquals(served, Http.fetch(url.resolve("/served.bin"), Duration.ofSeconds(10)), "the bytes through the forward " + url);
             assertEquals(Map.of(port, url), env.ports().list());
 
             env.ports().close(port);
-            assertThrows(IOException.class, () -> get(url.resolve("/served.bin")), url + " answers after close(" + port + ")");
-            assertArrayEquals(served, get(URI.create("http://127.0.0.1:" + port + "/served.bin")),
+            assertFalse(Http.answers(url.resolve("/served.bin")), url + " answers after close(" + port + ")");
+            assertArrayEquals(served, Http.fetch(URI.create("http://127.0.0.1:" + port + "/served.bin"), Duration.ofSeconds(10)),
                     "the server itself still answers on its port: only the forward ended");
 
             ConfigurationException e = assertThrows(ConfigurationException.class, () -> env.ports().expose(70000));
             assertEquals("port 70000 is not a TCP port; use a port from 1 to 65535", e.getMessage());
         }
-    }
-
-    /** GET, retried while the server starts (refused); the last failure when it never answers. */
-    private static byte[] get(URI uri) throws Exception {
-        IOException last = null;
-        for (int i = 0; i < 30; i++) {
-            try (InputStream in = uri.toURL().openStream()) {
-                return in.readAllBytes();
-            } catch (IOException e) {
-                last = e;
-                Thread.sleep(100);
-            }
-        }
-        throw last;
     }
 }

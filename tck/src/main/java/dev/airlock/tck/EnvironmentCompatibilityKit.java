@@ -1929,42 +1929,6 @@ public abstract class EnvironmentCompatibilityKit {
             return env.start(ExecRequest.of("exec " + httpd + " -f -p " + port + " -h " + q(dir)));
         }
 
-        /** The body of GET {@code uri}, retried while the server is still starting (refused, reset, not yet 200). */
-        private byte[] fetch(java.net.URI uri, Duration within) throws InterruptedException {
-            java.net.http.HttpClient client = java.net.http.HttpClient.newBuilder()
-                    .connectTimeout(Duration.ofSeconds(5)).build();
-            long end = System.nanoTime() + within.toNanos();
-            String last = "nothing tried";
-            while (true) {
-                try {
-                    java.net.http.HttpResponse<byte[]> r = client.send(java.net.http.HttpRequest.newBuilder(uri)
-                            .timeout(Duration.ofSeconds(10)).GET().build(), java.net.http.HttpResponse.BodyHandlers.ofByteArray());
-                    if (r.statusCode() == 200) {
-                        return r.body();
-                    }
-                    last = "HTTP " + r.statusCode();
-                } catch (IOException e) {
-                    last = e.toString();
-                }
-                if (System.nanoTime() > end) {
-                    throw new AssertionError(uri + " did not answer within " + within.toSeconds() + "s: " + last);
-                }
-                Thread.sleep(200);
-            }
-        }
-
-        /** Whether anything still answers at {@code uri}: a connection accepted and an HTTP answer read. */
-        private boolean answers(java.net.URI uri) throws InterruptedException {
-            try {
-                java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build()
-                        .send(java.net.http.HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build(),
-                                java.net.http.HttpResponse.BodyHandlers.discarding());
-                return true;
-            } catch (IOException e) {
-                return false;
-            }
-        }
-
         private void assertOneLine(RuntimeException e, String what, String... mustName) {
             String m = String.valueOf(e.getMessage());
             assertFalse(m.contains("\n"), what + " must be refused in one line: " + m);
@@ -1984,7 +1948,7 @@ public abstract class EnvironmentCompatibilityKit {
                 java.net.URI url = env.ports().expose(port);
                 assertTrue(("http".equals(url.getScheme()) || "https".equals(url.getScheme())) && url.getHost() != null,
                         "the URL of port " + port + " must be an http(s) URL with a host: " + url);
-                byte[] got = fetch(url.resolve("/served.bin"), Duration.ofSeconds(30));
+                byte[] got = Http.fetch(url.resolve("/served.bin"), Duration.ofSeconds(30));
                 assertArrayEquals(served, got, "the bytes through " + url + " must be the bytes served (" + served.length
                         + " bytes served, " + got.length + " came)");
                 assertEquals(Map.of(port, url), env.ports().list(), "list() after exposing port " + port);
@@ -2002,13 +1966,13 @@ public abstract class EnvironmentCompatibilityKit {
             try (Environment env = openWithPort(port)) {
                 serve(env, port);
                 url = env.ports().expose(port);
-                fetch(url.resolve("/served.bin"), Duration.ofSeconds(30));
+                Http.fetch(url.resolve("/served.bin"), Duration.ofSeconds(30));
             }
             long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (answers(url.resolve("/served.bin")) && System.nanoTime() < end) {
+            while (Http.answers(url.resolve("/served.bin")) && System.nanoTime() < end) {
                 Thread.sleep(200);
             }
-            assertFalse(answers(url.resolve("/served.bin")), url + " still answers after the environment closed");
+            assertFalse(Http.answers(url.resolve("/served.bin")), url + " still answers after the environment closed");
         }
 
         @Promise("closing a port drops it from list(); exposing it again works")
@@ -2022,7 +1986,7 @@ public abstract class EnvironmentCompatibilityKit {
                 env.ports().close(port);
                 assertEquals(Map.of(), env.ports().list(), "list() after closing port " + port);
                 java.net.URI again = env.ports().expose(port);
-                assertTrue(java.util.Arrays.equals(served, fetch(again.resolve("/served.bin"), Duration.ofSeconds(30))),
+                assertTrue(java.util.Arrays.equals(served, Http.fetch(again.resolve("/served.bin"), Duration.ofSeconds(30))),
                         "port " + port + " exposed again (" + again + ", first " + url + ") must serve the same bytes");
             }
         }
