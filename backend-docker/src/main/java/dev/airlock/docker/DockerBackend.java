@@ -1,5 +1,6 @@
 package dev.airlock.docker;
 
+import com.github.dockerjava.api.command.InspectContainerResponse;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
@@ -18,11 +19,14 @@ import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.PortForwarder;
 import dev.airlock.spi.RemoteProcess;
+import dev.airlock.spi.ResourceLabels;
 
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -258,8 +262,8 @@ public final class DockerBackend implements Backend, Killer {
     @Override
     public String snapshot(String privateDir, Deadline deadline) {
         String cid = containerId;
-        com.github.dockerjava.api.command.InspectContainerResponse c = daemon.inspect(cid);
-        List<String> mounts = new java.util.ArrayList<>();
+        InspectContainerResponse c = daemon.inspect(cid);
+        List<String> mounts = new ArrayList<>();
         if (c.getMounts() != null) {
             c.getMounts().forEach(m -> {
                 if (m.getDestination() != null) {
@@ -271,15 +275,15 @@ public final class DockerBackend implements Backend, Killer {
             mounts.addAll(c.getHostConfig().getTmpFs().keySet());
         }
         if (mounts.stream().noneMatch(m -> privateDir.startsWith(m.endsWith("/") ? m : m + "/"))) {
-            throw new dev.airlock.ConfigurationException("the docker container " + DockerDaemon.shortId(cid)
+            throw new ConfigurationException("the docker container " + DockerDaemon.shortId(cid)
                     + " keeps Airlock's private dir " + privateDir + " on its root filesystem, so a snapshot would hold staged"
                     + " files: snapshot a container Airlock created (airlock up), or one with a volume or tmpfs at /tmp");
         }
-        Map<String, String> labels = new java.util.LinkedHashMap<>(docker.labels());
-        labels.putAll(dev.airlock.spi.ResourceLabels.now(false).asMap(DockerDaemon.LABEL_PREFIX));
+        Map<String, String> labels = new LinkedHashMap<>(docker.labels());
+        labels.putAll(ResourceLabels.now(false).asMap(DockerDaemon.LABEL_PREFIX));
         labels.put(DockerDaemon.LABEL_SNAPSHOT_OF, cid);
         // A commit keeps the container's labels under these: a kept container's must not make its snapshot kept.
-        labels.put(DockerDaemon.LABEL_PREFIX + dev.airlock.spi.ResourceLabels.KEEP, "false");
+        labels.put(DockerDaemon.LABEL_PREFIX + ResourceLabels.KEEP, "false");
         return daemon.commit(cid, labels);
     }
 

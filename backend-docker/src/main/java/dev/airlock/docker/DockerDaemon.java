@@ -12,6 +12,8 @@ import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Image;
+import com.github.dockerjava.api.model.Volume;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
@@ -32,10 +34,12 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -233,7 +237,7 @@ final class DockerDaemon implements Closeable {
         s.hardening().apply(hc, cmd);
         if (!s.hardening().tmpfs().containsKey(PRIVATE_VOLUME)
                 && s.volumes().stream().noneMatch(v -> PRIVATE_VOLUME.equals(Bind.parse(v).getVolume().getPath()))) {
-            cmd.withVolumes(new com.github.dockerjava.api.model.Volume(PRIVATE_VOLUME));
+            cmd.withVolumes(new Volume(PRIVATE_VOLUME));
         }
         String id;
         try {
@@ -304,16 +308,16 @@ final class DockerDaemon implements Closeable {
      * not) was made from it. Images without Airlock's labels are never listed.
      */
     List<String> collectableSnapshots(Duration olderThan, boolean includeKept) {
-        List<com.github.dockerjava.api.model.Image> images = call("list images", () -> client.listImagesCmd()
+        List<Image> images = call("list images", () -> client.listImagesCmd()
                 .withLabelFilter(ResourceLabels.selector(LABEL_PREFIX)).exec());
-        java.util.Set<String> used = new java.util.HashSet<>();
+        Set<String> used = new HashSet<>();
         for (Container c : call("list containers", () -> client.listContainersCmd().withShowAll(true).exec())) {
             used.add(c.getImageId());
         }
         String owner = ResourceLabels.currentOwner();
         Instant now = Instant.now();
         List<String> out = new ArrayList<>();
-        for (com.github.dockerjava.api.model.Image i : images) {
+        for (Image i : images) {
             Map<String, String> l = i.getLabels() == null ? Map.of() : i.getLabels();
             if (l.containsKey(LABEL_SNAPSHOT_OF) && !used.contains(i.getId()) && ResourceLabels.parse(l, LABEL_PREFIX)
                     .filter(r -> r.collectable(owner, now, olderThan, includeKept)).isPresent()) {
