@@ -21,6 +21,7 @@ public final class Capabilities {
     private final PayloadStrategy payloadStrategy;
     private final Set<NetworkMode> networkModes;
     private final PortSupport ports;
+    private final boolean snapshots;
 
     private Capabilities(Builder b) {
         if (b.argvLimit < 1024) {
@@ -35,6 +36,7 @@ public final class Capabilities {
         this.payloadStrategy = Objects.requireNonNull(b.payloadStrategy, "payloadStrategy");
         this.networkModes = Set.copyOf(Objects.requireNonNull(b.networkModes, "networkModes"));
         this.ports = Objects.requireNonNull(b.ports, "ports");
+        this.snapshots = b.snapshots;
     }
 
     /** A shell backend with streamed stdin and nothing else native. */
@@ -50,7 +52,7 @@ public final class Capabilities {
     public Builder toBuilder() {
         return new Builder().stdinMode(stdinMode).nativeEnv(nativeEnv).attachable(attachable).disposable(disposable)
                 .argvLimit(argvLimit).outputTransport(outputTransport).payloadStrategy(payloadStrategy)
-                .networkModes(networkModes).ports(ports);
+                .networkModes(networkModes).ports(ports).snapshots(snapshots);
     }
 
     /** How stdin is delivered. */
@@ -94,6 +96,19 @@ public final class Capabilities {
      */
     public Set<NetworkMode> networkModes() {
         return networkModes;
+    }
+
+    /**
+     * {@link Environment#snapshot()} saves the sandbox's files and {@code airlock.BACKEND.snapshot=ID}
+     * opens a new sandbox from them (false unless the backend says so: its snapshot() then fails in
+     * one line, and the kit's Snapshots cases skip).
+     */
+    public boolean snapshots() {
+        return snapshots;
+    }
+
+    public Capabilities withSnapshots(boolean v) {
+        return toBuilder().snapshots(v).build();
     }
 
     /**
@@ -150,13 +165,13 @@ public final class Capabilities {
         return o instanceof Capabilities c && c.stdinMode == stdinMode && c.nativeEnv == nativeEnv
                 && c.attachable == attachable && c.disposable == disposable && c.argvLimit == argvLimit
                 && c.outputTransport == outputTransport && c.payloadStrategy == payloadStrategy
-                && c.networkModes.equals(networkModes) && c.ports == ports;
+                && c.networkModes.equals(networkModes) && c.ports == ports && c.snapshots == snapshots;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(stdinMode, nativeEnv, attachable, disposable, argvLimit, outputTransport, payloadStrategy,
-                networkModes, ports);
+                networkModes, ports, snapshots);
     }
 
     @Override
@@ -164,10 +179,10 @@ public final class Capabilities {
         return "Capabilities[stdinMode=" + stdinMode + ", nativeEnv=" + nativeEnv + ", attachable=" + attachable
                 + ", disposable=" + disposable + ", argvLimit=" + argvLimit + ", outputTransport=" + outputTransport
                 + ", payloadStrategy=" + payloadStrategy + ", networkModes=" + new java.util.TreeSet<>(networkModes)
-                + ", ports=" + ports + "]";
+                + ", ports=" + ports + ", snapshots=" + snapshots + "]";
     }
 
-    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv, STREAM output, STAGED payloads, network on only, no ports. */
+    /** Defaults: PIPE stdin, staged env, not attachable, not disposable, a 96 KiB argv, STREAM output, STAGED payloads, network on only, no ports, no snapshots. */
     public static final class Builder {
         private StdinMode stdinMode = StdinMode.PIPE;
         private boolean nativeEnv;
@@ -178,8 +193,15 @@ public final class Capabilities {
         private PayloadStrategy payloadStrategy = PayloadStrategy.STAGED;
         private Set<NetworkMode> networkModes = EnumSet.of(NetworkMode.ON);
         private PortSupport ports = PortSupport.NONE;
+        private boolean snapshots;
 
         private Builder() {
+        }
+
+        /** The backend implements {@link dev.airlock.spi.Backend#snapshot} and opens from its ids; declare it only then. */
+        public Builder snapshots(boolean v) {
+            this.snapshots = v;
+            return this;
         }
 
         public Builder stdinMode(StdinMode mode) {

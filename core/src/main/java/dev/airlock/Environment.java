@@ -56,6 +56,19 @@ public interface Environment extends AutoCloseable {
      */
     Ports ports();
 
+    /**
+     * Saves the sandbox's filesystem as it is now and returns an id; opening with
+     * {@code airlock.BACKEND.snapshot=ID} (e.g. {@code airlock.docker.snapshot}) starts a new
+     * sandbox with these files, bytes and modes. It captures files only: no running process, no
+     * open connection, and never Airlock's private dir (staged files, sessions, the children's
+     * TMPDIR). This environment carries on unchanged. Each backend's notes say what else stays
+     * out (docs/backends.md, Snapshots).
+     *
+     * @throws ConfigurationException in one line naming the backend when its
+     *         {@link Capabilities#snapshots()} is false (local and ssh: there is no sandbox to save)
+     */
+    String snapshot();
+
     /** Kills running commands, removes staged and output files, stops the sandbox once. Idempotent. */
     @Override
     void close();

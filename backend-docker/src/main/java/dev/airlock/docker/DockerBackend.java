@@ -1,5 +1,6 @@
 package dev.airlock.docker;
 
+import com.github.dockerjava.api.command.InspectContainerResponse;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
@@ -18,11 +19,14 @@ import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.PortForwarder;
 import dev.airlock.spi.RemoteProcess;
+import dev.airlock.spi.ResourceLabels;
 
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -74,7 +78,8 @@ public final class DockerBackend implements Backend, Killer {
                 // Published when the container is created (airlock.ports), read back from inspect.
                 .withPorts(PortSupport.DECLARED)
                 .withDisposable(!attached && docker.volumes().isEmpty())
-                .withArgvLimit(96 * 1024);
+                .withArgvLimit(96 * 1024)
+                .withSnapshots(true);
     }
 
     /** {@code off} is {@code --network none}: the container has only its own loopback. */
@@ -246,6 +251,41 @@ public final class DockerBackend implements Backend, Killer {
         return Optional.ofNullable(control);
     }
 
+
+    /**
+     * {@code docker commit} of the container (paused meanwhile) to an untagged image labelled as
+     * Airlock's, whose id opens with {@code airlock.docker.snapshot=ID}. Docker leaves volumes and
+     * tmpfs mounts out of a commit: the private dir, under the volume every created container gets
+     * at /tmp, is never in it. A container whose private dir is on its root filesystem (one attached
+     * that Airlock did not create) is refused in one line rather than saved with staged files.
+     */
+    @Override
+    public String snapshot(String privateDir, Deadline deadline) {
+        String cid = containerId;
+        InspectContainerResponse c = daemon.inspect(cid);
+        List<String> mounts = new ArrayList<>();
+        if (c.getMounts() != null) {
+            c.getMounts().forEach(m -> {
+                if (m.getDestination() != null) {
+                    mounts.add(m.getDestination().getPath());
+                }
+            });
+        }
+        if (c.getHostConfig() != null && c.getHostConfig().getTmpFs() != null) {
+            mounts.addAll(c.getHostConfig().getTmpFs().keySet());
+        }
+        if (mounts.stream().noneMatch(m -> privateDir.startsWith(m.endsWith("/") ? m : m + "/"))) {
+            throw new ConfigurationException("the docker container " + DockerDaemon.shortId(cid)
+                    + " keeps Airlock's private dir " + privateDir + " on its root filesystem, so a snapshot would hold staged"
+                    + " files: snapshot a container Airlock created (airlock up), or one with a volume or tmpfs at /tmp");
+        }
+        Map<String, String> labels = new LinkedHashMap<>(docker.labels());
+        labels.putAll(ResourceLabels.now(false).asMap(DockerDaemon.LABEL_PREFIX));
+        labels.put(DockerDaemon.LABEL_SNAPSHOT_OF, cid);
+        // A commit keeps the container's labels under these: a kept container's must not make its snapshot kept.
+        labels.put(DockerDaemon.LABEL_PREFIX + ResourceLabels.KEEP, "false");
+        return daemon.commit(cid, labels);
+    }
 
     /** The container never sees the JVM's environment, so there is nothing of it to strip. */
     @Override

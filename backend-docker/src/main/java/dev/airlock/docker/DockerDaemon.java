@@ -12,6 +12,8 @@ import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Image;
+import com.github.dockerjava.api.model.Volume;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
@@ -32,10 +34,12 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -58,6 +62,14 @@ final class DockerDaemon implements Closeable {
     static final String LABEL_ENVIRONMENT = LABEL_PREFIX + "environment";
     /** The process using the container ({@link Holder}); none on what {@code up} keeps, which outlives its process. */
     static final String LABEL_HOLDER = LABEL_PREFIX + ResourceLabels.HOLDER;
+    /** On a snapshot image: the container it was taken of (containers made from it inherit the label). */
+    static final String LABEL_SNAPSHOT_OF = LABEL_PREFIX + "snapshot-of";
+    /**
+     * Where a container Airlock creates gets an anonymous volume (unless a tmpfs or a bind is
+     * already there): the core's private dir lives under it, and {@code docker commit} takes no
+     * volume, so a snapshot never holds staged files, sessions or the children's TMPDIR.
+     */
+    static final String PRIVATE_VOLUME = "/tmp";
 
     /**
      * The container's only process besides {@code --init}: it sleeps until stopped. {@code wait}
@@ -168,7 +180,11 @@ final class DockerDaemon implements Closeable {
      */
     Started createAndStart(DockerSettings s, String name, Map<String, String> labels, boolean leased) {
         String image = s.requireImage();
-        ensureImage(image, s.pullMissing());
+        if (s.snapshot().isPresent()) {
+            requireSnapshot(image);
+        } else {
+            ensureImage(image, s.pullMissing());
+        }
         HostConfig hc = HostConfig.newHostConfig()
                 .withInit(true)
                 .withCapDrop(Capability.ALL)
@@ -219,6 +235,10 @@ final class DockerDaemon implements Closeable {
         s.user().ifPresent(cmd::withUser);
         s.workdir().ifPresent(cmd::withWorkingDir);
         s.hardening().apply(hc, cmd);
+        if (!s.hardening().tmpfs().containsKey(PRIVATE_VOLUME)
+                && s.volumes().stream().noneMatch(v -> PRIVATE_VOLUME.equals(Bind.parse(v).getVolume().getPath()))) {
+            cmd.withVolumes(new Volume(PRIVATE_VOLUME));
+        }
         String id;
         try {
             id = call("create a container from " + image, () -> cmd.exec().getId());
@@ -255,6 +275,72 @@ final class DockerDaemon implements Closeable {
             throw e instanceof BackendException b ? blamed(s, b) : e;
         }
         return new Started(id, lease);
+    }
+
+    /** A snapshot to start from must be on this daemon: it is never pulled. */
+    private void requireSnapshot(String imageId) {
+        try {
+            call("inspect snapshot " + imageId, () -> client.inspectImageCmd(imageId).exec());
+        } catch (NotFoundException e) {
+            throw new ConfigurationException("no snapshot " + imageId + " on the Docker host at " + host + " ("
+                    + DockerSettings.SNAPSHOT + "): take one with airlock snapshot, or check that airlock gc did not remove it");
+        }
+    }
+
+    // ---------------------------------------------------------------- snapshots
+
+    /**
+     * {@code POST /commit} of the container, paused while it is copied, to an untagged image with
+     * {@code labels}; returns the image id. Volumes and tmpfs mounts are not in it (Docker's rule).
+     */
+    String commit(String containerId, Map<String, String> labels) {
+        try {
+            return call("commit container " + shortId(containerId), () -> client.commitCmd(containerId)
+                    .withLabels(labels).withPause(true).exec());
+        } catch (NotFoundException | ConflictException e) {
+            throw containerLost(containerId, "so no snapshot was taken");
+        }
+    }
+
+    /**
+     * The snapshot images gc may remove: Airlock's labels say this owner's, older than {@code olderThan}
+     * and not held by a process that still runs (as for containers), and no container (running or
+     * not) was made from it. Images without Airlock's labels are never listed.
+     */
+    List<String> collectableSnapshots(Duration olderThan, boolean includeKept) {
+        List<Image> images = call("list images", () -> client.listImagesCmd()
+                .withLabelFilter(ResourceLabels.selector(LABEL_PREFIX)).exec());
+        Set<String> used = new HashSet<>();
+        for (Container c : call("list containers", () -> client.listContainersCmd().withShowAll(true).exec())) {
+            used.add(c.getImageId());
+        }
+        String owner = ResourceLabels.currentOwner();
+        Instant now = Instant.now();
+        List<String> out = new ArrayList<>();
+        for (Image i : images) {
+            Map<String, String> l = i.getLabels() == null ? Map.of() : i.getLabels();
+            if (l.containsKey(LABEL_SNAPSHOT_OF) && !used.contains(i.getId()) && ResourceLabels.parse(l, LABEL_PREFIX)
+                    .filter(r -> r.collectable(owner, now, olderThan, includeKept)).isPresent()) {
+                out.add(i.getId());
+            }
+        }
+        return out;
+    }
+
+    /** Removes an image unless a container uses it (the daemon refuses then: no force); true when removed or gone. */
+    boolean removeImage(String imageId) {
+        try {
+            call("remove image " + imageId, () -> {
+                client.removeImageCmd(imageId).withForce(false).exec();
+                return null;
+            });
+            return true;
+        } catch (NotFoundException e) {
+            return true;
+        } catch (ConflictException e) {
+            LOG.debug("image {} is in use: {}", imageId, reason(e));
+            return false;
+        }
     }
 
     /** A refusal caused by one of the hardening settings names that setting (a configuration error); others pass. */

@@ -44,6 +44,7 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
                 SettingKey.of(DockerSettings.CERT_PATH, "directory", "DOCKER_CERT_PATH, else the context's, else ~/.docker",
                         "where ca.pem, cert.pem and key.pem are"),
                 SettingKey.of(DockerSettings.CONTAINER, "id or name", "", "attach to a running container; never removed on close"),
+                SettingKey.of(DockerSettings.SNAPSHOT, "image id", "", "start the container from a snapshot (Environment.snapshot(), airlock snapshot) instead of the image"),
                 SettingKey.of(DockerSettings.CPUS, "decimal", "unlimited", "like --cpus"),
                 SettingKey.of(DockerSettings.MEMORY, "size", "unlimited", "memory limit, swap included"),
                 SettingKey.of(DockerSettings.PIDS_LIMIT, "int", "512", "most processes in the container"),
@@ -161,7 +162,10 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
      * {@code airlock gc [--older-than D]}: removes this owner's ({@code user@host}) Airlock
      * containers created more than {@code olderThan} ago, left behind by a process that died
      * before closing (a leased container ends with its JVM; an unstarted one can remain). Containers from
-     * {@code up} are kept unless {@code includeKept}. Returns the ids removed.
+     * {@code up} are kept unless {@code includeKept}. Then this owner's snapshot images by the
+     * same rule that no container was made from (never an image without Airlock's labels, nor one
+     * a container uses).
+     * Returns the ids removed.
      */
     @Override
     public List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
@@ -174,6 +178,11 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
             for (Container c : daemon.collectable(olderThan, includeKept)) {
                 daemon.remove(c.getId());
                 removed.add(c.getId());
+            }
+            for (String image : daemon.collectableSnapshots(olderThan, includeKept)) {
+                if (daemon.removeImage(image)) {
+                    removed.add(image);
+                }
             }
         }
         return removed;

@@ -46,12 +46,14 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                              Optional<String> workdir, Map<String, String> env, List<String> volumes,
                              Optional<String> runtime, boolean pullMissing, Duration apiTimeout, boolean archiveWrites, DockerHardening hardening,
                              Path dockerConfig, Map<String, String> labels, Optional<DockerTls> tls, List<Path> searchPath,
-                             Optional<Path> sshConfig, java.util.SortedSet<Integer> ports) {
+                             Optional<Path> sshConfig, java.util.SortedSet<Integer> ports, Optional<String> snapshot) {
     public static final String IMAGE = "airlock.docker.image";
     public static final String HOST = "airlock.docker.host";
     public static final String TLS_VERIFY = "airlock.docker.tls-verify";
     public static final String CERT_PATH = "airlock.docker.cert-path";
     public static final String CONTAINER = "airlock.docker.container";
+    /** A snapshot's image id ({@code Environment.snapshot()}): the container starts from it instead of {@link #IMAGE}. */
+    public static final String SNAPSHOT = "airlock.docker.snapshot";
     /** The OpenSSH config file for an {@code ssh://} host ({@code ssh -F}); ssh's own when unset. */
     public static final String SSH_CONFIG = "airlock.docker.ssh-config";
     public static final String CPUS = "airlock.docker.cpus";
@@ -91,7 +93,12 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         Optional<DockerTls> tls = tls(s, environment, given, endpoint);
         URI host = withDefaultPort(given, tls.isPresent());
         Optional<String> container = nonBlank(s, CONTAINER);
-        Optional<String> image = nonBlank(s, IMAGE).map(DockerSettings::withDefaultTag);
+        Optional<String> snapshot = nonBlank(s, SNAPSHOT);
+        if (snapshot.isPresent() && container.isPresent()) {
+            throw new ConfigurationException("set " + SNAPSHOT + " or " + CONTAINER + ", not both: a snapshot starts a new container");
+        }
+        // A snapshot is an image of this daemon's, by id: never pulled, and it takes the image's place.
+        Optional<String> image = snapshot.isPresent() ? snapshot : nonBlank(s, IMAGE).map(DockerSettings::withDefaultTag);
         Optional<Double> cpus = nonBlank(s, CPUS).map(v -> {
             try {
                 double d = Double.parseDouble(v);
@@ -142,7 +149,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
                         + "': expected HOST_PATH:CONTAINER_PATH or HOST_PATH:CONTAINER_PATH:ro");
             }
         }
-        boolean pullMissing = "missing".equals(s.getChoice(PULL, "missing", "missing", "never"));
+        boolean pullMissing = snapshot.isEmpty() && "missing".equals(s.getChoice(PULL, "missing", "missing", "never"));
         Duration apiTimeout = s.getDuration(API_TIMEOUT, Duration.ofMinutes(2));
         if (apiTimeout.isZero() || apiTimeout.isNegative()) {
             throw new ConfigurationException("setting " + API_TIMEOUT + " must be positive");
@@ -150,7 +157,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
         boolean archiveWrites = "archive".equals(s.getChoice(FILES, "shell", "archive", "shell"));
         return new DockerSettings(host, image, container, cpus, memory, pids, network, nonBlank(s, USER),
                 nonBlank(s, WORKDIR), env, volumes, nonBlank(s, RUNTIME), pullMissing, apiTimeout, archiveWrites, DockerHardening.from(s),
-                DockerCliConfig.dir(environment), labels, tls, searchPath(environment), sshConfig(s, host), ports);
+                DockerCliConfig.dir(environment), labels, tls, searchPath(environment), sshConfig(s, host), ports, snapshot);
     }
 
     /** The ssh config file, checked where the host is {@code ssh://} (elsewhere it is not used). */
@@ -176,7 +183,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
     /** These settings with another bound on API calls (e.g. a quick availability check). */
     public DockerSettings withApiTimeout(Duration timeout) {
         return new DockerSettings(host, image, container, cpus, memory, pidsLimit, network, user, workdir, env, volumes,
-                runtime, pullMissing, timeout, archiveWrites, hardening, dockerConfig, labels, tls, searchPath, sshConfig, ports);
+                runtime, pullMissing, timeout, archiveWrites, hardening, dockerConfig, labels, tls, searchPath, sshConfig, ports, snapshot);
     }
 
     /** The image, or the error that names the setting. */

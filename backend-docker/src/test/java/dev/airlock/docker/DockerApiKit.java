@@ -22,4 +22,14 @@ abstract class DockerApiKit extends EnvironmentCompatibilityKit {
         String id = DockerBackend.of(to).containerId();
         return Optional.of(openEnvironment(OpenContext.of(settings().with(DockerSettings.CONTAINER, id))));
     }
+
+    /** The case's snapshot image, by its id (the daemon refuses while a container still uses it). */
+    @Override
+    protected void discardSnapshot(String id) {
+        try (DockerDaemon daemon = new DockerDaemon(DockerSettings.from(settings(), System.getenv()))) {
+            if (!daemon.removeImage(id)) {
+                throw new AssertionError("snapshot image " + id + " is still in use after its environment closed");
+            }
+        }
+    }
 }

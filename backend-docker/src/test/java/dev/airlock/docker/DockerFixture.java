@@ -129,7 +129,7 @@ public class DockerFixture implements BeforeAllCallback, BeforeEachCallback, Aft
             left.removeAll(before);
             if (!left.isEmpty()) {
                 for (String id : left) {
-                    run(List.of(cli(), "rm", "-f", id), null, 60);
+                    run(List.of(cli(), "rm", "-f", "-v", id), null, 60);
                 }
                 fail("containers left behind by " + context.getDisplayName() + ": " + left);
             }

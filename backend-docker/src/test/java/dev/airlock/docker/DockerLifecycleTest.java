@@ -329,7 +329,7 @@ class DockerLifecycleTest {
             while (!sh(env, "ps -o args").contains("sleep 305")) {
                 Thread.sleep(20);
             }
-            assertEquals(0, DockerFixture.docker(null, 60, "rm", "-f", DockerBackend.of(env).containerId()).exit());
+            assertEquals(0, DockerFixture.docker(null, 60, "rm", "-f", "-v", DockerBackend.of(env).containerId()).exit());
             BackendUnavailableException lost = assertThrows(BackendUnavailableException.class, running::await);
             assertTrue(lost.getMessage().contains("was removed"), lost.getMessage());
             BackendUnavailableException next = assertThrows(BackendUnavailableException.class,
@@ -377,7 +377,7 @@ class DockerLifecycleTest {
                     () -> Environments.open(DockerFixture.settings(DockerSettings.CONTAINER, id)));
             assertTrue(stopped.getMessage().contains("not running"), stopped.getMessage());
         } finally {
-            DockerFixture.docker(null, 60, "rm", "-f", id);
+            DockerFixture.docker(null, 60, "rm", "-f", "-v", id);
         }
     }
 
@@ -426,7 +426,7 @@ class DockerLifecycleTest {
             assertFalse(exists(staleKept));
             assertTrue(exists(foreign));
         } finally {
-            DockerFixture.docker(null, 60, "rm", "-f", stale, staleKept, fresh, foreign, held);
+            DockerFixture.docker(null, 60, "rm", "-f", "-v", stale, staleKept, fresh, foreign, held);
         }
     }
 

@@ -41,7 +41,7 @@ public final class AirlockCli implements Callable<Integer> {
      * command's model by reflection at start, so {@link CommandTree} adds only the one invoked.
      */
     static final List<Class<?>> COMMANDS = List.of(ExecCommand.class, WriteCommand.class, ReadCommand.class,
-            BackendsCommand.class, SandboxCommands.Up.class, SandboxCommands.Url.class, SandboxCommands.Down.class, SandboxCommands.Gc.class,
+            BackendsCommand.class, SandboxCommands.Up.class, SandboxCommands.Url.class, SandboxCommands.Down.class, SandboxCommands.Gc.class, SnapshotCommand.class,
             DoctorCommand.class, EmulatorCommand.class, McpCommand.class, SessionCommand.class, CommandLine.HelpCommand.class);
 
     /**

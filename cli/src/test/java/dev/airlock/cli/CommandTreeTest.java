@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Only the command a line names is built; a line naming none, help, or something unclear gets them all. */
 class CommandTreeTest {
-    private static final List<String> ALL = List.of("exec", "write", "read", "backends", "up", "url", "down", "gc", "doctor",
+    private static final List<String> ALL = List.of("exec", "write", "read", "backends", "up", "url", "down", "gc", "snapshot", "doctor",
             "emulator", "mcp", "session", "help");
 
     @Test

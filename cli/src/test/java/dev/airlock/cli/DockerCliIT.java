@@ -52,6 +52,39 @@ class DockerCliIT {
     }
 
     @Test
+    void snapshotPrintsAnIdThatOpensWithTheFilesAndBadUseIsOneLine() throws Exception {
+        Airlock.Result unattached = docker("snapshot").run();
+        assertEquals(2, unattached.exit(), unattached::toString);
+        assertEquals(1, unattached.errLines().size(), unattached::toString);
+        assertTrue(unattached.err().contains("airlock.docker.container"), unattached::toString);
+        Airlock.Result local = raw("--backend", "local", "snapshot").run();
+        assertEquals(2, local.exit(), local::toString);
+        assertEquals(1, local.errLines().size(), local::toString);
+        assertTrue(local.err().contains("the local backend takes no snapshots"), local::toString);
+        Airlock.Result up = docker("up").run();
+        assertEquals(0, up.exit(), up::toString);
+        String id = up.out().strip();
+        String snapshot = null;
+        try {
+            String attach = "airlock.docker.container=" + id;
+            byte[] content = {0, 1, 2, (byte) 0xff, '\n', 0};
+            assertEquals(0, docker("--set", attach, "write", "/srv/kept.bin").stdin(content).run().exit());
+            Airlock.Result s = docker("--set", attach, "snapshot").run();
+            assertEquals(0, s.exit(), s::toString);
+            snapshot = s.out().strip();
+            assertTrue(snapshot.matches("sha256:[0-9a-f]{64}"), "snapshot prints the image id: " + s.out());
+            Airlock.Result r = docker("--set", "airlock.docker.snapshot=" + snapshot, "read", "/srv/kept.bin").run();
+            assertEquals(0, r.exit(), r::toString);
+            assertArrayEquals(content, r.stdout());
+        } finally {
+            assertEquals(0, docker("down", id).run().exit());
+            if (snapshot != null) {
+                DockerFixture.docker(null, 60, "rmi", snapshot);
+            }
+        }
+    }
+
+    @Test
     void upThenWriteExecReadAcrossInvocationsThenDown() throws Exception {
         Airlock.Result up = docker("up").run();
         assertEquals(0, up.exit(), up::toString);

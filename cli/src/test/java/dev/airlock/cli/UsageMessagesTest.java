@@ -59,7 +59,7 @@ class UsageMessagesTest {
 
     @Test
     void noCommandListsEveryCommand() {
-        assertEquals("airlock: usage: missing command: exec, write, read, backends, up, url, down, gc, doctor, emulator, mcp,"
+        assertEquals("airlock: usage: missing command: exec, write, read, backends, up, url, down, gc, snapshot, doctor, emulator, mcp,"
                 + " session or help (see 'airlock --help')\n", stderrOf(2));
     }
 

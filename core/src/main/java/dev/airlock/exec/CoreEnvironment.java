@@ -3,6 +3,7 @@ package dev.airlock.exec;
 import dev.airlock.spi.RemoteProcess;
 import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
+import dev.airlock.ConfigurationException;
 import dev.airlock.EnvironmentClosedException;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
@@ -28,12 +29,14 @@ import dev.airlock.session.ShellSession;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Backend;
 import dev.airlock.spi.CoreAccess;
+import dev.airlock.spi.Deadline;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RawResult;
 import dev.airlock.spi.StdinWriter;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -241,6 +244,24 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     public boolean isClosed() {
         return lifecycle.isClosed();
+    }
+
+    /** How long a backend may take to save a sandbox's files (a commit of gigabytes, an upload). */
+    private static final Duration SNAPSHOT_BOUND = Duration.ofMinutes(30);
+
+    @Override
+    public String snapshot() {
+        ensureOpen();
+        if (!backend.capabilities().snapshots()) {
+            throw new ConfigurationException("the " + name + " backend takes no snapshots (Capabilities.snapshots()"
+                    + " is false: it has no sandbox image to save); use a backend that does, such as docker, or keep the"
+                    + " files with files().copyOut");
+        }
+        try {
+            return backend.snapshot(target.privateDir(), Deadline.in(SNAPSHOT_BOUND));
+        } catch (IOException e) {
+            throw new BackendException("the " + name + " environment " + id + " could not take a snapshot: " + e.getMessage(), e);
+        }
     }
 
     @Override

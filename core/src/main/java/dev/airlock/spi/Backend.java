@@ -57,6 +57,15 @@ public interface Backend extends AutoCloseable {
     default void stopSandbox(Deadline deadline) {
     }
 
+    /**
+     * Saves the sandbox's files (never the core's private dir, {@code privateDir}) and returns an
+     * id that {@code airlock.NAME.snapshot=ID} opens from. Called only when {@link Capabilities#snapshots()}
+     * is true; the core refuses in one line otherwise, so the default is never reached.
+     */
+    default String snapshot(String privateDir, Deadline deadline) throws IOException {
+        throw new UnsupportedOperationException(name() + " declares snapshots but does not implement Backend.snapshot");
+    }
+
     /** Frees the backend's clients; called once, after {@link #stopSandbox}. */
     @Override
     default void close() {

@@ -165,6 +165,14 @@ public abstract class EnvironmentCompatibilityKit {
         return false;
     }
 
+    /**
+     * Removes a snapshot a {@link Snapshots} case took (by its id), so a run leaves no image
+     * behind. The default removes nothing and says so; a backend that takes snapshots overrides it.
+     */
+    protected void discardSnapshot(String id) {
+        System.out.println(TAG + "note: snapshot " + id + " is left for the backend's own cleanup (discardSnapshot is not overridden)");
+    }
+
     /** Credentials the backend uses (tokens, passwords): none may ever appear in a process's argv on this machine. */
     protected Collection<String> secrets() {
         return List.of();
@@ -1774,6 +1782,98 @@ public abstract class EnvironmentCompatibilityKit {
                         && !e.getMessage().contains("\n"), "the refusal must be one line naming the mode and the " + name
                         + " backend: " + e.getMessage());
             }
+        }
+    }
+
+    // =================================================================================== snapshots
+
+    /**
+     * (optional) {@link Environment#snapshot()}: where {@link Capabilities#snapshots()} says so, a new
+     * environment opened with {@code airlock.BACKEND.snapshot=ID} has the files as they were (bytes
+     * and modes), never Airlock's private dir; elsewhere snapshot() fails in one line.
+     */
+    @Nested
+    class Snapshots {
+        /** Every byte value, NUL first, twice, and no trailing newline. */
+        private final byte[] content = everyByte();
+
+        private static byte[] everyByte() {
+            byte[] b = new byte[512];
+            for (int i = 0; i < b.length; i++) {
+                b[i] = (byte) i;
+            }
+            return b;
+        }
+
+        /** Removes the case's dir, through a command (the file API deletes one path at a time). */
+        private void removeDir(Environment env, String dir) {
+            sh(env, "rm -rf -- " + q(dir));
+        }
+
+        private String snapshotKey(Environment env) {
+            return "airlock." + env.name() + ".snapshot";
+        }
+
+        /** A dir outside the private dir (which no snapshot holds), in the target's passwd home. */
+        private String snapshotDir(Environment env) {
+            String dir = env.target().passwdHome() + "/airlock-kit-snapshot-" + StdinScripts.randomToken().substring(0, 12);
+            env.files().mkdirs(dir);
+            return dir;
+        }
+
+        @Promise("a new environment opened from a snapshot reads the files as they were: the same bytes and mode")
+        @Test
+        void aNewEnvironmentFromASnapshotHasTheFiles() {
+            Environment env = environment();
+            assumeCapability(env.capabilities().snapshots(), "capabilities().snapshots() is false");
+            String dir = snapshotDir(env);
+            try {
+                env.files().write(dir + "/data", Payload.of(content), WriteOptions.mode(0640));
+                String id = env.snapshot();
+                assertTrue(id != null && !id.isBlank() && !id.contains("\n"), "snapshot() must return an id: " + id);
+                try (Environment from = open(Map.of(snapshotKey(env), id))) {
+                    assertArrayEquals(content, readBytes(from, dir + "/data"), "the file read from the snapshot differs");
+                    assertEquals(0640, from.files().stat(dir + "/data").orElseThrow().mode() & 07777,
+                            "the file's mode changed in the snapshot");
+                    assertTrue(from.files().stat(env.target().privateDir()).isEmpty(),
+                            "the snapshot holds the private dir " + env.target().privateDir() + " (staged files)");
+                    assertEquals("from the snapshot\n", sh(from, "echo from the snapshot"));
+                } finally {
+                    discardSnapshot(id);
+                }
+            } finally {
+                removeDir(env, dir);
+            }
+        }
+
+        @Promise("the environment a snapshot was taken of carries on: commands run and files change as before")
+        @Test
+        void theOriginalEnvironmentStillWorksAfterASnapshot() {
+            Environment env = environment();
+            assumeCapability(env.capabilities().snapshots(), "capabilities().snapshots() is false");
+            String dir = snapshotDir(env);
+            try {
+                env.files().write(dir + "/before", Payload.ofUtf8("before"));
+                String id = env.snapshot();
+                discardSnapshot(id);
+                env.files().write(dir + "/after", Payload.ofUtf8("after"));
+                assertEquals("before", read(env, dir + "/before"));
+                assertEquals("after", read(env, dir + "/after"));
+                assertEquals("alive\n", sh(env, "echo alive"));
+            } finally {
+                removeDir(env, dir);
+            }
+        }
+
+        @Promise("a backend without snapshots refuses snapshot() in one line naming the backend")
+        @Test
+        void anUnsupportedSnapshotIsOneLine() {
+            Environment env = environment();
+            assumeCapability(!env.capabilities().snapshots(), "capabilities().snapshots() is true: this backend takes them");
+            ConfigurationException e = assertThrows(ConfigurationException.class, env::snapshot);
+            assertTrue(e.getMessage().contains(env.name()) && !e.getMessage().contains("\n"),
+                    "the refusal must be one line naming the " + env.name() + " backend: " + e.getMessage());
+            assertEquals("alive\n", sh(env, "echo alive"), "a refused snapshot must leave the environment working");
         }
     }
 

@@ -141,12 +141,14 @@ class BrokenPluginTest {
     void theSamePluginWithSetsidPassesTheGroups() {
         Map<String, String> passed = new TreeMap<>();
         Map<String, String> failed = runGroups(HostPluginKits.WithSetsid.class, passed, "TimeoutsAndCancel", "StagedStdin", "LauncherRecord",
-                "NetworkPolicy");
+                "NetworkPolicy", "Snapshots");
         assertEquals(Map.of(), failed, "the plugin written right failed the kit");
         assertTrue(passed.keySet().containsAll(java.util.List.of("StagedStdin > aFailedRedirectIsAStagingException()",
                 "TimeoutsAndCancel > cancelWhileHeldInNewNeverStagesOrRuns()",
                 "LauncherRecord > outputBeforeTheRecordIsNotTheCommands()",
                 // a plugin that declares no networkModes is refused off (and allowlist) at open by the core
-                "NetworkPolicy > anUndeclaredModeIsRefusedAtOpen()")), "the groups ran: " + passed.keySet());
+                "NetworkPolicy > anUndeclaredModeIsRefusedAtOpen()",
+                // a plugin that says nothing of snapshots has snapshot() refused by the core in one line
+                "Snapshots > anUnsupportedSnapshotIsOneLine()")), "the groups ran: " + passed.keySet());
     }
 }
