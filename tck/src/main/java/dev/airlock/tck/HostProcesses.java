@@ -37,4 +37,22 @@ public final class HostProcesses {
             return false; // gone
         }
     }
+
+    /** Whether process group {@code pgid} has a member that {@link #runs} (zombies and exiting ones are not). */
+    public static boolean groupRuns(long pgid) {
+        String want = Long.toString(pgid);
+        try (var procs = Files.list(Path.of("/proc"))) {
+            return procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).anyMatch(p -> {
+                try {
+                    String stat = Files.readString(p.resolve("stat"));
+                    return stat.substring(stat.lastIndexOf(')') + 2).split(" ")[2].equals(want)
+                            && runs(Long.parseLong(p.getFileName().toString()));
+                } catch (IOException | RuntimeException e) {
+                    return false; // gone meanwhile
+                }
+            });
+        } catch (IOException e) {
+            return true; // cannot tell: say yes, and the kill finds out
+        }
+    }
 }

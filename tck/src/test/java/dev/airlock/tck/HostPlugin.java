@@ -96,6 +96,15 @@ final class HostPlugin implements Backend {
             public OptionalLong processGroup() {
                 return OptionalLong.of(p.pid());
             }
+
+            /**
+             * The JDK drains and closes a child's pipes when the child exits, so a background job
+             * still holding the output can look like an ended stream: /proc says whether the group lives.
+             */
+            @Override
+            public boolean hasSurvivors(OptionalLong group) {
+                return group.isPresent() && HostProcesses.groupRuns(group.getAsLong());
+            }
         };
     }
 

@@ -119,6 +119,32 @@ final class HostSampleBackend implements Backend {
             return startTime;
         }
 
+        /**
+         * Whether the command's group still has a live process once its output ended. The output
+         * alone cannot tell here: when the shell exits, the JDK drains what its pipes hold and
+         * closes them, so a background job still holding the output can look like an ended stream.
+         */
+        @Override
+        public boolean hasSurvivors(OptionalLong group) {
+            if (group.isEmpty()) {
+                return false;
+            }
+            String want = Long.toString(group.getAsLong());
+            try (var procs = Files.list(Path.of("/proc"))) {
+                return procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).anyMatch(p -> {
+                    try {
+                        String stat = Files.readString(p.resolve("stat"));
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        return f[2].equals(want) && !f[0].equals("Z") && !f[0].equals("X");
+                    } catch (IOException | RuntimeException e) {
+                        return false; // gone meanwhile
+                    }
+                });
+            } catch (IOException e) {
+                return true; // cannot tell: the core's kill finds out
+            }
+        }
+
         private static OptionalLong startTimeOf(long pid) {
             try {
                 String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
