@@ -3,6 +3,10 @@ package dev.airlock.exec;
 import dev.airlock.spi.RawResult;
 import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
+import dev.airlock.Capabilities;
+import dev.airlock.OutputTransport;
+import dev.airlock.PayloadStrategy;
+import dev.airlock.StdinMode;
 import dev.airlock.Payload;
 import dev.airlock.Target;
 import dev.airlock.WriteOptions;
@@ -12,6 +16,7 @@ import dev.airlock.containment.ContainmentSettings;
 import dev.airlock.containment.Shims;
 import dev.airlock.containment.TargetProbe;
 import dev.airlock.shell.Shell;
+import dev.airlock.spi.Backend;
 
 import java.io.IOException;
 import java.util.Map;
@@ -34,6 +39,23 @@ final class Bootstrap {
     }
 
     private Bootstrap() {
+    }
+
+    /** A backend's declared transports and ports need their hooks: one clear line for the plugin's author otherwise. */
+    static void checkHooks(Backend b) {
+        Capabilities c = b.capabilities();
+        if (c.stdinMode() == StdinMode.PAYLOAD && c.payloadStrategy() == PayloadStrategy.STREAMED && b.stdinWriter().isEmpty()) {
+            throw new IllegalStateException("the " + b.name() + " backend declares streamed PAYLOAD stdin but gives no"
+                    + " stdinWriter(); return one, or declare PayloadStrategy.STAGED");
+        }
+        if (c.outputTransport() == OutputTransport.FILES && b.files().isEmpty()) {
+            throw new IllegalStateException("the " + b.name() + " backend declares FILES output but gives no native"
+                    + " files() to download them with; return one, or declare OutputTransport.STREAM");
+        }
+        if (c.ports() != dev.airlock.PortSupport.NONE && b.portForwarder().isEmpty()) {
+            throw new IllegalStateException("the " + b.name() + " backend declares ports " + c.ports() + " but gives no"
+                    + " portForwarder(); return one, or declare PortSupport.NONE");
+        }
     }
 
     static Probed probe(CoreEnvironment env, ContainmentSettings containmentSettings, String base) {

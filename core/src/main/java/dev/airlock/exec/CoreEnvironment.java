@@ -8,7 +8,6 @@ import dev.airlock.EnvironmentClosedException;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.Execution;
-import dev.airlock.OutputTransport;
 import dev.airlock.Payload;
 import dev.airlock.PayloadStrategy;
 import dev.airlock.RemoteFiles;
@@ -109,7 +108,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     /** Probes the target and creates the private dir; once, before the first exec. */
     public void initialize() {
-        checkTransports(backend);
+        Bootstrap.checkHooks(backend);
         // A word in airlock.ports that is no port: one line at open, and the sandbox stopped (open's caller closes).
         dev.airlock.Ports.declared(settings);
         String base = containmentSettings.privateDirBase()
@@ -144,23 +143,6 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     Optional<StateWitness> stateWitness() {
         return stateWitness;
-    }
-
-    /** A backend's declared transports need their hooks: one clear line for the plugin's author otherwise. */
-    private static void checkTransports(Backend b) {
-        Capabilities c = b.capabilities();
-        if (c.stdinMode() == StdinMode.PAYLOAD && c.payloadStrategy() == PayloadStrategy.STREAMED && b.stdinWriter().isEmpty()) {
-            throw new IllegalStateException("the " + b.name() + " backend declares streamed PAYLOAD stdin but gives no"
-                    + " stdinWriter(); return one, or declare PayloadStrategy.STAGED");
-        }
-        if (c.outputTransport() == OutputTransport.FILES && b.files().isEmpty()) {
-            throw new IllegalStateException("the " + b.name() + " backend declares FILES output but gives no native"
-                    + " files() to download them with; return one, or declare OutputTransport.STREAM");
-        }
-        if (c.ports() != dev.airlock.PortSupport.NONE && b.portForwarder().isEmpty()) {
-            throw new IllegalStateException("the " + b.name() + " backend declares ports " + c.ports() + " but gives no"
-                    + " portForwarder(); return one, or declare PortSupport.NONE");
-        }
     }
 
     /** The backend's stdin writer when it takes stdin streamed by offset (streamed PAYLOAD); else empty (a pipe). */
