@@ -171,10 +171,7 @@ final class ModalSandbox implements AutoCloseable {
                         return v2 ? st.sandboxGetTaskIdV2(q) : st.sandboxGetTaskId(q);
                     });
             if (r.hasTaskResult() && r.getTaskResult().getStatus() != 0) {
-                String why = r.getTaskResult().getException();
-                throw new dev.airlock.BackendUnavailableException("the Modal sandbox " + sandboxId + " has ended"
-                        + (why.isBlank() ? "" : " (" + why.strip().replace('\n', ' ') + ")")
-                        + (attached ? "; make a new one with 'airlock --backend modal up --ttl DURATION' and attach to that" : ""));
+                throw ended(r);
             }
             if (r.hasTaskId() && !r.getTaskId().isBlank()) {
                 client.routeTo(sandboxId, v2, r.getTaskId(), null, null);
@@ -192,6 +189,32 @@ final class ModalSandbox implements AutoCloseable {
         }
     }
 
+    private dev.airlock.BackendUnavailableException ended(SandboxGetTaskIdResponse r) {
+        String why = r.getTaskResult().getException();
+        return new dev.airlock.BackendUnavailableException("the Modal sandbox " + sandboxId + " has ended"
+                + (why.isBlank() ? "" : " (" + why.strip().replace('\n', ' ') + ")")
+                + (attached ? "; make a new one with 'airlock --backend modal up --ttl DURATION' and attach to that" : ""));
+    }
+
+    /**
+     * Why {@code refused} happened, when it is that the sandbox has ended (its ttl ran out between
+     * attaching and this call): the one line {@link #awaitTask} gives, asked of the service rather
+     * than read from the refusal's text. Otherwise {@code refused} itself.
+     */
+    private RuntimeException endedOr(RuntimeException refused) {
+        try {
+            SandboxGetTaskIdResponse r = client.control(v2 ? "SandboxGetTaskIdV2" : "SandboxGetTaskId", Resource.sandbox(sandboxId),
+                    st -> {
+                        SandboxGetTaskIdRequest q = SandboxGetTaskIdRequest.newBuilder().setSandboxId(sandboxId).build();
+                        return v2 ? st.sandboxGetTaskIdV2(q) : st.sandboxGetTaskId(q);
+                    });
+            return r.hasTaskResult() && r.getTaskResult().getStatus() != 0 ? ended(r) : refused;
+        } catch (RuntimeException unknown) {
+            refused.addSuppressed(unknown);
+            return refused;
+        }
+    }
+
     /**
      * Starts {@code argv} with a fresh client exec id: sent once, never again. A lost answer is a
      * {@link dev.airlock.DispatchOutcomeUnknownException} from {@code remote/}.
@@ -206,13 +229,17 @@ final class ModalSandbox implements AutoCloseable {
                 .addAllCommandArgs(argv).setStdoutConfig(1).setStderrConfig(1).putAllEnv(env);
         client.settings.workdir().ifPresent(req::setWorkdir);
         TaskExecStartRequest built = req.build();
-        client.calls.dispatch("TaskExecStart", Resource.sandbox(sandboxId), () -> {
-            try {
-                return client.routed(client.settings.apiTimeout().toMillis(), r -> r.taskExecStart(built));
-            } catch (StatusRuntimeException e) {
-                throw ModalClient.wire(e);
-            }
-        });
+        try {
+            client.calls.dispatch("TaskExecStart", Resource.sandbox(sandboxId), () -> {
+                try {
+                    return client.routed(client.settings.apiTimeout().toMillis(), r -> r.taskExecStart(built));
+                } catch (StatusRuntimeException e) {
+                    throw ModalClient.wire(e);
+                }
+            });
+        } catch (BackendException refused) {
+            throw endedOr(refused);
+        }
         ModalProcess p = new ModalProcess(client, task, execId, sandboxId);
         p.startReaders();
         return p;

@@ -88,24 +88,30 @@ class ModalLifecycleTest {
         var attach = EMULATOR.settings().with(ModalSettings.SANDBOX_ID, id);
         try (Environment a = p.open(OpenContext.of(attach))) {
             assertEquals("up", a.exec(ExecRequest.of("printf up")).stdout().text(), "alive within its ttl");
-        }
-        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-        dev.airlock.AirlockException e = null;
-        while (e == null && System.nanoTime() < end) {
-            Thread.sleep(500);
-            try {
-                p.open(OpenContext.of(attach)).close();
-            } catch (dev.airlock.AirlockException ended) {
-                e = ended;
+            long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+            dev.airlock.AirlockException e = null;
+            while (e == null && System.nanoTime() < end) {
+                Thread.sleep(500);
+                try {
+                    p.open(OpenContext.of(attach)).close();
+                } catch (dev.airlock.AirlockException ended) {
+                    e = ended;
+                }
             }
+            assertTrue(e != null, "the sandbox outlived its 2 s ttl by 30 s");
+            assertEndedLine(id, e);
+            // An environment attached before the end meets it on its next command, told the same way.
+            assertEndedLine(id, assertThrows(dev.airlock.AirlockException.class, () -> a.exec(ExecRequest.of("true"))));
         }
-        assertTrue(e != null, "the sandbox outlived its 2 s ttl by 30 s");
-        assertTrue(e.getMessage().startsWith("the Modal sandbox " + id + " has ended")
-                && e.getMessage().endsWith("make a new one with 'airlock --backend modal up --ttl DURATION' and attach to that")
-                && !e.getMessage().contains("\n"), e.getMessage());
         dev.airlock.ConfigurationException tooLong = assertThrows(dev.airlock.ConfigurationException.class,
                 () -> p.up(EMULATOR.settings(), java.time.Duration.ofHours(25)));
         assertEquals("--ttl 90000s is beyond Modal's sandbox lifetime: 1s to 24h", tooLong.getMessage());
+    }
+
+    private static void assertEndedLine(String id, Exception e) {
+        assertTrue(e.getMessage().startsWith("the Modal sandbox " + id + " has ended")
+                && e.getMessage().endsWith("make a new one with 'airlock --backend modal up --ttl DURATION' and attach to that")
+                && !e.getMessage().contains("\n"), e.getMessage());
     }
 
     /**
