@@ -192,8 +192,8 @@ final class VercelApi implements AutoCloseable {
             body.put("cwd", cwd);
         }
         body.putObject("env");
-        JsonNode n = calls.dispatch("start the command", Resource.sandbox(sessionId),
-                () -> json(http, post(url("/v2/sandboxes/sessions/" + sessionId + "/cmd"), body), ""));
+        JsonNode n = inSession(sessionId, () -> calls.dispatch("start the command", Resource.sandbox(sessionId),
+                () -> json(http, post(url("/v2/sandboxes/sessions/" + sessionId + "/cmd"), body), "")));
         String id = n.path("command").path("id").asText("");
         if (id.isEmpty()) {
             throw new BackendException("Vercel answered the command without an id");
@@ -419,12 +419,16 @@ final class VercelApi implements AutoCloseable {
      * passed, or a stop came from elsewhere), not a missing file, which is what the path's mapping
      * would make of it. The cause is the service's answer, so {@link #status} reads 410.
      */
-    private static <T> T inSession(String sessionId, java.util.function.Supplier<T> call) {
+    private <T> T inSession(String sessionId, java.util.function.Supplier<T> call) {
         try {
             return call.get();
         } catch (AirlockException e) {
             for (Throwable t = e; t != null; t = t.getCause()) {
                 if (t instanceof WireFailure w && w.stage() == WireFailure.Stage.ANSWERED && w.httpStatus() == 410) {
+                    if (settings.sandboxId().isPresent()) {
+                        // An attached sandbox ended (its ttl ran out after the open checked it): the open's one line.
+                        throw ended(settings.sandboxId().get(), "stopped", w);
+                    }
                     throw new dev.airlock.EnvironmentClosedException("the Vercel sandbox session " + sessionId
                             + " has stopped (410 sandbox_stopped: its timeout passed or it was stopped elsewhere);"
                             + " open a new environment", w);
@@ -432,6 +436,13 @@ final class VercelApi implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** An attached ({@code up}) sandbox whose session is {@code status}: what happened and what to do, in one line. */
+    static dev.airlock.BackendUnavailableException ended(String sandboxName, String status, Throwable cause) {
+        return new dev.airlock.BackendUnavailableException("the Vercel sandbox " + sandboxName + " has ended (its session is "
+                + status + ": its lifetime is over, or it was stopped); make a new one"
+                + " with 'airlock --backend vercel up --ttl DURATION' and attach to that", cause);
     }
 
     /** The HTTP status behind a mapped failure, or -1. */

@@ -123,9 +123,7 @@ final class VercelBackend implements Backend, Stager, Killer {
             }
             String status = attached ? api.session(info.sessionId()).status() : "pending";
             if (!status.equals("running") && !status.equals("pending")) {
-                throw new dev.airlock.BackendUnavailableException("the Vercel sandbox " + info.sandboxName() + " has ended (its session is "
-                        + status + ": its lifetime is over, or it was stopped); make a new one"
-                        + " with 'airlock --backend vercel up --ttl DURATION' and attach to that");
+                throw VercelApi.ended(info.sandboxName(), status, null);
             }
             awaitRunning(api, info.sessionId());
         } catch (RuntimeException e) {

@@ -88,9 +88,8 @@ class VercelLifecycleTest {
         VercelProvider p = new VercelProvider();
         String name = p.up(fixture.settings(), java.time.Duration.ofSeconds(10));
         var attach = fixture.settings().with(VercelSettings.SANDBOX_ID, name);
-        try (Environment a = p.open(OpenContext.of(attach))) {
-            assertEquals("up", a.exec(dev.airlock.ExecRequest.of("printf up")).stdout().text(), "alive within its ttl");
-        }
+        Environment a = p.open(OpenContext.of(attach));
+        assertEquals("up", a.exec(dev.airlock.ExecRequest.of("printf up")).stdout().text(), "alive within its ttl");
         long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
         dev.airlock.AirlockException e = null;
         while (e == null && System.nanoTime() < end) {
@@ -102,10 +101,17 @@ class VercelLifecycleTest {
             }
         }
         assertTrue(e != null, "the sandbox outlived its 10 s ttl by 50 s");
+        assertEndedLine(name, e);
+        // An environment attached before the end meets it on its next command, told the same way.
+        assertEndedLine(name, assertThrows(dev.airlock.AirlockException.class, () -> a.exec(ExecRequest.of("true"))));
+        a.close();
+        p.down(fixture.settings(), name);
+    }
+
+    private static void assertEndedLine(String name, Exception e) {
         assertTrue(e.getMessage().startsWith("the Vercel sandbox " + name + " has ended (its session is ")
                 && e.getMessage().endsWith("make a new one with 'airlock --backend vercel up --ttl DURATION' and attach to that")
                 && !e.getMessage().contains("\n"), e.getMessage());
-        p.down(fixture.settings(), name);
     }
 
     private long commands() {
