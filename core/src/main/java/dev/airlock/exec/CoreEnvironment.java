@@ -228,9 +228,6 @@ public final class CoreEnvironment implements ContainedEnvironment {
         return lifecycle.isClosed();
     }
 
-    /** How long a backend may take to save a sandbox's files (a commit of gigabytes, an upload). */
-    private static final Duration SNAPSHOT_BOUND = Duration.ofMinutes(30);
-
     @Override
     public String snapshot() {
         ensureOpen();
@@ -240,7 +237,12 @@ public final class CoreEnvironment implements ContainedEnvironment {
                     + " files with files().copyOut");
         }
         try {
-            return backend.snapshot(target.privateDir(), Deadline.in(SNAPSHOT_BOUND));
+            return hooks.snapshot(target.privateDir(), config.snapshotTimeout());
+        } catch (java.io.InterruptedIOException e) {
+            Duration bound = config.snapshotTimeout();
+            throw new BackendException("the " + name + " environment " + id + " took no snapshot within "
+                    + (bound.toMillis() % 1000 == 0 ? bound.toSeconds() + " s" : bound.toMillis() + " ms")
+                    + "; raise " + CoreSettings.SNAPSHOT_TIMEOUT_KEY + " if the sandbox is that large", e);
         } catch (IOException e) {
             throw new BackendException("the " + name + " environment " + id + " could not take a snapshot: " + e.getMessage(), e);
         }

@@ -14,9 +14,10 @@ import java.time.Duration;
  * @param outputGrace        how long output is drained after the command ended ({@code airlock.exec.output-grace})
  * @param maxStaged          the cap on a staged stdin of unknown length ({@code airlock.stdin.max-staged-bytes})
  * @param killSteps          what the backend's kill steps take, together ({@link dev.airlock.spi.Backend#killStepCost})
+ * @param snapshotTimeout    how long the backend may take to save the sandbox's files ({@code airlock.snapshot.timeout})
  */
 public record CoreSettings(boolean cancelStopsSandbox, long outputCap, Duration killGrace, Duration killSlack, Duration outputGrace,
-                           long maxStaged, Duration killSteps) {
+                           long maxStaged, Duration killSteps, Duration snapshotTimeout) {
     /** The steps of one kill: a group read before the SIGTERM, the SIGTERM, a read before the SIGKILL, the SIGKILL. */
     static final int KILL_STEPS = 4;
 
@@ -27,6 +28,7 @@ public record CoreSettings(boolean cancelStopsSandbox, long outputCap, Duration 
     public static final String MAX_STAGED_KEY = "airlock.stdin.max-staged-bytes";
     public static final String OUTPUT_GRACE_KEY = "airlock.exec.output-grace";
     public static final String AUDIT_FILE_KEY = "airlock.audit.file";
+    public static final String SNAPSHOT_TIMEOUT_KEY = "airlock.snapshot.timeout";
 
     /** {@code killStepCost}: the backend's {@link dev.airlock.spi.Backend#killStepCost}. */
     static CoreSettings from(Settings settings, Duration killStepCost) {
@@ -37,7 +39,8 @@ public record CoreSettings(boolean cancelStopsSandbox, long outputCap, Duration 
                 settings.getDuration(KILL_SLACK_KEY, Duration.ofSeconds(1)),
                 settings.getDuration(OUTPUT_GRACE_KEY, Duration.ofSeconds(2)),
                 settings.getBytes(MAX_STAGED_KEY, 1L << 30),
-                killStepCost.multipliedBy(KILL_STEPS));
+                killStepCost.multipliedBy(KILL_STEPS),
+                settings.getDuration(SNAPSHOT_TIMEOUT_KEY, Duration.ofMinutes(30)));
     }
 
     /**

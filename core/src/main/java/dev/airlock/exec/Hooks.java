@@ -81,6 +81,19 @@ final class Hooks {
         }
     }
 
+    /** The backend's save of the sandbox's files ({@link Backend#snapshot}), within {@code bound}. */
+    String snapshot(String privateDir, Duration bound) throws IOException {
+        Deadline over = Deadline.in(bound);
+        try {
+            return bounded(bound, d -> backend.snapshot(privateDir, d));
+        } finally {
+            if (over.passed()) {
+                // The bound's own interrupt was meant for the hook; the caller's thread must not keep it.
+                Thread.interrupted();
+            }
+        }
+    }
+
     private static IOException undeclared(Exception e) {
         IOException io = e instanceof InterruptedException
                 ? new java.io.InterruptedIOException("the hook was interrupted: " + e.getMessage())

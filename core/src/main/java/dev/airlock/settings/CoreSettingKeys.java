@@ -13,6 +13,8 @@ public final class CoreSettingKeys {
                     "off: commands reach no network, not even the host's loopback; refused where the backend cannot enforce it (allowlist: not yet)"),
             SettingKey.of("airlock.ports", "list of ports", "",
                     "ports Environment.ports() may expose, declared at open: docker publishes these at create (other ports are refused there); local and ssh expose any port"),
+            SettingKey.of("airlock.snapshot.timeout", "duration", "30m",
+                    "how long Environment.snapshot() may take (a commit of gigabytes); past it the backend's call is interrupted and snapshot() fails"),
             SettingKey.of("airlock.cancel", "exec | sandbox", "exec", "a cancel kills this exec's process tree, or stops the sandbox"),
             SettingKey.of("airlock.output.max-bytes", "size", "16m", "capture cap per stream"),
             SettingKey.of("airlock.kill.grace", "duration", "1s", "SIGTERM to the process group, then SIGKILL after this"),

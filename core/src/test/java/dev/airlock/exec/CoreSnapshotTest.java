@@ -1,0 +1,83 @@
+package dev.airlock.exec;
+
+import dev.airlock.BackendException;
+import dev.airlock.Capabilities;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.Deadline;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The core's side of {@code Environment.snapshot()}: the backend's call is bounded like every other hook. */
+class CoreSnapshotTest {
+    @TempDir
+    Path dir;
+
+    private final List<HostBackend> opened = new ArrayList<>();
+
+    @AfterEach
+    void cleanUp() {
+        HostBackend.closeAll(opened);
+    }
+
+    /** A host backend that takes snapshots: {@code stall} makes its call hang until interrupted. */
+    static final class Snapshotting extends HostBackend {
+        private final boolean stall;
+
+        Snapshotting(Settings settings, boolean stall) {
+            super(settings, Capabilities.pipe().withSnapshots(true), List.of());
+            this.stall = stall;
+        }
+
+        @Override
+        public String snapshot(String privateDir, Deadline deadline) throws IOException {
+            if (stall) {
+                // As a client that checks the flag (not one that clears it, as a sleep does) would wait.
+                long until = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+                while (!Thread.currentThread().isInterrupted() && System.nanoTime() < until) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                }
+                throw new java.io.InterruptedIOException("the commit was interrupted");
+            }
+            return "snap-1 of " + privateDir.substring(privateDir.lastIndexOf('/') + 1) + " within " + deadline.remaining().toMinutes() + " min";
+        }
+    }
+
+    @Test
+    void aSnapshotIsTheBackendsIdWithinTheDefaultBound() {
+        Snapshotting b = new Snapshotting(HostBackend.settings(dir), false);
+        opened.add(b);
+        String id = b.env.snapshot();
+        assertTrue(id.startsWith("snap-1 of ") && id.endsWith(" within 29 min"), id);
+    }
+
+    /**
+     * A backend whose save never answers is interrupted at {@code airlock.snapshot.timeout}: the
+     * caller gets one line saying so, and its own thread is not left interrupted.
+     */
+    @Test
+    void aStalledSnapshotEndsAtItsTimeoutWithOneLine() {
+        Snapshotting b = new Snapshotting(HostBackend.settings(dir, "airlock.snapshot.timeout", "300ms"), true);
+        opened.add(b);
+        long t0 = System.nanoTime();
+        BackendException e = assertThrows(BackendException.class, () -> b.env.snapshot());
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertTrue(ms < 60_000, "the stalled snapshot held the caller " + ms + " ms");
+        assertEquals("the host environment " + b.env.id() + " took no snapshot within 300 ms; raise airlock.snapshot.timeout"
+                + " if the sandbox is that large", e.getMessage());
+        assertFalse(Thread.currentThread().isInterrupted(), "the bound's interrupt leaked into the caller's thread");
+        // The environment still works after it.
+        assertEquals(0, b.env.exec(dev.airlock.ExecRequest.of("true")).exitCode());
+    }
+}
