@@ -18,12 +18,14 @@ import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Killer;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.PortForwarder;
 import dev.airlock.spi.RemoteProcess;
 
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -224,14 +226,14 @@ public final class LocalBackend implements Backend, Killer {
      * the port is refused in one line.
      */
     @Override
-    public Optional<dev.airlock.spi.PortForwarder> portForwarder() {
+    public Optional<PortForwarder> portForwarder() {
         return Optional.of((port, deadline) -> {
             if (bwrap.isPresent() && !local.network()) {
                 throw new ConfigurationException("port " + port + " of the local sandbox cannot be reached: with "
                         + NetworkMode.KEY + "=off its commands have a network of their own that Airlock does not forward"
                         + " into; open it with " + NetworkMode.KEY + "=on to expose ports");
             }
-            return java.net.URI.create("http://127.0.0.1:" + port + "/");
+            return URI.create("http://127.0.0.1:" + port + "/");
         });
     }
 

@@ -1,5 +1,7 @@
 package dev.airlock.ssh;
 
+import com.jcraft.jsch.Channel;
+import com.jcraft.jsch.ChannelDirectTCPIP;
 import com.jcraft.jsch.ChannelExec;
 import com.jcraft.jsch.JSch;
 import com.jcraft.jsch.JSchException;
@@ -203,7 +205,7 @@ final class Connections implements AutoCloseable {
      * wakes when the connection dies meanwhile; wake it, so it sees "session is down" at once
      * instead of after the whole connect timeout.
      */
-    private Future<?> watch(Session session, ChannelExec ch) {
+    private Future<?> watch(Session session, Channel ch) {
         try {
             return watchdog.scheduleWithFixedDelay(() -> {
                 if (!session.isConnected()) {
@@ -375,56 +377,102 @@ final class Connections implements AutoCloseable {
         return session;
     }
 
-    /** The pooled connection the port forwards run on, held (one channel slot) while any forward is open. */
-    private Lease forwards;
-    private final Set<Integer> forwarded = new HashSet<>();
-    private final Object forwardLock = new Object();
+    /** The exposed ports' listeners, by the local port each listens on. */
+    private final java.util.Map<Integer, PortTunnel> tunnels = new java.util.HashMap<>();
 
     /**
-     * A local forward over this pool's connection: a listener on this machine's 127.0.0.1, on a
-     * port the system picks, whose connections are channels to {@code 127.0.0.1:remotePort} on the
-     * host (OpenSSH's {@code ssh -L 0:127.0.0.1:PORT}). Returns the local port.
+     * A local forward to {@code 127.0.0.1:remotePort} on the host (OpenSSH's
+     * {@code ssh -L 0:127.0.0.1:PORT}): a listener on this machine's 127.0.0.1, on a port the
+     * system picks, whose every connection is a channel on the pool's connection of the moment, so
+     * the forward outlives a dropped login. Returns the local port.
      */
     int forward(int remotePort) throws IOException {
-        synchronized (forwardLock) {
-            if (forwards == null || forwards.released || !forwards.connection.session.isConnected()) {
-                if (forwards != null) {
-                    forwards.release();
-                    forwarded.clear();
-                }
-                forwards = acquire();
+        PortTunnel t = PortTunnel.open(this, remotePort, settings.display());
+        synchronized (this) {
+            if (closed) {
+                t.close();
+                throw new IOException("the SSH connections of this environment are closed");
             }
-            try {
-                int local = forwards.connection.session.setPortForwardingL("127.0.0.1", 0, "127.0.0.1", remotePort);
-                forwarded.add(local);
-                return local;
-            } catch (JSchException e) {
-                if (forwarded.isEmpty()) {
-                    forwards.release();
-                    forwards = null;
-                }
-                throw new IOException("cannot forward a local port to port " + remotePort + " of " + settings.display()
-                        + ": " + ConnectFailures.oneLine(e.getMessage()));
-            }
+            tunnels.put(t.localPort(), t);
+        }
+        return t.localPort();
+    }
+
+    /** Ends the forward listening on {@code localPort} and the connections it carries. */
+    void unforward(int localPort) {
+        PortTunnel t;
+        synchronized (this) {
+            t = tunnels.remove(localPort);
+        }
+        if (t != null) {
+            t.close();
         }
     }
 
-    /** Ends the forward listening on {@code localPort}; the connection is let go with the last one. */
-    void unforward(int localPort) {
-        synchronized (forwardLock) {
-            if (forwards == null || !forwarded.remove(localPort)) {
-                return;
-            }
+    /** A direct-tcpip channel and the slot it holds; closing it ends the channel and lets the slot go. */
+    final class Stream implements AutoCloseable {
+        final InputStream in;
+        final OutputStream out;
+        private final Channel channel;
+        private final Lease lease;
+
+        private Stream(Channel channel, Lease lease, InputStream in, OutputStream out) {
+            this.channel = channel;
+            this.lease = lease;
+            this.in = in;
+            this.out = out;
+        }
+
+        @Override
+        public void close() {
+            channel.disconnect();
+            lease.release();
+        }
+    }
+
+    /**
+     * A channel to {@code 127.0.0.1:remotePort} on the host, on a connection with room (a lost one
+     * is replaced, as for an exec). The host's refusal (nothing listens there, or forwarding is off
+     * in its sshd) is an {@link IOException} in one line.
+     */
+    Stream connectTo(int remotePort) throws IOException {
+        IOException last = null;
+        for (int attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
+            Lease lease = acquire();
+            ChannelDirectTCPIP ch;
+            InputStream in;
+            OutputStream out;
             try {
-                forwards.connection.session.delPortForwardingL("127.0.0.1", localPort);
-            } catch (JSchException e) {
-                LOG.debug("ending the forward on 127.0.0.1:{} failed: {}", localPort, e.getMessage());
+                ch = (ChannelDirectTCPIP) lease.connection.session.openChannel("direct-tcpip");
+                ch.setHost("127.0.0.1");
+                ch.setPort(remotePort);
+                in = ch.getInputStream();
+                out = ch.getOutputStream();
+            } catch (JSchException | IOException e) {
+                lease.release();
+                last = new IOException("cannot open an SSH channel: " + e.getMessage(), e);
+                continue; // the session went down under us; acquire() drops it and logs in again
             }
-            if (forwarded.isEmpty()) {
-                forwards.release();
-                forwards = null;
+            Future<?> nudge = watch(lease.connection.session, ch);
+            try {
+                ch.connect(timeoutMillis());
+                return new Stream(ch, lease, in, out);
+            } catch (JSchException e) {
+                boolean sessionUp = lease.connection.session.isConnected();
+                ch.disconnect();
+                lease.release();
+                if (sessionUp && !(e.getCause() instanceof IOException)) {
+                    throw new IOException(settings.display() + " refused a connection to its port " + remotePort
+                            + " (" + ConnectFailures.oneLine(String.valueOf(e.getMessage())) + "): nothing listens there,"
+                            + " or its sshd does not allow TCP forwarding");
+                }
+                broken(lease.connection);
+                last = new IOException("cannot open an SSH channel (" + ConnectFailures.oneLine(String.valueOf(e.getMessage())) + ")", e);
+            } finally {
+                nudge.cancel(false);
             }
         }
+        throw last;
     }
 
     /** For tests: how many logins are open. */
@@ -439,8 +487,18 @@ final class Connections implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        closed = true;
+    public void close() {
+        List<PortTunnel> ending;
+        synchronized (this) {
+            closed = true;
+            ending = new ArrayList<>(tunnels.values());
+            tunnels.clear();
+        }
+        ending.forEach(PortTunnel::close);
+        closeConnections();
+    }
+
+    private synchronized void closeConnections() {
         watchdog.shutdownNow();
         for (Connection c : pool) {
             c.session.disconnect();

@@ -6,6 +6,7 @@ import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
 import dev.airlock.NetworkMode;
+import dev.airlock.PortSupport;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
 import dev.airlock.shell.Shell;
@@ -17,6 +18,7 @@ import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Killer;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.PortForwarder;
 import dev.airlock.spi.RawResult;
 import dev.airlock.spi.RemoteProcess;
 import dev.airlock.spi.ResourceLabels;
@@ -24,6 +26,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -74,20 +77,20 @@ public final class SshBackend implements Backend, Killer {
         this.nonce = nonce;
         // The core stages scripts longer than argvLimit (counting 3 bytes a character); escaping can
         // grow a byte 5x, so 24 KiB keeps the escaped text under Linux's 128 KiB per argument.
-        this.capabilities = Capabilities.pipe().withArgvLimit(24 * 1024).withPorts(dev.airlock.PortSupport.ANY);
+        this.capabilities = Capabilities.pipe().withArgvLimit(24 * 1024).withPorts(PortSupport.ANY);
     }
 
     /** A local forward over the pooled connection to the port on the host's loopback; ended at close. */
     @Override
-    public Optional<dev.airlock.spi.PortForwarder> portForwarder() {
-        return Optional.of(new dev.airlock.spi.PortForwarder() {
+    public Optional<PortForwarder> portForwarder() {
+        return Optional.of(new PortForwarder() {
             @Override
-            public java.net.URI open(int port, dev.airlock.spi.Deadline deadline) throws IOException {
-                return java.net.URI.create("http://127.0.0.1:" + connections.forward(port) + "/");
+            public URI open(int port, Deadline deadline) throws IOException {
+                return URI.create("http://127.0.0.1:" + connections.forward(port) + "/");
             }
 
             @Override
-            public void close(int port, java.net.URI uri) {
+            public void close(int port, URI uri) {
                 connections.unforward(uri.getPort());
             }
         });

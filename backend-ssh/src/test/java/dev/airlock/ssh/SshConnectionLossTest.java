@@ -6,6 +6,7 @@ import dev.airlock.Environments;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.Execution;
+import dev.airlock.tck.Http;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -16,10 +17,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The TCP connection cut under a running command, through a loopback proxy the test controls. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -88,6 +91,39 @@ class SshConnectionLossTest {
             assertEquals("run\n", Files.readString(runs), "the interrupted command ran again");
         } finally {
             new ProcessBuilder("kill", "-KILL", "--", "-" + group).start().waitFor();
+        }
+    }
+
+    /**
+     * An exposed port's URL outlives the login it was first served over: after the cut, the same
+     * URL (the one {@code list()} still names) carries the server's bytes over a new login.
+     */
+    @Test
+    void aPortsUrlKeepsWorkingAfterItsConnectionWasCut() throws Exception {
+        assumeTrue(new java.io.File("/usr/bin/busybox").canExecute() || new java.io.File("/bin/busybox").canExecute(),
+                "no busybox on this machine to serve a port with (busybox httpd)");
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        String dir = env.target().scratchDir() + "/www-cut";
+        env.files().mkdirs(dir);
+        byte[] served = "served\0across a cut\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        env.files().write(dir + "/f.bin", served);
+        // setsid: the server is in a session of its own, so it outlives its exec (and the cut).
+        String pid = env.exec(ExecRequest.of("setsid busybox httpd -f -p 127.0.0.1:" + port + " -h " + dir
+                + " </dev/null >/dev/null 2>&1 & echo $!")).stdout().text().strip();
+        try {
+            java.net.URI url = env.ports().expose(port);
+            assertArrayEquals(served, Http.fetch(url.resolve("/f.bin"), Duration.ofSeconds(10)), "before the cut");
+            proxy.cutAll();
+            assertEquals(java.util.Map.of(port, url), env.ports().list());
+            assertArrayEquals(served, Http.fetch(url.resolve("/f.bin"), Duration.ofSeconds(20)),
+                    "the same URL after the login it ran on was cut");
+            env.ports().close(port);
+            assertFalse(Http.answers(url.resolve("/f.bin")), url + " answers after close(" + port + ")");
+        } finally {
+            env.exec(ExecRequest.of("kill " + pid));
         }
     }
 
