@@ -325,14 +325,6 @@ final class VercelBackend implements Backend, Stager, Killer {
         });
     }
 
-    /**
-     * The kill endpoint signals the command's own process; its children are reached through the
-     * process group the launcher record names (the core checked it is still the command's), signalled
-     * by a second command. When the core has no group yet (the record is read back from the output
-     * file, which is polled, and a short timeout can come first), the group is the one the wrapper
-     * wrote to its pid file before anything else ran (asked within the kill grace of the command's
-     * stop, when that group is still the command's or gone).
-     */
     /** One second a kill step: a signal here is a command run through the API (create, then wait), often two or three calls, across the internet. */
     @Override
     public java.time.Duration killStepCost() {
@@ -344,6 +336,14 @@ final class VercelBackend implements Backend, Stager, Killer {
         return Optional.of(this);
     }
 
+    /**
+     * The kill endpoint signals the command's own process; its children are reached through the
+     * process group the launcher record names (the core checked it is still the command's), signalled
+     * by a second command. When the core has no group yet (the record is read back from the output
+     * file, which is polled, and a short timeout can come first), the group is the one the wrapper
+     * wrote to its pid file before anything else ran (asked within the kill grace of the command's
+     * stop, when that group is still the command's or gone).
+     */
     @Override
     public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         Process p = (Process) process;
