@@ -4,8 +4,8 @@ import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.Payload;
 import dev.airlock.StdinMode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedOutputStream;
@@ -15,7 +15,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -30,7 +29,8 @@ class CallerStreamsTest {
     @TempDir
     Path dir;
 
-    private final List<HostBackend> opened = new ArrayList<>();
+    @RegisterExtension
+    final HostBackends opened = new HostBackends();
 
     private HostBackend open(StdinMode mode) {
         HostBackend b = new HostBackend(HostBackend.settings(dir), mode, mode == StdinMode.PIPE, List.of());
@@ -38,10 +38,6 @@ class CallerStreamsTest {
         return b;
     }
 
-    @AfterEach
-    void cleanUp() {
-        HostBackend.closeAll(opened);
-    }
 
     @Test
     void bufferedSinksHoldAllTheOutputWhenTheExecReturns() {

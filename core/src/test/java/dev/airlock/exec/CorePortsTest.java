@@ -8,13 +8,12 @@ import dev.airlock.StdinMode;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Deadline;
 import dev.airlock.spi.PortForwarder;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.URI;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -28,12 +27,9 @@ class CorePortsTest {
     @TempDir
     Path dir;
 
-    private final List<HostBackend> opened = new ArrayList<>();
+    @RegisterExtension
+    final HostBackends opened = new HostBackends();
 
-    @AfterEach
-    void cleanUp() {
-        HostBackend.closeAll(opened);
-    }
 
     /** A host backend whose forwarder notes what it opens and closes. */
     static final class Forwarding extends HostBackend {

@@ -4,13 +4,12 @@ import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Deadline;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -24,12 +23,9 @@ class CoreSnapshotTest {
     @TempDir
     Path dir;
 
-    private final List<HostBackend> opened = new ArrayList<>();
+    @RegisterExtension
+    final HostBackends opened = new HostBackends();
 
-    @AfterEach
-    void cleanUp() {
-        HostBackend.closeAll(opened);
-    }
 
     /** A host backend that takes snapshots: {@code stall} makes its call hang until interrupted. */
     static final class Snapshotting extends HostBackend {

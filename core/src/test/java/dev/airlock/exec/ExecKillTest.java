@@ -10,8 +10,8 @@ import dev.airlock.settings.Settings;
 import dev.airlock.spi.Deadline;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.RemoteProcess;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -39,12 +39,9 @@ class ExecKillTest {
     @TempDir
     Path dir;
 
-    private final List<HostBackend> opened = new ArrayList<>();
+    @RegisterExtension
+    final HostBackends opened = new HostBackends();
 
-    @AfterEach
-    void cleanUp() {
-        HostBackend.closeAll(opened);
-    }
 
     /**
      * The kill's hooks (group reads, signals) are bounded by the stop bound: a roomy slack keeps a

@@ -7,8 +7,8 @@ import dev.airlock.Payload;
 import dev.airlock.StdinMode;
 import dev.airlock.exec.HostBackend.Fault;
 import dev.airlock.session.Session;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -34,12 +34,9 @@ class ExecStopTest {
     @TempDir
     Path dir;
 
-    private final List<HostBackend> opened = new ArrayList<>();
+    @RegisterExtension
+    final HostBackends opened = new HostBackends();
 
-    @AfterEach
-    void cleanUp() {
-        HostBackend.closeAll(opened);
-    }
 
     private HostBackend open(StdinMode mode, String... more) {
         HostBackend b = new HostBackend(HostBackend.settings(dir, more), mode, mode == StdinMode.PIPE, List.of());

@@ -8,13 +8,12 @@ import dev.airlock.Execution;
 import dev.airlock.Payload;
 import dev.airlock.StdinMode;
 import dev.airlock.exec.HostBackend.Fault;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
@@ -35,12 +34,9 @@ class ExecSurvivorsTest {
     @TempDir
     Path dir;
 
-    private final List<HostBackend> opened = new ArrayList<>();
+    @RegisterExtension
+    final HostBackends opened = new HostBackends();
 
-    @AfterEach
-    void closeAll() {
-        HostBackend.closeAll(opened);
-    }
 
     private HostBackend open(StdinMode mode, boolean nativeEnv, String... more) {
         HostBackend b = new HostBackend(HostBackend.settings(dir, more), mode, nativeEnv, List.of());

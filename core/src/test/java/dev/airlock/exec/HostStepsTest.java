@@ -4,13 +4,12 @@ import dev.airlock.Capabilities;
 import dev.airlock.ExecRequest;
 import dev.airlock.StdinMode;
 import dev.airlock.exec.HostBackend.Fault;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -29,12 +28,9 @@ class HostStepsTest {
     @TempDir
     Path dir;
 
-    private final List<HostBackend> opened = new ArrayList<>();
+    @RegisterExtension
+    final HostBackends opened = new HostBackends();
 
-    @AfterEach
-    void cleanUp() {
-        HostBackend.closeAll(opened);
-    }
 
     /** A backend answering the host steps, its profile home under the test's dir; {@code setUp} runs before it opens. */
     private HostBackend open(Consumer<HostBackend> setUp) {

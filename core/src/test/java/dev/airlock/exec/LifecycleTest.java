@@ -4,8 +4,8 @@ import dev.airlock.ExecRequest;
 import dev.airlock.Execution;
 import dev.airlock.Payload;
 import dev.airlock.StdinMode;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -13,7 +13,6 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -36,7 +35,8 @@ class LifecycleTest {
     @TempDir
     Path dir;
 
-    private final List<HostBackend> opened = new ArrayList<>();
+    @RegisterExtension
+    final HostBackends opened = new HostBackends();
 
     private HostBackend open(String... more) {
         HostBackend b = new HostBackend(HostBackend.settings(dir, more), StdinMode.PIPE, true, List.of());
@@ -44,10 +44,6 @@ class LifecycleTest {
         return b;
     }
 
-    @AfterEach
-    void cleanUp() {
-        HostBackend.closeAll(opened);
-    }
 
     @Test
     void closeEndsTheEnvironmentsThreads() throws Exception {

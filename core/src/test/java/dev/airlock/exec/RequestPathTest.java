@@ -3,13 +3,12 @@ package dev.airlock.exec;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
 import dev.airlock.StdinMode;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -23,12 +22,9 @@ class RequestPathTest {
     @TempDir
     Path dir;
 
-    private final List<HostBackend> opened = new ArrayList<>();
+    @RegisterExtension
+    final HostBackends opened = new HostBackends();
 
-    @AfterEach
-    void cleanUp() {
-        HostBackend.closeAll(opened);
-    }
 
     @ParameterizedTest(name = "native env {0}, staged script {1}")
     @CsvSource({"true, false", "true, true", "false, false", "false, true"})

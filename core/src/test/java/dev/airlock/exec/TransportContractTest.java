@@ -6,13 +6,12 @@ import dev.airlock.ExecResult;
 import dev.airlock.spi.Deadline;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.RemoteProcess;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -28,12 +27,9 @@ class TransportContractTest {
     @TempDir
     Path dir;
 
-    private final List<HostBackend> opened = new ArrayList<>();
+    @RegisterExtension
+    final HostBackends opened = new HostBackends();
 
-    @AfterEach
-    void cleanUp() {
-        HostBackend.closeAll(opened);
-    }
 
     /**
      * A command given no stdin has its transport's stdin closed at once: a login shell whose
