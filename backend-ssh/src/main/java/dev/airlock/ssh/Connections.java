@@ -446,7 +446,14 @@ final class Connections implements AutoCloseable {
                 ch = (ChannelDirectTCPIP) lease.connection.session.openChannel("direct-tcpip");
                 ch.setHost("127.0.0.1");
                 ch.setPort(remotePort);
-                in = ch.getInputStream();
+                ch.setLocalPacketSize(PACKET);
+                ch.setLocalWindowSizeMax(WINDOW);
+                // As for an exec: our buffer, not JSch's pipe, so a client that reads slowly does
+                // not stall the connection's other channels.
+                ChannelBuffer buf = new ChannelBuffer(settings.outputBuffer());
+                ch.setOutputStream(buf.sink);
+                lease.buffers = new ChannelBuffer[] {buf};
+                in = buf.source;
                 out = ch.getOutputStream();
             } catch (JSchException | IOException e) {
                 lease.release();

@@ -64,6 +64,7 @@ final class PortTunnel implements AutoCloseable {
             open.add(s);
             if (listener.isClosed()) {
                 closeQuietly(s);
+                open.remove(s);
                 return;
             }
             daemon("airlock-ssh-port-" + remotePort + "-conn", () -> serve(s)).start();
@@ -95,7 +96,7 @@ final class PortTunnel implements AutoCloseable {
             if (!s.isClosed()) {
                 back.join(AFTER_LOCAL_END_MILLIS); // (closed: the tunnel ends, and the channel with it)
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             LOG.debug("port {} of {}: {}", remotePort, host, e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
