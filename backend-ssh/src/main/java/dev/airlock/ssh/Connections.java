@@ -427,6 +427,11 @@ final class Connections implements AutoCloseable {
         public void close() {
             channel.disconnect();
             lease.release();
+            try {
+                in.close(); // lets go of the buffer's spill file, if it made one
+            } catch (IOException e) {
+                // nothing held
+            }
         }
     }
 
