@@ -14,9 +14,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -378,7 +380,7 @@ final class Connections implements AutoCloseable {
     }
 
     /** The exposed ports' listeners, by the local port each listens on. */
-    private final java.util.Map<Integer, PortTunnel> tunnels = new java.util.HashMap<>();
+    private final Map<Integer, PortTunnel> tunnels = new HashMap<>();
 
     /**
      * A local forward to {@code 127.0.0.1:remotePort} on the host (OpenSSH's

@@ -236,10 +236,16 @@ public final class CoreEnvironment implements ContainedEnvironment {
                     + " is false: it has no sandbox image to save); use a backend that does, such as docker, or keep the"
                     + " files with files().copyOut");
         }
+        Duration bound = config.snapshotTimeout();
+        Deadline over = Deadline.in(bound);
         try {
-            return hooks.snapshot(target.privateDir(), config.snapshotTimeout());
+            return hooks.snapshot(target.privateDir(), bound);
         } catch (java.io.InterruptedIOException e) {
-            Duration bound = config.snapshotTimeout();
+            if (!over.passed()) {
+                // The caller's own interrupt (a cancel), not the bound: it keeps it.
+                Thread.currentThread().interrupt();
+                throw new BackendException("the snapshot of the " + name + " environment " + id + " was interrupted", e);
+            }
             throw new BackendException("the " + name + " environment " + id + " took no snapshot within "
                     + (bound.toMillis() % 1000 == 0 ? bound.toSeconds() + " s" : bound.toMillis() + " ms")
                     + "; raise " + CoreSettings.SNAPSHOT_TIMEOUT_KEY + " if the sandbox is that large", e);
