@@ -256,10 +256,13 @@ class ExecCorePropertyTest {
             Path marker = dir.resolve(tag);
             String command = (stdin ? "cat >/dev/null; " : "") + "echo partial; touch " + marker + "; sleep 30 & wait";
             Execution[] e = new Execution[1];
+            int launchesBefore = b.launched.size();
             List<Process> started = launchedBy(() -> {
                 e[0] = b.start(request(command, stdin).build());
                 long until = System.nanoTime() + HANG.toNanos();
-                while (!Files.exists(marker)) {
+                // The command may touch its marker before the launching thread, back from
+                // ProcessBuilder.start, has noted the launch: wait for both.
+                while (!Files.exists(marker) || b.launched.size() == launchesBefore) {
                     if (e[0].isDone()) {
                         fail("the long exec ended before its command ran: " + describe(e[0]));
                     }
