@@ -165,11 +165,7 @@ final class ModalSandbox implements AutoCloseable {
     private void awaitTask() {
         long deadline = System.nanoTime() + client.settings.apiTimeout().toNanos() * 5;
         while (true) {
-            SandboxGetTaskIdResponse r = client.control(v2 ? "SandboxGetTaskIdV2" : "SandboxGetTaskId", Resource.sandbox(sandboxId),
-                    st -> {
-                        SandboxGetTaskIdRequest q = SandboxGetTaskIdRequest.newBuilder().setSandboxId(sandboxId).build();
-                        return v2 ? st.sandboxGetTaskIdV2(q) : st.sandboxGetTaskId(q);
-                    });
+            SandboxGetTaskIdResponse r = taskState();
             if (r.hasTaskResult() && r.getTaskResult().getStatus() != 0) {
                 throw ended(r);
             }
@@ -189,6 +185,14 @@ final class ModalSandbox implements AutoCloseable {
         }
     }
 
+    /** The sandbox's task as the service reports it: its id once it runs, its result once it ended. */
+    private SandboxGetTaskIdResponse taskState() {
+        return client.control(v2 ? "SandboxGetTaskIdV2" : "SandboxGetTaskId", Resource.sandbox(sandboxId), st -> {
+            SandboxGetTaskIdRequest q = SandboxGetTaskIdRequest.newBuilder().setSandboxId(sandboxId).build();
+            return v2 ? st.sandboxGetTaskIdV2(q) : st.sandboxGetTaskId(q);
+        });
+    }
+
     private dev.airlock.BackendUnavailableException ended(SandboxGetTaskIdResponse r) {
         String why = r.getTaskResult().getException();
         return new dev.airlock.BackendUnavailableException("the Modal sandbox " + sandboxId + " has ended"
@@ -203,11 +207,7 @@ final class ModalSandbox implements AutoCloseable {
      */
     private RuntimeException endedOr(RuntimeException refused) {
         try {
-            SandboxGetTaskIdResponse r = client.control(v2 ? "SandboxGetTaskIdV2" : "SandboxGetTaskId", Resource.sandbox(sandboxId),
-                    st -> {
-                        SandboxGetTaskIdRequest q = SandboxGetTaskIdRequest.newBuilder().setSandboxId(sandboxId).build();
-                        return v2 ? st.sandboxGetTaskIdV2(q) : st.sandboxGetTaskId(q);
-                    });
+            SandboxGetTaskIdResponse r = taskState();
             return r.hasTaskResult() && r.getTaskResult().getStatus() != 0 ? ended(r) : refused;
         } catch (RuntimeException unknown) {
             refused.addSuppressed(unknown);

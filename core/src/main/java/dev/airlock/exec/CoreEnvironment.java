@@ -230,28 +230,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     @Override
     public String snapshot() {
-        ensureOpen();
-        if (!backend.capabilities().snapshots()) {
-            throw new ConfigurationException("the " + name + " backend takes no snapshots (Capabilities.snapshots()"
-                    + " is false: it has no sandbox image to save); use a backend that does, such as docker, or keep the"
-                    + " files with files().copyOut");
-        }
-        Duration bound = config.snapshotTimeout();
-        Deadline over = Deadline.in(bound);
-        try {
-            return hooks.snapshot(target.privateDir(), bound);
-        } catch (java.io.InterruptedIOException e) {
-            if (!over.passed()) {
-                // The caller's own interrupt (a cancel), not the bound: it keeps it.
-                Thread.currentThread().interrupt();
-                throw new BackendException("the snapshot of the " + name + " environment " + id + " was interrupted", e);
-            }
-            throw new BackendException("the " + name + " environment " + id + " took no snapshot within "
-                    + (bound.toMillis() % 1000 == 0 ? bound.toSeconds() + " s" : bound.toMillis() + " ms")
-                    + "; raise " + CoreSettings.SNAPSHOT_TIMEOUT_KEY + " if the sandbox is that large", e);
-        } catch (IOException e) {
-            throw new BackendException("the " + name + " environment " + id + " could not take a snapshot: " + e.getMessage(), e);
-        }
+        return CoreSnapshot.take(this);
     }
 
     @Override

@@ -83,15 +83,7 @@ final class Hooks {
 
     /** The backend's save of the sandbox's files ({@link Backend#snapshot}), within {@code bound}. */
     String snapshot(String privateDir, Duration bound) throws IOException {
-        Deadline over = Deadline.in(bound);
-        try {
-            return bounded(bound, d -> backend.snapshot(privateDir, d));
-        } finally {
-            if (over.passed()) {
-                // The bound's own interrupt was meant for the hook; the caller's thread must not keep it.
-                Thread.interrupted();
-            }
-        }
+        return bounded(bound, d -> backend.snapshot(privateDir, d));
     }
 
     private static IOException undeclared(Exception e) {
