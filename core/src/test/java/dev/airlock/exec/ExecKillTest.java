@@ -284,6 +284,50 @@ class ExecKillTest {
             HostBackend.killGroupMembers(pgid);
         }
     }
+
+    /**
+     * The kill's own retries end at {@link Reaper#KILL_REACH}: a tree whose every SIGKILL failed
+     * until then is kept for close, which kills it once the target answers again. (The case above
+     * heals the target while the retries still run, so they succeed on their own.)
+     */
+    @Test
+    void closeKillsATreeWhoseKillGaveUp() throws Exception {
+        HostBackend b = open();
+        b.forceKill = Fault.FAIL;
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("trap '' TERM; sleep 60; echo not-killed")
+                .timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        long pgid = b.launched.get(0).pid();
+        try {
+            eventually("no SIGKILL was tried", HostBackend.HANG, () -> b.signals.contains("KILL " + pgid));
+            long firstKill = System.nanoTime();
+            // Given up: the reach has passed and no try came for twice the longest pause between tries.
+            long lastCount = -1;
+            long quietSince = System.nanoTime();
+            long end = firstKill + Reaper.KILL_REACH.multipliedBy(3).toNanos();
+            while (System.nanoTime() < end) {
+                long count = b.signals.stream().filter(("KILL " + pgid)::equals).count();
+                if (count != lastCount) {
+                    lastCount = count;
+                    quietSince = System.nanoTime();
+                } else if (System.nanoTime() - firstKill > Reaper.KILL_REACH.toNanos()
+                        && System.nanoTime() - quietSince > 2 * Backoff.MAX_MS * 1_000_000L) {
+                    break;
+                }
+                Thread.sleep(100);
+            }
+            assertTrue(System.nanoTime() < end, "the SIGKILL was still being tried " + Reaper.KILL_REACH.multipliedBy(3)
+                    + " after its first try");
+            assertTrue(!HostBackend.groupMembers(pgid).isEmpty(), "the tree died although every SIGKILL failed");
+            b.forceKill = Fault.NONE; // the target answers again
+            b.env.close();
+            eventually("a timed-out tree whose kill gave up outlived close: " + HostBackend.groupMembers(pgid), GONE,
+                    () -> HostBackend.groupMembers(pgid).isEmpty());
+        } finally {
+            HostBackend.killGroupMembers(pgid);
+        }
+    }
+
     /**
      * One rule on every backend: what a command leaves running ends with it. A background job
      * holding the output used to run on until close (and hold two pump threads while it did, so
