@@ -286,6 +286,39 @@ class ExecKillTest {
     }
 
     /**
+     * SIGTERM first, and the command's own clean-up (a TERM trap) gets its grace before SIGKILL:
+     * a timed-out command is not killed outright.
+     */
+    @Test
+    void aTimedOutCommandsTermTrapRunsWithinTheGrace() throws Exception {
+        HostBackend b = open("airlock.kill.grace", "20s");
+        Path cleaned = dir.resolve("cleaned");
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("trap 'sleep 0.3; echo done > \"" + cleaned
+                + "\"; exit 0' TERM; sleep 30 & wait").timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        eventually("the TERM trap's clean-up never ran: the command got no grace", HostBackend.HANG,
+                () -> Files.exists(cleaned));
+        assertEquals("done\n", Files.readString(cleaned));
+    }
+
+    /** A kill that got through leaves nothing for close to kill again: close signals no group. */
+    @Test
+    void aKilledTreeIsNotKilledAgainAtClose() throws Exception {
+        HostBackend b = open();
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("trap '' TERM; sleep 30")
+                .timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        long pgid = b.launched.get(0).pid();
+        eventually("the timed-out tree outlived its kill", HostBackend.HANG, () -> HostBackend.groupMembers(pgid).isEmpty());
+        eventually("no SIGKILL was sent", HostBackend.HANG, () -> b.signals.contains("KILL " + pgid));
+        // The kill's last step (forgetting the tree) follows its SIGKILL; the trees close would kill:
+        eventually("the killed tree is still kept for close", HostBackend.HANG, () -> b.env.live().lingering() == 0);
+        List<String> before = List.copyOf(b.signals);
+        b.env.close();
+        assertEquals(before, List.copyOf(b.signals), "close signalled a tree whose kill had got through");
+    }
+
+    /**
      * The kill's own retries end at {@link Reaper#KILL_REACH}: a tree whose every SIGKILL failed
      * until then is kept for close, which kills it once the target answers again. (The case above
      * heals the target while the retries still run, so they succeed on their own.)
