@@ -11,6 +11,7 @@ import dev.airlock.emulator.EmulatorCredentials;
 import dev.airlock.emulator.EmulatorHttpServer;
 import dev.airlock.emulator.EmulatorHttpServer.Request;
 import dev.airlock.emulator.EmulatorHttpServer.Response;
+import dev.airlock.emulator.PortEdge;
 import dev.airlock.emulator.SandboxProcess;
 
 import java.io.IOException;
@@ -278,10 +279,20 @@ public final class VercelEmulator implements Emulator {
             }
         }
 
-        /** The SDK's {@code routes}: {@code {url, subdomain, port}} per exposed port. */
+        /**
+         * The SDK's {@code routes}: {@code {url, subdomain, port}} per exposed port. The {@code url}
+         * stands for the service's edge: the current session's {@link PortEdge} on this machine's
+         * loopback (a new session has new edges); the subdomain is the sandbox's, which the SDK's
+         * {@code domain(port)} builds {@code https://SUBDOMAIN.vercel.run} from (see {@link #portRoute}).
+         */
         com.fasterxml.jackson.databind.node.ArrayNode routesJson() {
+            return routesJson(current);
+        }
+
+        /** The routes as session {@code s} serves them. */
+        com.fasterxml.jackson.databind.node.ArrayNode routesJson(SessionState s) {
             var arr = JSON.createArrayNode();
-            routes.forEach((port, sub) -> arr.addObject().put("url", "https://" + sub + "." + PortProxy.DOMAIN)
+            routes.forEach((port, sub) -> arr.addObject().put("url", s.edges.get(port).url().toString())
                     .put("subdomain", sub).put("port", port));
             return arr;
         }
@@ -317,6 +328,8 @@ public final class VercelEmulator implements Emulator {
         volatile long stoppedAt;
         volatile String status = "running";
         final Map<String, CommandState> commands = new ConcurrentHashMap<>();
+        /** Each routed port's edge: open while the session runs (they close when its sandbox stops). */
+        final Map<Integer, PortEdge> edges = new ConcurrentHashMap<>();
 
         SessionState(SandboxState owner) throws IOException {
             this(owner, null);
@@ -329,13 +342,16 @@ public final class VercelEmulator implements Emulator {
             this.sandbox = EmulatedSandbox.create(id, owner.runtime != null ? owner.runtime : owner.image,
                     context.stateDir().resolve(id), new EmulatedSandbox.User(USER, 1000, cwd), context.isolation(),
                     context.journal());
-            if (from != null) {
-                try {
+            try {
+                if (from != null) {
                     snapshots.restoreInto(from, sandbox.root());
-                } catch (IOException | RuntimeException e) {
-                    sandbox.close();
-                    throw e;
                 }
+                for (int port : owner.routes.keySet()) {
+                    edges.put(port, PortEdge.open(sandbox, port));
+                }
+            } catch (IOException | RuntimeException e) {
+                sandbox.close();
+                throw e;
             }
         }
 
@@ -860,7 +876,7 @@ public final class VercelEmulator implements Emulator {
         if (s.isPresent()) {
             ObjectNode out = JSON.createObjectNode();
             out.set("session", s.get().json());
-            out.set("routes", s.get().owner.routesJson());
+            out.set("routes", s.get().owner.routesJson(s.get()));
             resp.json(200, out.toString());
         }
     }
