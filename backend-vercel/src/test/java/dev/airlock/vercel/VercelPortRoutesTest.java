@@ -74,7 +74,7 @@ class VercelPortRoutesTest {
         String host = sub + ".vercel.run";
         Answer before = request(host, "GET", "/", new byte[0]);
         assertEquals(502, before.status, before.text());
-        assertTrue(before.text().contains("nothing listens on port 3000 in the sandbox"), before.text());
+        assertTrue(before.text().contains("nothing answered on port 3000 in the sandbox"), before.text());
 
         post("/v2/sandboxes/sessions/" + sid + "/cmd", "{\"command\":\"node\",\"args\":[\"-e\","
                 + JSON.writeValueAsString(ECHO.replace("PORT", "3000")) + "]}");

@@ -695,7 +695,7 @@ public final class VercelEmulator implements Emulator {
                         resp.error(410, "sandbox_stopped", "the sandbox " + sb.name + " is " + s.status());
                         return;
                     }
-                    PortProxy.forward(s.sandbox, r.getKey(), req, resp);
+                    PortProxy.forward(s.edges.get(r.getKey()), req, resp);
                     return;
                 }
             }
