@@ -114,7 +114,7 @@ final class ModalClient implements AutoCloseable {
         });
     }
 
-    private ModalClientGrpc.ModalClientBlockingStub controlStub(Attempt a) {
+    ModalClientGrpc.ModalClientBlockingStub controlStub(Attempt a) {
         Metadata h = new Metadata();
         h.put(CLIENT_TYPE, "8"); // Modal defines no Java client type; the JS SDK's is the protocol Airlock follows
         h.put(CLIENT_VERSION, "1.0.0");

@@ -112,6 +112,39 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         out.onCompleted();
     }
 
+    /** An image by id: one ImageGetOrCreate made or a snapshot's; else refused as the service refuses it. */
+    @Override
+    public void imageFromId(ImageFromIdRequest request, StreamObserver<ImageFromIdResponse> out) {
+        if (!state.knowsImage(request.getImageId())) {
+            throw SnapshotImages.unknown(request.getImageId());
+        }
+        answer(out, ImageFromIdResponse.newBuilder().setImageId(request.getImageId()).build());
+    }
+
+    /** Deletes a snapshot's image (its files go); an unknown id is refused. Images built from a tag are shared: kept. */
+    @Override
+    public void imageDelete(ImageDeleteRequest request, StreamObserver<Empty> out) {
+        if (state.images.containsKey(request.getImageId())) {
+            answer(out, Empty.getDefaultInstance());
+            return;
+        }
+        state.snapshots.remove(request.getImageId());
+        answer(out, Empty.getDefaultInstance());
+    }
+
+    /**
+     * The legacy filesystem snapshot, V1 sandboxes only (the SDKs call it only for those): a copy of
+     * the running sandbox's root as a new image; a finished sandbox is refused.
+     */
+    @Override
+    public void sandboxSnapshotFs(SandboxSnapshotFsRequest request, StreamObserver<SandboxSnapshotFsResponse> out) {
+        ModalState.Box b = family(state.sandbox(request.getSandboxId()), false);
+        running(b);
+        String id = state.snapshots.take(b.sandbox.root(), "");
+        answer(out, SandboxSnapshotFsResponse.newBuilder().setImageId(id).setResult(GenericResult.newBuilder().setStatus(1))
+                .build());
+    }
+
     @Override
     public void sandboxCreate(SandboxCreateRequest request, StreamObserver<SandboxCreateResponse> out) {
         answer(out, (SandboxCreateResponse) once(() -> {

@@ -81,6 +81,8 @@ final class ModalState {
     final Map<String, String> apps = new ConcurrentHashMap<>();
     /** Image ids asked for, to the registry tag each was asked from. */
     final Map<String, String> images = new ConcurrentHashMap<>();
+    /** The images filesystem snapshots made. */
+    final SnapshotImages snapshots;
     private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "modal-emulator-timeouts");
         t.setDaemon(true);
@@ -97,6 +99,12 @@ final class ModalState {
         this.jwt = jwt;
         this.jwtTtl = jwtTtl;
         this.defaultTimeout = defaultTimeout;
+        this.snapshots = new SnapshotImages(context.stateDir().resolve("images"));
+    }
+
+    /** Whether the service knows {@code imageId}: one an ImageGetOrCreate answered, or a snapshot's. */
+    boolean knowsImage(String imageId) {
+        return images.containsKey(imageId) || snapshots.contains(imageId);
     }
 
     static String id(String prefix) {
@@ -158,6 +166,9 @@ final class ModalState {
 
     Box create(Sandbox def, boolean v2, String appId, Map<String, String> tags) {
         checkLimits(def);
+        if (!knowsImage(def.getImageId())) {
+            throw SnapshotImages.unknown(def.getImageId());
+        }
         String name = def.hasName() && !def.getName().isEmpty() ? def.getName() : null;
         synchronized (byId) {
             if (name != null && running(appId, name).isPresent()) {
@@ -201,6 +212,14 @@ final class ModalState {
         String task = id("ta-");
         EmulatedSandbox sb = EmulatedSandbox.create(id, def.getImageId(), context.stateDir().resolve(id), "/root",
                 context.isolation(), context.journal());
+        if (snapshots.contains(def.getImageId())) {
+            try {
+                snapshots.restore(def.getImageId(), sb.root());
+            } catch (RuntimeException e) {
+                sb.close();
+                throw e;
+            }
+        }
         String workdir = def.hasWorkdir() && !def.getWorkdir().isBlank() ? def.getWorkdir() : "/";
         if (!workdir.equals("/")) {
             try {
@@ -287,5 +306,6 @@ final class ModalState {
         }
         byId.clear();
         byTask.clear();
+        snapshots.close();
     }
 }
