@@ -34,17 +34,8 @@ final class ModalSnapshots {
     static String take(ModalClient client, String sandboxId, Deadline deadline) throws IOException {
         TaskSnapshotFilesystemRequest req = TaskSnapshotFilesystemRequest.newBuilder().setTaskId(client.taskId())
                 .setSnapshotId(UUID.randomUUID().toString()).setTtlSeconds(TTL_SECONDS).build();
-        String id = client.calls.call(CallKind.KEYED, "TaskSnapshotFilesystem", Resource.sandbox(sandboxId), () -> {
-            long left = deadline.remaining().toMillis();
-            if (left <= 0) {
-                throw ModalClient.wire(Status.DEADLINE_EXCEEDED.withDescription("the snapshot's deadline passed").asRuntimeException());
-            }
-            try {
-                return client.routed(left, r -> r.taskSnapshotFilesystem(req)).getImageId();
-            } catch (StatusRuntimeException e) {
-                throw ModalClient.wire(e);
-            }
-        });
+        String id = client.bounded(CallKind.KEYED, "TaskSnapshotFilesystem", Resource.sandbox(sandboxId), deadline,
+                "take the filesystem snapshot", (a, left) -> client.routed(left, r -> r.taskSnapshotFilesystem(req)).getImageId());
         if (id.isBlank()) {
             throw new IOException("Modal's TaskSnapshotFilesystem answered no image id");
         }

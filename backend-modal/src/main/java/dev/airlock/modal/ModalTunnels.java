@@ -10,7 +10,6 @@ import dev.airlock.modal.proto.SandboxGetTunnelsRequest;
 import dev.airlock.modal.proto.SandboxGetTunnelsResponse;
 import dev.airlock.modal.proto.TunnelData;
 import dev.airlock.spi.Deadline;
-import io.grpc.StatusRuntimeException;
 
 import java.io.IOException;
 import java.net.URI;
@@ -52,37 +51,22 @@ final class ModalTunnels {
         }
         float wait = Math.min(MAX_WAIT_SECONDS, (leftMillis - 1000) / 1000f);
         SandboxGetTunnelsRequest req = SandboxGetTunnelsRequest.newBuilder().setSandboxId(sandboxId).setTimeout(wait).build();
-        SandboxGetTunnelsResponse r;
-        try {
-            r = client.calls.call(CallKind.READ, v2 ? "SandboxGetTunnelsV2" : "SandboxGetTunnels", Resource.sandbox(sandboxId),
-                    a -> {
-                        long left = deadline.remaining().toMillis();
-                        if (left <= 0) {
-                            throw ModalClient.wire(io.grpc.Status.DEADLINE_EXCEEDED
-                                    .withDescription("the tunnels of port " + port + " were not given in time").asRuntimeException());
-                        }
-                        try {
-                            var st = client.controlStub(a).withDeadlineAfter(left, java.util.concurrent.TimeUnit.MILLISECONDS);
-                            return v2 ? st.sandboxGetTunnelsV2(req) : st.sandboxGetTunnels(req);
-                        } catch (StatusRuntimeException e) {
-                            throw ModalClient.wire(e);
-                        }
-                    });
-        } catch (RuntimeException e) {
-            if (deadline.passed()) {
-                throw new IOException("Modal gave no tunnel for port " + port + " within "
-                        + Math.round(leftMillis / 1000.0) + " s: " + e.getMessage(), e);
-            }
-            throw e;
-        }
+        SandboxGetTunnelsResponse r = client.bounded(CallKind.READ, v2 ? "SandboxGetTunnelsV2" : "SandboxGetTunnels",
+                Resource.sandbox(sandboxId), deadline, "give the tunnel of port " + port, (a, left) -> {
+                    var st = client.controlStub(a).withDeadlineAfter(left, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    return v2 ? st.sandboxGetTunnelsV2(req) : st.sandboxGetTunnels(req);
+                });
         if (r.hasResult() && r.getResult().getStatus() == 4) {
             throw new IOException("Modal's tunnels of sandbox " + sandboxId + " were not up within " + Math.round(wait) + " s");
+        }
+        if (r.hasResult() && r.getResult().getStatus() > 1) {
+            throw new IOException("the Modal sandbox " + sandboxId + " has ended, its tunnels with it");
         }
         SortedSet<Integer> open = new TreeSet<>();
         for (TunnelData t : r.getTunnelsList()) {
             open.add(t.getContainerPort());
             if (t.getContainerPort() == port) {
-                return url(t, port);
+                return url(t);
             }
         }
         throw new ConfigurationException("port " + port + " has no tunnel on Modal sandbox " + sandboxId + " ("
@@ -92,7 +76,7 @@ final class ModalTunnels {
     }
 
     /** The raw TCP endpoint of an unencrypted port; a port declared encrypted (by another client) has only TLS. */
-    private static URI url(TunnelData t, int port) {
+    private static URI url(TunnelData t) {
         if (t.hasUnencryptedHost() && t.hasUnencryptedPort() && !t.getUnencryptedHost().isBlank()) {
             return URI.create("http://" + host(t.getUnencryptedHost()) + ":" + t.getUnencryptedPort() + "/");
         }

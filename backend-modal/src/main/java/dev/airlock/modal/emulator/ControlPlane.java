@@ -146,6 +146,37 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     }
 
     @Override
+    public void sandboxGetTunnels(SandboxGetTunnelsRequest request, StreamObserver<SandboxGetTunnelsResponse> out) {
+        answer(out, tunnels(request, false));
+    }
+
+    @Override
+    public void sandboxGetTunnelsV2(SandboxGetTunnelsRequest request, StreamObserver<SandboxGetTunnelsResponse> out) {
+        answer(out, tunnels(request, true));
+    }
+
+    /**
+     * The tunnel of each declared port, up from the create on: its edge on loopback is the TLS
+     * endpoint's host and port (plain TCP here: the emulator terminates no TLS) and, for an
+     * unencrypted port, the raw TCP endpoint too. A finished sandbox answers its result and no tunnels.
+     */
+    private SandboxGetTunnelsResponse tunnels(SandboxGetTunnelsRequest request, boolean v2) {
+        ModalState.Box b = family(state.sandbox(request.getSandboxId()), v2);
+        SandboxGetTunnelsResponse.Builder r = SandboxGetTunnelsResponse.newBuilder();
+        if (b.result.isDone()) {
+            return r.setResult(b.result.join()).build();
+        }
+        b.tunnels.forEach((port, t) -> {
+            TunnelData.Builder d = TunnelData.newBuilder().setContainerPort(port).setHost(t.edge().host()).setPort(t.edge().port());
+            if (t.unencrypted()) {
+                d.setUnencryptedHost(t.edge().host()).setUnencryptedPort(t.edge().port());
+            }
+            r.addTunnels(d);
+        });
+        return r.setResult(GenericResult.newBuilder().setStatus(1)).build();
+    }
+
+    @Override
     public void sandboxCreate(SandboxCreateRequest request, StreamObserver<SandboxCreateResponse> out) {
         answer(out, (SandboxCreateResponse) once(() -> {
             ModalState.Box b = state.create(request.getDefinition(), false, request.getAppId(), tags(request.getTagsList()));
