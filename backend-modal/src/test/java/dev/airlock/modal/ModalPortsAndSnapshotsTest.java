@@ -95,6 +95,30 @@ class ModalPortsAndSnapshotsTest {
         }
     }
 
+    /** The V1 family: tunnels through SandboxGetTunnels, the snapshot through the same router call, the new sandbox V1 too. */
+    @Test
+    void theV1FamilyExposesADeclaredPortAndOpensFromItsSnapshot() throws Exception {
+        int port = freePort();
+        Settings v1 = EMULATOR.settings().with(ModalSettings.FAMILY, "v1");
+        byte[] served = "v1 tunnel\0bytes".getBytes(StandardCharsets.ISO_8859_1);
+        String snapshot;
+        try (Environment env = open(v1.with(Ports.KEY, String.valueOf(port)))) {
+            assertFalse(ModalSandbox.isV2(ModalBackend.of(env).sandboxId()), "a V1 sandbox");
+            String dir = env.target().passwdHome() + "/v1-" + port;
+            env.files().mkdirs(dir);
+            env.files().write(dir + "/x.bin", Payload.of(served));
+            env.start(ExecRequest.of("exec busybox httpd -f -p " + port + " -h " + dir));
+            assertArrayEquals(served, fetch(env.ports().expose(port).resolve("/x.bin")));
+            snapshot = env.snapshot();
+        }
+        try (Environment from = open(v1.with(ModalSettings.SNAPSHOT, snapshot))) {
+            String dir = from.target().passwdHome() + "/v1-" + port;
+            try (InputStream in = from.files().read(dir + "/x.bin")) {
+                assertArrayEquals(served, in.readAllBytes());
+            }
+        }
+    }
+
     @Test
     void anUnknownSnapshotIsOneLineAndLeavesNoSandbox() {
         int before = live();
