@@ -57,8 +57,8 @@ final class ModalSandbox implements AutoCloseable {
     }
 
     /**
-     * Runs {@code script} under {@code sh} to its end, within the API timeout (the exec's own
-     * timeout on the service too); a failure or non-zero exit is one line naming {@code what}.
+     * Runs {@code script} under {@code sh} to its end, waiting at most the API timeout for its exit
+     * (past it the caller terminates the sandbox); a failure or non-zero exit is one line naming {@code what}.
      */
     void run(String script, String what) {
         long bound = client.settings.apiTimeout().toMillis();
