@@ -1,5 +1,6 @@
 // Modal's official JS SDK (npm `modal`, pinned in package.json) against the Airlock Modal
-// emulator: create, exec with binary stdin, file write and read, lookup by name, tags, terminate. Run by ModalSdkIT
+// emulator: create, exec with binary stdin, file write and read, lookup by name, tags, tunnels,
+// filesystem snapshots (image from id, delete), terminate. Run by ModalSdkIT
 // with MODAL_SERVER_URL, MODAL_TOKEN_ID, MODAL_TOKEN_SECRET set; MODAL_SANDBOX_V2=0 selects the
 // V1 family. Prints one line per step, "ok" last; any mismatch exits non-zero.
 import { AlreadyExistsError, ModalClient, NotFoundError } from "modal";
@@ -129,6 +130,41 @@ try {
 const again = await modal.sandboxes.create(app, image, { name });
 await again.terminate();
 console.log("a terminated sandbox's name is free again");
+
+// Tunnels: an unencrypted port's raw TCP endpoint (tcpSocket) reaches a server in the sandbox, byte for byte.
+const ported = await modal.sandboxes.create(app, image, { unencryptedPorts: [8000] });
+const served = Buffer.concat([Buffer.from([0, 255, 13, 10]), randomBytes(50 * 1024)]);
+await ported.filesystem.writeBytes(served, "/tmp/www/x.bin");
+await ported.exec(["sh", "-c", "exec busybox httpd -f -p 8000 -h /tmp/www"]);
+const tunnels = await ported.tunnels();
+if (!tunnels[8000]) fail(`tunnels() has no port 8000: ${JSON.stringify(Object.keys(tunnels))}`);
+const [tcpHost, tcpPort] = tunnels[8000].tcpSocket;
+let got = null;
+for (let i = 0; i < 50 && got === null; i++) {
+  try { got = Buffer.from(await (await fetch(`http://${tcpHost}:${tcpPort}/x.bin`)).arrayBuffer()); }
+  catch { await new Promise((r) => setTimeout(r, 200)); }
+}
+if (got === null || !equal(got, served)) fail(`the tunnel of port 8000 gave ${got?.length} bytes, served ${served.length}`);
+await ported.terminate();
+console.log(`tunnels: port 8000 served ${got.length} bytes through ${tcpHost}:${tcpPort}`);
+
+// Filesystem snapshots: a new sandbox from the image has the file; a deleted image is NotFound.
+const kept = Buffer.concat([Buffer.from([0, 1, 2, 255]), randomBytes(10 * 1024)]);
+await sb.filesystem.writeBytes(kept, "/tmp/snap/kept.bin");
+const snap = await sb.snapshotFilesystem();
+if (!/^im-/.test(snap.imageId)) fail(`snapshotFilesystem gave image ${snap.imageId}`);
+const restored = await modal.sandboxes.create(app, await modal.images.fromId(snap.imageId));
+const keptBack = await restored.filesystem.readBytes("/tmp/snap/kept.bin");
+if (!equal(keptBack, kept)) fail(`the snapshot's file came back as ${keptBack.length} bytes, wrote ${kept.length}`);
+await restored.terminate();
+await modal.images.delete(snap.imageId);
+try {
+  await modal.images.fromId(snap.imageId);
+  fail("images.fromId found a deleted image");
+} catch (ex) {
+  if (!(ex instanceof NotFoundError)) fail(`fromId of a deleted image: expected NotFoundError, got ${ex?.name}: ${ex?.message}`);
+}
+console.log(`snapshots: ${snap.imageId} restored ${keptBack.length} bytes; deleted, then NotFound`);
 
 await sb.terminate();
 const after = await sb.wait();

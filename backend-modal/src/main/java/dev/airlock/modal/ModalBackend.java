@@ -3,12 +3,14 @@ package dev.airlock.modal;
 import dev.airlock.Capabilities;
 import dev.airlock.Environment;
 import dev.airlock.PayloadStrategy;
+import dev.airlock.PortSupport;
 import dev.airlock.StdinMode;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.Backend;
 import dev.airlock.spi.Deadline;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.PortForwarder;
 import dev.airlock.spi.RemoteProcess;
 import dev.airlock.spi.StdinWriter;
 
@@ -52,7 +54,10 @@ public final class ModalBackend implements Backend {
         this.sandbox = sandbox;
         this.capabilities = Capabilities.builder().stdinMode(StdinMode.PAYLOAD).payloadStrategy(PayloadStrategy.STREAMED).build()
                 .withNativeEnv(true).withNetworkModes(ModalSettings.NETWORK_MODES).withAttachable(true).withDisposable(!sandbox.attached())
-                .withArgvLimit(60 * 1024);
+                .withArgvLimit(60 * 1024)
+                // Tunnels are declared in the sandbox definition at create (airlock.ports), read back from SandboxGetTunnels.
+                .withPorts(PortSupport.DECLARED)
+                .withSnapshots(true);
     }
 
     static Environment open(OpenContext context, ModalClient client) {
@@ -66,6 +71,10 @@ public final class ModalBackend implements Backend {
         }
         ModalBackend backend;
         try {
+            if (client.settings.snapshot().isPresent()) {
+                sb.run(ModalSnapshots.sweepScript(context.settings().get("airlock.private-dir.base").orElse("${TMPDIR:-/tmp}")),
+                        "remove the private dirs the snapshot holds");
+            }
             backend = new ModalBackend(client, sb);
         } catch (RuntimeException e) {
             sb.close();
@@ -125,6 +134,25 @@ public final class ModalBackend implements Backend {
             ((ModalProcess) process).writeStdin(length, new byte[0], 0, true, deadline);
         }
     };
+
+    /**
+     * A filesystem snapshot ({@code TaskSnapshotFilesystem}), whose image id opens with
+     * {@code airlock.modal.snapshot=ID}. Modal saves the whole filesystem, {@code privateDir} with
+     * it: a sandbox made from the snapshot removes it before its own environment starts.
+     */
+    @Override
+    public String snapshot(String privateDir, Deadline deadline) throws IOException {
+        return ModalSnapshots.take(client, sandbox.id(), deadline);
+    }
+
+    /**
+     * A port's tunnel, declared when the sandbox was created (by this environment's
+     * {@code airlock.ports}, or by {@code airlock up --port}); any other port is one line saying so.
+     */
+    @Override
+    public Optional<PortForwarder> portForwarder() {
+        return Optional.of((port, deadline) -> ModalTunnels.open(client, sandbox.id(), sandbox.v2(), port, deadline));
+    }
 
     /** The sandbox never sees the JVM's environment, so there is nothing of it to strip. */
     @Override

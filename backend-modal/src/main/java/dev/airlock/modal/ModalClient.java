@@ -114,7 +114,7 @@ final class ModalClient implements AutoCloseable {
         });
     }
 
-    private ModalClientGrpc.ModalClientBlockingStub controlStub(Attempt a) {
+    ModalClientGrpc.ModalClientBlockingStub controlStub(Attempt a) {
         Metadata h = new Metadata();
         h.put(CLIENT_TYPE, "8"); // Modal defines no Java client type; the JS SDK's is the protocol Airlock follows
         h.put(CLIENT_VERSION, "1.0.0");
@@ -227,6 +227,40 @@ final class ModalClient implements AutoCloseable {
             }
             refreshAccess();
             return call.apply(router(deadlineMillis));
+        }
+    }
+
+    /**
+     * An idempotent call bounded by {@code deadline}: each attempt gets what is left of it as its
+     * gRPC deadline ({@code call} receives the milliseconds), and once it has passed no attempt is
+     * made or retried: an {@link java.io.IOException} saying {@code what} was not done in time.
+     */
+    <T> T bounded(CallKind kind, String name, Resource resource, dev.airlock.spi.Deadline deadline, String what,
+                  java.util.function.BiFunction<Attempt, Long, T> call) throws java.io.IOException {
+        try {
+            return calls.call(kind, name, resource, (Attempt a) -> {
+                long left = deadline.remaining().toMillis();
+                if (left <= 0) {
+                    throw new OutOfTime();
+                }
+                try {
+                    return call.apply(a, left);
+                } catch (StatusRuntimeException e) {
+                    if (deadline.passed()) {
+                        throw new OutOfTime();
+                    }
+                    throw wire(e);
+                }
+            });
+        } catch (OutOfTime e) {
+            throw new java.io.IOException("Modal did not " + what + " in time (" + name + ")");
+        }
+    }
+
+    /** The deadline of a {@link #bounded} call passed: never retried (it is no {@link WireFailure}). */
+    private static final class OutOfTime extends RuntimeException {
+        OutOfTime() {
+            super(null, null, false, false);
         }
     }
 

@@ -40,6 +40,8 @@ public final class ModalProvider implements EnvironmentProvider, SandboxLifecycl
                 SettingKey.of(ModalSettings.ENV + SettingKey.NAME, "string", "", "sandbox variables (values never in argv)"),
                 SettingKey.of(ModalSettings.CA_FILE, "PEM file", "system roots", "extra trust for TLS"),
                 SettingKey.of(ModalSettings.SANDBOX_ID, "sandbox id", "", "attach; never terminated on close"),
+                SettingKey.of(ModalSettings.SNAPSHOT, "image id", "",
+                        "create the sandbox from a filesystem snapshot (Environment.snapshot(), airlock snapshot) instead of the image"),
                 SettingKey.of(ModalSettings.FAMILY, "v2 | v1", "v2", "the sandbox RPC family"),
                 SettingKey.of(ModalSettings.API_TIMEOUT, "duration", "60s", "bound on one control call"),
                 SettingKey.of(ModalSettings.IMAGE_BUILDER_VERSION, "string", "MODAL_IMAGE_BUILDER_VERSION, else the environment's",

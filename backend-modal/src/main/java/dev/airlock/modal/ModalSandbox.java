@@ -52,6 +52,51 @@ final class ModalSandbox implements AutoCloseable {
         return attached;
     }
 
+    boolean v2() {
+        return v2;
+    }
+
+    /**
+     * Runs {@code script} under {@code sh} to its end, waiting at most the API timeout for its exit
+     * (past it the caller terminates the sandbox); a failure or non-zero exit is one line naming {@code what}.
+     */
+    void run(String script, String what) {
+        long bound = client.settings.apiTimeout().toMillis();
+        ModalProcess p;
+        try {
+            p = exec(List.of("sh", "-c", script), Map.of());
+            p.writeStdin(0, new byte[0], 0, true, dev.airlock.spi.Deadline.in(client.settings.apiTimeout()));
+        } catch (IOException e) {
+            throw new BackendException("could not " + what + " in Modal sandbox " + sandboxId + ": " + e.getMessage(), e);
+        }
+        java.util.concurrent.CompletableFuture<Integer> exit = new java.util.concurrent.CompletableFuture<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                exit.complete(p.waitFor());
+            } catch (InterruptedException e) {
+                exit.complete(-1);
+            }
+        }, "airlock-modal-run-" + sandboxId);
+        waiter.setDaemon(true);
+        waiter.start();
+        int status;
+        try {
+            status = exit.get(bound, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            waiter.interrupt();
+            throw new BackendException("could not " + what + " in Modal sandbox " + sandboxId + " within " + bound + " ms");
+        } catch (InterruptedException e) {
+            waiter.interrupt();
+            Thread.currentThread().interrupt();
+            throw new BackendException("interrupted while trying to " + what + " in Modal sandbox " + sandboxId);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new BackendException("could not " + what + " in Modal sandbox " + sandboxId + ": " + e.getCause().getMessage());
+        }
+        if (status != 0) {
+            throw new BackendException("could not " + what + " in Modal sandbox " + sandboxId + " (exit " + status + ")");
+        }
+    }
+
     /**
      * The image builder version of the environment, as the official SDK asks for it
      * ({@code EnvironmentGetOrCreate}): an environment-scoped setting of the service, which says
@@ -74,16 +119,8 @@ final class ModalSandbox implements AutoCloseable {
         client.authenticate();
         String app = client.control("AppGetOrCreate", Resource.none(), st -> st.appGetOrCreate(AppGetOrCreateRequest.newBuilder()
                 .setAppName(s.app()).setEnvironmentName(s.environment()).setObjectCreationType(1).build())).getAppId();
-        String builder = s.imageBuilderVersion().orElseGet(() -> builderVersion(client));
-        ImageGetOrCreateResponse img = client.control("ImageGetOrCreate", Resource.none(), st -> st.imageGetOrCreate(
-                ImageGetOrCreateRequest.newBuilder().setAppId(app)
-                        .setImage(Image.newBuilder().addDockerfileCommands("FROM " + s.image())).setBuilderVersion(builder).build()));
-        if (!img.hasResult() || img.getResult().getStatus() == 0) {
-            joinImage(client, img.getImageId());
-        } else if (img.getResult().getStatus() != 1) {
-            throw new BackendException("Modal could not build the image " + s.image() + ": " + img.getResult().getException());
-        }
-        Sandbox.Builder def = Sandbox.newBuilder().setImageId(img.getImageId())
+        String imageId = s.snapshot().isPresent() ? ModalSnapshots.image(client, s.snapshot().get()) : image(client, app);
+        Sandbox.Builder def = Sandbox.newBuilder().setImageId(imageId)
                 // No entrypoint: the service's default keeps the sandbox up until its timeout or a terminate.
                 .setResources(Resources.newBuilder().setMilliCpu(s.milliCpu()).setMemoryMb(s.memoryMb()))
                 .setTimeoutSecs((int) s.sandboxTimeout().toSeconds())
@@ -92,6 +129,9 @@ final class ModalSandbox implements AutoCloseable {
                 .setNetworkAccess(NetworkAccess.newBuilder().setNetworkAccessType(s.network() == NetworkMode.OFF ? 2 : 1))
                 .setEnvironmentVariables(StringMap.newBuilder().putAllContents(s.env()));
         s.workdir().ifPresent(def::setWorkdir);
+        if (!s.ports().isEmpty()) {
+            def.setOpenPorts(ModalTunnels.declare(s.ports()));
+        }
         // Tagged in the create call itself, so no sandbox of ours ever exists untagged for gc to miss.
         List<SandboxTag> tags = ModalGc.tags(labels);
         String id;
@@ -115,6 +155,21 @@ final class ModalSandbox implements AutoCloseable {
             throw e;
         }
         return sb;
+    }
+
+    /** The image of the {@code airlock.modal.image} tag, built (or found built) in the app, as the SDKs ask for it. */
+    private static String image(ModalClient client, String app) {
+        ModalSettings s = client.settings;
+        String builder = s.imageBuilderVersion().orElseGet(() -> builderVersion(client));
+        ImageGetOrCreateResponse img = client.control("ImageGetOrCreate", Resource.none(), st -> st.imageGetOrCreate(
+                ImageGetOrCreateRequest.newBuilder().setAppId(app)
+                        .setImage(Image.newBuilder().addDockerfileCommands("FROM " + s.image())).setBuilderVersion(builder).build()));
+        if (!img.hasResult() || img.getResult().getStatus() == 0) {
+            joinImage(client, img.getImageId());
+        } else if (img.getResult().getStatus() != 1) {
+            throw new BackendException("Modal could not build the image " + s.image() + ": " + img.getResult().getException());
+        }
+        return img.getImageId();
     }
 
     /**

@@ -23,7 +23,8 @@ import java.util.Set;
 public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, String environment, String app,
                             String image, int milliCpu, int memoryMb, Duration sandboxTimeout, Optional<String> workdir,
                             Map<String, String> env, Optional<Path> caFile, Optional<String> sandboxId, boolean v2,
-                            Duration apiTimeout, Optional<String> imageBuilderVersion, NetworkMode network) {
+                            Duration apiTimeout, Optional<String> imageBuilderVersion, NetworkMode network,
+                            java.util.SortedSet<Integer> ports, Optional<String> snapshot) {
     public static final String PREFIX = "airlock.modal";
     public static final String SERVER_URL = PREFIX + ".server-url";
     public static final String TOKEN_ID = PREFIX + ".token-id";
@@ -42,6 +43,11 @@ public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, S
     public static final String API_TIMEOUT = PREFIX + ".api-timeout";
     /** The image builder version; else MODAL_IMAGE_BUILDER_VERSION; else the environment's, asked of the service, as the SDK does. */
     public static final String IMAGE_BUILDER_VERSION = PREFIX + ".image-builder-version";
+    /**
+     * A filesystem snapshot's image id ({@code Environment.snapshot()}, {@code airlock snapshot}): the
+     * sandbox is created from it instead of {@link #IMAGE}.
+     */
+    public static final String SNAPSHOT = PREFIX + ".snapshot";
     public static final String DEFAULT_SERVER_URL = "https://api.modal.com:443";
     /** {@code off} is the create's {@code block_network}; allowlists (CIDRs) are not wired yet. */
     public static final Set<NetworkMode> NETWORK_MODES = EnumSet.of(NetworkMode.ON, NetworkMode.OFF);
@@ -87,14 +93,26 @@ public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, S
             throw new ConfigurationException(CA_FILE + " " + ca.get() + " is not a readable PEM file");
         }
         String family = s.getChoice(FAMILY, "v2", "v2", "v1");
+        Optional<String> sandboxId = s.get(SANDBOX_ID).filter(v -> !v.isBlank());
+        Optional<String> snapshot = s.get(SNAPSHOT).map(String::trim).filter(v -> !v.isEmpty());
+        if (snapshot.isPresent() && sandboxId.isPresent()) {
+            throw new ConfigurationException("set " + SNAPSHOT + " or " + SANDBOX_ID + ", not both: a snapshot starts a new sandbox");
+        }
+        java.util.SortedSet<Integer> ports = dev.airlock.Ports.declared(s);
+        if (!ports.isEmpty() && network == NetworkMode.OFF) {
+            // Modal's SDKs refuse open ports on a sandbox whose network is blocked.
+            throw new ConfigurationException(dev.airlock.Ports.KEY + " declares ports, but " + NetworkMode.KEY
+                    + "=off blocks the Modal sandbox's network, tunnels included; drop one of them");
+        }
         return new ModalSettings(uri, Secret.of(id.trim()), Secret.of(secret.trim()),
                 s.get(ENVIRONMENT).or(() -> Optional.ofNullable(processEnv.get("MODAL_ENVIRONMENT"))).orElse(""),
                 s.get(APP, "airlock"), s.get(IMAGE, "debian:bookworm-slim"), (int) Math.round(cpu * 1000), memory,
                 timeout, s.get(WORKDIR).filter(v -> !v.isBlank()), s.keys(ENV), ca,
-                s.get(SANDBOX_ID).filter(v -> !v.isBlank()), family.equals("v2"),
+                sandboxId, family.equals("v2"),
                 s.getDuration(API_TIMEOUT, Duration.ofSeconds(60)),
                 s.get(IMAGE_BUILDER_VERSION).or(() -> Optional.ofNullable(processEnv.get("MODAL_IMAGE_BUILDER_VERSION")))
-                        .map(String::trim).filter(v -> !v.isEmpty()), network);
+                        .map(String::trim).filter(v -> !v.isEmpty()), network, java.util.Collections.unmodifiableSortedSet(ports),
+                snapshot);
     }
 
     /** Whether the control plane is on loopback: the official SDKs then speak plaintext to the router too. */

@@ -42,6 +42,17 @@ class ModalCompatibilityTest extends EnvironmentCompatibilityKit {
         return Optional.of(openEnvironment(OpenContext.of(settings().with(ModalSettings.SANDBOX_ID, id))));
     }
 
+    /** The case's snapshot image, deleted on the service (ImageDelete), so a run leaves none behind. */
+    @Override
+    protected void discardSnapshot(String id) {
+        try (ModalClient c = ModalProvider.client(settings())) {
+            c.authenticate();
+            if (!ModalSnapshots.delete(c, id)) {
+                throw new AssertionError("snapshot image " + id + " was not on the service to delete");
+            }
+        }
+    }
+
     @Override
     protected Collection<String> secrets() {
         return List.of(ModalFixture.TOKEN_ID, ModalFixture.TOKEN_SECRET);

@@ -202,9 +202,14 @@ class ModalLifecycleTest {
 
     /** A sandbox made by someone else's client: the given tags only. */
     private static String foreign(ModalClient c, List<dev.airlock.modal.proto.SandboxTag> tags) {
+        // An image the service knows: it refuses a create from an image id it has not made.
+        String image = c.control("ImageGetOrCreate", dev.airlock.remote.Resource.none(), st -> st.imageGetOrCreate(
+                dev.airlock.modal.proto.ImageGetOrCreateRequest.newBuilder().setAppId("ap-foreign").setImage(
+                        dev.airlock.modal.proto.Image.newBuilder().addDockerfileCommands("FROM debian:bookworm-slim")).build()))
+                .getImageId();
         return c.control("SandboxCreateV2", dev.airlock.remote.Resource.none(), st -> st.sandboxCreateV2(
                 dev.airlock.modal.proto.SandboxCreateV2Request.newBuilder().setAppId("ap-foreign")
-                        .setDefinition(dev.airlock.modal.proto.Sandbox.newBuilder().setImageId("im-foreign")).addAllTags(tags).build()))
+                        .setDefinition(dev.airlock.modal.proto.Sandbox.newBuilder().setImageId(image)).addAllTags(tags).build()))
                 .getSandboxId();
     }
 }

@@ -59,7 +59,7 @@ class ModalNamesAndTagsTest {
         String app = cp.appGetOrCreate(AppGetOrCreateRequest.newBuilder().setAppName("names").setObjectCreationType(1).build()).getAppId();
         String other = cp.appGetOrCreate(AppGetOrCreateRequest.newBuilder().setAppName("names-other").setObjectCreationType(1).build())
                 .getAppId();
-        Sandbox named = Sandbox.newBuilder().setTimeoutSecs(300).setName("web").build();
+        Sandbox named = Sandbox.newBuilder().setTimeoutSecs(300).setImageId(image(app)).setName("web").build();
         String v1 = cp.sandboxCreate(SandboxCreateRequest.newBuilder().setAppId(app).setDefinition(named).build()).getSandboxId();
 
         StatusRuntimeException twin = assertThrows(StatusRuntimeException.class,
@@ -98,7 +98,8 @@ class ModalNamesAndTagsTest {
     void tagsSetReplacesTheWholeSetAndTagsGetReadsIt() {
         String app = cp.appGetOrCreate(AppGetOrCreateRequest.newBuilder().setAppName("tags").setObjectCreationType(1).build()).getAppId();
         String id = cp.sandboxCreateV2(SandboxCreateV2Request.newBuilder().setAppId(app)
-                .setDefinition(Sandbox.newBuilder().setTimeoutSecs(300)).addTags(tag("born", "yes")).build()).getSandboxId();
+                .setDefinition(Sandbox.newBuilder().setTimeoutSecs(300).setImageId(image(app))).addTags(tag("born", "yes")).build())
+                .getSandboxId();
         assertEquals(List.of(tag("born", "yes")), getTags(id));
         cp.sandboxTagsSetV2(SandboxTagsSetRequest.newBuilder().setSandboxId(id).addTags(tag("owner", "airlock"))
                 .addTags(tag("a", "1")).build());
@@ -124,11 +125,17 @@ class ModalNamesAndTagsTest {
         var empty = io.grpc.protobuf.ProtoUtils.marshaller(dev.airlock.modal.proto.Empty.getDefaultInstance());
         var tunnels = io.grpc.MethodDescriptor.<dev.airlock.modal.proto.Empty, dev.airlock.modal.proto.Empty>newBuilder()
                 .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
-                .setFullMethodName("modal.client.ModalClient/SandboxGetTunnelsV2")
+                .setFullMethodName("modal.client.ModalClient/SandboxSnapshot")
                 .setRequestMarshaller(empty).setResponseMarshaller(empty).build();
         StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> io.grpc.stub.ClientCalls.blockingUnaryCall(
                 cp.getChannel(), tunnels, cp.getCallOptions(), dev.airlock.modal.proto.Empty.getDefaultInstance()));
         assertEquals(Status.Code.UNIMPLEMENTED, e.getStatus().getCode());
+    }
+
+    /** An image the service made (it refuses a create from an image id it does not know). */
+    private String image(String app) {
+        return cp.imageGetOrCreate(dev.airlock.modal.proto.ImageGetOrCreateRequest.newBuilder().setAppId(app).setImage(
+                dev.airlock.modal.proto.Image.newBuilder().addDockerfileCommands("FROM debian:bookworm-slim")).build()).getImageId();
     }
 
     private String fromName(boolean v2, String app, String name, boolean includeTerminated) {

@@ -112,6 +112,70 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         out.onCompleted();
     }
 
+    /** An image by id: one ImageGetOrCreate made or a snapshot's; else refused as the service refuses it. */
+    @Override
+    public void imageFromId(ImageFromIdRequest request, StreamObserver<ImageFromIdResponse> out) {
+        if (!state.knowsImage(request.getImageId())) {
+            throw SnapshotImages.unknown(request.getImageId());
+        }
+        answer(out, ImageFromIdResponse.newBuilder().setImageId(request.getImageId()).build());
+    }
+
+    /** Deletes a snapshot's image (its files go); an unknown id is refused. Images built from a tag are shared: kept. */
+    @Override
+    public void imageDelete(ImageDeleteRequest request, StreamObserver<Empty> out) {
+        if (state.images.containsKey(request.getImageId())) {
+            answer(out, Empty.getDefaultInstance());
+            return;
+        }
+        state.snapshots.remove(request.getImageId());
+        answer(out, Empty.getDefaultInstance());
+    }
+
+    /**
+     * The legacy filesystem snapshot, V1 sandboxes only (the SDKs call it only for those): a copy of
+     * the running sandbox's root as a new image; a finished sandbox is refused.
+     */
+    @Override
+    public void sandboxSnapshotFs(SandboxSnapshotFsRequest request, StreamObserver<SandboxSnapshotFsResponse> out) {
+        ModalState.Box b = family(state.sandbox(request.getSandboxId()), false);
+        running(b);
+        String id = state.snapshots.take(b.sandbox.root(), "");
+        answer(out, SandboxSnapshotFsResponse.newBuilder().setImageId(id).setResult(GenericResult.newBuilder().setStatus(1))
+                .build());
+    }
+
+    @Override
+    public void sandboxGetTunnels(SandboxGetTunnelsRequest request, StreamObserver<SandboxGetTunnelsResponse> out) {
+        answer(out, tunnels(request, false));
+    }
+
+    @Override
+    public void sandboxGetTunnelsV2(SandboxGetTunnelsRequest request, StreamObserver<SandboxGetTunnelsResponse> out) {
+        answer(out, tunnels(request, true));
+    }
+
+    /**
+     * The tunnel of each declared port, up from the create on: its edge on loopback is the TLS
+     * endpoint's host and port (plain TCP here: the emulator terminates no TLS) and, for an
+     * unencrypted port, the raw TCP endpoint too. A finished sandbox answers its result and no tunnels.
+     */
+    private SandboxGetTunnelsResponse tunnels(SandboxGetTunnelsRequest request, boolean v2) {
+        ModalState.Box b = family(state.sandbox(request.getSandboxId()), v2);
+        SandboxGetTunnelsResponse.Builder r = SandboxGetTunnelsResponse.newBuilder();
+        if (b.result.isDone()) {
+            return r.setResult(b.result.join()).build();
+        }
+        b.tunnels.forEach((port, t) -> {
+            TunnelData.Builder d = TunnelData.newBuilder().setContainerPort(port).setHost(t.edge().host()).setPort(t.edge().port());
+            if (t.unencrypted()) {
+                d.setUnencryptedHost(t.edge().host()).setUnencryptedPort(t.edge().port());
+            }
+            r.addTunnels(d);
+        });
+        return r.setResult(GenericResult.newBuilder().setStatus(1)).build();
+    }
+
     @Override
     public void sandboxCreate(SandboxCreateRequest request, StreamObserver<SandboxCreateResponse> out) {
         answer(out, (SandboxCreateResponse) once(() -> {

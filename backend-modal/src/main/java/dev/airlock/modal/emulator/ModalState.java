@@ -38,6 +38,8 @@ final class ModalState {
         volatile Map<String, String> tags;
         /** Seconds since the epoch, as the service reports {@code created_at}. */
         final double createdAt;
+        /** The tunnel of each declared port (its edge on loopback) and whether it was declared unencrypted; closed with the sandbox. */
+        final Map<Integer, Tunnel> tunnels = new java.util.TreeMap<>();
         /** Whether the create blocked the network ({@code block_network} or a BLOCKED network_access). */
         volatile boolean networkBlocked;
 
@@ -54,6 +56,10 @@ final class ModalState {
             this.env = Map.copyOf(env);
             this.workdir = workdir;
         }
+    }
+
+    /** A declared port's edge: a relay into the sandbox's loopback, on 127.0.0.1. */
+    record Tunnel(dev.airlock.emulator.PortEdge edge, boolean unencrypted) {
     }
 
     /**
@@ -81,6 +87,8 @@ final class ModalState {
     final Map<String, String> apps = new ConcurrentHashMap<>();
     /** Image ids asked for, to the registry tag each was asked from. */
     final Map<String, String> images = new ConcurrentHashMap<>();
+    /** The images filesystem snapshots made. */
+    final SnapshotImages snapshots;
     private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "modal-emulator-timeouts");
         t.setDaemon(true);
@@ -97,6 +105,12 @@ final class ModalState {
         this.jwt = jwt;
         this.jwtTtl = jwtTtl;
         this.defaultTimeout = defaultTimeout;
+        this.snapshots = new SnapshotImages(context.stateDir().resolve("images"));
+    }
+
+    /** Whether the service knows {@code imageId}: one an ImageGetOrCreate answered, or a snapshot's. */
+    boolean knowsImage(String imageId) {
+        return images.containsKey(imageId) || snapshots.contains(imageId);
     }
 
     static String id(String prefix) {
@@ -148,6 +162,20 @@ final class ModalState {
         }
     }
 
+    /** Each declared port a TCP port, once. */
+    static void checkPorts(Sandbox def) {
+        java.util.Set<Integer> seen = new java.util.HashSet<>();
+        for (dev.airlock.modal.proto.PortSpec p : def.getOpenPorts().getPortsList()) {
+            if (p.getPort() < 1 || p.getPort() > 65535) {
+                throw Status.INVALID_ARGUMENT.withDescription("open port " + Integer.toUnsignedString(p.getPort())
+                        + " is not a TCP port (1-65535)").asRuntimeException();
+            }
+            if (!seen.add(p.getPort())) {
+                throw Status.INVALID_ARGUMENT.withDescription("port " + p.getPort() + " is declared twice").asRuntimeException();
+            }
+        }
+    }
+
     /**
      * Creates a sandbox: V1 ids are {@code sb-} and 22 alphanumerics (the SDKs pick the RPC family
      * by that shape), V2 ids {@code sb2-} and 22.
@@ -158,6 +186,10 @@ final class ModalState {
 
     Box create(Sandbox def, boolean v2, String appId, Map<String, String> tags) {
         checkLimits(def);
+        checkPorts(def);
+        if (!knowsImage(def.getImageId())) {
+            throw SnapshotImages.unknown(def.getImageId());
+        }
         String name = def.hasName() && !def.getName().isEmpty() ? def.getName() : null;
         synchronized (byId) {
             if (name != null && running(appId, name).isPresent()) {
@@ -201,6 +233,23 @@ final class ModalState {
         String task = id("ta-");
         EmulatedSandbox sb = EmulatedSandbox.create(id, def.getImageId(), context.stateDir().resolve(id), "/root",
                 context.isolation(), context.journal());
+        if (snapshots.contains(def.getImageId())) {
+            try {
+                snapshots.restore(def.getImageId(), sb.root());
+            } catch (RuntimeException e) {
+                sb.close();
+                throw e;
+            }
+        }
+        Map<Integer, Tunnel> tunnels = new java.util.TreeMap<>();
+        try {
+            for (dev.airlock.modal.proto.PortSpec p : def.getOpenPorts().getPortsList()) {
+                tunnels.put(p.getPort(), new Tunnel(dev.airlock.emulator.PortEdge.open(sb, p.getPort()), p.getUnencrypted()));
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            sb.close();
+            throw Status.INTERNAL.withDescription("could not open the tunnels: " + e.getMessage()).asRuntimeException();
+        }
         String workdir = def.hasWorkdir() && !def.getWorkdir().isBlank() ? def.getWorkdir() : "/";
         if (!workdir.equals("/")) {
             try {
@@ -215,6 +264,7 @@ final class ModalState {
                 now.getEpochSecond() + now.getNano() / 1e9);
         // Emulated commands always run in a network namespace of their own (no route out), which is
         // what block_network promises; what the create asked is kept for tests to read.
+        box.tunnels.putAll(tunnels);
         box.networkBlocked = def.getBlockNetwork() || def.getNetworkAccess().getNetworkAccessType() == 2;
         byId.put(id, box);
         byTask.put(task, box);
@@ -287,5 +337,6 @@ final class ModalState {
         }
         byId.clear();
         byTask.clear();
+        snapshots.close();
     }
 }

@@ -61,6 +61,22 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         return e;
     }
 
+    /**
+     * A filesystem snapshot, as the current SDKs take it: a copy of the running sandbox's root as a
+     * new image, once per {@code snapshot_id}; {@code ttl_seconds} must be set, -1 or positive.
+     */
+    @Override
+    public void taskSnapshotFilesystem(TaskSnapshotFilesystemRequest r, StreamObserver<TaskSnapshotFilesystemResponse> out) {
+        ModalState.Box b = box(r.getTaskId());
+        if (!r.hasTtlSeconds() || (r.getTtlSeconds() <= 0 && r.getTtlSeconds() != -1)) {
+            throw Status.INVALID_ARGUMENT.withDescription("ttl_seconds must be set: a positive number of seconds, or -1"
+                    + " for no expiry").asRuntimeException();
+        }
+        String id = state.snapshots.take(b.sandbox.root(), r.getSnapshotId());
+        out.onNext(TaskSnapshotFilesystemResponse.newBuilder().setImageId(id).build());
+        out.onCompleted();
+    }
+
     @Override
     public void taskExecStart(TaskExecStartRequest r, StreamObserver<TaskExecStartResponse> out) {
         ModalState.Box b = box(r.getTaskId());
