@@ -261,4 +261,85 @@ class ShellFilesTest {
         assertThrows(AirlockException.class, () -> files.copyIn(dir + "/bad", new ByteArrayInputStream(bytes(3000, 5))),
                 "bytes that are no tar archive must fail the copy");
     }
+
+    /**
+     * A protected file has one rule whichever tool touches it: the file API refuses what the guard
+     * refuses, also where a symlinked parent leads there. The protected place is an Airlock home
+     * under the test's own dir (its settings file, and its children's home's .ssh).
+     */
+    @Test
+    void protectedPathsAreRefusedByEveryWritingCallEvenThroughALink() throws IOException {
+        Path home = dir.resolve("airlock-home");
+        RemoteFiles guarded = opened.add(new HostBackend(HostBackend.settings(dir.resolve("private2"), "airlock.home",
+                home.toString()), StdinMode.PAYLOAD, false, List.of())).env.files();
+        Path ssh = Files.createDirectories(home.resolve("home/.ssh"));
+        Path keys = ssh.resolve("authorized_keys");
+        Path properties = home.resolve("airlock.properties");
+        assertThrows(DeniedException.class, () -> guarded.write(properties.toString(), Payload.ofUtf8("airlock.guard=off")));
+        assertFalse(Files.exists(properties));
+        assertThrows(DeniedException.class, () -> guarded.write(keys.toString(), Payload.ofUtf8("ssh-ed25519 AAAA attacker")));
+        Path link = Files.createSymbolicLink(dir.resolve("innocent"), ssh);
+        assertThrows(DeniedException.class, () -> guarded.write(link.resolve("authorized_keys").toString(),
+                Payload.ofUtf8("ssh-ed25519 AAAA attacker")), "a symlinked parent must not lead a write past the guard");
+        assertFalse(Files.exists(keys));
+        Files.writeString(keys, "mine");
+        assertThrows(DeniedException.class, () -> guarded.delete(keys.toString()));
+        assertEquals("mine", Files.readString(keys));
+        assertThrows(DeniedException.class, () -> guarded.mkdirs(ssh.resolve("keys").toString()));
+        assertFalse(Files.exists(ssh.resolve("keys")));
+        byte[] tar = readAll(guarded.copyOut(Files.createDirectories(dir.resolve("t")).toString()));
+        assertThrows(DeniedException.class, () -> guarded.copyIn(ssh.toString(), new ByteArrayInputStream(tar)));
+    }
+
+    @Test
+    void aNulAnywhereInThePathIsRefused() {
+        for (String bad : new String[] {"\0" + dir, dir + "/x\0"}) {
+            assertThrows(ConfigurationException.class, () -> files.stat(bad));
+        }
+    }
+
+    @Test
+    void aPathOfExactlyTheLongestLengthIsAPath() {
+        StringBuilder p = new StringBuilder(dir.toString());
+        while (p.length() < 4095 - 256) {
+            p.append('/').append("q".repeat(200));
+        }
+        p.append('/');
+        p.append("r".repeat(4095 - p.length()));
+        String longest = p.toString();
+        assertEquals(4095, longest.getBytes(StandardCharsets.UTF_8).length);
+        assertThrows(NoSuchPathException.class, () -> files.write(longest, Payload.ofUtf8("x"),
+                WriteOptions.defaults().withCreateParents(false)), "4095 bytes is a valid length: the parent is what is missing");
+    }
+
+    @Test
+    void aLargeWriteOfKnownLengthTakesTwoRunsAndLandsExactly() throws IOException {
+        byte[] data = bytes((1 << 20) + 1, 6);
+        Path f = dir.resolve("large");
+        files.write(f.toString(), Payload.of(data));
+        assertArrayEquals(data, Files.readAllBytes(f));
+    }
+
+    @Test
+    void aStreamThatBreaksLeavesNoDirectoryTheWriteMade() {
+        InputStream breaking = new InputStream() {
+            private int left = 10_000;
+
+            @Override
+            public int read() throws IOException {
+                if (left-- > 0) {
+                    return 'z';
+                }
+                throw new IOException("the caller's source broke");
+            }
+        };
+        assertThrows(AirlockException.class, () -> files.write(dir.resolve("made1/made2/f").toString(),
+                Payload.ofStream(breaking), WriteOptions.defaults().withCreateParents(true)));
+        assertFalse(Files.exists(dir.resolve("made1")), "the directories a failed write made must go with it");
+    }
+
+    @Test
+    void aTopLevelPathIsNamedWithoutItsSlash() {
+        assertEquals("tmp", files.stat("/tmp").orElseThrow().name());
+    }
 }
