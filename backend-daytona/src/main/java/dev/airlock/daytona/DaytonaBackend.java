@@ -50,13 +50,15 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
     /** Handles start far above any pid, so no handle is ever mistaken for the record's pid. */
     private final AtomicLong handles = new AtomicLong(1L << 40);
     private final Map<Long, DaytonaProcess> running = new ConcurrentHashMap<>();
+    private final DaytonaPreviews previews;
 
-    private DaytonaBackend(DaytonaApi api, String sandboxId, String proxyUrl, boolean attached) {
+    private DaytonaBackend(DaytonaApi api, String sandboxId, String proxyUrl, boolean attached, java.time.Duration previewExpiry) {
         this.api = api;
         this.sandboxId = sandboxId;
         this.attached = attached;
         this.toolbox = api.toolbox(sandboxId, proxyUrl);
-        this.ioDir = "/tmp/.airlock-io-" + StdinScripts.randomToken();
+        this.ioDir = DaytonaSnapshot.PRIVATE_BASE + "/io-" + StdinScripts.randomToken();
+        this.previews = new DaytonaPreviews(api, sandboxId, previewExpiry, !attached);
     }
 
     static Environment open(OpenContext context, DaytonaSettings s) {
@@ -78,7 +80,12 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
             if (proxy.isEmpty()) {
                 proxy = api.toolboxProxyUrl(id);
             }
-            backend = new DaytonaBackend(api, id, proxy, attached);
+            backend = new DaytonaBackend(api, id, proxy, attached, s.previewExpiry());
+            if (!attached && s.snapshot().isPresent()) {
+                // A snapshot holds the whole filesystem: the private dirs and output files of the
+                // sandbox it was taken of go before anything runs here.
+                backend.toolbox.deleteTree(DaytonaSnapshot.PRIVATE_BASE);
+            }
             backend.toolbox.mkdir(backend.ioDir, 0700);
         } catch (RuntimeException e) {
             if (!attached && id != null && !id.isEmpty()) {
@@ -170,7 +177,26 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
     public Capabilities capabilities() {
         // native kill: the exec's session is deleted (processGroup() names the session, see groupState)
         return Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD).withAttachable(true).withDisposable(!attached)
-                .withNetworkModes(DaytonaSettings.NETWORK_MODES).withArgvLimit(64 * 1024);
+                .withNetworkModes(DaytonaSettings.NETWORK_MODES).withArgvLimit(64 * 1024)
+                .withPorts(dev.airlock.PortSupport.ANY).withSnapshots(true);
+    }
+
+    /** Each port is a signed preview URL ({@link DaytonaPreviews}). */
+    @Override
+    public Optional<dev.airlock.spi.PortForwarder> portForwarder() {
+        return Optional.of(previews);
+    }
+
+    /** Daytona's snapshot of the sandbox's filesystem ({@link DaytonaSnapshot}); the id is its name. */
+    @Override
+    public String snapshot(String privateDir, Deadline deadline) throws IOException {
+        return DaytonaSnapshot.take(api, sandboxId, privateDir, deadline);
+    }
+
+    /** Under {@link DaytonaSnapshot#PRIVATE_BASE}, which a sandbox opened from a snapshot clears. */
+    @Override
+    public Optional<String> privateDirBase() {
+        return Optional.of(DaytonaSnapshot.PRIVATE_BASE);
     }
 
     @Override
