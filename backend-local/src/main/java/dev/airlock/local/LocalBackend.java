@@ -217,10 +217,6 @@ public final class LocalBackend implements Backend, Killer {
     }
 
     /**
-     * Signals the process group from the host: a second sandbox could not see the first one's
-     * processes. A TERM spares bwrap's own two processes (see below); a KILL takes the whole group.
-     */
-    /**
      * The port itself on this host's loopback: commands share the host's network. Under bubblewrap
      * with the network off they have a namespace of their own, which nothing here forwards into, so
      * the port is refused in one line.
@@ -242,6 +238,10 @@ public final class LocalBackend implements Backend, Killer {
         return Optional.of(this);
     }
 
+    /**
+     * Signals the process group from the host: a second sandbox could not see the first one's
+     * processes. A TERM spares bwrap's own two processes (see below); a KILL takes the whole group.
+     */
     @Override
     public void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException {
         if (sandbox == null) {

@@ -120,6 +120,8 @@ public final class EmulatedSandbox implements AutoCloseable {
     private final CallJournal journal;
     private final String marker = UUID.randomUUID().toString();
     private final Set<SandboxProcess> processes = ConcurrentHashMap.newKeySet();
+    /** The edges ({@link PortEdge}) reaching this sandbox's ports, closed when it stops. */
+    private final Set<PortEdge> edges = ConcurrentHashMap.newKeySet();
     private final Object lifecycle = new Object();
     private boolean stopped;
     /** The sandbox's own root and namespaces (see {@link Namespaces}); null until the first exec sets them up, empty under gVisor. */
@@ -419,9 +421,21 @@ public final class EmulatedSandbox implements AutoCloseable {
         }
     }
 
+    /** Keeps {@code edge} to close when the sandbox stops; false (and nothing kept) when it has stopped already. */
+    boolean addEdge(PortEdge edge) {
+        synchronized (lifecycle) {
+            return !stopped && edges.add(edge);
+        }
+    }
+
+    void removeEdge(PortEdge edge) {
+        edges.remove(edge);
+    }
+
     /**
-     * Stops the sandbox once: SIGKILL to every process group it started, then to every process
-     * that still carries its marker, until none is left (bounded). Later calls do nothing.
+     * Stops the sandbox once: its port edges close, then SIGKILL to every process group it
+     * started, then to every process that still carries its marker, until none is left (bounded).
+     * Later calls do nothing.
      */
     public void stop() {
         synchronized (lifecycle) {
@@ -430,6 +444,7 @@ public final class EmulatedSandbox implements AutoCloseable {
             }
             stopped = true;
         }
+        edges.forEach(PortEdge::close);
         for (SandboxProcess p : processes) {
             ProcessGroups.signal(p.pgid(), 9);
         }

@@ -1,0 +1,239 @@
+package dev.airlock.emulator;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A sandbox port reachable from this machine, as a service's edge makes it reachable from the
+ * internet (a Modal tunnel, a Daytona preview link, a Vercel route): a listener on
+ * {@code 127.0.0.1} whose every connection is relayed, byte for byte, to that port on the
+ * sandbox's own loopback.
+ *
+ * <p>The sandbox has its own network namespace, so the emulator cannot connect to the port from
+ * the host. Each connection runs a relay inside the sandbox, as its user (bash's {@code /dev/tcp}
+ * to {@code 127.0.0.1:PORT}: the connection's bytes to the socket, the socket's to the
+ * connection); it reaches that sandbox's loopback and nothing else. The connection ends when the
+ * server closes its side; what the client still sends after that is dropped. A client that ends
+ * its side first (closed, or half-closed awaiting an answer: the edge cannot tell them apart) gives
+ * the server {@link #LINGER} more to answer and close, then the connection is ended. A port nothing
+ * listens on resets the connection, as a refused connect would. The journal records each relay as
+ * a {@value #CALL} command of the sandbox.
+ *
+ * <p>{@link #close()} ends the listener and every connection and relay it carries; a sandbox's
+ * edges close when the sandbox stops.
+ */
+public final class PortEdge implements AutoCloseable {
+    /** The call each relay is journalled under. */
+    public static final String CALL = "port-relay";
+    /** Exit status of the relay when nothing listens on the port. */
+    private static final int NOT_LISTENING = 97;
+    private static final String RELAY = String.join("\n",
+            "exec 3<>\"/dev/tcp/127.0.0.1/$1\" 2>/dev/null || exit " + NOT_LISTENING,
+            "cat <&0 >&3 &",
+            "cat <&3",
+            "kill $! 2>/dev/null",
+            "exit 0");
+    private static final int BUFFER = 64 * 1024;
+    /** How long a server may still answer after the client ended its side. */
+    public static final java.time.Duration LINGER = java.time.Duration.ofSeconds(60);
+
+    private final EmulatedSandbox sandbox;
+    private final int port;
+    private final ServerSocket listener;
+    private final Set<Connection> open = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    private PortEdge(EmulatedSandbox sandbox, int port, ServerSocket listener) {
+        this.sandbox = sandbox;
+        this.port = port;
+        this.listener = listener;
+    }
+
+    /**
+     * Listens on a free port of {@code 127.0.0.1} and relays each connection to {@code port} in
+     * {@code sandbox}, until {@link #close()} or the sandbox stops.
+     *
+     * @throws IllegalStateException when the sandbox has stopped
+     */
+    public static PortEdge open(EmulatedSandbox sandbox, int port) throws IOException {
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("not a TCP port: " + port);
+        }
+        PortEdge edge = new PortEdge(sandbox, port, new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+        if (!sandbox.addEdge(edge)) {
+            edge.listener.close();
+            throw new IllegalStateException("sandbox " + sandbox.id() + " is stopped");
+        }
+        Thread accept = new Thread(edge::acceptLoop, "airlock-emulator-edge-" + sandbox.id() + "-" + port);
+        accept.setDaemon(true);
+        accept.start();
+        return edge;
+    }
+
+    /** The sandbox port this edge reaches. */
+    public int sandboxPort() {
+        return port;
+    }
+
+    /** The port this edge listens on, on {@code 127.0.0.1}. */
+    public int port() {
+        return listener.getLocalPort();
+    }
+
+    /** The edge's loopback host, {@code 127.0.0.1}. */
+    public String host() {
+        return listener.getInetAddress().getHostAddress();
+    }
+
+    /** {@code http://127.0.0.1:PORT/}. */
+    public URI url() {
+        return URI.create("http://" + host() + ":" + port() + "/");
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            Socket client;
+            try {
+                client = listener.accept();
+            } catch (IOException e) {
+                return; // closed
+            }
+            Connection c = new Connection(client);
+            open.add(c);
+            if (closed) {
+                c.close();
+                return;
+            }
+            Thread t = new Thread(c::run, "airlock-emulator-edge-" + sandbox.id() + "-" + port + "-conn");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    /** Ends the listener and every connection and relay it carries. Idempotent. */
+    @Override
+    public void close() {
+        closed = true;
+        sandbox.removeEdge(this);
+        try {
+            listener.close();
+        } catch (IOException e) {
+            // closing a listener: nothing more to free
+        }
+        for (Connection c : List.copyOf(open)) {
+            c.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "edge " + url() + " -> " + sandbox.id() + ":" + port;
+    }
+
+    /** One client connection and its relay in the sandbox. */
+    private final class Connection {
+        private final Socket client;
+        private volatile SandboxProcess relay;
+
+        Connection(Socket client) {
+            this.client = client;
+        }
+
+        void run() {
+            try {
+                SandboxProcess p;
+                try {
+                    p = sandbox.exec(new EmulatedSandbox.Command(CALL, List.of("bash", "-c", RELAY, "relay",
+                            String.valueOf(port)), "/", Map.of(), CALL + "-" + port + "-" + UUID.randomUUID(), 0,
+                            Optional.empty()));
+                } catch (IOException | IllegalStateException e) {
+                    reset(); // a stopped sandbox takes no connection
+                    return;
+                }
+                relay = p;
+                if (closed) {
+                    return;
+                }
+                p.stderr().close();
+                Thread up = new Thread(() -> upstream(p), "airlock-emulator-edge-" + sandbox.id() + "-" + port + "-up");
+                up.setDaemon(true);
+                up.start();
+                long sent = copy(p.stdout(), client.getOutputStream());
+                int code = p.waitFor(5, TimeUnit.SECONDS) ? p.exitValue() : -1;
+                if (sent == 0 && code == NOT_LISTENING) {
+                    reset();
+                } else {
+                    client.shutdownOutput();
+                }
+            } catch (IOException e) {
+                // the client went away, or the relay was ended: nothing more to carry
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                close();
+            }
+        }
+
+        /** The client's bytes to the relay; its end of stream is the relay's, and starts the {@link #LINGER}. */
+        private void upstream(SandboxProcess p) {
+            try (OutputStream toRelay = p.stdin()) {
+                copy(client.getInputStream(), toRelay);
+            } catch (IOException e) {
+                // the relay or the client ended: the other direction closes the connection
+            }
+            try {
+                if (!p.waitFor(LINGER.toMillis(), TimeUnit.MILLISECONDS)) {
+                    close();
+                }
+            } catch (InterruptedException e) {
+                close();
+            }
+        }
+
+        private long copy(InputStream in, OutputStream out) throws IOException {
+            byte[] buf = new byte[BUFFER];
+            long total = 0;
+            for (int n; (n = in.read(buf)) >= 0; ) {
+                out.write(buf, 0, n);
+                out.flush();
+                total += n;
+            }
+            return total;
+        }
+
+        /** Ends the connection at once with a reset, as a refused connect would. */
+        private void reset() {
+            try {
+                client.setSoLinger(true, 0);
+            } catch (IOException e) {
+                // already closed
+            }
+            close();
+        }
+
+        void close() {
+            open.remove(this);
+            try {
+                client.close();
+            } catch (IOException e) {
+                // already closed
+            }
+            SandboxProcess p = relay;
+            if (p != null && p.alive()) {
+                p.signal(9);
+            }
+        }
+    }
+}
