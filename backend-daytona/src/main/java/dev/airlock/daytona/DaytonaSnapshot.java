@@ -33,8 +33,8 @@ final class DaytonaSnapshot {
     static String take(DaytonaApi api, String sandboxId, String privateDir, Deadline deadline) throws IOException {
         if (!privateDir.startsWith(PRIVATE_BASE + "/")) {
             throw new ConfigurationException("the daytona backend snapshots the whole filesystem, and the private dir "
-                    + privateDir + " is outside " + PRIVATE_BASE + ", which a sandbox opened from a snapshot clears;"
-                    + " unset airlock.private-dir.base to take snapshots");
+                    + privateDir + " is outside " + PRIVATE_BASE + ", which a sandbox opened from a snapshot clears"
+                    + " (airlock.profile=eval keeps it under airlock.run-dir); take snapshots without the eval profile");
         }
         String name = PREFIX + StdinScripts.randomToken().substring(0, 16).toLowerCase(Locale.ROOT);
         boolean done = false;

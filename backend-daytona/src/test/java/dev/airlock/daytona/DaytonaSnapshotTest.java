@@ -1,0 +1,75 @@
+package dev.airlock.daytona;
+
+import dev.airlock.ConfigurationException;
+import dev.airlock.Environment;
+import dev.airlock.ExecRequest;
+import dev.airlock.Payload;
+import dev.airlock.emulator.FaultPlan;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Snapshots on Daytona beyond the kit: the service saves the whole filesystem, so a sandbox opened
+ * from a snapshot must clear what Airlock kept there (private dirs, command output files) before
+ * anything runs; a private dir elsewhere is refused in one line; a snapshot call whose answer is
+ * lost is resolved by name, never sent twice.
+ */
+class DaytonaSnapshotTest {
+    @TempDir
+    Path state;
+
+    @Test
+    void aSandboxFromASnapshotHoldsNoneOfTheSourcesAirlockFiles() throws Exception {
+        try (DaytonaEmulatorFixture f = new DaytonaEmulatorFixture(state, FaultPlan.none());
+             Environment env = f.open(f.settings())) {
+            env.files().write("/home/daytona/kept.txt", Payload.ofUtf8("kept"));
+            env.start(ExecRequest.of("touch /home/daytona/started; exec sleep 60"));
+            String source = DaytonaBackend.of(env).sandboxId();
+            for (int i = 0; i < 300 && f.emulator.stat(source, "/home/daytona/started").isEmpty(); i++) {
+                Thread.sleep(50); // until the command runs: its output files exist then
+            }
+            List<String> airlockFiles = new java.util.ArrayList<>(f.emulator.find(source, DaytonaSnapshot.PRIVATE_BASE, ""));
+            airlockFiles.removeIf(p -> p.endsWith(DaytonaSnapshot.PRIVATE_BASE)); // the base itself: every sandbox has one
+            assertTrue(airlockFiles.stream().anyMatch(p -> p.endsWith(".out")), "no running command's output file in " + airlockFiles);
+            String id = env.snapshot();
+            try (Environment from = f.open(f.settings(DaytonaSettings.SNAPSHOT, id))) {
+                assertEquals("kept", new String(from.files().readBytes("/home/daytona/kept.txt"), java.nio.charset.StandardCharsets.UTF_8));
+                String copy = DaytonaBackend.of(from).sandboxId();
+                String sourceRoot = state.resolve(source).toString();
+                for (String p : airlockFiles) {
+                    String inSandbox = p.substring(sourceRoot.length());
+                    assertTrue(f.emulator.stat(copy, inSandbox).isEmpty(), inSandbox + " of the source is in the sandbox made from its snapshot");
+                }
+            }
+        }
+    }
+
+    @Test
+    void aPrivateDirOutsideTheClearedBaseIsRefusedInOneLine() throws Exception {
+        try (DaytonaEmulatorFixture f = new DaytonaEmulatorFixture(state, FaultPlan.none());
+             Environment env = f.open(f.settings("airlock.profile", "eval", "airlock.run-dir", "/tmp/eval-run"))) {
+            ConfigurationException e = assertThrows(ConfigurationException.class, env::snapshot);
+            assertTrue(e.getMessage().contains("airlock.run-dir") && !e.getMessage().contains("\n"), e.getMessage());
+            assertEquals("alive\n", env.exec(ExecRequest.of("echo alive")).stdout().text());
+        }
+    }
+
+    @Test
+    void aSnapshotWhoseAnswerIsLostIsFoundByNameNotTakenTwice() throws Exception {
+        try (DaytonaEmulatorFixture f = new DaytonaEmulatorFixture(state, FaultPlan.parse("sandbox-snapshot:lose", 1));
+             Environment env = f.open(f.settings())) {
+            String id = env.snapshot();
+            assertTrue(f.emulator.hasSnapshot(id), "no snapshot " + id);
+            assertEquals(1, f.journal.entries("sandbox-snapshot").size(), "the snapshot call was sent again");
+            assertFalse(id.contains("\n"));
+        }
+    }
+}
