@@ -40,6 +40,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class DaytonaBackend implements Backend, Stager, Killer {
     /** Daytona labels take the cloud spelling of {@link ResourceLabels}: {@code airlock.managed}, {@code airlock.owner}... */
     static final String LABEL_PREFIX = "airlock.";
+    /** The core's setting for where the private dir goes: honoured here, but a snapshot then cannot clear it. */
+    private static final String PRIVATE_DIR_BASE = "airlock.private-dir.base";
 
     private final DaytonaApi api;
     private final DaytonaApi.Toolbox toolbox;
@@ -51,8 +53,12 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
     private final AtomicLong handles = new AtomicLong(1L << 40);
     private final Map<Long, DaytonaProcess> running = new ConcurrentHashMap<>();
     private final DaytonaPreviews previews;
+    /** Whether the private dir goes under {@link DaytonaSnapshot#PRIVATE_BASE}: unless the user chose a base. */
+    private final boolean ownPrivateBase;
 
-    private DaytonaBackend(DaytonaApi api, String sandboxId, String proxyUrl, boolean attached, java.time.Duration previewExpiry) {
+    private DaytonaBackend(DaytonaApi api, String sandboxId, String proxyUrl, boolean attached, java.time.Duration previewExpiry,
+                           boolean ownPrivateBase) {
+        this.ownPrivateBase = ownPrivateBase;
         this.api = api;
         this.sandboxId = sandboxId;
         this.attached = attached;
@@ -80,7 +86,8 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
             if (proxy.isEmpty()) {
                 proxy = api.toolboxProxyUrl(id);
             }
-            backend = new DaytonaBackend(api, id, proxy, attached, s.previewExpiry());
+            backend = new DaytonaBackend(api, id, proxy, attached, s.previewExpiry(),
+                    context.settings().get(PRIVATE_DIR_BASE).filter(v -> !v.isBlank()).isEmpty());
             if (!attached && s.snapshot().isPresent()) {
                 // A snapshot holds the whole filesystem: the private dirs and output files of the
                 // sandbox it was taken of go before anything runs here.
@@ -193,10 +200,13 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
         return DaytonaSnapshot.take(api, sandboxId, privateDir, deadline);
     }
 
-    /** Under {@link DaytonaSnapshot#PRIVATE_BASE}, which a sandbox opened from a snapshot clears. */
+    /**
+     * Under {@link DaytonaSnapshot#PRIVATE_BASE}, which a sandbox opened from a snapshot clears;
+     * the core's own choice where the user set {@code airlock.private-dir.base}.
+     */
     @Override
     public Optional<String> privateDirBase() {
-        return Optional.of(DaytonaSnapshot.PRIVATE_BASE);
+        return ownPrivateBase ? Optional.of(DaytonaSnapshot.PRIVATE_BASE) : Optional.empty();
     }
 
     @Override

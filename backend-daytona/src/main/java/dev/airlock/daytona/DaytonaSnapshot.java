@@ -34,7 +34,7 @@ final class DaytonaSnapshot {
         if (!privateDir.startsWith(PRIVATE_BASE + "/")) {
             throw new ConfigurationException("the daytona backend snapshots the whole filesystem, and the private dir "
                     + privateDir + " is outside " + PRIVATE_BASE + ", which a sandbox opened from a snapshot clears"
-                    + " (airlock.profile=eval keeps it under airlock.run-dir); take snapshots without the eval profile");
+                    + " (airlock.private-dir.base, or airlock.run-dir under airlock.profile=eval, put it there); unset that to take snapshots");
         }
         String name = PREFIX + StdinScripts.randomToken().substring(0, 16).toLowerCase(Locale.ROOT);
         boolean done = false;

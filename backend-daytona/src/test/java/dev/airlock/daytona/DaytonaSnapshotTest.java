@@ -63,6 +63,16 @@ class DaytonaSnapshotTest {
     }
 
     @Test
+    void aPrivateDirBaseTheUserChoseIsHonouredAndItsSnapshotRefusedInOneLine() throws Exception {
+        try (DaytonaEmulatorFixture f = new DaytonaEmulatorFixture(state, FaultPlan.none());
+             Environment env = f.open(f.settings("airlock.private-dir.base", "/tmp/elsewhere"))) {
+            assertTrue(env.target().privateDir().startsWith("/tmp/elsewhere/"), env.target().privateDir());
+            ConfigurationException e = assertThrows(ConfigurationException.class, env::snapshot);
+            assertTrue(e.getMessage().contains("airlock.private-dir.base") && !e.getMessage().contains("\n"), e.getMessage());
+        }
+    }
+
+    @Test
     void aSnapshotWhoseAnswerIsLostIsFoundByNameNotTakenTwice() throws Exception {
         try (DaytonaEmulatorFixture f = new DaytonaEmulatorFixture(state, FaultPlan.parse("sandbox-snapshot:lose", 1));
              Environment env = f.open(f.settings())) {
