@@ -228,7 +228,11 @@ final class DaytonaApi implements AutoCloseable {
                     () -> send(authed(url("/process/session/" + sessionId).build()).get(), "", DaytonaApi.this::readJson));
         }
 
-        /** The command's exit code, or empty while it runs; empty too when the session is gone (killed). */
+        /**
+         * The command's exit code, or empty while it runs; empty too when the session is gone
+         * (killed). While the sandbox is {@code snapshotting} its toolbox refuses (409) but the
+         * command runs on: that reads as still running.
+         */
         Optional<Optional<Integer>> commandStatus(String sessionId, String cmdId) {
             try {
                 JsonNode c = calls.call(CallKind.STATUS, "command status", Resource.none(),
@@ -239,8 +243,16 @@ final class DaytonaApi implements AutoCloseable {
                 if (e.getCause() instanceof WireFailure w && w.httpStatus() == 404) {
                     return Optional.empty();
                 }
+                if (e.getCause() instanceof WireFailure w && w.httpStatus() == 409 && snapshotting()) {
+                    return Optional.of(Optional.empty());
+                }
                 throw e;
             }
+        }
+
+        /** Whether the sandbox is taking a snapshot now (its toolbox is back once it is done). */
+        boolean snapshotting() {
+            return "snapshotting".equals(get(sandbox).path("state").asText(""));
         }
 
         /** Deletes a session, killing its command's process group; a session already gone is fine. */

@@ -53,6 +53,31 @@ class DaytonaSnapshotTest {
     }
 
     @Test
+    void aCommandThatEndsWhileTheSandboxIsSnapshottingKeepsItsExitCodeAndOutput() throws Exception {
+        try (DaytonaEmulatorFixture f = new DaytonaEmulatorFixture(state, FaultPlan.none());
+             Environment env = f.open(f.settings())) {
+            java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+            f.emulator.holdSnapshots(gate);
+            dev.airlock.Execution run = env.start(ExecRequest.of("touch /home/daytona/go; sleep 1; echo done; exit 3"));
+            String id = DaytonaBackend.of(env).sandboxId();
+            for (int i = 0; i < 600 && f.emulator.stat(id, "/home/daytona/go").isEmpty(); i++) {
+                Thread.sleep(50); // until it runs
+            }
+            java.util.concurrent.CompletableFuture<String> snapshot = java.util.concurrent.CompletableFuture.supplyAsync(env::snapshot);
+            long end = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+            while (f.emulator.sandboxState(id).filter("snapshotting"::equals).isEmpty() && System.nanoTime() < end) {
+                Thread.sleep(20);
+            }
+            Thread.sleep(2500); // the command ends while the sandbox is snapshotting (its toolbox refuses meanwhile)
+            gate.countDown();
+            dev.airlock.ExecResult r = run.await();
+            assertEquals(3, r.exitCode(), "exit code of a command that ended during a snapshot: " + r.stderr().text());
+            assertEquals("done\n", r.stdout().text());
+            assertTrue(snapshot.get(60, java.util.concurrent.TimeUnit.SECONDS).startsWith(DaytonaSnapshot.PREFIX));
+        }
+    }
+
+    @Test
     void aPrivateDirOutsideTheClearedBaseIsRefusedInOneLine() throws Exception {
         try (DaytonaEmulatorFixture f = new DaytonaEmulatorFixture(state, FaultPlan.none());
              Environment env = f.open(f.settings("airlock.profile", "eval", "airlock.run-dir", "/tmp/eval-run"))) {

@@ -88,6 +88,8 @@ public final class DaytonaEmulator implements Emulator {
     /** Modes of every file a client chmod-ed, in order: the tests read that staged files were 0600. */
     private final List<String> chmods = Collections.synchronizedList(new ArrayList<>());
     private final PreviewLinks previews = new PreviewLinks();
+    /** For tests: a snapshot's copy waits for this to open, so a sandbox stays {@code snapshotting} meanwhile. */
+    private volatile java.util.concurrent.CountDownLatch snapshotGate = new java.util.concurrent.CountDownLatch(0);
     private final SnapshotStore snapshots;
 
     /** One sandbox: the record the API shows, the emulated machine, its sessions. */
@@ -167,6 +169,11 @@ public final class DaytonaEmulator implements Emulator {
         synchronized (chmods) {
             return List.copyOf(chmods);
         }
+    }
+
+    /** A sandbox's state as the API shows it, empty once deleted (for tests). */
+    public Optional<String> sandboxState(String sandboxId) {
+        return Optional.ofNullable(boxes.get(sandboxId)).map(b -> b.state);
     }
 
     /** Whether the create of this sandbox asked for {@code networkBlockAll}. */
@@ -480,7 +487,13 @@ public final class DaytonaEmulator implements Emulator {
             b.state = "snapshotting";
         }
         String answer = describe(b);
+        java.util.concurrent.CountDownLatch gate = snapshotGate;
         Thread t = new Thread(() -> {
+            try {
+                gate.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             snapshots.copy(snap, b.sandbox.root());
             synchronized (b) {
                 if (b.state.equals("snapshotting")) {
@@ -508,6 +521,11 @@ public final class DaytonaEmulator implements Emulator {
             return;
         }
         resp.json(200, "{}");
+    }
+
+    /** For tests: snapshots taken from now on stay {@code snapshotting} until {@code gate} opens (60 s at most). */
+    public void holdSnapshots(java.util.concurrent.CountDownLatch gate) {
+        this.snapshotGate = gate;
     }
 
     /** Whether the emulator holds a snapshot of that id or name (for tests). */
