@@ -16,7 +16,9 @@ import dev.airlock.remote.Resource;
 import dev.airlock.remote.RetryPolicy;
 import dev.airlock.remote.Service;
 import dev.airlock.remote.WireFailure;
+import dev.airlock.settings.Secret;
 import dev.airlock.settings.Settings;
+import dev.airlock.spi.Deadline;
 import okhttp3.HttpUrl;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
@@ -27,6 +29,7 @@ import okio.BufferedSink;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -111,7 +114,7 @@ final class DaytonaApi implements AutoCloseable {
      * token, so a resend after a lost answer only leaves an unused one to expire. The whole call,
      * retries included, ends by {@code deadline}.
      */
-    JsonNode signedPreviewUrl(String id, int port, java.time.Duration expiresIn, dev.airlock.spi.Deadline deadline) {
+    JsonNode signedPreviewUrl(String id, int port, Duration expiresIn, Deadline deadline) {
         HttpUrl url = HttpUrl.get(settings.apiUrl() + "/sandbox/" + id + "/ports/" + port + "/signed-preview-url").newBuilder()
                 .addQueryParameter("expiresInSeconds", Long.toString(expiresIn.toSeconds())).build();
         return calls.call(CallKind.READ, "preview link", Resource.sandbox(id), () -> {
@@ -121,7 +124,7 @@ final class DaytonaApi implements AutoCloseable {
     }
 
     /** Revokes a signed preview URL before its expiry; the token travels only in this request's path, never in a message. */
-    void expireSignedPreviewUrl(String id, int port, dev.airlock.settings.Secret token, dev.airlock.spi.Deadline deadline) {
+    void expireSignedPreviewUrl(String id, int port, Secret token, Deadline deadline) {
         Redactor withToken = Redactor.of(settings.apiKey(), token);
         HttpUrl url = HttpUrl.get(settings.apiUrl() + "/sandbox/" + id + "/ports/" + port + "/signed-preview-url").newBuilder()
                 .addPathSegment(token.reveal()).addPathSegment("expire").build();
@@ -135,8 +138,8 @@ final class DaytonaApi implements AutoCloseable {
      * {@link #http} with a call timeout of what is left until {@code deadline}; past it, a
      * {@link BackendException} (never retried) naming {@code what}.
      */
-    private OkHttpClient within(dev.airlock.spi.Deadline deadline, String what) {
-        java.time.Duration left = deadline.remaining();
+    private OkHttpClient within(Deadline deadline, String what) {
+        Duration left = deadline.remaining();
         if (left.isZero() || left.isNegative()) {
             throw new BackendException("Daytona did not answer for " + what + " in time; try again, or check the Daytona status page");
         }
