@@ -1,6 +1,6 @@
 // Vercel's official SDK, unchanged, against the emulator at process.argv[2]: its base URL is fixed,
 // so a custom fetch rewrites https://vercel.com/api to the emulator (the SDK's own option).
-import { Sandbox } from "@vercel/sandbox";
+import { Sandbox, Snapshot } from "@vercel/sandbox";
 import http from "node:http";
 
 const base = process.argv[2];
@@ -113,6 +113,23 @@ const refusal = user === "root" ? "0" : "1";
 check((await mine.stdout()) === user + "\n" + user + "\n" + refusal + "\n", "commands and written files are " + user + "'s");
 const sudo = await sandbox.runCommand({ cmd: "sh", args: ["-c", "id -un; touch /made-by-root; echo $?"], sudo: true });
 check((await sudo.stdout()) === "root\n0\n", "a sudo command runs as root");
+
+// Snapshots, as the SDK takes them: snapshot() stops the session; a sandbox created from the
+// snapshot has its files; Snapshot.get reads it; delete() marks it deleted; an unknown id is refused.
+const snap = await sandbox.snapshot();
+check(snap.status === "created" && snap.snapshotId.startsWith("snap_"), "snapshot() answers a created snapshot");
+check(sandbox.currentSession().status === "stopped", "the session stopped with the snapshot, as the SDK documents");
+const child = await Sandbox.create({ ...creds, timeout: 120000, source: { type: "snapshot", snapshotId: snap.snapshotId } });
+const copied = await child.readFileToBuffer({ path: "data/bin.dat" });
+check(copied !== null && Buffer.compare(copied, payload) === 0, "a sandbox created from the snapshot has the bytes written before it");
+await child.stop();
+const got = await Snapshot.get({ ...creds, snapshotId: snap.snapshotId });
+check(got.snapshotId === snap.snapshotId && got.sizeBytes > 0, "Snapshot.get reads the snapshot");
+await got.delete();
+check(got.status === "deleted", "delete() marks the snapshot deleted");
+let unknown = "found";
+try { await Snapshot.get({ ...creds, snapshotId: "snap_nosuchsnapshot" }); } catch (e) { unknown = String(e.response ? e.response.status : e.message); }
+check(unknown === "404", "an unknown snapshot is 404 (got " + unknown + ")");
 
 const stopped = await sandbox.stop();
 check(stopped.status === "stopped", "stop answers a stopped session");

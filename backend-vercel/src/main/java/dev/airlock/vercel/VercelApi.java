@@ -56,8 +56,12 @@ final class VercelApi implements AutoCloseable {
     private static final MediaType JSON_TYPE = MediaType.get("application/json");
     private static final MediaType GZIP = MediaType.get("application/gzip");
 
-    /** A session as {@code create} and {@code GET session} answer it. */
-    record SessionInfo(String sandboxName, String sessionId, String status, long createdAt, Map<String, String> tags) {
+    /**
+     * A session as {@code create} and {@code GET session} answer it; {@code routes} is each exposed
+     * port's URL, as the answer's {@code routes} gave it (empty where the answer has none).
+     */
+    record SessionInfo(String sandboxName, String sessionId, String status, long createdAt, Map<String, String> tags,
+                       Map<Integer, String> routes) {
     }
 
     /** A part of a tar to upload: its entry name (relative to /), mode and bytes. */
@@ -121,19 +125,66 @@ final class VercelApi implements AutoCloseable {
         ObjectNode t = body.putObject("tags");
         tags.forEach(t::put);
         settings.ports().forEach(body.putArray("ports")::add);
+        settings.snapshot().ifPresent(id -> body.putObject("source").put("type", "snapshot").put("snapshotId", id));
         if (settings.network() == NetworkMode.OFF) {
             body.putObject("networkPolicy").put("mode", "deny-all"); // as the SDK sends networkPolicy: "deny-all"
         }
         String path = settings.runtime().isPresent() ? "/v2/sandboxes" : "/v3/sandboxes";
-        JsonNode n = calls.dispatch("create a sandbox", Resource.none(),
-                () -> json(http, post(url(path), body), "sandbox-create"));
+        try {
+            JsonNode n = calls.dispatch("create a sandbox", Resource.none(),
+                    () -> json(http, post(url(path), body), "sandbox-create"));
+            return session(n);
+        } catch (AirlockException e) {
+            if (settings.snapshot().isPresent() && status(e) == 410) {
+                // 410 snapshot_not_found: the one create answer that names the snapshot.
+                throw new dev.airlock.ConfigurationException("there is no Vercel snapshot " + settings.snapshot().get() + " ("
+                        + VercelSettings.SNAPSHOT + "): it expired, was deleted or never existed; take one with"
+                        + " 'airlock --backend vercel snapshot' or unset " + VercelSettings.SNAPSHOT, e);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Takes a snapshot of the session's filesystem and returns its id: a dispatch (a second
+     * snapshot would be a second one). The service stops the session as part of it.
+     */
+    String snapshot(String sessionId) {
+        JsonNode n = inSession(sessionId, () -> calls.dispatch("take a snapshot", Resource.sandbox(sessionId),
+                () -> json(http, post(url("/v2/sandboxes/sessions/" + sessionId + "/snapshot"), JSON.createObjectNode()), "")));
+        String id = n.path("snapshot").path("id").asText("");
+        if (id.isEmpty()) {
+            throw new BackendException("Vercel answered the snapshot without an id");
+        }
+        return id;
+    }
+
+    /** Makes {@code snapshotId} the snapshot the sandbox's next session boots from ({@code currentSnapshotId}). */
+    void setCurrentSnapshot(String name, String snapshotId) {
+        ObjectNode body = JSON.createObjectNode().put("currentSnapshotId", snapshotId);
+        calls.call(CallKind.STATUS, "set the sandbox's current snapshot", Resource.sandbox(name),
+                () -> json(http, new Request.Builder().url(url("/v2/sandboxes/" + name, "projectId", settings.requireProject()))
+                        .patch(RequestBody.create(body.toString(), JSON_TYPE)), ""));
+    }
+
+    /** Starts a new session of a stopped sandbox ({@code GET ?resume=true}) and returns it. */
+    SessionInfo resume(String name) {
+        JsonNode n = calls.call(CallKind.STATUS, "resume the sandbox", Resource.sandbox(name),
+                () -> json(http, new Request.Builder().url(url("/v2/sandboxes/" + name, "projectId", settings.requireProject(),
+                        "resume", "true")).get(), ""));
         return session(n);
+    }
+
+    /** Deletes a snapshot; one already gone (404) is fine. */
+    void deleteSnapshot(String snapshotId) {
+        ignoring(() -> calls.call(CallKind.STATUS, "delete the snapshot", Resource.none(),
+                () -> json(http, new Request.Builder().url(url("/v2/sandboxes/snapshots/" + snapshotId)).delete(), "")), 404);
     }
 
     SessionInfo session(String sessionId) {
         JsonNode n = calls.call(CallKind.STATUS, "get the session", Resource.sandbox(sessionId),
                 () -> json(http, new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId)).get(), ""));
-        return new SessionInfo("", sessionId, n.path("session").path("status").asText(), 0, Map.of());
+        return new SessionInfo("", sessionId, n.path("session").path("status").asText(), 0, Map.of(), routes(n));
     }
 
     /** A sandbox by name with its current session; empty when it does not exist. */
@@ -157,7 +208,7 @@ final class VercelApi implements AutoCloseable {
                         "tags", tag + ":" + value)).get(), ""));
         List<SessionInfo> out = new ArrayList<>();
         for (JsonNode sb : n.path("sandboxes")) {
-            out.add(sandboxInfo(sb, sb.path("currentSessionId").asText(), sb.path("status").asText()));
+            out.add(sandboxInfo(sb, sb.path("currentSessionId").asText(), sb.path("status").asText(), Map.of()));
         }
         return out;
     }
@@ -168,11 +219,20 @@ final class VercelApi implements AutoCloseable {
                 () -> json(http, post(url("/v2/sandboxes/sessions/" + sessionId + "/stop"), JSON.createObjectNode()), "")), 404, 410, 422);
     }
 
-    /** Deletes a sandbox; 404 means it is already gone, which is what was wanted. */
+    /** Deletes a sandbox and the snapshots it leaves orphaned; 404 means it is already gone, which is what was wanted. */
     void delete(String name) {
+        delete(name, true);
+    }
+
+    /**
+     * Deletes a sandbox; {@code orphanSnapshots}: its snapshots go too (false where the caller took
+     * snapshots meant to outlive it). 404 means it is already gone, which is what was wanted.
+     */
+    void delete(String name, boolean orphanSnapshots) {
+        HttpUrl u = orphanSnapshots ? url("/v2/sandboxes/" + name, "projectId", settings.requireProject(), "deleteOrphanSnapshots", "true")
+                : url("/v2/sandboxes/" + name, "projectId", settings.requireProject());
         ignoring(() -> calls.call(CallKind.STATUS, "delete the sandbox", Resource.sandbox(name),
-                () -> json(http, new Request.Builder().url(url("/v2/sandboxes/" + name, "projectId", settings.requireProject(),
-                        "deleteOrphanSnapshots", "true")).delete(), "")), 404);
+                () -> json(http, new Request.Builder().url(u).delete(), "")), 404);
     }
 
     void extend(String sessionId, Duration by) {
@@ -405,13 +465,24 @@ final class VercelApi implements AutoCloseable {
     private static SessionInfo session(JsonNode n) {
         JsonNode sb = n.path("sandbox");
         JsonNode s = n.path("session");
-        return sandboxInfo(sb, s.path("id").asText(), s.path("status").asText());
+        return sandboxInfo(sb, s.path("id").asText(), s.path("status").asText(), routes(n));
     }
 
-    private static SessionInfo sandboxInfo(JsonNode sb, String sessionId, String status) {
+    private static SessionInfo sandboxInfo(JsonNode sb, String sessionId, String status, Map<Integer, String> routes) {
         Map<String, String> tags = new java.util.TreeMap<>();
         sb.path("tags").properties().forEach(e -> tags.put(e.getKey(), e.getValue().asText()));
-        return new SessionInfo(sb.path("name").asText(), sessionId, status, sb.path("createdAt").asLong(), tags);
+        return new SessionInfo(sb.path("name").asText(), sessionId, status, sb.path("createdAt").asLong(), tags, routes);
+    }
+
+    /** The answer's {@code routes}: each port's {@code url}, as given. */
+    private static Map<Integer, String> routes(JsonNode n) {
+        Map<Integer, String> out = new java.util.TreeMap<>();
+        for (JsonNode r : n.path("routes")) {
+            if (r.path("port").isIntegralNumber() && !r.path("url").asText("").isEmpty()) {
+                out.put(r.path("port").asInt(), r.path("url").asText());
+            }
+        }
+        return Map.copyOf(out);
     }
 
     /**

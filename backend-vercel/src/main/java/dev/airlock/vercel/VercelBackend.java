@@ -6,6 +6,8 @@ import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
 import dev.airlock.Payload;
+import dev.airlock.PortSupport;
+import dev.airlock.Ports;
 import dev.airlock.RemoteFiles;
 import dev.airlock.StdinMode;
 import dev.airlock.shell.Shell;
@@ -16,6 +18,7 @@ import dev.airlock.spi.GroupState;
 import dev.airlock.spi.Killer;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
+import dev.airlock.spi.PortForwarder;
 import dev.airlock.spi.RemoteProcess;
 import dev.airlock.spi.ResourceLabels;
 import dev.airlock.spi.Stager;
@@ -66,7 +69,12 @@ final class VercelBackend implements Backend, Stager, Killer {
     private final VercelApi api;
     private final boolean attached;
     private final String sandboxName;
-    private final String sessionId;
+    /** The sandbox's current session: a snapshot stops it and the sandbox goes on in a new one. */
+    private volatile String sessionId;
+    /** Each exposed port's route URL, as the service's last answer about the sandbox gave it. */
+    private volatile Map<Integer, String> routes;
+    /** A snapshot was taken: the sandbox's delete leaves its snapshots (they are what the caller keeps). */
+    private volatile boolean snapshotsTaken;
     private final String outputDir;
     private final ScheduledExecutorService background;
     /**
@@ -87,6 +95,7 @@ final class VercelBackend implements Backend, Stager, Killer {
         this.attached = attached;
         this.sandboxName = info.sandboxName();
         this.sessionId = info.sessionId();
+        this.routes = info.routes();
         this.outputDir = "/tmp/.airlock-vercel-" + UUID.randomUUID().toString().substring(0, 12);
         this.background = Executors.newScheduledThreadPool(2, r -> {
             Thread t = new Thread(r, "airlock-vercel-" + sandboxName);
@@ -155,7 +164,7 @@ final class VercelBackend implements Backend, Stager, Killer {
     @Override
     public void bind(CoreAccess core) {
         this.core = core;
-        this.files = new VercelFiles(api, sessionId, core.shellFiles(), script -> core.run(script, null),
+        this.files = new VercelFiles(api, () -> sessionId, core.shellFiles(), script -> core.run(script, null),
                 path -> core.target().expand(path), () -> core.target().stagingDir(),
                 path -> remove(path, Deadline.in(REMOVE_BOUND)), waits, "vercel");
     }
@@ -208,7 +217,39 @@ final class VercelBackend implements Backend, Stager, Killer {
     @Override
     public Capabilities capabilities() {
         return Capabilities.builder().stdinMode(StdinMode.PAYLOAD).attachable(true).disposable(!attached)
-                .networkModes(VercelSettings.NETWORK_MODES).build();
+                .networkModes(VercelSettings.NETWORK_MODES).ports(PortSupport.DECLARED).snapshots(true).build();
+    }
+
+    /**
+     * A port's route: the URL the service gave for it (create's answer, or sandbox-get's for an
+     * attached sandbox), exactly. A port the sandbox was not created with has none, and a running
+     * sandbox takes no new one here: one line saying how to declare it.
+     */
+    @Override
+    public Optional<PortForwarder> portForwarder() {
+        return Optional.of((port, deadline) -> {
+            Map<Integer, String> now = routes;
+            String url = now.get(port);
+            if (url == null) {
+                throw new ConfigurationException("port " + port + " is not routed by the Vercel sandbox " + sandboxName + " ("
+                        + (now.isEmpty() ? "it routes none" : "it routes " + now.keySet().stream().map(String::valueOf)
+                        .collect(java.util.stream.Collectors.joining(","))) + "); ports are declared when the sandbox is"
+                        + " created: open one with " + Ports.KEY + "=" + port + " (airlock up --port " + port + ")");
+            }
+            return java.net.URI.create(url);
+        });
+    }
+
+    /** See {@link VercelSnapshot}: the session stops, and the environment goes on in a new one booted from the snapshot. */
+    @Override
+    public String snapshot(String privateDir, Deadline deadline) throws IOException {
+        snapshotsTaken = true;
+        return new VercelSnapshot(api, sandboxName).take(sessionId, privateDir, outputDir, next -> {
+            sessionId = next.sessionId();
+            if (!next.routes().isEmpty()) {
+                routes = next.routes();
+            }
+        });
     }
 
     // ---------------------------------------------------------------- hooks
@@ -374,7 +415,7 @@ final class VercelBackend implements Backend, Stager, Killer {
                 api.run(sessionId, List.of("rm", "-rf", "--", outputDir), null);
             } else {
                 api.stop(sessionId);
-                api.delete(sandboxName);
+                api.delete(sandboxName, !snapshotsTaken);
             }
         } finally {
             api.close();

@@ -66,7 +66,8 @@ final class VercelFiles extends ForwardingRemoteFiles {
     }
 
     private final VercelApi api;
-    private final String sessionId;
+    /** The sandbox's current session (a snapshot moves the sandbox onto a new one). */
+    private final Supplier<String> sessionId;
     private final Raw raw;
     private final UnaryOperator<String> expand;
     private final Supplier<String> stagingDir;
@@ -80,7 +81,7 @@ final class VercelFiles extends ForwardingRemoteFiles {
      * {@code removeStaged} removes them when a write ends early; {@code uploads}: where an upload
      * runs beside the place script.
      */
-    VercelFiles(VercelApi api, String sessionId, RemoteFiles shell, Raw raw, UnaryOperator<String> expand,
+    VercelFiles(VercelApi api, Supplier<String> sessionId, RemoteFiles shell, Raw raw, UnaryOperator<String> expand,
                 Supplier<String> stagingDir, RemoveStaged removeStaged, Executor uploads, String backend) {
         super(shell);
         this.api = api;
@@ -133,7 +134,7 @@ final class VercelFiles extends ForwardingRemoteFiles {
         Streamed source = new Streamed(content, content.length().getAsLong());
         CompletableFuture<Void> upload;
         try {
-            upload = CompletableFuture.runAsync(() -> api.write(sessionId, staged, 0600, source), uploads);
+            upload = CompletableFuture.runAsync(() -> api.write(sessionId.get(), staged, 0600, source), uploads);
         } catch (RejectedExecutionException e) {
             throw new EnvironmentClosedException("the " + backend + " environment is closed; open a new one");
         }
@@ -252,7 +253,7 @@ final class VercelFiles extends ForwardingRemoteFiles {
     private int upload(Place p, Payload content) {
         if (content.isRepeatable() && content.length().isPresent()) {
             Streamed source = new Streamed(content, content.length().getAsLong());
-            api.write(sessionId, p.tempPath(), 0600, source);
+            api.write(sessionId.get(), p.tempPath(), 0600, source);
             p.sent = source.size;
             return 0;
         }
@@ -296,7 +297,7 @@ final class VercelFiles extends ForwardingRemoteFiles {
     }
 
     private void put(String path, byte[] data, int length) {
-        api.write(sessionId, path, 0600, new VercelApi.TarSource() {
+        api.write(sessionId.get(), path, 0600, new VercelApi.TarSource() {
             @Override
             public long size() {
                 return length;
@@ -407,7 +408,7 @@ final class VercelFiles extends ForwardingRemoteFiles {
     public InputStream read(String path) {
         String t = resolve(path);
         try {
-            return api.read(sessionId, t);
+            return api.read(sessionId.get(), t);
         } catch (AirlockException e) {
             if (VercelApi.status(e) == 404) {
                 return delegate().read(path);

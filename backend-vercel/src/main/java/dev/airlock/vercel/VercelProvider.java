@@ -35,7 +35,8 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
                 SettingKey.of(VercelSettings.VCPUS, "int", "2", "vCPUs"),
                 SettingKey.of(VercelSettings.TIMEOUT, "duration", "5m", "the sandbox's lifetime, extended while in use"),
                 SettingKey.of(VercelSettings.ENV + "NAME", "string", "", "variables of the sandbox"),
-                SettingKey.of(VercelSettings.PORTS, "list of ports", "", "ports to expose"),
+                SettingKey.of(VercelSettings.PORTS, "list of ports", "", "ports to expose, with airlock.ports (at most 15)"),
+                SettingKey.of(VercelSettings.SNAPSHOT, "snapshot id", "", "create the sandbox from this snapshot"),
                 SettingKey.of(VercelSettings.PERSISTENT, "boolean", "false", "keep a snapshot when stopped"),
                 SettingKey.of(VercelSettings.SANDBOX_ID, "sandbox name", "", "attach; never stopped on close"));
     }

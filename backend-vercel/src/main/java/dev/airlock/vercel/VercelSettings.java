@@ -19,7 +19,7 @@ import java.util.Set;
 record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> teamId, String projectId,
                       Optional<String> image, Optional<String> runtime, int vcpus, Duration timeout,
                       Map<String, String> env, List<Integer> ports, boolean persistent, Optional<String> sandboxId,
-                      NetworkMode network) {
+                      NetworkMode network, Optional<String> snapshot) {
     static final String PREFIX = "airlock.vercel";
     static final String API_URL = PREFIX + ".api-url";
     static final String TOKEN = PREFIX + ".token";
@@ -33,6 +33,10 @@ record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> te
     static final String PORTS = PREFIX + ".ports";
     static final String PERSISTENT = PREFIX + ".persistent";
     static final String SANDBOX_ID = PREFIX + ".sandbox-id";
+    /** A snapshot's id ({@code Environment.snapshot()}): the sandbox is created from it ({@code source: snapshot}). */
+    static final String SNAPSHOT = PREFIX + ".snapshot";
+    /** The most ports a sandbox exposes, as the SDK documents ({@code ports}: "up to 15"). */
+    static final int MAX_PORTS = 15;
     static final String TOKEN_VARIABLE = "VERCEL_TOKEN";
     /** The variables Vercel's own sandbox docs pass to the SDK ({@code teamId: process.env.VERCEL_TEAM_ID}, ...). */
     static final String TEAM_VARIABLE = "VERCEL_TEAM_ID";
@@ -58,20 +62,30 @@ record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> te
         if (timeout.toSeconds() < 10) {
             throw new ConfigurationException(TIMEOUT + " must be at least 10s, not " + timeout);
         }
-        List<Integer> ports = s.getList(PORTS).stream().map(p -> {
+        java.util.SortedSet<Integer> declared = new java.util.TreeSet<>(dev.airlock.Ports.declared(s));
+        for (String p : s.getList(PORTS)) {
             try {
-                return Integer.parseInt(p.trim());
+                declared.add(dev.airlock.Ports.check(Integer.parseInt(p.trim())));
             } catch (NumberFormatException e) {
                 throw new ConfigurationException(PORTS + " holds a port that is not a number: " + p);
             }
-        }).toList();
+        }
+        if (declared.size() > MAX_PORTS) {
+            throw new ConfigurationException(dev.airlock.Ports.KEY + " and " + PORTS + " declare " + declared.size()
+                    + " ports; a Vercel sandbox exposes at most " + MAX_PORTS + ": declare fewer");
+        }
+        List<Integer> ports = List.copyOf(declared);
+        Optional<String> snapshot = s.get(SNAPSHOT).map(String::trim).filter(v -> !v.isEmpty());
+        Optional<String> sandboxId = s.get(SANDBOX_ID).filter(v -> !v.isBlank()).map(String::trim);
+        if (snapshot.isPresent() && sandboxId.isPresent()) {
+            throw new ConfigurationException("set " + SNAPSHOT + " or " + SANDBOX_ID + ", not both: a snapshot starts a new sandbox");
+        }
         return new VercelSettings(s.get(API_URL, "https://vercel.com/api").replaceAll("/+$", ""), token,
                 s.get(TEAM_ID).filter(v -> !v.isBlank()).or(() -> Optional.ofNullable(processEnv.get(TEAM_VARIABLE)))
                         .map(String::trim).filter(v -> !v.isEmpty()),
                 s.get(PROJECT_ID).filter(v -> !v.isBlank()).or(() -> Optional.ofNullable(processEnv.get(PROJECT_VARIABLE)))
                         .orElse("").trim(), image, runtime, vcpus, timeout,
-                Map.copyOf(s.keys(ENV)), ports, s.getBoolean(PERSISTENT, false),
-                s.get(SANDBOX_ID).filter(v -> !v.isBlank()).map(String::trim), network);
+                Map.copyOf(s.keys(ENV)), ports, s.getBoolean(PERSISTENT, false), sandboxId, network, snapshot);
     }
 
     /** The token, or one line saying how to give it. */

@@ -46,6 +46,15 @@ class VercelCompatibilityTest extends EnvironmentCompatibilityKit {
         return Optional.of(openEnvironment(OpenContext.of(settings().with(VercelSettings.SANDBOX_ID, to.id()))));
     }
 
+    /** Deletes the kit's snapshot, and checks the emulator no longer holds it: a run leaves nothing. */
+    @Override
+    protected void discardSnapshot(String id) {
+        try (VercelApi api = new VercelApi(VercelSettings.from(settings(), Map.of()), settings())) {
+            api.deleteSnapshot(id);
+        }
+        assertFalse(FIXTURE.emulator.snapshotExists(id), "snapshot " + id + " is still there after its delete");
+    }
+
     @Override
     protected Collection<String> secrets() {
         return List.of(VercelEmulatorFixture.TOKEN);

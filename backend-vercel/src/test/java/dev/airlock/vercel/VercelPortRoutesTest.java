@@ -24,11 +24,14 @@ import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A sandbox created with {@code ports} answers a route per port ({@code {url, subdomain, port}},
- * the SDK's shape); a request whose Host is the route's domain reaches the server listening on
+ * the SDK's shape), whose {@code url} (the emulated edge, on loopback) reaches the server and stops
+ * answering with the session; a request whose Host is the route's domain (what the SDK's
+ * {@code domain(port)} builds from the subdomain) reaches the server listening on
  * that port inside the sandbox, and only there: the host's own loopback port of the same number
  * is never reached.
  */
@@ -60,7 +63,9 @@ class VercelPortRoutesTest {
         assertEquals(3000, route.path("port").asInt());
         String sub = route.path("subdomain").asText();
         assertTrue(sub.matches("[a-z0-9-]+"), sub);
-        assertEquals("https://" + sub + ".vercel.run", route.path("url").asText());
+        URI edge = URI.create(route.path("url").asText());
+        assertEquals("http", edge.getScheme(), "the route's url is the emulated edge on this machine: " + edge);
+        assertEquals("127.0.0.1", edge.getHost(), "the route's url is the emulated edge on this machine: " + edge);
         String sid = made.path("session").path("id").asText();
         assertEquals(routes, get("/v2/sandboxes/sessions/" + sid).path("routes"), "session-get answers the same routes");
         String name = made.path("sandbox").path("name").asText();
@@ -69,7 +74,7 @@ class VercelPortRoutesTest {
         String host = sub + ".vercel.run";
         Answer before = request(host, "GET", "/", new byte[0]);
         assertEquals(502, before.status, before.text());
-        assertTrue(before.text().contains("nothing listens on port 3000 in the sandbox"), before.text());
+        assertTrue(before.text().contains("nothing answered on port 3000 in the sandbox"), before.text());
 
         post("/v2/sandboxes/sessions/" + sid + "/cmd", "{\"command\":\"node\",\"args\":[\"-e\","
                 + JSON.writeValueAsString(ECHO.replace("PORT", "3000")) + "]}");
@@ -87,6 +92,9 @@ class VercelPortRoutesTest {
         assertTrue(a.head.contains("\r\nX-method: POST\r\n") || a.head.toLowerCase().contains("\r\nx-method: post\r\n"), a.head);
         assertTrue(a.head.toLowerCase().contains("\r\nx-path: /echo?a=1&b=%20\r\n"), a.head);
         assertTrue(a.head.toLowerCase().contains("\r\ncontent-type: application/x-echo\r\n"), a.head);
+        Answer direct = request(edge, edge.getHost() + ":" + edge.getPort(), "POST", "/direct", body);
+        assertEquals(201, direct.status, "the route's url reaches the same server: " + direct.text());
+        assertArrayEquals(body, direct.body, "the body went through the route's url and came back byte for byte");
 
         Answer other = request(routes.get(1).path("subdomain").asText() + ".vercel.run:443", "GET", "/", new byte[0]);
         assertEquals(502, other.status, "port 3001 has its own route, and nothing listens there: " + other.text());
@@ -98,6 +106,16 @@ class VercelPortRoutesTest {
         Answer stopped = request(host, "GET", "/", new byte[0]);
         assertEquals(410, stopped.status, stopped.text());
         assertTrue(stopped.text().contains("sandbox_stopped"), stopped.text());
+        assertFalse(answers(edge), "the route's url " + edge + " still answers after the session stopped");
+    }
+
+    /** Whether anything accepts a connection at {@code u} and answers a request. */
+    private static boolean answers(URI u) {
+        try {
+            return request(u, u.getHost(), "GET", "/", new byte[0]).status > 0;
+        } catch (Exception | AssertionError e) {
+            return false;
+        }
     }
 
     @Test
@@ -136,7 +154,11 @@ class VercelPortRoutesTest {
 
     /** One HTTP/1.1 request to the emulator with {@code host} as its Host, as a DNS entry for *.vercel.run would send it. */
     private static Answer request(String host, String method, String target, byte[] body) throws Exception {
-        URI u = fixture.emulator.url();
+        return request(fixture.emulator.url(), host, method, target, body);
+    }
+
+    /** One HTTP/1.1 request to {@code u}'s address with {@code host} as its Host. */
+    private static Answer request(URI u, String host, String method, String target, byte[] body) throws Exception {
         try (Socket s = new Socket(u.getHost(), u.getPort())) {
             s.setSoTimeout(30_000);
             OutputStream out = s.getOutputStream();

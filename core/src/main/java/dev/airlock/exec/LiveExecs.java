@@ -82,6 +82,11 @@ final class LiveExecs {
         lingering.remove(p);
     }
 
+    /** How many processes close would kill now. */
+    int lingering() {
+        return lingering.size();
+    }
+
     /** Hands each lingering process to {@code kill} once, and forgets them. */
     void drainLingering(BiConsumer<RemoteProcess, Reaper.Identity> kill) {
         for (RemoteProcess p : List.copyOf(lingering.keySet())) {

@@ -284,6 +284,83 @@ class ExecKillTest {
             HostBackend.killGroupMembers(pgid);
         }
     }
+
+    /**
+     * SIGTERM first, and the command's own clean-up (a TERM trap) gets its grace before SIGKILL:
+     * a timed-out command is not killed outright.
+     */
+    @Test
+    void aTimedOutCommandsTermTrapRunsWithinTheGrace() throws Exception {
+        HostBackend b = open("airlock.kill.grace", "20s");
+        Path cleaned = dir.resolve("cleaned");
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("trap 'sleep 0.3; echo done > \"" + cleaned
+                + "\"; exit 0' TERM; sleep 30 & wait").timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        eventually("the TERM trap's clean-up never ran: the command got no grace", HostBackend.HANG,
+                () -> Files.exists(cleaned));
+        assertEquals("done\n", Files.readString(cleaned));
+    }
+
+    /** A kill that got through leaves nothing for close to kill again: close signals no group. */
+    @Test
+    void aKilledTreeIsNotKilledAgainAtClose() throws Exception {
+        HostBackend b = open();
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("trap '' TERM; sleep 30")
+                .timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        long pgid = b.launched.get(0).pid();
+        eventually("the timed-out tree outlived its kill", HostBackend.HANG, () -> HostBackend.groupMembers(pgid).isEmpty());
+        eventually("no SIGKILL was sent", HostBackend.HANG, () -> b.signals.contains("KILL " + pgid));
+        // The kill's last step (forgetting the tree) follows its SIGKILL; the trees close would kill:
+        eventually("the killed tree is still kept for close", HostBackend.HANG, () -> b.env.live().lingering() == 0);
+        List<String> before = List.copyOf(b.signals);
+        b.env.close();
+        assertEquals(before, List.copyOf(b.signals), "close signalled a tree whose kill had got through");
+    }
+
+    /**
+     * The kill's own retries end at {@link Reaper#KILL_REACH}: a tree whose every SIGKILL failed
+     * until then is kept for close, which kills it once the target answers again. (The case above
+     * heals the target while the retries still run, so they succeed on their own.)
+     */
+    @Test
+    void closeKillsATreeWhoseKillGaveUp() throws Exception {
+        HostBackend b = open();
+        b.forceKill = Fault.FAIL;
+        ExecResult r = HostBackend.within(b.start(ExecRequest.builder("trap '' TERM; sleep 60; echo not-killed")
+                .timeout(Duration.ofMillis(300)).build()));
+        assertTrue(r.timedOut());
+        long pgid = b.launched.get(0).pid();
+        try {
+            eventually("no SIGKILL was tried", HostBackend.HANG, () -> b.signals.contains("KILL " + pgid));
+            long firstKill = System.nanoTime();
+            // Given up: the reach has passed and no try came for twice the longest pause between tries.
+            long lastCount = -1;
+            long quietSince = System.nanoTime();
+            long end = firstKill + Reaper.KILL_REACH.multipliedBy(3).toNanos();
+            while (System.nanoTime() < end) {
+                long count = b.signals.stream().filter(("KILL " + pgid)::equals).count();
+                if (count != lastCount) {
+                    lastCount = count;
+                    quietSince = System.nanoTime();
+                } else if (System.nanoTime() - firstKill > Reaper.KILL_REACH.toNanos()
+                        && System.nanoTime() - quietSince > 2 * Backoff.MAX_MS * 1_000_000L) {
+                    break;
+                }
+                Thread.sleep(100);
+            }
+            assertTrue(System.nanoTime() < end, "the SIGKILL was still being tried " + Reaper.KILL_REACH.multipliedBy(3)
+                    + " after its first try");
+            assertTrue(!HostBackend.groupMembers(pgid).isEmpty(), "the tree died although every SIGKILL failed");
+            b.forceKill = Fault.NONE; // the target answers again
+            b.env.close();
+            eventually("a timed-out tree whose kill gave up outlived close: " + HostBackend.groupMembers(pgid), GONE,
+                    () -> HostBackend.groupMembers(pgid).isEmpty());
+        } finally {
+            HostBackend.killGroupMembers(pgid);
+        }
+    }
+
     /**
      * One rule on every backend: what a command leaves running ends with it. A background job
      * holding the output used to run on until close (and hold two pump threads while it did, so

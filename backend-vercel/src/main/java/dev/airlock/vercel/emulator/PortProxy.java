@@ -1,31 +1,29 @@
 package dev.airlock.vercel.emulator;
 
-import dev.airlock.emulator.EmulatedSandbox;
 import dev.airlock.emulator.EmulatorHttpServer.Request;
 import dev.airlock.emulator.EmulatorHttpServer.Response;
-import dev.airlock.emulator.SandboxProcess;
+import dev.airlock.emulator.PortEdge;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One HTTP request to a sandbox's public port domain ({@code https://SUBDOMAIN.vercel.run} on the
- * service), forwarded to that port on the sandbox's own loopback and answered with what the
- * server there sends.
- *
- * <p>The sandbox has its own network namespace, so the emulator cannot connect to the port from
- * the host: each request runs a relay inside the sandbox (bash's {@code /dev/tcp} to
- * {@code 127.0.0.1:PORT}, stdin to the socket, the socket to stdout) with the request on its stdin
- * and {@code Connection: close}. The relay reaches that sandbox's loopback and nothing else.
+ * service, what the SDK's {@code domain(port)} builds from the route's subdomain), forwarded to
+ * that port through the session's {@link PortEdge} (the one relay into the sandbox's loopback, the
+ * route's {@code url} too) and answered with what the server there sends.
  */
 final class PortProxy {
     /** The service's domain for sandbox ports. */
@@ -33,15 +31,8 @@ final class PortProxy {
     /** The largest request body forwarded (the emulator's bound, not the service's). */
     static final int MAX_REQUEST_BYTES = 16 * 1024 * 1024;
     private static final int MAX_HEAD_BYTES = 64 * 1024;
-    /** Exit status of the relay when nothing listens on the port. */
-    private static final int NOT_LISTENING = 97;
     /** The longest a request may take, as the edge's own timeout would end it. */
     static final long MAX_REQUEST_MINUTES = 5;
-    private static final String RELAY = String.join("\n",
-            "exec 3<>\"/dev/tcp/127.0.0.1/$1\" 2>/dev/null || exit " + NOT_LISTENING,
-            "cat <&3 &",
-            "cat >&3",
-            "wait $!");
     /** Hop-by-hop headers (RFC 9110 7.6.1), never forwarded, and the lengths this proxy sets itself. */
     private static final Set<String> HOP = Set.of("connection", "keep-alive", "proxy-connection", "proxy-authenticate",
             "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "content-length");
@@ -49,41 +40,30 @@ final class PortProxy {
     private PortProxy() {
     }
 
-    /** Forwards {@code req} to {@code port} inside {@code sandbox} as the sandbox's user, and answers with the result. */
-    static void forward(EmulatedSandbox sandbox, int port, Request req, Response resp) throws IOException {
+    /** Forwards {@code req} through {@code edge} to its port in the sandbox, and answers with the result. */
+    static void forward(PortEdge edge, Request req, Response resp) throws IOException {
+        int port = edge.sandboxPort();
         byte[] body = req.bodyBytes(MAX_REQUEST_BYTES + 1);
         if (body.length > MAX_REQUEST_BYTES) {
             resp.error(413, "payload_too_large", "the request body is over " + MAX_REQUEST_BYTES + " bytes");
             return;
         }
-        SandboxProcess p;
-        try {
-            p = sandbox.exec(new EmulatedSandbox.Command("port-relay", List.of("bash", "-c", RELAY, "relay", String.valueOf(port)),
-                    "/", Map.of(), "port-" + port + "-" + java.util.UUID.randomUUID(), body.length, Optional.empty()));
-        } catch (IllegalStateException e) {
-            resp.error(502, "bad_gateway", "the sandbox cannot take connections: " + e.getMessage());
-            return;
-        }
-        java.util.concurrent.CompletableFuture.runAsync(() -> {
-            if (p.alive()) {
-                p.signal(9);
-            }
-        }, java.util.concurrent.CompletableFuture.delayedExecutor(MAX_REQUEST_MINUTES, java.util.concurrent.TimeUnit.MINUTES));
-        try {
-            try (OutputStream up = p.stdin()) {
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), edge.port())) {
+            socket.setSoTimeout((int) TimeUnit.MINUTES.toMillis(MAX_REQUEST_MINUTES));
+            InputStream down = socket.getInputStream();
+            String status;
+            try {
+                OutputStream up = socket.getOutputStream();
                 up.write(head(req, body.length));
                 up.write(body);
-            } catch (IOException e) {
-                // the relay ended before taking the request: nothing listens; its exit says so below
+                up.flush();
+                status = line(down);
+            } catch (SocketException e) {
+                status = null; // the edge resets a connection to a port nothing listens on
             }
-            InputStream down = p.stdout();
-            String status = line(down);
             if (status == null) {
-                int code = waitFor(p);
-                resp.error(502, "bad_gateway", code == NOT_LISTENING
-                        ? "nothing listens on port " + port + " in the sandbox"
-                        : code == 127 ? "the sandbox has no bash, which the emulator's port relay needs"
-                        : "the server on port " + port + " closed the connection without an answer");
+                resp.error(502, "bad_gateway", "nothing answered on port " + port + " in the sandbox (nothing listens"
+                        + " there, or the server closed the connection without an answer)");
                 return;
             }
             String[] parts = status.split(" ", 3);
@@ -132,12 +112,6 @@ final class PortProxy {
                     down.transferTo(out);
                 }
             }
-        } finally {
-            if (p.alive()) {
-                p.signal(9); // the server may keep the connection open; the answer is complete
-            }
-            p.stderr().close();
-            waitFor(p);
         }
     }
 
@@ -199,15 +173,6 @@ final class PortProxy {
             }
             copy(in, out, n);
             line(in);
-        }
-    }
-
-    private static int waitFor(SandboxProcess p) {
-        try {
-            return p.waitFor();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
         }
     }
 }

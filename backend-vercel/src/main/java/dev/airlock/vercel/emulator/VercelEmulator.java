@@ -11,6 +11,7 @@ import dev.airlock.emulator.EmulatorCredentials;
 import dev.airlock.emulator.EmulatorHttpServer;
 import dev.airlock.emulator.EmulatorHttpServer.Request;
 import dev.airlock.emulator.EmulatorHttpServer.Response;
+import dev.airlock.emulator.PortEdge;
 import dev.airlock.emulator.SandboxProcess;
 
 import java.io.IOException;
@@ -56,7 +57,17 @@ import java.util.zip.GZIPInputStream;
  * POST   .../fs/write   (gzip tar, x-cwd)          fs-write         {}
  * POST   .../fs/read    {path, cwd}                fs-read          bytes | 404
  * POST   .../fs/mkdir   {path, cwd}                fs-mkdir         {}
+ * POST   .../sessions/{sid}/snapshot {expiration?}  snapshot-create  {snapshot, session}: the session stops
+ * GET    /v2/sandboxes/snapshots/{id}              snapshot-get     {snapshot} | 404
+ * DELETE /v2/sandboxes/snapshots/{id}              snapshot-delete  {snapshot} (status deleted) | 404
+ * PATCH  /v2/sandboxes/{name}  {currentSnapshotId}  sandbox-update   {sandbox, routes}
  * </pre>
+ *
+ * <p>Snapshots: taking one stops the session, as the SDK documents ("this session will be stopped as
+ * part of the snapshot creation process"); the sandbox's {@code currentSnapshotId} becomes it, and a
+ * resume ({@code GET ?resume=true}) boots the new session from it. A create with
+ * {@code source: {type: "snapshot", snapshotId}} starts from a copy of its files; a snapshot that
+ * does not exist, was deleted or expired is 410 {@code snapshot_not_found}, as the service answers.
  *
  * Auth: every call carries {@code Authorization: Bearer VERCEL_TOKEN} and {@code ?teamId=VERCEL_TEAM_ID}
  * (the official SDK refuses a token without a team, and the service scopes every sandbox call
@@ -94,6 +105,7 @@ public final class VercelEmulator implements Emulator {
     private final Map<String, SessionState> sessions = new ConcurrentHashMap<>();
     private final List<StagedWrite> writes = Collections.synchronizedList(new ArrayList<>());
     private final ScheduledExecutorService timers;
+    private final SnapshotStore snapshots;
 
     /** A file {@code fs/write} created, with the mode its tar header carried and the mode it got. */
     public record StagedWrite(String sessionId, String path, int headerMode, int fileMode, long size) {
@@ -103,6 +115,7 @@ public final class VercelEmulator implements Emulator {
         this.context = context;
         this.credentials = EmulatorCredentials.from(context.environment()).variable(TOKEN_VARIABLE, "")
                 .variable(TEAM_VARIABLE, "team_").build();
+        this.snapshots = new SnapshotStore(context.stateDir().resolve("snapshots"));
         this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "vercel-emulator-timeouts");
             t.setDaemon(true);
@@ -125,6 +138,10 @@ public final class VercelEmulator implements Emulator {
                 .route("POST", SESSIONS + "/fs/write", "fs-write", this::fsWrite)
                 .route("POST", SESSIONS + "/fs/read", "fs-read", this::fsRead)
                 .route("POST", SESSIONS + "/fs/mkdir", "fs-mkdir", this::fsMkdir)
+                .route("POST", SESSIONS + "/snapshot", "snapshot-create", this::snapshotCreate)
+                .route("GET", "/v2/sandboxes/snapshots/{id}", "snapshot-get", this::snapshotGet)
+                .route("DELETE", "/v2/sandboxes/snapshots/{id}", "snapshot-delete", this::snapshotDelete)
+                .route("PATCH", "/v2/sandboxes/{name}", "sandbox-update", this::sandboxUpdate)
                 .route("GET", "/v2/sandboxes/{name}", "sandbox-get", this::sandboxGet)
                 .route("DELETE", "/v2/sandboxes/{name}", "sandbox-delete", this::delete)
                 .hostRoute(h -> h.endsWith("." + PortProxy.DOMAIN), "port-route", this::portRoute)
@@ -216,6 +233,12 @@ public final class VercelEmulator implements Emulator {
         }
         sessions.clear();
         sandboxes.clear();
+        snapshots.close();
+    }
+
+    /** Whether snapshot {@code id} exists and is not deleted (tests check a run left none). */
+    public boolean snapshotExists(String id) {
+        return snapshots.get(id).map(s -> s.status().equals("created")).orElse(false);
     }
 
     // ---------------------------------------------------------------- state
@@ -235,6 +258,8 @@ public final class VercelEmulator implements Emulator {
         /** The create's network policy mode (allow-all, deny-all, or custom for lists); commands never have a route out here. */
         volatile String networkMode = "allow-all";
         final long timeout;
+        /** The snapshot a resume boots from: the last one taken of it, or one set by an update; null for none. */
+        volatile String currentSnapshotId;
         /** Each exposed port's subdomain, in the order the create asked for them. */
         final Map<Integer, String> routes = new LinkedHashMap<>();
 
@@ -254,10 +279,20 @@ public final class VercelEmulator implements Emulator {
             }
         }
 
-        /** The SDK's {@code routes}: {@code {url, subdomain, port}} per exposed port. */
+        /**
+         * The SDK's {@code routes}: {@code {url, subdomain, port}} per exposed port. The {@code url}
+         * stands for the service's edge: the current session's {@link PortEdge} on this machine's
+         * loopback (a new session has new edges); the subdomain is the sandbox's, which the SDK's
+         * {@code domain(port)} builds {@code https://SUBDOMAIN.vercel.run} from (see {@link #portRoute}).
+         */
         com.fasterxml.jackson.databind.node.ArrayNode routesJson() {
+            return routesJson(current);
+        }
+
+        /** The routes as session {@code s} serves them. */
+        com.fasterxml.jackson.databind.node.ArrayNode routesJson(SessionState s) {
             var arr = JSON.createArrayNode();
-            routes.forEach((port, sub) -> arr.addObject().put("url", "https://" + sub + "." + PortProxy.DOMAIN)
+            routes.forEach((port, sub) -> arr.addObject().put("url", s.edges.get(port).url().toString())
                     .put("subdomain", sub).put("port", port));
             return arr;
         }
@@ -267,6 +302,9 @@ public final class VercelEmulator implements Emulator {
             n.put("name", name).put("persistent", persistent).put("region", "iad1").put("vcpus", vcpus)
                     .put("memory", vcpus * 2048).put("timeout", timeout).put("createdAt", createdAt).put("updatedAt", updatedAt)
                     .put("currentSessionId", current.id).put("status", current.status()).put("cwd", current.cwd);
+            if (currentSnapshotId != null) {
+                n.put("currentSnapshotId", currentSnapshotId);
+            }
             if (runtime != null) {
                 n.put("runtime", runtime);
             } else {
@@ -290,13 +328,31 @@ public final class VercelEmulator implements Emulator {
         volatile long stoppedAt;
         volatile String status = "running";
         final Map<String, CommandState> commands = new ConcurrentHashMap<>();
+        /** Each routed port's edge: open while the session runs (they close when its sandbox stops). */
+        final Map<Integer, PortEdge> edges = new ConcurrentHashMap<>();
 
-        SessionState(SandboxState owner) {
+        SessionState(SandboxState owner) throws IOException {
+            this(owner, null);
+        }
+
+        /** A new session of {@code owner}, its files those of {@code from} when not null. */
+        SessionState(SandboxState owner, SnapshotStore.Snapshot from) throws IOException {
             this.owner = owner;
             this.timeout = owner.timeout;
             this.sandbox = EmulatedSandbox.create(id, owner.runtime != null ? owner.runtime : owner.image,
                     context.stateDir().resolve(id), new EmulatedSandbox.User(USER, 1000, cwd), context.isolation(),
                     context.journal());
+            try {
+                if (from != null) {
+                    snapshots.restoreInto(from, sandbox.root());
+                }
+                for (int port : owner.routes.keySet()) {
+                    edges.put(port, PortEdge.open(sandbox, port));
+                }
+            } catch (IOException | RuntimeException e) {
+                sandbox.close();
+                throw e;
+            }
         }
 
         synchronized String status() {
@@ -305,14 +361,37 @@ public final class VercelEmulator implements Emulator {
 
         /** Stops once: the processes go, the logs with them. */
         void stop() {
+            try {
+                stop("stopping", null);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e); // no step between: not reached
+            }
+        }
+
+        /**
+         * Stops once, in state {@code passing} meanwhile, running {@code whileStopped} on the stopped
+         * processes' files before the session counts as stopped; false when it was not running.
+         */
+        boolean stop(String passing, IoStep whileStopped) throws IOException {
             synchronized (this) {
                 if (!status.equals("running")) {
-                    return;
+                    return false;
                 }
-                status = "stopping";
+                status = passing;
             }
             sandbox.stop();
             commands.values().forEach(CommandState::sandboxStopped);
+            try {
+                if (whileStopped != null) {
+                    whileStopped.run();
+                }
+            } finally {
+                markStopped();
+            }
+            return true;
+        }
+
+        private void markStopped() {
             synchronized (this) {
                 status = "stopped";
                 stoppedAt = System.currentTimeMillis();
@@ -335,6 +414,11 @@ public final class VercelEmulator implements Emulator {
             }
             return n;
         }
+    }
+
+    /** A step that may fail with an {@link IOException}. */
+    private interface IoStep {
+        void run() throws IOException;
     }
 
     /** One command: its process, its output as log lines (kept until the session stops), its end. */
@@ -543,6 +627,17 @@ public final class VercelEmulator implements Emulator {
             resp.error(400, "bad_request", over);
             return;
         }
+        SnapshotStore.Snapshot from = null;
+        JsonNode source = body.path("source");
+        if (source.isObject() && "snapshot".equals(source.path("type").asText())) {
+            String snapshotId = source.path("snapshotId").asText("");
+            Optional<SnapshotStore.Snapshot> found = snapshots.get(snapshotId).filter(x -> x.usable(System.currentTimeMillis()));
+            if (found.isEmpty()) {
+                resp.error(410, "snapshot_not_found", "Snapshot not found: " + snapshotId);
+                return;
+            }
+            from = found.get();
+        }
         JsonNode policy = body.path("networkPolicy");
         String networkMode = policy.isObject() ? policy.path("mode").asText("custom") : "allow-all";
         if (!List.of("allow-all", "deny-all", "custom").contains(networkMode)) {
@@ -553,7 +648,7 @@ public final class VercelEmulator implements Emulator {
                 strings(body.get("tags")), strings(body.get("env")), vcpus,
                 Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), runtime, timeout, ports);
         sb.networkMode = networkMode;
-        SessionState s = new SessionState(sb);
+        SessionState s = new SessionState(sb, from);
         sb.current = s;
         sandboxes.put(name, sb);
         sessions.put(s.id, s);
@@ -600,7 +695,7 @@ public final class VercelEmulator implements Emulator {
                         resp.error(410, "sandbox_stopped", "the sandbox " + sb.name + " is " + s.status());
                         return;
                     }
-                    PortProxy.forward(s.sandbox, r.getKey(), req, resp);
+                    PortProxy.forward(s.edges.get(r.getKey()), req, resp);
                     return;
                 }
             }
@@ -642,7 +737,10 @@ public final class VercelEmulator implements Emulator {
         boolean resumed = false;
         synchronized (sb) {
             if (req.query("resume").map("true"::equals).orElse(false) && !sb.current.status().equals("running")) {
-                SessionState s = new SessionState(sb); // a fresh session; a throwaway sandbox keeps no files
+                // A fresh session: from the sandbox's current snapshot where it has one, else empty (a
+                // throwaway sandbox keeps no files of its own).
+                SessionState s = new SessionState(sb, Optional.ofNullable(sb.currentSnapshotId).flatMap(snapshots::get)
+                        .filter(x -> x.usable(System.currentTimeMillis())).orElse(null));
                 sessions.put(s.id, s);
                 sb.current = s;
                 resumed = true;
@@ -669,8 +767,92 @@ public final class VercelEmulator implements Emulator {
                 sessions.remove(s.id);
             }
         }
+        if (req.query("deleteOrphanSnapshots").map("true"::equals).orElse(false)) {
+            snapshots.deleteOf(sb.name);
+        }
         ObjectNode out = JSON.createObjectNode();
         out.set("sandbox", sb.json());
+        resp.json(200, out.toString());
+    }
+
+    /** {@code PATCH /v2/sandboxes/{name}}: only {@code currentSnapshotId} is applied here (a snapshot that exists). */
+    private void sandboxUpdate(Request req, Response resp) throws IOException {
+        SandboxState sb = sandboxes.get(req.param("name"));
+        if (sb == null) {
+            resp.error(404, "not_found", "no sandbox named " + req.param("name"));
+            return;
+        }
+        JsonNode body = body(req, resp);
+        if (body == null) {
+            return;
+        }
+        String current = text(body, "currentSnapshotId");
+        if (current != null) {
+            if (snapshots.get(current).filter(x -> x.usable(System.currentTimeMillis())).isEmpty()) {
+                resp.error(410, "snapshot_not_found", "Snapshot not found: " + current);
+                return;
+            }
+            sb.currentSnapshotId = current;
+            sb.updatedAt = System.currentTimeMillis();
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.set("sandbox", sb.json());
+        out.set("routes", sb.routesJson());
+        resp.json(200, out.toString());
+    }
+
+    // ---------------------------------------------------------------- snapshots
+
+    /**
+     * Takes a snapshot of a running session: its processes stop (the session is
+     * {@code snapshotting} meanwhile), its files are copied, and it is stopped; the sandbox's
+     * current snapshot becomes it. {@code expiration} (ms, 0 for never) is optional.
+     */
+    private void snapshotCreate(Request req, Response resp) throws IOException {
+        Optional<SessionState> found = session(req, resp, true);
+        JsonNode body = found.isPresent() ? body(req, resp) : null;
+        if (body == null) {
+            return;
+        }
+        JsonNode exp = body.path("expiration");
+        if (!exp.isMissingNode() && !exp.isNull() && (!exp.isIntegralNumber() || exp.asLong() < 0)) {
+            resp.error(400, "bad_request", "expiration must be a number of milliseconds, 0 for none, not " + exp);
+            return;
+        }
+        SessionState s = found.get();
+        SnapshotStore.Snapshot[] taken = new SnapshotStore.Snapshot[1];
+        boolean stopped = s.stop("snapshotting", () -> taken[0] = snapshots.take(s.id, s.owner.name, s.sandbox.root(),
+                exp.asLong(0)));
+        if (!stopped) {
+            resp.error(410, "sandbox_stopped", "the sandbox session " + s.id + " is " + s.status());
+            return;
+        }
+        s.owner.currentSnapshotId = taken[0].id();
+        ObjectNode out = JSON.createObjectNode();
+        out.set("snapshot", taken[0].json());
+        out.set("session", s.json());
+        resp.json(200, out.toString());
+    }
+
+    private void snapshotGet(Request req, Response resp) throws IOException {
+        Optional<SnapshotStore.Snapshot> s = snapshots.get(req.param("id"));
+        if (s.isEmpty()) {
+            resp.error(404, "not_found", "Snapshot not found: " + req.param("id"));
+            return;
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.set("snapshot", s.get().json());
+        resp.json(200, out.toString());
+    }
+
+    private void snapshotDelete(Request req, Response resp) throws IOException {
+        Optional<SnapshotStore.Snapshot> s = snapshots.delete(req.param("id"));
+        if (s.isEmpty()) {
+            resp.error(404, "not_found", "Snapshot not found: " + req.param("id"));
+            return;
+        }
+        ObjectNode out = JSON.createObjectNode();
+        out.set("snapshot", s.get().json());
         resp.json(200, out.toString());
     }
 
@@ -694,7 +876,7 @@ public final class VercelEmulator implements Emulator {
         if (s.isPresent()) {
             ObjectNode out = JSON.createObjectNode();
             out.set("session", s.get().json());
-            out.set("routes", s.get().owner.routesJson());
+            out.set("routes", s.get().owner.routesJson(s.get()));
             resp.json(200, out.toString());
         }
     }

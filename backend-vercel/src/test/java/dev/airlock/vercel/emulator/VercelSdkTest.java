@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Vercel's official SDK ({@code @vercel/sandbox}, pinned in src/test/sdk/package-lock.json, installed
  * by {@code npm ci} in .ci/run) against the emulator: create, writeFiles, runCommand (waited and
- * detached), readFile, mkDir, a port's domain, stop. The SDK validates every answer with its own schemas.
+ * detached), readFile, mkDir, a port's domain, a snapshot and a sandbox created from it, stop. The SDK validates every answer with its own schemas.
  */
 class VercelSdkTest {
     static final Path SDK = Path.of("src/test/sdk");
@@ -52,9 +52,11 @@ class VercelSdkTest {
             assertEquals(0, p.exitValue(), out);
             assertTrue(out.contains("SDK CHECK PASSED"), out);
             assertEquals(0, emulator.runningSessions(), "the SDK stopped its sandbox");
-            // Five creates reach the emulator: four refused (wrong token, foreign team, 16 ports, 999 vCPUs), one made.
-            assertTrue(journal.entries("sandbox-create").size() == 5 && journal.entries("fs-write").size() == 1,
-                    "four refused creates, one create, one write");
+            // Six creates reach the emulator: four refused (wrong token, foreign team, 16 ports, 999 vCPUs), one
+            // made, one from its snapshot.
+            assertTrue(journal.entries("sandbox-create").size() == 6 && journal.entries("fs-write").size() == 1,
+                    "four refused creates, one create, one from a snapshot, one write");
+            assertEquals(1, journal.entries("snapshot-create").size(), "the SDK took one snapshot");
             assertTrue(journal.entries("port-route").size() >= 1, "the port's domain was served by the emulator");
             journal.assertNoDoubleDispatch();
         }
