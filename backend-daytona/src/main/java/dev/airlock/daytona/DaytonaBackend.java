@@ -35,7 +35,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * A Daytona sandbox as an Airlock backend. The glue to the core's hooks lives here and only
  * here: {@link #launch} (a session per command, always {@code sh -c '<script>'}, output to files),
  * {@link #stage} (0700 folder, upload, chmod 0600), {@link #remove}, {@link #kill} (delete
- * the command's session) and {@link #stopSandbox} (stop and delete, once).
+ * the command's session), {@link #stopSandbox} (stop and delete, once), {@link #portForwarder}
+ * (signed preview URLs, {@link DaytonaPreviews}) and {@link #snapshot} ({@link DaytonaSnapshot}).
  */
 public final class DaytonaBackend implements Backend, Stager, Killer {
     /** Daytona labels take the cloud spelling of {@link ResourceLabels}: {@code airlock.managed}, {@code airlock.owner}... */
