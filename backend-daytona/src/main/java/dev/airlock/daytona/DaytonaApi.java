@@ -173,6 +173,20 @@ final class DaytonaApi implements AutoCloseable {
         }
     }
 
+    /** Every snapshot whose name contains {@code name} ({@code GET /snapshots?name=}, page by page). */
+    List<JsonNode> snapshots(String name) {
+        List<JsonNode> out = new ArrayList<>();
+        for (int page = 1; ; page++) {
+            HttpUrl url = HttpUrl.get(settings.apiUrl() + "/snapshots").newBuilder().addQueryParameter("name", name)
+                    .addQueryParameter("page", Integer.toString(page)).addQueryParameter("limit", "100").build();
+            JsonNode p = calls.call(CallKind.READ, "snapshot list", Resource.none(), () -> send(authed(url).get(), "", this::readJson));
+            p.path("items").forEach(out::add);
+            if (page >= p.path("totalPages").asInt(1) || p.path("items").isEmpty()) {
+                return out;
+            }
+        }
+    }
+
     /** Deletes a snapshot by name (the service deletes by id: it is looked up first); one already gone is fine. */
     void deleteSnapshot(String name) {
         Optional<JsonNode> s = snapshot(name);

@@ -139,6 +139,10 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
                     removed.add(id);
                 }
             }
+            for (JsonNode snap : DaytonaSnapshot.collectable(api, olderThan)) {
+                api.deleteSnapshot(snap.path("name").asText());
+                removed.add(snap.path("name").asText());
+            }
         }
         return removed;
     }

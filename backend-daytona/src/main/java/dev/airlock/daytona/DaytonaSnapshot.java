@@ -4,12 +4,18 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.airlock.AirlockException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.shell.StdinScripts;
+import dev.airlock.spi.ResourceLabels;
 import dev.airlock.spi.Deadline;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A snapshot of a running Daytona sandbox's filesystem: {@code POST /sandbox/{id}/snapshot {name}}
@@ -29,6 +35,51 @@ final class DaytonaSnapshot {
     private DaytonaSnapshot() {
     }
 
+    /**
+     * {@code airlock-snapshot-<owner>-}: Daytona snapshots carry no labels, so the name says whose
+     * it is (the first 8 hex digits of SHA-256 of {@link ResourceLabels#currentOwner()}) for {@code gc}.
+     */
+    static String ownerPrefix() {
+        try {
+            byte[] h = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(ResourceLabels.currentOwner().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return PREFIX + java.util.HexFormat.of().formatHex(h, 0, 4) + "-";
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("no SHA-256 in this JVM", e);
+        }
+    }
+
+    /**
+     * The names of this owner's snapshots {@code gc} may delete: made by Airlock for this owner,
+     * older than {@code olderThan}, the sandbox they were taken of gone (so no environment that
+     * took one still runs), and no sandbox made from them.
+     */
+    static List<JsonNode> collectable(DaytonaApi api, java.time.Duration olderThan) {
+        Set<String> sandboxes = new HashSet<>();
+        Set<String> used = new HashSet<>();
+        for (JsonNode s : api.list(java.util.Map.of())) {
+            sandboxes.add(s.path("id").asText());
+            used.add(s.path("snapshot").asText(""));
+        }
+        Instant cutoff = Instant.now().minus(olderThan);
+        List<JsonNode> out = new ArrayList<>();
+        String prefix = ownerPrefix();
+        for (JsonNode s : api.snapshots(prefix)) {
+            String name = s.path("name").asText("");
+            Instant created;
+            try {
+                created = Instant.parse(s.path("createdAt").asText(""));
+            } catch (java.time.format.DateTimeParseException e) {
+                continue; // no age to judge: left alone
+            }
+            if (name.startsWith(prefix) && !created.isAfter(cutoff) && !used.contains(name)
+                    && !sandboxes.contains(s.path("sourceSandboxId").asText(""))) {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
     /** Takes the snapshot and waits until it is {@code active}; a failed or unfinished one is deleted. */
     static String take(DaytonaApi api, String sandboxId, String privateDir, Deadline deadline) throws IOException {
         if (!privateDir.startsWith(PRIVATE_BASE + "/")) {
@@ -36,7 +87,7 @@ final class DaytonaSnapshot {
                     + privateDir + " is outside " + PRIVATE_BASE + ", which a sandbox opened from a snapshot clears"
                     + " (airlock.private-dir.base, or airlock.run-dir under airlock.profile=eval, put it there); unset that to take snapshots");
         }
-        String name = PREFIX + StdinScripts.randomToken().substring(0, 16).toLowerCase(Locale.ROOT);
+        String name = ownerPrefix() + StdinScripts.randomToken().substring(0, 16).toLowerCase(Locale.ROOT);
         boolean done = false;
         try {
             api.createSnapshot(sandboxId, name);

@@ -98,6 +98,39 @@ class DaytonaSnapshotTest {
     }
 
     @Test
+    void gcRemovesThisOwnersOldSnapshotsWhoseSandboxIsGoneAndThatNoSandboxUses() throws Exception {
+        try (DaytonaEmulatorFixture f = new DaytonaEmulatorFixture(state, FaultPlan.none())) {
+            String orphan;
+            String used;
+            String foreign = DaytonaSnapshot.PREFIX + "00000000-another-owner";
+            try (Environment a = f.open(f.settings())) {
+                orphan = a.snapshot();
+                try (DaytonaApi api = new DaytonaApi(DaytonaSettings.from(f.settings(), java.util.Map.of()), f.settings())) {
+                    api.createSnapshot(DaytonaBackend.of(a).sandboxId(), foreign);
+                    for (int i = 0; i < 200 && !api.snapshot(foreign).map(s -> s.path("state").asText()).orElse("").equals("active"); i++) {
+                        Thread.sleep(50);
+                    }
+                }
+            }
+            try (Environment a2 = f.open(f.settings())) {
+                used = a2.snapshot();
+            }
+            try (Environment b = f.open(f.settings());
+                 Environment fromUsed = f.open(f.settings(DaytonaSettings.SNAPSHOT, used))) {
+                String live = b.snapshot();
+                DaytonaProvider provider = new DaytonaProvider();
+                assertEquals(List.of(), provider.gc(f.settings(), java.time.Duration.ofHours(1), false), "gc removed a young snapshot");
+                assertEquals(List.of(orphan), provider.gc(f.settings(), java.time.Duration.ZERO, false));
+                assertFalse(f.emulator.hasSnapshot(orphan), "gc said it removed " + orphan);
+                for (String kept : List.of(used, live, foreign)) {
+                    assertTrue(f.emulator.hasSnapshot(kept), "gc removed " + kept + " (in use, its sandbox alive, or not this owner's)");
+                }
+                assertTrue(fromUsed.exec(ExecRequest.of("true")).exitCode() == 0);
+            }
+        }
+    }
+
+    @Test
     void aSnapshotWhoseAnswerIsLostIsFoundByNameNotTakenTwice() throws Exception {
         try (DaytonaEmulatorFixture f = new DaytonaEmulatorFixture(state, FaultPlan.parse("sandbox-snapshot:lose", 1));
              Environment env = f.open(f.settings())) {

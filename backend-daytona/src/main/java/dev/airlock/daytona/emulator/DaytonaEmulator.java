@@ -132,6 +132,7 @@ public final class DaytonaEmulator implements Emulator {
                 .route("POST", "/api/sandbox/{id}/ports/{port}/signed-preview-url/{token}/expire", "signed-preview-url-expire",
                         this::expireSignedPreviewUrl)
                 .route("POST", "/api/sandbox/{id}/snapshot", "sandbox-snapshot", this::snapshot)
+                .route("GET", "/api/snapshots", "snapshot-list", this::snapshotList)
                 .route("GET", "/api/snapshots/{snapshot}", "snapshot-get", this::snapshotGet)
                 .route("DELETE", "/api/snapshots/{snapshot}", "snapshot-delete", this::snapshotDelete)
                 .route("POST", t + "/process/execute", "process-execute", this::execute)
@@ -504,6 +505,32 @@ public final class DaytonaEmulator implements Emulator {
         t.setDaemon(true);
         t.start();
         resp.json(200, answer);
+    }
+
+    /** {@code GET /snapshots?name=&page=&limit=}: a partial name match, a page at a time ({@code {items, total, page, totalPages}}). */
+    private void snapshotList(Request req, Response resp) throws IOException {
+        int page;
+        int limit;
+        try {
+            page = Integer.parseInt(req.query("page").orElse("1"));
+            limit = Integer.parseInt(req.query("limit").orElse("100"));
+        } catch (NumberFormatException e) {
+            page = 0;
+            limit = 0;
+        }
+        if (page < 1 || limit < 1 || limit > 200) {
+            fail(req, resp, 400, "BAD_REQUEST", "page must be >= 1 and limit 1-200");
+            return;
+        }
+        List<SnapshotStore.Snap> all = snapshots.matching(req.query("name").orElse(""));
+        ArrayNode items = json.createArrayNode();
+        all.stream().skip((long) (page - 1) * limit).limit(limit).forEach(s -> items.add(snapshots.describe(s)));
+        ObjectNode out = json.createObjectNode();
+        out.set("items", items);
+        out.put("total", all.size());
+        out.put("page", page);
+        out.put("totalPages", Math.max(1, (all.size() + limit - 1) / limit));
+        resp.json(200, out.toString());
     }
 
     private void snapshotGet(Request req, Response resp) throws IOException {

@@ -70,6 +70,12 @@ final class SnapshotStore {
         copyTree(s.files, root);
     }
 
+    /** Those whose name contains {@code part}, oldest first. */
+    java.util.List<Snap> matching(String part) {
+        return byName.values().stream().filter(s -> s.name.contains(part))
+                .sorted(java.util.Comparator.comparing((Snap s) -> s.created)).toList();
+    }
+
     /** By id or by name. */
     Optional<Snap> find(String idOrName) {
         Snap s = byName.get(idOrName);
