@@ -84,6 +84,45 @@ async function refused(step, call, status, words) {
   await sandbox.process.deleteSession('input');
   console.log('ok session input');
 
+  // Preview links: a server in the sandbox, reached through the standard URL (its token in a header,
+  // refused without) and a signed URL (no header), which its expiry call revokes.
+  await sandbox.fs.uploadFile(Buffer.from('served by the sandbox\n'), '/home/daytona/www/index.html');
+  const httpd = await sandbox.process.executeCommand('busybox httpd -p 3000 -h /home/daytona/www', undefined, undefined, 30);
+  if (httpd.exitCode !== 0) fail('httpd: ' + JSON.stringify(httpd));
+  const get = async (url, headers) => {
+    for (let i = 0; ; i++) {
+      try {
+        const res = await fetch(url, { headers });
+        return { status: res.status, body: await res.text() };
+      } catch (e) {
+        if (i > 50) throw e;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  };
+  const link = await sandbox.getPreviewLink(3000);
+  const bare = await get(link.url, {});
+  if (bare.status !== 401) fail('preview without token: ' + JSON.stringify(bare));
+  const withToken = await get(link.url, { 'x-daytona-preview-token': link.token });
+  if (withToken.status !== 200 || withToken.body !== 'served by the sandbox\n') fail('preview with token: ' + JSON.stringify(withToken));
+  console.log('ok preview link');
+  const signed = await sandbox.getSignedPreviewUrl(3000, 120);
+  const viaSigned = await get(signed.url, {});
+  if (viaSigned.status !== 200 || viaSigned.body !== 'served by the sandbox\n') fail('signed preview: ' + JSON.stringify(viaSigned));
+  await sandbox.expireSignedPreviewUrl(3000, signed.token);
+  const expired = await get(signed.url, {});
+  if (expired.status !== 401) fail('expired signed preview: ' + JSON.stringify(expired));
+  console.log('ok signed preview');
+
+  // A snapshot of the running sandbox's files, and a new sandbox made from it with those bytes.
+  await sandbox._experimental_createSnapshot('airlock-sdk-check-snapshot', 60);
+  const copy = await daytona.create({ snapshot: 'airlock-sdk-check-snapshot' }, { timeout: 60 });
+  const copied = await copy.fs.downloadFile('/home/daytona/sdk/data.bin');
+  if (!copied.equals(payload)) fail('snapshot: ' + copied.toString('hex'));
+  await copy.delete();
+  await daytona.snapshot.delete('airlock-sdk-check-snapshot');
+  console.log('ok snapshot');
+
   await sandbox.delete();
   let gone = false;
   try {

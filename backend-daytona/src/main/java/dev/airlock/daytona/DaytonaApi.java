@@ -16,7 +16,9 @@ import dev.airlock.remote.Resource;
 import dev.airlock.remote.RetryPolicy;
 import dev.airlock.remote.Service;
 import dev.airlock.remote.WireFailure;
+import dev.airlock.settings.Secret;
 import dev.airlock.settings.Settings;
+import dev.airlock.spi.Deadline;
 import okhttp3.HttpUrl;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
@@ -27,6 +29,7 @@ import okio.BufferedSink;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -103,6 +106,99 @@ final class DaytonaApi implements AutoCloseable {
                 () -> send(control("sandbox/" + id + "/toolbox-proxy-url").get(), "", this::readJson)).path("url").asText();
     }
 
+    // ------------------------------------------------------------------ preview links
+
+    /**
+     * A signed preview URL of {@code port} ({@code GET /sandbox/{id}/ports/{port}/signed-preview-url}),
+     * its token in the URL itself: {@code {url, token, port, sandboxId}}. Each call mints a new
+     * token, so a resend after a lost answer only leaves an unused one to expire. The whole call,
+     * retries included, ends by {@code deadline}.
+     */
+    JsonNode signedPreviewUrl(String id, int port, Duration expiresIn, Deadline deadline) {
+        HttpUrl url = HttpUrl.get(settings.apiUrl() + "/sandbox/" + id + "/ports/" + port + "/signed-preview-url").newBuilder()
+                .addQueryParameter("expiresInSeconds", Long.toString(expiresIn.toSeconds())).build();
+        return calls.call(CallKind.READ, "preview link", Resource.sandbox(id), () -> {
+            OkHttpClient bounded = within(deadline, "the preview link of port " + port);
+            return Http.execute(bounded, authed(url).get().build(), "", redactor, this::readJson);
+        });
+    }
+
+    /** Revokes a signed preview URL before its expiry; the token travels only in this request's path, never in a message. */
+    void expireSignedPreviewUrl(String id, int port, Secret token, Deadline deadline) {
+        Redactor withToken = Redactor.of(settings.apiKey(), token);
+        HttpUrl url = HttpUrl.get(settings.apiUrl() + "/sandbox/" + id + "/ports/" + port + "/signed-preview-url").newBuilder()
+                .addPathSegment(token.reveal()).addPathSegment("expire").build();
+        ignore404(() -> calls.call(CallKind.STATUS, "preview link expiry", Resource.sandbox(id), () -> {
+            OkHttpClient bounded = within(deadline, "the expiry of the preview link of port " + port);
+            return Http.execute(bounded, authed(url).post(RequestBody.create(new byte[0])).build(), "", withToken, r -> null);
+        }));
+    }
+
+    /**
+     * {@link #http} with a call timeout of what is left until {@code deadline}; past it, a
+     * {@link BackendException} (never retried) naming {@code what}.
+     */
+    private OkHttpClient within(Deadline deadline, String what) {
+        Duration left = deadline.remaining();
+        if (left.isZero() || left.isNegative()) {
+            throw new BackendException("Daytona did not answer for " + what + " in time; try again, or check the Daytona status page");
+        }
+        return http.newBuilder().callTimeout(left).build();
+    }
+
+    // ------------------------------------------------------------------ snapshots
+
+    /**
+     * Starts a snapshot of the sandbox's filesystem named {@code name} ({@code POST
+     * /sandbox/{id}/snapshot}); sent once, a lost answer resolved by asking for the snapshot by name.
+     */
+    void createSnapshot(String id, String name) {
+        ObjectNode b = json.createObjectNode().put("name", name);
+        calls.dispatch("sandbox snapshot", Resource.sandbox(id),
+                () -> send(control("sandbox/" + id + "/snapshot").post(jsonBody(b)), "", r -> Boolean.TRUE),
+                () -> snapshot(name).map(s -> Boolean.TRUE));
+    }
+
+    /** The snapshot record ({@code GET /snapshots/{idOrName}}), empty when there is none of that name. */
+    Optional<JsonNode> snapshot(String idOrName) {
+        try {
+            return Optional.of(calls.call(CallKind.STATUS, "snapshot status", Resource.none(),
+                    () -> send(authed(HttpUrl.get(settings.apiUrl() + "/snapshots").newBuilder().addPathSegment(idOrName).build())
+                            .get(), "", this::readJson)));
+        } catch (dev.airlock.AirlockException e) {
+            if (e instanceof dev.airlock.EnvironmentClosedException || e.getCause() instanceof WireFailure w && w.httpStatus() == 404) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /** Every snapshot whose name contains {@code name} ({@code GET /snapshots?name=}, page by page). */
+    List<JsonNode> snapshots(String name) {
+        List<JsonNode> out = new ArrayList<>();
+        for (int page = 1; ; page++) {
+            HttpUrl url = HttpUrl.get(settings.apiUrl() + "/snapshots").newBuilder().addQueryParameter("name", name)
+                    .addQueryParameter("page", Integer.toString(page)).addQueryParameter("limit", "100").build();
+            JsonNode p = calls.call(CallKind.READ, "snapshot list", Resource.none(), () -> send(authed(url).get(), "", this::readJson));
+            p.path("items").forEach(out::add);
+            if (page >= p.path("totalPages").asInt(1) || p.path("items").isEmpty()) {
+                return out;
+            }
+        }
+    }
+
+    /** Deletes a snapshot by name (the service deletes by id: it is looked up first); one already gone is fine. */
+    void deleteSnapshot(String name) {
+        Optional<JsonNode> s = snapshot(name);
+        if (s.isEmpty()) {
+            return;
+        }
+        String snapshotId = s.get().path("id").asText(name);
+        ignore404(() -> calls.call(CallKind.STATUS, "snapshot delete", Resource.none(),
+                () -> send(authed(HttpUrl.get(settings.apiUrl() + "/snapshots").newBuilder().addPathSegment(snapshotId).build())
+                        .delete(), "", r -> null)));
+    }
+
     // ------------------------------------------------------------------ toolbox
 
     /** The toolbox of one sandbox: {@code {toolboxProxyUrl}/{id}/...}. */
@@ -149,7 +245,11 @@ final class DaytonaApi implements AutoCloseable {
                     () -> send(authed(url("/process/session/" + sessionId).build()).get(), "", DaytonaApi.this::readJson));
         }
 
-        /** The command's exit code, or empty while it runs; empty too when the session is gone (killed). */
+        /**
+         * The command's exit code, or empty while it runs; empty too when the session is gone
+         * (killed). While the sandbox is {@code snapshotting} its toolbox refuses (409) but the
+         * command runs on: that reads as still running.
+         */
         Optional<Optional<Integer>> commandStatus(String sessionId, String cmdId) {
             try {
                 JsonNode c = calls.call(CallKind.STATUS, "command status", Resource.none(),
@@ -160,8 +260,16 @@ final class DaytonaApi implements AutoCloseable {
                 if (e.getCause() instanceof WireFailure w && w.httpStatus() == 404) {
                     return Optional.empty();
                 }
+                if (e.getCause() instanceof WireFailure w && w.httpStatus() == 409 && snapshotting()) {
+                    return Optional.of(Optional.empty());
+                }
                 throw e;
             }
+        }
+
+        /** Whether the sandbox is taking a snapshot now (its toolbox is back once it is done). */
+        boolean snapshotting() {
+            return "snapshotting".equals(get(sandbox).path("state").asText(""));
         }
 
         /** Deletes a session, killing its command's process group; a session already gone is fine. */

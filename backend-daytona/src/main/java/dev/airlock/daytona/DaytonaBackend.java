@@ -35,11 +35,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * A Daytona sandbox as an Airlock backend. The glue to the core's hooks lives here and only
  * here: {@link #launch} (a session per command, always {@code sh -c '<script>'}, output to files),
  * {@link #stage} (0700 folder, upload, chmod 0600), {@link #remove}, {@link #kill} (delete
- * the command's session) and {@link #stopSandbox} (stop and delete, once).
+ * the command's session), {@link #stopSandbox} (stop and delete, once), {@link #portForwarder}
+ * (signed preview URLs, {@link DaytonaPreviews}) and {@link #snapshot} ({@link DaytonaSnapshot}).
  */
 public final class DaytonaBackend implements Backend, Stager, Killer {
     /** Daytona labels take the cloud spelling of {@link ResourceLabels}: {@code airlock.managed}, {@code airlock.owner}... */
     static final String LABEL_PREFIX = "airlock.";
+    /** The core's setting for where the private dir goes: honoured here, but a snapshot then cannot clear it. */
+    private static final String PRIVATE_DIR_BASE = "airlock.private-dir.base";
 
     private final DaytonaApi api;
     private final DaytonaApi.Toolbox toolbox;
@@ -50,13 +53,19 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
     /** Handles start far above any pid, so no handle is ever mistaken for the record's pid. */
     private final AtomicLong handles = new AtomicLong(1L << 40);
     private final Map<Long, DaytonaProcess> running = new ConcurrentHashMap<>();
+    private final DaytonaPreviews previews;
+    /** Whether the private dir goes under {@link DaytonaSnapshot#PRIVATE_BASE}: unless the user chose a base. */
+    private final boolean ownPrivateBase;
 
-    private DaytonaBackend(DaytonaApi api, String sandboxId, String proxyUrl, boolean attached) {
+    private DaytonaBackend(DaytonaApi api, String sandboxId, String proxyUrl, boolean attached, java.time.Duration previewExpiry,
+                           boolean ownPrivateBase) {
+        this.ownPrivateBase = ownPrivateBase;
         this.api = api;
         this.sandboxId = sandboxId;
         this.attached = attached;
         this.toolbox = api.toolbox(sandboxId, proxyUrl);
-        this.ioDir = "/tmp/.airlock-io-" + StdinScripts.randomToken();
+        this.ioDir = DaytonaSnapshot.PRIVATE_BASE + "/io-" + StdinScripts.randomToken();
+        this.previews = new DaytonaPreviews(api, sandboxId, previewExpiry, !attached);
     }
 
     static Environment open(OpenContext context, DaytonaSettings s) {
@@ -78,7 +87,13 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
             if (proxy.isEmpty()) {
                 proxy = api.toolboxProxyUrl(id);
             }
-            backend = new DaytonaBackend(api, id, proxy, attached);
+            backend = new DaytonaBackend(api, id, proxy, attached, s.previewExpiry(),
+                    context.settings().get(PRIVATE_DIR_BASE).filter(v -> !v.isBlank()).isEmpty());
+            if (!attached && s.snapshot().isPresent()) {
+                // A snapshot holds the whole filesystem: the private dirs and output files of the
+                // sandbox it was taken of go before anything runs here.
+                backend.toolbox.deleteTree(DaytonaSnapshot.PRIVATE_BASE);
+            }
             backend.toolbox.mkdir(backend.ioDir, 0700);
         } catch (RuntimeException e) {
             if (!attached && id != null && !id.isEmpty()) {
@@ -170,7 +185,29 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
     public Capabilities capabilities() {
         // native kill: the exec's session is deleted (processGroup() names the session, see groupState)
         return Capabilities.pipe().withStdinMode(StdinMode.PAYLOAD).withAttachable(true).withDisposable(!attached)
-                .withNetworkModes(DaytonaSettings.NETWORK_MODES).withArgvLimit(64 * 1024);
+                .withNetworkModes(DaytonaSettings.NETWORK_MODES).withArgvLimit(64 * 1024)
+                .withPorts(dev.airlock.PortSupport.ANY).withSnapshots(true);
+    }
+
+    /** Each port is a signed preview URL ({@link DaytonaPreviews}). */
+    @Override
+    public Optional<dev.airlock.spi.PortForwarder> portForwarder() {
+        return Optional.of(previews);
+    }
+
+    /** Daytona's snapshot of the sandbox's filesystem ({@link DaytonaSnapshot}); the id is its name. */
+    @Override
+    public String snapshot(String privateDir, Deadline deadline) throws IOException {
+        return DaytonaSnapshot.take(api, sandboxId, privateDir, deadline);
+    }
+
+    /**
+     * Under {@link DaytonaSnapshot#PRIVATE_BASE}, which a sandbox opened from a snapshot clears;
+     * the core's own choice where the user set {@code airlock.private-dir.base}.
+     */
+    @Override
+    public Optional<String> privateDirBase() {
+        return ownPrivateBase ? Optional.of(DaytonaSnapshot.PRIVATE_BASE) : Optional.empty();
     }
 
     @Override

@@ -71,7 +71,8 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
                 SettingKey.of(DaytonaSettings.AUTO_STOP, "minutes", "15", "auto-stop interval (0 = never)"),
                 SettingKey.of(DaytonaSettings.AUTO_DELETE, "minutes", "0", "auto-delete interval (-1 = never)"),
                 SettingKey.of(DaytonaSettings.SANDBOX_ID, "sandbox id", "", "attach; never stopped on close"),
-                SettingKey.of(DaytonaSettings.START_TIMEOUT, "duration", "5m", "how long to wait for started"));
+                SettingKey.of(DaytonaSettings.START_TIMEOUT, "duration", "5m", "how long to wait for started"),
+                SettingKey.of(DaytonaSettings.PREVIEW_EXPIRY, "duration", "1h", "how long a port's signed preview URL answers"));
     }
 
     @Override
@@ -137,6 +138,10 @@ public final class DaytonaProvider implements EnvironmentProvider, SandboxLifecy
                     DaytonaBackend.remove(api, id);
                     removed.add(id);
                 }
+            }
+            for (JsonNode snap : DaytonaSnapshot.collectable(api, olderThan)) {
+                api.deleteSnapshot(snap.path("name").asText());
+                removed.add(snap.path("name").asText());
             }
         }
         return removed;

@@ -21,7 +21,7 @@ public record DaytonaSettings(URI apiUrl, Secret apiKey, Optional<String> target
                               Optional<String> snapshot, Optional<Integer> cpu, Optional<Integer> memory,
                               Optional<Integer> disk, Map<String, String> env, Map<String, String> labels,
                               int autoStopMinutes, int autoDeleteMinutes, Optional<String> sandboxId,
-                              Duration startTimeout, NetworkMode network) {
+                              Duration startTimeout, NetworkMode network, Duration previewExpiry) {
     public static final String PREFIX = "airlock.daytona";
     public static final String API_URL = PREFIX + ".api-url";
     public static final String API_KEY = PREFIX + ".api-key";
@@ -37,6 +37,9 @@ public record DaytonaSettings(URI apiUrl, Secret apiKey, Optional<String> target
     public static final String AUTO_DELETE = PREFIX + ".auto-delete";
     public static final String SANDBOX_ID = PREFIX + ".sandbox-id";
     public static final String START_TIMEOUT = PREFIX + ".start-timeout";
+    /** How long a port's signed preview URL answers ({@code expiresInSeconds}); the service's own default is 60 s. */
+    public static final String PREVIEW_EXPIRY = PREFIX + ".preview-expiry";
+    public static final Duration DEFAULT_PREVIEW_EXPIRY = Duration.ofHours(1);
     public static final String DAYTONA_API_URL = "DAYTONA_API_URL";
     public static final String DAYTONA_API_KEY = "DAYTONA_API_KEY";
     public static final String DEFAULT_API_URL = "https://app.daytona.io/api";
@@ -87,7 +90,15 @@ public record DaytonaSettings(URI apiUrl, Secret apiKey, Optional<String> target
         }
         return new DaytonaSettings(api, key.get(), s.get(TARGET).filter(v -> !v.isBlank()), image, snapshot, cpu, memory,
                 disk, s.keys(ENV), s.keys(LABELS), autoStop, autoDelete, s.get(SANDBOX_ID).filter(v -> !v.isBlank()),
-                s.getDuration(START_TIMEOUT, Duration.ofMinutes(5)), network);
+                s.getDuration(START_TIMEOUT, Duration.ofMinutes(5)), network, previewExpiry(s));
+    }
+
+    private static Duration previewExpiry(Settings s) {
+        Duration d = s.getDuration(PREVIEW_EXPIRY, DEFAULT_PREVIEW_EXPIRY);
+        if (d.toSeconds() < 1) {
+            throw new ConfigurationException(PREVIEW_EXPIRY + " must be at least 1s (a signed preview URL's life, like 1h)");
+        }
+        return d;
     }
 
     private static Optional<Integer> positive(Settings s, String key) {

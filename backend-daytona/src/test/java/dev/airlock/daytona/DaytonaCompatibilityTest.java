@@ -101,6 +101,16 @@ class DaytonaCompatibilityTest extends EnvironmentCompatibilityKit {
         journal.assertNoneCarries("kit-key-0123456789");
     }
 
+    /** Deletes the snapshot through the API, and checks the emulator holds it no more. */
+    @Override
+    protected void discardSnapshot(String id) {
+        DaytonaSettings s = DaytonaSettings.from(settings(), java.util.Map.of());
+        try (DaytonaApi api = new DaytonaApi(s, settings())) {
+            api.deleteSnapshot(id);
+        }
+        assertFalse(emulator.hasSnapshot(id), "snapshot " + id + " is still there after its delete");
+    }
+
     @Override
     protected java.util.Collection<String> secrets() {
         return List.of("kit-key-0123456789");

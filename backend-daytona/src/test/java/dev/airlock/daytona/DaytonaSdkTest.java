@@ -24,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Daytona's official TS SDK ({@code @daytona/sdk}, pinned in {@code src/test/sdk/package.json})
  * against the emulator, unchanged: create, execute, upload, download, a session's shell state and
- * input, delete. Needs node and
+ * input, preview links (standard and signed), a snapshot and a sandbox made from it, delete. Needs node and
  * {@code npm ci} in {@code src/test/sdk} (as {@code .ci/run} does); skips with the reason when
  * they are absent, fails instead under {@code AIRLOCK_REQUIRE_SERVICES=1}.
  */
@@ -52,7 +52,7 @@ class DaytonaSdkTest {
             System.out.println(text);
             assertEquals(0, p.exitValue(), "the SDK check failed:\n" + text);
             for (String step : new String[] {"refused 401", "over-limit 403", "unknown-snapshot 400", "create", "execute",
-                    "upload", "download", "session state", "session input", "delete"}) {
+                    "upload", "download", "session state", "session input", "preview link", "signed preview", "snapshot", "delete"}) {
                 assertTrue(text.contains("ok " + step), "no 'ok " + step + "' in:\n" + text);
             }
             assertTrue(emulator.sandboxIds().isEmpty(), "the SDK's delete left a sandbox");

@@ -87,6 +87,10 @@ public final class DaytonaEmulator implements Emulator {
     private final Map<String, Box> boxes = new ConcurrentHashMap<>();
     /** Modes of every file a client chmod-ed, in order: the tests read that staged files were 0600. */
     private final List<String> chmods = Collections.synchronizedList(new ArrayList<>());
+    private final PreviewLinks previews = new PreviewLinks();
+    /** For tests: a snapshot's copy waits for this to open, so a sandbox stays {@code snapshotting} meanwhile. */
+    private volatile java.util.concurrent.CountDownLatch snapshotGate = new java.util.concurrent.CountDownLatch(0);
+    private final SnapshotStore snapshots;
 
     /** One sandbox: the record the API shows, the emulated machine, its sessions. */
     private static final class Box {
@@ -107,6 +111,7 @@ public final class DaytonaEmulator implements Emulator {
     public DaytonaEmulator(EmulatorContext context) throws IOException {
         this.context = context;
         this.credentials = EmulatorCredentials.from(context.environment()).variable(API_KEY_VARIABLE, "dtn_").build();
+        this.snapshots = new SnapshotStore(context.stateDir().resolve("snapshots"));
         String t = "/toolbox/{sandbox}";
         this.server = EmulatorHttpServer.builder()
                 .auth(this::authenticate)
@@ -122,6 +127,14 @@ public final class DaytonaEmulator implements Emulator {
                 .route("POST", "/api/sandbox/{id}/stop", "sandbox-stop", this::stop)
                 .route("DELETE", "/api/sandbox/{id}", "sandbox-delete", this::delete)
                 .route("GET", "/api/sandbox/{id}/toolbox-proxy-url", "sandbox-toolbox-url", this::toolboxUrl)
+                .route("GET", "/api/sandbox/{id}/ports/{port}/preview-url", "preview-url", this::previewUrl)
+                .route("GET", "/api/sandbox/{id}/ports/{port}/signed-preview-url", "signed-preview-url", this::signedPreviewUrl)
+                .route("POST", "/api/sandbox/{id}/ports/{port}/signed-preview-url/{token}/expire", "signed-preview-url-expire",
+                        this::expireSignedPreviewUrl)
+                .route("POST", "/api/sandbox/{id}/snapshot", "sandbox-snapshot", this::snapshot)
+                .route("GET", "/api/snapshots", "snapshot-list", this::snapshotList)
+                .route("GET", "/api/snapshots/{snapshot}", "snapshot-get", this::snapshotGet)
+                .route("DELETE", "/api/snapshots/{snapshot}", "snapshot-delete", this::snapshotDelete)
                 .route("POST", t + "/process/execute", "process-execute", this::execute)
                 .route("POST", t + "/process/session", "session-create", this::sessionCreate)
                 .route("GET", t + "/process/session", "session-list", this::sessionList)
@@ -157,6 +170,11 @@ public final class DaytonaEmulator implements Emulator {
         synchronized (chmods) {
             return List.copyOf(chmods);
         }
+    }
+
+    /** A sandbox's state as the API shows it, empty once deleted (for tests). */
+    public Optional<String> sandboxState(String sandboxId) {
+        return Optional.ofNullable(boxes.get(sandboxId)).map(b -> b.state);
     }
 
     /** Whether the create of this sandbox asked for {@code networkBlockAll}. */
@@ -200,6 +218,7 @@ public final class DaytonaEmulator implements Emulator {
     @Override
     public void close() {
         server.close();
+        previews.closeAll();
         boxes.values().forEach(b -> b.sandbox.close());
         boxes.clear();
     }
@@ -245,14 +264,19 @@ public final class DaytonaEmulator implements Emulator {
         }
         String image = build ? body.path("buildInfo").path("dockerfileContent").asText("").replaceFirst("^FROM\\s+", "").trim()
                 : body.path("snapshot").asText("daytonaio/sandbox:latest");
-        boolean known = ImageCatalogue.lookup(image).isPresent() || image.equals(FAILING_SNAPSHOT) || image.equals(ERROR_SNAPSHOT);
+        Optional<SnapshotStore.Snap> taken = build ? Optional.empty() : snapshots.find(image).filter(x -> x.state.equals("active"));
+        boolean known = taken.isPresent() || ImageCatalogue.lookup(image).isPresent() || image.equals(FAILING_SNAPSHOT)
+                || image.equals(ERROR_SNAPSHOT);
         if (!build && !known) { // the service's answer for a snapshot name it has not got
             fail(req, resp, 400, "BAD_REQUEST", "Snapshot " + image + " not found. Did you add it through the Daytona Dashboard?");
             return;
         }
         String id = UUID.randomUUID().toString();
-        EmulatedSandbox sb = EmulatedSandbox.create(id, image, context.stateDir().resolve(id), USER, context.isolation(),
-                context.journal());
+        EmulatedSandbox sb = EmulatedSandbox.create(id, taken.map(x -> x.image).orElse(image),
+                context.stateDir().resolve(id), USER, context.isolation(), context.journal());
+        if (taken.isPresent()) {
+            SnapshotStore.restore(taken.get(), sb.root()); // the files as they were when the snapshot was taken
+        }
         ObjectNode r = json.createObjectNode();
         r.put("id", id);
         r.put("name", body.path("name").asText(id));
@@ -332,6 +356,7 @@ public final class DaytonaEmulator implements Emulator {
                 return;
             }
             b.state = "stopping";
+            previews.close(b.id);
             b.sessions.clear();
             b.sandbox.stop();
             b.state = "stopped";
@@ -350,6 +375,7 @@ public final class DaytonaEmulator implements Emulator {
                 return;
             }
             b.state = "destroying";
+            previews.close(b.id);
             b.sandbox.close();
         }
         resp.json(200, describe(b));
@@ -360,6 +386,178 @@ public final class DaytonaEmulator implements Emulator {
         if (b != null) {
             resp.json(200, "{\"url\":" + json.writeValueAsString(server.url() + "/toolbox") + "}");
         }
+    }
+
+    // ------------------------------------------------------------------ preview links
+
+    /** {@code GET /sandbox/{id}/ports/{port}/preview-url}: the standard URL and the token its proxy wants in a header. */
+    private void previewUrl(Request req, Response resp) throws IOException {
+        Box b = startedBox(req, resp);
+        Integer port = b == null ? null : port(req, resp);
+        if (port != null) {
+            resp.json(200, previews.standard(b.id, b.sandbox, port, () -> b.record.path("public").asBoolean(false)).toString());
+        }
+    }
+
+    /** {@code GET .../signed-preview-url?expiresInSeconds=N} (60 by default, as the service's): a URL that needs no header. */
+    private void signedPreviewUrl(Request req, Response resp) throws IOException {
+        Box b = startedBox(req, resp);
+        Integer port = b == null ? null : port(req, resp);
+        if (port == null) {
+            return;
+        }
+        long seconds;
+        try {
+            seconds = Long.parseLong(req.query("expiresInSeconds").orElse("60"));
+        } catch (NumberFormatException e) {
+            seconds = -1;
+        }
+        if (seconds < 1) {
+            fail(req, resp, 400, "BAD_REQUEST", "expiresInSeconds must be a positive integer");
+            return;
+        }
+        resp.json(200, previews.signed(b.id, b.sandbox, port, java.time.Duration.ofSeconds(seconds)).toString());
+    }
+
+    private void expireSignedPreviewUrl(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "id", false);
+        Integer port = b == null ? null : port(req, resp);
+        if (port == null) {
+            return;
+        }
+        if (!previews.expire(b.id, port, req.param("token"))) {
+            fail(req, resp, 404, "NOT_FOUND", "Signed preview URL token not found");
+            return;
+        }
+        resp.json(200, "{}");
+    }
+
+    private Box startedBox(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "id", false);
+        if (b != null && !b.state.equals("started")) {
+            fail(req, resp, 400, "BAD_REQUEST", "Sandbox is not started");
+            return null;
+        }
+        return b;
+    }
+
+    /** The path's port, 1-65535; else 400 as the service's validation answers. */
+    private Integer port(Request req, Response resp) throws IOException {
+        try {
+            int p = Integer.parseInt(req.param("port"));
+            if (p >= 1 && p <= 65535) {
+                return p;
+            }
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        fail(req, resp, 400, "BAD_REQUEST", "Invalid port: " + req.param("port") + " (1-65535)");
+        return null;
+    }
+
+    // ------------------------------------------------------------------ snapshots
+
+    /**
+     * {@code POST /sandbox/{id}/snapshot {name}}: a started (container) sandbox goes
+     * {@code snapshotting} while its filesystem is copied, then back to {@code started}; the
+     * snapshot is {@code active} once the copy is whole.
+     */
+    private void snapshot(Request req, Response resp) throws IOException {
+        Box b = box(req, resp, "id", false);
+        if (b == null) {
+            return;
+        }
+        JsonNode body = readJson(req);
+        String name = body == null ? "" : body.path("name").asText("").trim();
+        if (name.isEmpty()) {
+            fail(req, resp, 400, "BAD_REQUEST", "name must be a non-empty string");
+            return;
+        }
+        SnapshotStore.Snap snap;
+        synchronized (b) {
+            if (!b.state.equals("started")) {
+                fail(req, resp, 400, "BAD_REQUEST", "Sandbox must be started to create a snapshot (state " + b.state + ")");
+                return;
+            }
+            Optional<SnapshotStore.Snap> s = snapshots.begin(name, b.id, b.sandbox.image());
+            if (s.isEmpty()) {
+                fail(req, resp, 409, "CONFLICT", "Snapshot with name " + name + " already exists");
+                return;
+            }
+            snap = s.get();
+            b.state = "snapshotting";
+        }
+        String answer = describe(b);
+        java.util.concurrent.CountDownLatch gate = snapshotGate;
+        Thread t = new Thread(() -> {
+            try {
+                gate.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            snapshots.copy(snap, b.sandbox.root());
+            synchronized (b) {
+                if (b.state.equals("snapshotting")) {
+                    b.state = "started";
+                }
+            }
+        }, "daytona-emulator-snapshot-" + b.id);
+        t.setDaemon(true);
+        t.start();
+        resp.json(200, answer);
+    }
+
+    /** {@code GET /snapshots?name=&page=&limit=}: a partial name match, a page at a time ({@code {items, total, page, totalPages}}). */
+    private void snapshotList(Request req, Response resp) throws IOException {
+        int page;
+        int limit;
+        try {
+            page = Integer.parseInt(req.query("page").orElse("1"));
+            limit = Integer.parseInt(req.query("limit").orElse("100"));
+        } catch (NumberFormatException e) {
+            page = 0;
+            limit = 0;
+        }
+        if (page < 1 || limit < 1 || limit > 200) {
+            fail(req, resp, 400, "BAD_REQUEST", "page must be >= 1 and limit 1-200");
+            return;
+        }
+        List<SnapshotStore.Snap> all = snapshots.matching(req.query("name").orElse(""));
+        ArrayNode items = json.createArrayNode();
+        all.stream().skip((long) (page - 1) * limit).limit(limit).forEach(s -> items.add(snapshots.describe(s)));
+        ObjectNode out = json.createObjectNode();
+        out.set("items", items);
+        out.put("total", all.size());
+        out.put("page", page);
+        out.put("totalPages", Math.max(1, (all.size() + limit - 1) / limit));
+        resp.json(200, out.toString());
+    }
+
+    private void snapshotGet(Request req, Response resp) throws IOException {
+        Optional<SnapshotStore.Snap> s = snapshots.find(req.param("snapshot"));
+        if (s.isEmpty()) {
+            fail(req, resp, 404, "NOT_FOUND", "Snapshot " + req.param("snapshot") + " not found");
+            return;
+        }
+        resp.json(200, snapshots.describe(s.get()).toString());
+    }
+
+    private void snapshotDelete(Request req, Response resp) throws IOException {
+        if (!snapshots.delete(req.param("snapshot"))) {
+            fail(req, resp, 404, "NOT_FOUND", "Snapshot with ID " + req.param("snapshot") + " not found");
+            return;
+        }
+        resp.json(200, "{}");
+    }
+
+    /** For tests: snapshots taken from now on stay {@code snapshotting} until {@code gate} opens (60 s at most). */
+    public void holdSnapshots(java.util.concurrent.CountDownLatch gate) {
+        this.snapshotGate = gate;
+    }
+
+    /** Whether the emulator holds a snapshot of that id or name (for tests). */
+    public boolean hasSnapshot(String idOrName) {
+        return snapshots.find(idOrName).isPresent();
     }
 
     private String describe(Box b) {

@@ -87,6 +87,49 @@ class DaytonaEmulatorTest {
     }
 
     @Test
+    void aSnapshotIsTakenOfARunningSandboxDeletedByIdAndItsNameIsUnique() throws Exception {
+        start("");
+        String id = create("{}");
+        execute(id, "printf kept > /home/daytona/f");
+        String body = "{\"name\":\"snap-one\"}";
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        emulator.holdSnapshots(gate);
+        assertEquals("snapshotting", ok(call("POST", emulator.url() + "/sandbox/" + id + "/snapshot", RequestBody.create(body, JSON)))
+                .get("state").asText());
+        try (Response busy = call("POST", emulator.url() + "/sandbox/" + id + "/snapshot", RequestBody.create("{\"name\":\"x\"}", JSON))) {
+            assertEquals(400, busy.code(), "a snapshot of a sandbox that is snapshotting");
+        }
+        try (Response toolboxBusy = call("POST", toolbox(id) + "/process/execute", RequestBody.create(
+                json.createObjectNode().put("command", "true").put("timeout", 30).toString(), JSON))) {
+            assertEquals(409, toolboxBusy.code(), "the toolbox of a sandbox that is snapshotting");
+        }
+        gate.countDown();
+        JsonNode snap = null;
+        for (int i = 0; i < 200; i++) {
+            snap = ok(call("GET", emulator.url() + "/snapshots/snap-one", null));
+            if (snap.get("state").asText().equals("active")) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assertEquals("active", snap.get("state").asText());
+        assertEquals(id, snap.get("sourceSandboxId").asText());
+        assertEquals("started", ok(call("GET", emulator.url() + "/sandbox/" + id, null)).get("state").asText());
+        try (Response again = call("POST", emulator.url() + "/sandbox/" + id + "/snapshot", RequestBody.create(body, JSON))) {
+            assertEquals(409, again.code(), "a second snapshot of the same name");
+        }
+        String copy = create("{\"snapshot\":\"snap-one\"}");
+        assertEquals("kept", execute(copy, "cat /home/daytona/f").get("result").asText());
+        try (Response byName = call("DELETE", emulator.url() + "/snapshots/snap-one", null)) {
+            assertEquals(404, byName.code(), "the service deletes a snapshot by its id");
+        }
+        ok(call("DELETE", emulator.url() + "/snapshots/" + snap.get("id").asText(), null));
+        try (Response gone = call("GET", emulator.url() + "/snapshots/snap-one", null)) {
+            assertEquals(404, gone.code());
+        }
+    }
+
+    @Test
     void createThenPollReportsStartedWithAToolboxUrlAndDeleteThen404() throws IOException {
         start("");
         JsonNode created = ok(call("POST", emulator.url() + "/sandbox",
