@@ -43,7 +43,7 @@ final class CorePorts implements Ports {
         PortSupport support = env.capabilities().ports();
         if (support == PortSupport.NONE) {
             throw new ConfigurationException("the " + env.name() + " backend does not expose ports (its capabilities"
-                    + " declare none); choose a backend that does (local, docker, ssh)");
+                    + " declare none); choose a backend that does (local, docker, ssh, modal, daytona and vercel all do)");
         }
         PortForwarder forwarder = env.backend().portForwarder().orElseThrow();
         synchronized (this) {

@@ -23,7 +23,7 @@ final class CoreSnapshot {
         String name = env.name();
         if (!env.backend().capabilities().snapshots()) {
             throw new ConfigurationException("the " + name + " backend takes no snapshots (Capabilities.snapshots()"
-                    + " is false: it has no sandbox image to save); use a backend that does, such as docker, or keep the"
+                    + " is false: it has no sandbox image to save); use a backend that does (docker, modal, daytona, vercel), or keep the"
                     + " files with files().copyOut");
         }
         Duration bound = env.config().snapshotTimeout();

@@ -71,7 +71,7 @@ class CorePortsTest {
         assertEquals(PortSupport.NONE, b.env.capabilities().ports());
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> b.env.ports().expose(3000));
         assertEquals("the host backend does not expose ports (its capabilities declare none); choose a backend that does"
-                + " (local, docker, ssh)", e.getMessage());
+                + " (local, docker, ssh, modal, daytona and vercel all do)", e.getMessage());
     }
 
     @Test
