@@ -8,6 +8,7 @@ import dev.airlock.remote.WireFailure;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 
 /**
@@ -39,13 +40,22 @@ final class RateLimitedCreate {
                     throw giveUp(refused, attempt, policy.retryAfterMax(), e);
                 }
                 try {
-                    policy.sleeper().sleep(wait.get());
+                    policy.sleeper().sleep(spread(wait.get(), policy));
                 } catch (InterruptedException interrupted) {
                     Thread.currentThread().interrupt(); // interrupt means cancel: stop, keep the flag
                     throw new BackendException("interrupted while waiting out Vercel's rate limit to create a sandbox", interrupted);
                 }
             }
         }
+    }
+
+    /**
+     * The wait, never shorter than asked and up to the policy's jitter longer (as {@code RetryPolicy}
+     * spreads a Retry-After), so clients refused together do not all come back at the same instant.
+     */
+    static Duration spread(Duration wait, RetryPolicy policy) {
+        long ms = wait.toMillis();
+        return Duration.ofMillis(ms + (long) (ms * policy.jitter() * ThreadLocalRandom.current().nextDouble()));
     }
 
     /** The service's 429 behind a mapped failure, or null. */

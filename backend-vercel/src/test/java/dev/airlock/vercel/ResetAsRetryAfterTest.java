@@ -55,4 +55,39 @@ class ResetAsRetryAfterTest {
             client.connectionPool().evictAll();
         }
     }
+
+    /**
+     * The client as wired: a create refused 429 with only {@code X-RateLimit-Reset} (the window's
+     * end in epoch seconds, a second or two away) is waited out and sent again.
+     */
+    @Test
+    void aCreateRefusedWithOnlyAResetIsWaitedOutAndSentAgain() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger creates = new java.util.concurrent.atomic.AtomicInteger();
+        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        server.createContext("/", ex -> {
+            ex.getRequestBody().readAllBytes();
+            byte[] body;
+            if (creates.incrementAndGet() == 1) {
+                ex.getResponseHeaders().add("X-RateLimit-Reset", String.valueOf(System.currentTimeMillis() / 1000 + 1));
+                body = "{\"error\":{\"code\":\"rate_limited\",\"message\":\"Rate limit exceeded\"}}".getBytes();
+                ex.sendResponseHeaders(429, body.length);
+            } else {
+                body = ("{\"sandbox\":{\"name\":\"sbx-1\",\"createdAt\":1},\"session\":{\"id\":\"sess-1\",\"status\":\"running\"},"
+                        + "\"routes\":[]}").getBytes();
+                ex.sendResponseHeaders(200, body.length);
+            }
+            ex.getResponseBody().write(body);
+            ex.close();
+        });
+        server.start();
+        dev.airlock.settings.Settings s = dev.airlock.settings.Settings.of("airlock.vercel.api-url",
+                "http://127.0.0.1:" + server.getAddress().getPort(), "airlock.vercel.token", "reset-test-token",
+                "airlock.vercel.project-id", "prj_reset", "airlock.vercel.team-id", "team_reset");
+        try (VercelApi api = new VercelApi(VercelSettings.from(s, java.util.Map.of()), s)) {
+            assertEquals("sess-1", api.create(java.util.Map.of()).sessionId());
+            assertEquals(2, creates.get(), "refused once, then sent again");
+        } finally {
+            server.stop(0);
+        }
+    }
 }

@@ -121,6 +121,23 @@ class VercelRateLimitTest {
         assertTrue(fixture.emulator.sandboxNames().isEmpty(), "nothing made");
     }
 
+    /**
+     * Another call, one that may be retried (here the attach's look-up of the sandbox), told to
+     * wait longer than the client waits says so in one line and is not sent again.
+     */
+    @Test
+    void aCallThatMayBeRetriedSaysALongWaitInOneLine() throws Exception {
+        start("sandbox-get:status=429+120s@always", null);
+        HttpResponse<String> made = create(2);
+        assertEquals(200, made.statusCode(), made.body());
+        String name = new ObjectMapper().readTree(made.body()).path("sandbox").path("name").asText();
+        AirlockException e = assertThrows(AirlockException.class, () -> new VercelProvider().open(
+                OpenContext.of(fixture.settings().with("airlock.vercel.sandbox-id", name))).close());
+        assertEquals("Vercel rate limited get the sandbox (429); it asks to wait 120 s; try again later or lower the concurrency",
+                e.getMessage());
+        assertEquals(1, fixture.journal.entries("sandbox-get").size(), "not sent again: the wait is over retry-after-max");
+    }
+
     /** A create that failed otherwise (a 5xx: it may have made a sandbox) is still never sent again. */
     @Test
     void anotherFailureOfACreateIsNotResent() {
