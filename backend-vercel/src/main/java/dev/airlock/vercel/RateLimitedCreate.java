@@ -5,6 +5,8 @@ import dev.airlock.BackendException;
 import dev.airlock.BackendUnavailableException;
 import dev.airlock.remote.RetryPolicy;
 import dev.airlock.remote.WireFailure;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -22,6 +24,8 @@ import java.util.function.Supplier;
  * never resent: whether it made a sandbox is unknown.
  */
 final class RateLimitedCreate {
+    private static final Logger LOG = LoggerFactory.getLogger(RateLimitedCreate.class);
+
     private RateLimitedCreate() {
     }
 
@@ -39,8 +43,10 @@ final class RateLimitedCreate {
                 if (wait.isEmpty() || wait.get().compareTo(policy.retryAfterMax()) > 0 || attempt >= policy.maxAttempts()) {
                     throw giveUp(refused, attempt, policy.retryAfterMax(), e);
                 }
+                Duration spread = spread(wait.get(), policy);
+                LOG.info("Vercel rate limited the create of a sandbox ({}); sending it again in {}", refused.detail(), seconds(spread));
                 try {
-                    policy.sleeper().sleep(spread(wait.get(), policy));
+                    policy.sleeper().sleep(spread);
                 } catch (InterruptedException interrupted) {
                     Thread.currentThread().interrupt(); // interrupt means cancel: stop, keep the flag
                     throw new BackendException("interrupted while waiting out Vercel's rate limit to create a sandbox", interrupted);
