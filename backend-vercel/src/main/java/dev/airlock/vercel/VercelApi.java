@@ -48,7 +48,8 @@ import java.util.zip.GZIPOutputStream;
 /**
  * Vercel Sandbox's REST API over OkHttp, every call through {@link RemoteCalls}: reads, status
  * calls, stop, delete, kill and whole-file writes may be retried; {@code POST /cmd} and create
- * are dispatches, sent once.
+ * are dispatches, sent once (a create refused 429 excepted: it made nothing, see
+ * {@link RateLimitedCreate}).
  */
 final class VercelApi implements AutoCloseable {
     static final Service SERVICE = new Service("Vercel", VercelSettings.TOKEN_VARIABLE, VercelSettings.API_URL);
@@ -95,7 +96,8 @@ final class VercelApi implements AutoCloseable {
         this.token = new BearerToken(settings.requireToken());
         this.redactor = Redactor.of(settings.requireToken());
         HttpSettings hs = HttpSettings.from(raw, VercelSettings.PREFIX, System.getenv());
-        this.http = HttpClients.create(hs);
+        // A 429 that gives only X-RateLimit-Reset is read as the Retry-After it means.
+        this.http = HttpClients.create(hs).newBuilder().addInterceptor(new ResetAsRetryAfter(System::currentTimeMillis)).build();
         // Waits and log streams may stay silent for as long as a command runs.
         this.longHttp = http.newBuilder().readTimeout(0, TimeUnit.MILLISECONDS).callTimeout(0, TimeUnit.MILLISECONDS).build();
         this.calls = new RemoteCalls(SERVICE, RetryPolicy.from(raw, VercelSettings.PREFIX));
@@ -111,7 +113,11 @@ final class VercelApi implements AutoCloseable {
 
     // ---------------------------------------------------------------- sandboxes
 
-    /** Creates a sandbox: a dispatch (a second create would make a second sandbox). */
+    /**
+     * Creates a sandbox: a dispatch (a second create would make a second sandbox), except after a
+     * 429, which made nothing: then it is sent again after the service's wait, within the retry
+     * policy's bounds ({@link RateLimitedCreate}).
+     */
     SessionInfo create(Map<String, String> tags) {
         ObjectNode body = JSON.createObjectNode();
         body.put("projectId", settings.requireProject());
@@ -131,8 +137,8 @@ final class VercelApi implements AutoCloseable {
         }
         String path = settings.runtime().isPresent() ? "/v2/sandboxes" : "/v3/sandboxes";
         try {
-            JsonNode n = calls.dispatch("create a sandbox", Resource.none(),
-                    () -> json(http, post(url(path), body), "sandbox-create"));
+            JsonNode n = RateLimitedCreate.send(calls.policy(), () -> calls.dispatch("create a sandbox", Resource.none(),
+                    () -> json(http, post(url(path), body), "sandbox-create")));
             return session(n);
         } catch (AirlockException e) {
             if (settings.snapshot().isPresent() && status(e) == 410) {

@@ -23,11 +23,16 @@ final class VercelEmulatorFixture implements AutoCloseable {
     private final Path state;
 
     VercelEmulatorFixture(FaultPlan faults) {
+        this(faults, Settings.empty());
+    }
+
+    /** {@code emulatorSettings}: the emulator's own (its rate limits). */
+    VercelEmulatorFixture(FaultPlan faults, Settings emulatorSettings) {
         this.faults = faults;
         try {
             this.state = Files.createTempDirectory("airlock-vercel-emulator-");
             this.emulator = new VercelEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0), state,
-                    SandboxIsolation.detect(Settings.empty()), faults, journal, Settings.empty(),
+                    SandboxIsolation.detect(Settings.empty()), faults, journal, emulatorSettings,
                     java.util.Map.of(VercelEmulator.TOKEN_VARIABLE, TOKEN, VercelEmulator.TEAM_VARIABLE, TEAM)));
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -12,6 +12,7 @@ import dev.airlock.emulator.EmulatorHttpServer;
 import dev.airlock.emulator.EmulatorHttpServer.Request;
 import dev.airlock.emulator.EmulatorHttpServer.Response;
 import dev.airlock.emulator.PortEdge;
+import dev.airlock.emulator.RateLimits;
 import dev.airlock.emulator.SandboxProcess;
 
 import java.io.IOException;
@@ -74,6 +75,13 @@ import java.util.zip.GZIPInputStream;
  * to one); both come from the emulator's environment, else are made at start. A missing token,
  * a wrong one, or a missing or foreign team is refused 403 {@code forbidden}, as the API does.
  *
+ * <p>Rate limit: creates count their vCPUs against the team's vCPU allocation rate, the Pro plan's
+ * documented 400 vCPUs per minute ({@link VcpuAllocation}; the setting
+ * {@code airlock.vercel.emulator.rate-limit.vcpu-allocation=VCPUS/SECONDS} replaces it). Every
+ * create answer carries {@code X-RateLimit-Limit}, {@code -Remaining} and {@code -Reset} (epoch
+ * seconds); one over the rate is 429 {@code rate_limited} with {@code Retry-After} (seconds) and
+ * {@code error.limit{total, remaining, reset, resetMs}}, and makes nothing.
+ *
  * <p>A stopped session answers 410 {@code sandbox_stopped} on everything but get and stop; its
  * logs are gone. A session past its timeout stops by itself.
  */
@@ -106,6 +114,7 @@ public final class VercelEmulator implements Emulator {
     private final List<StagedWrite> writes = Collections.synchronizedList(new ArrayList<>());
     private final ScheduledExecutorService timers;
     private final SnapshotStore snapshots;
+    private final VcpuAllocation allocation;
 
     /** A file {@code fs/write} created, with the mode its tar header carried and the mode it got. */
     public record StagedWrite(String sessionId, String path, int headerMode, int fileMode, long size) {
@@ -116,6 +125,7 @@ public final class VercelEmulator implements Emulator {
         this.credentials = EmulatorCredentials.from(context.environment()).variable(TOKEN_VARIABLE, "")
                 .variable(TEAM_VARIABLE, "team_").build();
         this.snapshots = new SnapshotStore(context.stateDir().resolve("snapshots"));
+        this.allocation = VcpuAllocation.from(context.settings());
         this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "vercel-emulator-timeouts");
             t.setDaemon(true);
@@ -644,6 +654,9 @@ public final class VercelEmulator implements Emulator {
             resp.error(400, "bad_request", "networkPolicy.mode must be allow-all, deny-all or custom, not " + networkMode);
             return;
         }
+        if (!allocated(vcpus, resp)) {
+            return;
+        }
         SandboxState sb = new SandboxState(name, projectId, body.path("persistent").asBoolean(false),
                 strings(body.get("tags")), strings(body.get("env")), vcpus,
                 Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), runtime, timeout, ports);
@@ -657,6 +670,36 @@ public final class VercelEmulator implements Emulator {
         out.set("session", s.json());
         out.set("routes", sb.routesJson());
         resp.json(200, out.toString());
+    }
+
+    /**
+     * Counts the create's vCPUs against the team's vCPU allocation rate ({@link VcpuAllocation}),
+     * with {@code X-RateLimit-Limit/Remaining/Reset} (reset in epoch seconds) on the answer; over
+     * the rate, answers 429 {@code rate_limited} with {@code Retry-After} (seconds) and the
+     * {@code limit} object of Vercel's API errors, and nothing is made.
+     */
+    private boolean allocated(int vcpus, Response resp) throws IOException {
+        RateLimits.Decision d = allocation.acquire(vcpus);
+        long resetMs = System.currentTimeMillis() + d.reset().toMillis();
+        long resetS = (resetMs + 999) / 1000;
+        resp.header("X-RateLimit-Limit", String.valueOf(d.limit().requests()));
+        resp.header("X-RateLimit-Remaining", String.valueOf(d.remaining()));
+        resp.header("X-RateLimit-Reset", String.valueOf(resetS));
+        if (d.allowed()) {
+            return true;
+        }
+        long wait = Math.max(1, (d.reset().toMillis() + 999) / 1000);
+        resp.header("Retry-After", String.valueOf(wait));
+        ObjectNode error = JSON.createObjectNode().put("code", "rate_limited")
+                .put("message", "Rate limit exceeded: the vCPU allocation rate is " + d.limit().requests() + " vCPUs per "
+                        + d.limit().window().toSeconds() + " s, " + d.remaining() + " left for " + vcpus + " asked; try again in "
+                        + wait + " s");
+        error.putObject("limit").put("total", d.limit().requests()).put("remaining", d.remaining()).put("reset", resetS)
+                .put("resetMs", resetMs);
+        ObjectNode body = JSON.createObjectNode();
+        body.set("error", error);
+        resp.json(429, body.toString());
+        return false;
     }
 
     /** Reads {@code ports} into {@code out}; a message when they are not distinct TCP ports. */

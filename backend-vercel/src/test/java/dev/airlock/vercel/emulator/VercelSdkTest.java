@@ -61,4 +61,42 @@ class VercelSdkTest {
             journal.assertNoDoubleDispatch();
         }
     }
+
+    /**
+     * The SDK against the vCPU allocation rate: a 429 with a long Retry-After reaches it as
+     * {@code rate_limited} with the headers; a short one it waits out and sends the create again
+     * (the emulator's 429 made nothing, so that makes one sandbox).
+     */
+    @Test
+    void theOfficialSdkMeetsTheRateLimitAsOnTheService() throws Exception {
+        Services.requireProgram("node", "nodejs");
+        Services.require(Files.isDirectory(SDK.resolve("node_modules/@vercel/sandbox")),
+                "the SDK is not installed: run `npm ci` in backend-vercel/src/test/sdk");
+        java.util.Map<String, String> env = java.util.Map.of(VercelEmulator.TOKEN_VARIABLE, "sdk-rate-token-5c1e",
+                VercelEmulator.TEAM_VARIABLE, "team_sdk_rate");
+        CallJournal longJournal = new CallJournal();
+        CallJournal shortJournal = new CallJournal();
+        try (VercelEmulator longWindow = new VercelEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0),
+                     Files.createDirectories(state.resolve("long")), SandboxIsolation.detect(Settings.empty()), FaultPlan.none(),
+                     longJournal, Settings.of(VcpuAllocation.SETTING, "2/600"), env));
+             VercelEmulator shortWindow = new VercelEmulator(new EmulatorContext(new InetSocketAddress("127.0.0.1", 0),
+                     Files.createDirectories(state.resolve("short")), SandboxIsolation.detect(Settings.empty()), FaultPlan.none(),
+                     shortJournal, Settings.of(VcpuAllocation.SETTING, "2/10"), env))) {
+            ProcessBuilder pb = new ProcessBuilder("node", "ratelimit.mjs", longWindow.url().toString(), shortWindow.url().toString())
+                    .directory(SDK.toFile()).redirectErrorStream(true);
+            pb.environment().keySet().removeIf(k -> k.startsWith("VERCEL_"));
+            pb.environment().put("VERCEL_TOKEN", env.get(VercelEmulator.TOKEN_VARIABLE));
+            pb.environment().put("VERCEL_TEAM_ID", env.get(VercelEmulator.TEAM_VARIABLE));
+            Process p = pb.start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the SDK check did not finish");
+            System.out.println(out);
+            assertEquals(0, p.exitValue(), out);
+            assertTrue(out.contains("SDK RATE LIMIT CHECK PASSED"), out);
+            assertEquals(2, longJournal.entries("sandbox-create").size(), "the SDK did not resend a create told to wait 600 s");
+            assertEquals(3, shortJournal.entries("sandbox-create").size(), "two made, one refused and waited out");
+            assertEquals(2, shortWindow.sandboxNames().size(), "the refused create made nothing");
+        }
+    }
 }
