@@ -44,6 +44,8 @@ final class OutputFile extends BulkInputStream {
     private boolean ended;
     /** The final read failed for good: the bytes delivered are not the whole file. */
     private volatile boolean cutShort;
+    /** What cut it short (the session's end, a 410, reads as such in the process's lost reason). */
+    private volatile IOException cutBy;
 
     OutputFile(VercelApi api, String sessionId, String path, CompletableFuture<Integer> exit, Runnable onEnd) {
         this.api = api;
@@ -72,6 +74,7 @@ final class OutputFile extends BulkInputStream {
                     n = rest.read(b, off, len);
                 } catch (IOException e) {
                     if (++retries > FINAL_READ_RETRIES) {
+                        cutBy = e;
                         cutShort = true;
                         end();
                         throw e;
@@ -101,6 +104,7 @@ final class OutputFile extends BulkInputStream {
                     closeQuietly(rest);
                     rest = null;
                     if (++retries > FINAL_READ_RETRIES) {
+                        cutBy = e;
                         cutShort = true;
                         end();
                         throw e;
@@ -152,6 +156,11 @@ final class OutputFile extends BulkInputStream {
      */
     boolean cutShort() {
         return cutShort;
+    }
+
+    /** The failure that cut the output short, or null. */
+    IOException cutBy() {
+        return cutBy;
     }
 
     private void end() {

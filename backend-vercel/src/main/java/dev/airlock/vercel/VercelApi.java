@@ -274,9 +274,10 @@ final class VercelApi implements AutoCloseable {
     int await(String sessionId, String cmdId) {
         while (true) {
             try {
-                JsonNode n = calls.call(CallKind.STATUS, "wait for the command", Resource.sandbox(sessionId),
-                        () -> json(longHttp, new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/cmd/" + cmdId,
-                                "wait", "true")).get(), ""));
+                // A 410 here is the session's end (an up sandbox's lifetime ran out): said as such, see inSession.
+                JsonNode n = inSession(sessionId, () -> calls.call(CallKind.STATUS, "wait for the command",
+                        Resource.sandbox(sessionId), () -> json(longHttp, new Request.Builder().url(url("/v2/sandboxes/sessions/"
+                                + sessionId + "/cmd/" + cmdId, "wait", "true")).get(), "")));
                 JsonNode code = n.path("command").path("exitCode");
                 if (code.isNumber()) {
                     return code.asInt();

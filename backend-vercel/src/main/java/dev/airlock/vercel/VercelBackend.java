@@ -518,6 +518,31 @@ final class VercelBackend implements Backend, Stager, Killer {
         }
 
         /**
+         * The session ended under the command (a 410 on its wait, or on the reads of its output
+         * after the wait): the ended line ({@link VercelApi#ended}, or the stopped session's), not a
+         * lost connection.
+         */
+        @Override
+        public Optional<AirlockException> lostReason() {
+            Throwable waited = null;
+            if (exit.isCompletedExceptionally()) {
+                try {
+                    exit.getNow(null);
+                } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+                    waited = e;
+                }
+            }
+            for (Throwable failure : java.util.Arrays.asList(waited, stdout.cutBy(), stderr.cutBy())) {
+                for (Throwable t = failure; t != null; t = t.getCause()) {
+                    if (t instanceof dev.airlock.BackendUnavailableException || t instanceof dev.airlock.EnvironmentClosedException) {
+                        return Optional.of((AirlockException) t);
+                    }
+                }
+            }
+            return Optional.empty();
+        }
+
+        /**
          * The output is files read to the end they had at the exit, so a job left running shows in
          * neither: one command, run once both were read, answers whether the group still has a
          * process, and removes the output files on the way. Where the core would read the group

@@ -108,6 +108,32 @@ class VercelLifecycleTest {
         p.down(fixture.settings(), name);
     }
 
+    /**
+     * An up sandbox that ends while a command of an attached environment waits (its lifetime ran
+     * out, or it was stopped elsewhere): the command fails with the same one line, not "the
+     * connection was lost".
+     */
+    @Test
+    void aCommandRunningWhenItsUpSandboxEndsFailsWithTheEndedLine() throws Exception {
+        fixture = new VercelEmulatorFixture(FaultPlan.none());
+        VercelProvider p = new VercelProvider();
+        String name = p.up(fixture.settings(), java.time.Duration.ofMinutes(10));
+        try (Environment a = p.open(OpenContext.of(fixture.settings().with(VercelSettings.SANDBOX_ID, name)));
+             VercelApi outside = new VercelApi(VercelSettings.from(fixture.settings(), Map.of()), fixture.settings())) {
+            dev.airlock.Execution running = a.start(ExecRequest.of("sleep 60"));
+            long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+            while (fixture.journal.entries("cmd").stream().noneMatch(e -> e.dispatch() && e.command().contains("sleep 60"))
+                    && System.nanoTime() < until) {
+                Thread.sleep(50);
+            }
+            outside.stop(outside.sandbox(name).orElseThrow().sessionId());
+            assertEndedLine(name, assertThrows(dev.airlock.AirlockException.class,
+                    () -> running.await(java.time.Duration.ofSeconds(60))));
+        } finally {
+            p.down(fixture.settings(), name);
+        }
+    }
+
     private static void assertEndedLine(String name, Exception e) {
         assertTrue(e.getMessage().startsWith("the Vercel sandbox " + name + " has ended (its session is ")
                 && e.getMessage().endsWith("make a new one with 'airlock --backend vercel up --ttl DURATION' and attach to that")

@@ -22,6 +22,7 @@ import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -191,10 +192,12 @@ final class ExecRun extends ExecHandle {
             throw e;
         }
         boolean lost = end instanceof ProcessEnd.Lost;
+        // Lost with a reason: the sandbox ended under the command, and its processes with it.
+        Optional<AirlockException> gone = lost ? p.lostReason() : Optional.empty();
         if (!lost) {
             kill.exited();
             sm.toDone(); // the end is decided here: a cancel from now on finds nothing to stop
-        } else {
+        } else if (gone.isEmpty()) {
             // The transport died, not the command, which still runs: kill its group over a fresh
             // connection (the reaper checks the group is still the launched one, and retries,
             // bounded, while the target cannot be reached), so nothing runs on unwatched.
@@ -210,8 +213,8 @@ final class ExecRun extends ExecHandle {
         boolean stopped = cause == Cause.TIMEOUT || cause == Cause.CANCEL;
         capture.throwFailures(stopped);
         if (lost && !stopped) {
-            throw new BackendException("the connection to " + env.destination() + " was lost while the command ran;"
-                    + " it was not run again (its effects, if any, stand)");
+            throw gone.orElseGet(() -> new BackendException("the connection to " + env.destination()
+                    + " was lost while the command ran; it was not run again (its effects, if any, stand)"));
         }
         sm.toDone();
         if (!stopped && !started && end.exitCode() == StdinScripts.STAGING_FAILED) {

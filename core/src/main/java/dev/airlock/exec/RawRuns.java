@@ -92,6 +92,10 @@ final class RawRuns {
             p.release();
         }
         if (exit == NO_STATUS) {
+            java.util.Optional<dev.airlock.AirlockException> why = p.lostReason();
+            if (why.isPresent()) {
+                throw why.get(); // the sandbox ended: the backend's own line, not a lost connection
+            }
             throw new IOException("the connection to " + env.destination() + " was lost while an internal script ran");
         }
         if (writeFailure != null && exit == 0) {

@@ -1,7 +1,10 @@
 package dev.airlock.spi;
 
+import dev.airlock.AirlockException;
+
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
@@ -30,6 +33,18 @@ public interface RemoteProcess {
     default ProcessEnd awaitEnd() throws InterruptedException {
         int status = waitFor();
         return status == NO_STATUS ? ProcessEnd.lost() : ProcessEnd.exited(status);
+    }
+
+    /**
+     * Why the end was lost, when the backend knows it was not the connection: the sandbox ended
+     * (its lifetime ran out, or it was stopped elsewhere), and every process in it with it. The
+     * core then fails the exec, or the internal script, with this error (one line saying what to
+     * do) instead of "the connection was lost", and does not try to kill the command's tree over
+     * a fresh connection, as it does for a lost connection. Say so only when the sandbox is known
+     * to be gone. Asked only after {@link #waitFor} answered {@link #NO_STATUS}; empty by default.
+     */
+    default Optional<AirlockException> lostReason() {
+        return Optional.empty();
     }
 
     /**

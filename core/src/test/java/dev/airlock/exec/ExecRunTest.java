@@ -1,6 +1,7 @@
 package dev.airlock.exec;
 
 import dev.airlock.AirlockException;
+import dev.airlock.Capabilities;
 import dev.airlock.BackendException;
 import dev.airlock.EnvironmentClosedException;
 import dev.airlock.ExecRequest;
@@ -318,6 +319,35 @@ class ExecRunTest {
         assertTrue(x.getMessage().contains("not run again"), x.getMessage());
         assertEquals(List.of(ExecState.FAILED), ends());
         assertEquals("x\n", Files.readString(marker));
+    }
+
+    /** A backend that knows why the end was lost (its sandbox ended) gives its own line, not "connection lost". */
+    @Test
+    void aLostEndWhoseSandboxEndedFailsWithTheBackendsOwnLine() throws Exception {
+        HostBackend b = open(StdinMode.PIPE, true);
+        b.lostReason = new dev.airlock.BackendUnavailableException("the sandbox sb-1 has ended; make a new one");
+        b.launch = Fault.LOSE;
+        AirlockException x = assertThrows(AirlockException.class, b.start(ExecRequest.of("true"))::await);
+        assertEquals("the sandbox sb-1 has ended; make a new one", x.getMessage());
+        assertEquals(List.of(ExecState.FAILED), ends());
+        b.launch = Fault.NONE;
+        b.script = Fault.LOSE; // the core's own scripts through the exec flow (here the file API's)
+        AirlockException files = assertThrows(AirlockException.class, () -> b.env.files().stat(dir.toString()));
+        assertEquals("the sandbox sb-1 has ended; make a new one", files.getMessage());
+    }
+
+    /** The open's own raw scripts (the probe) lost with a known reason: the open fails with that line. */
+    @Test
+    void anOpenWhoseSandboxEndedDuringItsProbeSaysSo() {
+        AirlockException x = assertThrows(AirlockException.class, () -> new HostBackend(HostBackend.settings(dir.resolve("p")),
+                Capabilities.pipe(), List.of(), false, b -> {
+                    b.script = Fault.LOSE;
+                    b.lostReason = new dev.airlock.BackendUnavailableException("the sandbox sb-2 has ended; make a new one");
+                }).close());
+        assertEquals("the sandbox sb-2 has ended; make a new one", x.getMessage());
+        AirlockException unknown = assertThrows(AirlockException.class, () -> new HostBackend(HostBackend.settings(dir.resolve("q")),
+                Capabilities.pipe(), List.of(), false, b -> b.script = Fault.LOSE).close());
+        assertTrue(String.valueOf(unknown.getMessage()).contains("was lost while an internal script ran"), unknown.getMessage());
     }
 
     @Test

@@ -97,6 +97,8 @@ class HostBackend implements Backend, Stager, Killer {
      * the command started, before the record reached the client.
      */
     volatile Path lostBeforeRecordWhen;
+    /** Why a lost process was lost ({@link RemoteProcess#lostReason}), as a backend whose sandbox ended knows; null: unknown. */
+    volatile dev.airlock.AirlockException lostReason;
     /** Report a wrong leader start time, as if the group id had been recycled by another process. */
     volatile boolean recycledIdentity;
     /** Report no start time for the group leader, as a transport without {@code /proc} (or a remote API) does. */
@@ -513,7 +515,7 @@ class HostBackend implements Backend, Stager, Killer {
             scripts.incrementAndGet();
             scriptTexts.add(l.script());
             fault(script, "script");
-            return start(l, false); // the core's own scripts: probe, files, staging, kill
+            return start(l, script == Fault.LOSE); // the core's own scripts: probe, files, staging, kill
         }
         launchRequests.add(l.script());
         fault(launch, "launch");
@@ -595,6 +597,11 @@ class HostBackend implements Backend, Stager, Killer {
             public int waitFor() throws InterruptedException {
                 int s = p.waitFor();
                 return lose ? NO_STATUS : s;
+            }
+
+            @Override
+            public Optional<dev.airlock.AirlockException> lostReason() {
+                return lose ? Optional.ofNullable(lostReason) : Optional.empty();
             }
 
             @Override
