@@ -31,10 +31,34 @@ import java.util.concurrent.TimeUnit;
  * listens on resets the connection, as a refused connect would. The journal records each relay as
  * a {@value #CALL} command of the sandbox.
  *
+ * <p>An edge may have a {@link Gate}: the service's proxy in front of the port (a token to check,
+ * an expiry), which reads the start of each connection before any relay runs and either lets it
+ * through or answers the client itself. A gated edge is the only way to its port: there is no
+ * ungated listener beside it to go around the check.
+ *
  * <p>{@link #close()} ends the listener and every connection and relay it carries; a sandbox's
  * edges close when the sandbox stops.
  */
 public final class PortEdge implements AutoCloseable {
+    /**
+     * The service's proxy in front of a port: reads what it needs of a connection's start and
+     * decides, before anything reaches the sandbox.
+     */
+    @FunctionalInterface
+    public interface Gate {
+        /** Lets every connection through, as a public port. */
+        Gate OPEN = (fromClient, toClient) -> Optional.of(new byte[0]);
+
+        /**
+         * The bytes to send on to the server first (those it read from {@code fromClient}), or
+         * empty to end the connection (having answered {@code toClient} itself: a 401). Reads
+         * time out after {@link #GATE_READ_TIMEOUT}.
+         */
+        Optional<byte[]> admit(InputStream fromClient, OutputStream toClient) throws IOException;
+    }
+
+    /** How long a {@link Gate} may wait for the start of a connection. */
+    public static final java.time.Duration GATE_READ_TIMEOUT = java.time.Duration.ofSeconds(30);
     /** The call each relay is journalled under. */
     public static final String CALL = "port-relay";
     /** Exit status of the relay when nothing listens on the port. */
@@ -51,13 +75,15 @@ public final class PortEdge implements AutoCloseable {
 
     private final EmulatedSandbox sandbox;
     private final int port;
+    private final Gate gate;
     private final ServerSocket listener;
     private final Set<Connection> open = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    private PortEdge(EmulatedSandbox sandbox, int port, ServerSocket listener) {
+    private PortEdge(EmulatedSandbox sandbox, int port, Gate gate, ServerSocket listener) {
         this.sandbox = sandbox;
         this.port = port;
+        this.gate = gate;
         this.listener = listener;
     }
 
@@ -68,10 +94,20 @@ public final class PortEdge implements AutoCloseable {
      * @throws IllegalStateException when the sandbox has stopped
      */
     public static PortEdge open(EmulatedSandbox sandbox, int port) throws IOException {
+        return open(sandbox, port, Gate.OPEN);
+    }
+
+    /**
+     * As {@link #open(EmulatedSandbox, int)}, each connection first through {@code gate}.
+     *
+     * @throws IllegalStateException when the sandbox has stopped
+     */
+    public static PortEdge open(EmulatedSandbox sandbox, int port, Gate gate) throws IOException {
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("not a TCP port: " + port);
         }
-        PortEdge edge = new PortEdge(sandbox, port, new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+        PortEdge edge = new PortEdge(sandbox, port, java.util.Objects.requireNonNull(gate, "gate"),
+                new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
         if (!sandbox.addEdge(edge)) {
             edge.listener.close();
             throw new IllegalStateException("sandbox " + sandbox.id() + " is stopped");
@@ -153,6 +189,19 @@ public final class PortEdge implements AutoCloseable {
 
         void run() {
             try {
+                byte[] first;
+                if (gate == Gate.OPEN) {
+                    first = new byte[0];
+                } else {
+                    client.setSoTimeout((int) GATE_READ_TIMEOUT.toMillis());
+                    Optional<byte[]> admitted = gate.admit(client.getInputStream(), client.getOutputStream());
+                    if (admitted.isEmpty()) {
+                        client.getOutputStream().flush();
+                        return; // the gate answered the client itself
+                    }
+                    client.setSoTimeout(0);
+                    first = admitted.get();
+                }
                 SandboxProcess p;
                 try {
                     p = sandbox.exec(new EmulatedSandbox.Command(CALL, List.of("bash", "-c", RELAY, "relay",
@@ -167,7 +216,7 @@ public final class PortEdge implements AutoCloseable {
                     return;
                 }
                 p.stderr().close();
-                Thread up = new Thread(() -> upstream(p), "airlock-emulator-edge-" + sandbox.id() + "-" + port + "-up");
+                Thread up = new Thread(() -> upstream(p, first), "airlock-emulator-edge-" + sandbox.id() + "-" + port + "-up");
                 up.setDaemon(true);
                 up.start();
                 long sent = copy(p.stdout(), client.getOutputStream());
@@ -186,9 +235,11 @@ public final class PortEdge implements AutoCloseable {
             }
         }
 
-        /** The client's bytes to the relay; its end of stream is the relay's, and starts the {@link #LINGER}. */
-        private void upstream(SandboxProcess p) {
+        /** What the gate read, then the client's bytes, to the relay; its end of stream is the relay's, and starts the {@link #LINGER}. */
+        private void upstream(SandboxProcess p, byte[] first) {
             try (OutputStream toRelay = p.stdin()) {
+                toRelay.write(first);
+                toRelay.flush();
                 copy(client.getInputStream(), toRelay);
             } catch (IOException e) {
                 // the relay or the client ended: the other direction closes the connection

@@ -201,4 +201,42 @@ class PortEdgeTest {
             assertThrows(IllegalStateException.class, () -> PortEdge.open(sb, 8085));
         }
     }
+
+    /** A gate (the service's proxy: a token, an expiry) decides before anything reaches the sandbox, and passes on what it read. */
+    @Test
+    void aGatedEdgeLetsThroughOnlyWhatItsGateAdmitsWithTheBytesTheGateRead() throws Exception {
+        PortEdge.Gate fourBytesPass = (in, out) -> {
+            byte[] word = in.readNBytes(4);
+            if (java.util.Arrays.equals(word, "PASS".getBytes())) {
+                return java.util.Optional.of(word);
+            }
+            out.write("NO\n".getBytes());
+            return java.util.Optional.empty();
+        };
+        try (EmulatedSandbox sb = sandbox()) {
+            background(sb, "exec busybox nc -ll -p 8086 -e /bin/cat");
+            try (PortEdge edge = PortEdge.open(sb, 8086, fourBytesPass)) {
+                byte[] payload = randomBytes(100_000, 13);
+                byte[] sent = new byte[4 + payload.length];
+                System.arraycopy("PASS".getBytes(), 0, sent, 0, 4);
+                System.arraycopy(payload, 0, sent, 4, payload.length);
+                long end = System.nanoTime() + WAIT.toNanos();
+                byte[] got = null;
+                while (got == null && System.nanoTime() < end) {
+                    try {
+                        got = echo(edge, sent);
+                    } catch (IOException e) {
+                        Thread.sleep(100); // nc not listening yet
+                    }
+                }
+                assertArrayEquals(sent, got, "the gate's bytes, then the client's, reach the server in order");
+                try (Socket s = new Socket(edge.host(), edge.port())) {
+                    s.setSoTimeout((int) WAIT.toMillis());
+                    s.getOutputStream().write("FAIL and more".getBytes());
+                    assertArrayEquals("NO\n".getBytes(), s.getInputStream().readAllBytes(),
+                            "a refused connection gets the gate's answer and nothing from the server");
+                }
+            }
+        }
+    }
 }

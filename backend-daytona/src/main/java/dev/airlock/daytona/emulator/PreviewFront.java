@@ -6,27 +6,21 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The emulator's Daytona preview proxy for one URL: a listener on {@code 127.0.0.1} that reads
- * each connection's first request head, asks its {@link Check} whether the request may pass (the
- * standard URL's {@code x-daytona-preview-token} header, a signed URL's expiry), and then relays
- * the head and everything after it, byte for byte both ways, through the port's {@link PortEdge}
- * into the sandbox. A refused request gets {@code 401} and the connection ends, as the service's
- * proxy refuses a private sandbox's preview without its credential.
+ * The emulator's Daytona preview proxy for one URL, as the {@link PortEdge.Gate} of that URL's
+ * edge: it reads each connection's first request head, asks its {@link Check} whether the request
+ * may pass (the standard URL's {@code x-daytona-preview-token} header, a signed URL's expiry), and
+ * then lets the head and everything after it through to the sandbox, byte for byte. A refused
+ * request gets {@code 401} and the connection ends, as the service's proxy refuses a private
+ * sandbox's preview without its credential. The gated edge is the only way to the port.
  */
-final class PreviewFront implements AutoCloseable {
+final class PreviewFront {
     /** Decides a connection's first request: a refusal's message, or empty to let it through. */
     @FunctionalInterface
     interface Check {
@@ -34,90 +28,24 @@ final class PreviewFront implements AutoCloseable {
     }
 
     private static final int HEAD_MAX = 64 * 1024;
-    private static final int HEAD_TIMEOUT_MS = 30_000;
 
-    private final PortEdge edge;
-    private final Check check;
-    private final ServerSocket listener;
-    private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
-
-    private PreviewFront(PortEdge edge, Check check, ServerSocket listener) {
-        this.edge = edge;
-        this.check = check;
-        this.listener = listener;
+    private PreviewFront() {
     }
 
-    /** Listens on a free port of {@code 127.0.0.1} in front of {@code edge}. */
-    static PreviewFront open(PortEdge edge, Check check) throws IOException {
-        PreviewFront f = new PreviewFront(edge, check, new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
-        Thread t = new Thread(f::acceptLoop, "daytona-emulator-preview-" + f.listener.getLocalPort());
-        t.setDaemon(true);
-        t.start();
-        return f;
-    }
-
-    URI url() {
-        return URI.create("http://127.0.0.1:" + listener.getLocalPort() + "/");
-    }
-
-    private void acceptLoop() {
-        while (!closed) {
-            Socket s;
-            try {
-                s = listener.accept();
-            } catch (IOException e) {
-                return; // closed
-            }
-            sockets.add(s);
-            Thread t = new Thread(() -> serve(s), "daytona-emulator-preview-conn");
-            t.setDaemon(true);
-            t.start();
-        }
-    }
-
-    private void serve(Socket client) {
-        Socket upstream = null;
-        try (client) {
-            client.setSoTimeout(HEAD_TIMEOUT_MS);
-            byte[] head = readHead(client.getInputStream());
+    /** The gate that lets a connection through when {@code check} admits its first request head. */
+    static PortEdge.Gate gate(Check check) {
+        return (fromClient, toClient) -> {
+            byte[] head = readHead(fromClient);
             if (head == null) {
-                return;
+                return Optional.empty(); // the client left, or sent no request head
             }
             Optional<String> refusal = check.refuse(headers(head));
             if (refusal.isPresent()) {
-                refuse(client.getOutputStream(), refusal.get());
-                return;
+                refuse(toClient, refusal.get());
+                return Optional.empty();
             }
-            client.setSoTimeout(0);
-            upstream = new Socket(InetAddress.getLoopbackAddress(), edge.port());
-            sockets.add(upstream);
-            Socket up = upstream;
-            up.getOutputStream().write(head);
-            Thread in = new Thread(() -> {
-                try {
-                    client.getInputStream().transferTo(up.getOutputStream());
-                    up.shutdownOutput();
-                } catch (IOException e) {
-                    // either side went away: the other copy ends too
-                }
-            }, "daytona-emulator-preview-in");
-            in.setDaemon(true);
-            in.start();
-            up.getInputStream().transferTo(client.getOutputStream());
-        } catch (IOException e) {
-            // the connection ended
-        } finally {
-            if (upstream != null) {
-                try {
-                    upstream.close();
-                } catch (IOException ignored) {
-                    // closing
-                }
-                sockets.remove(upstream);
-            }
-            sockets.remove(client);
-        }
+            return Optional.of(head);
+        };
     }
 
     /** The bytes up to and including the blank line that ends the request head; null if the client left first. */
@@ -158,24 +86,5 @@ final class PreviewFront implements AutoCloseable {
                 + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
         out.write(body);
         out.flush();
-    }
-
-    /** Ends the listener and every connection it carries. */
-    @Override
-    public void close() {
-        closed = true;
-        try {
-            listener.close();
-        } catch (IOException ignored) {
-            // closing
-        }
-        for (Socket s : sockets) {
-            try {
-                s.close();
-            } catch (IOException ignored) {
-                // closing
-            }
-        }
-        sockets.clear();
     }
 }

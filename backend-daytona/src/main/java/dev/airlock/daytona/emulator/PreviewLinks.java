@@ -20,7 +20,7 @@ import java.util.function.BooleanSupplier;
  * The emulator's preview links, as the service gives them: per sandbox port a standard URL whose
  * proxy wants the sandbox's preview token in {@code x-daytona-preview-token} (unless the sandbox
  * is public), and signed URLs that need no header, each until its expiry or its revocation. Every
- * URL is a {@link PreviewFront} over the port's one {@link PortEdge}; all end with the sandbox.
+ * URL is a {@link PortEdge} of its own, gated by a {@link PreviewFront}; all end with the sandbox.
  */
 final class PreviewLinks {
     static final String TOKEN_HEADER = "x-daytona-preview-token";
@@ -33,8 +33,7 @@ final class PreviewLinks {
     /** One sandbox's links: its standard token (new at each start), edges and fronts. */
     private static final class Links {
         final String token = randomToken(32);
-        final Map<Integer, PortEdge> edges = new ConcurrentHashMap<>();
-        final Map<Integer, PreviewFront> standard = new ConcurrentHashMap<>();
+        final Map<Integer, PortEdge> standard = new ConcurrentHashMap<>();
         final Map<String, Signed> signed = new ConcurrentHashMap<>();
         boolean closed;
     }
@@ -42,10 +41,10 @@ final class PreviewLinks {
     private static final class Signed {
         final int port;
         final Instant expires;
-        final PreviewFront front;
+        final PortEdge front;
         volatile boolean revoked;
 
-        Signed(int port, Instant expires, PreviewFront front) {
+        Signed(int port, Instant expires, PortEdge front) {
             this.port = port;
             this.expires = expires;
             this.front = front;
@@ -57,13 +56,13 @@ final class PreviewLinks {
         Links l = links(sandboxId);
         synchronized (l) {
             ensureOpen(l, sandboxId);
-            PreviewFront f = l.standard.get(port);
+            PortEdge f = l.standard.get(port);
             if (f == null) {
-                f = PreviewFront.open(edge(l, sandbox, port), headers -> {
+                f = PortEdge.open(sandbox, port, PreviewFront.gate(headers -> {
                     String got = headers.getOrDefault(TOKEN_HEADER, "");
                     return isPublic.getAsBoolean() || equal(got, l.token) ? Optional.empty()
                             : Optional.of("Unauthorized: a private sandbox's preview needs its token in the " + TOKEN_HEADER + " header");
-                });
+                }));
                 l.standard.put(port, f);
             }
             return json.createObjectNode().put("sandboxId", sandboxId).put("url", f.url().toString()).put("token", l.token);
@@ -78,10 +77,10 @@ final class PreviewLinks {
             String token = randomToken(24);
             Instant expires = Instant.now().plus(expiresIn);
             Signed[] self = new Signed[1];
-            PreviewFront f = PreviewFront.open(edge(l, sandbox, port), headers -> self[0].revoked
+            PortEdge f = PortEdge.open(sandbox, port, PreviewFront.gate(headers -> self[0].revoked
                     ? Optional.of("Unauthorized: this signed preview URL was revoked")
                     : Instant.now().isAfter(self[0].expires) ? Optional.of("Unauthorized: this signed preview URL has expired")
-                    : Optional.empty());
+                    : Optional.empty()));
             self[0] = new Signed(port, expires, f);
             l.signed.put(token, self[0]);
             return json.createObjectNode().put("sandboxId", sandboxId).put("port", port).put("token", token)
@@ -108,9 +107,8 @@ final class PreviewLinks {
         }
         synchronized (l) {
             l.closed = true;
-            l.standard.values().forEach(PreviewFront::close);
+            l.standard.values().forEach(PortEdge::close);
             l.signed.values().forEach(s -> s.front.close());
-            l.edges.values().forEach(PortEdge::close);
         }
     }
 
@@ -126,15 +124,6 @@ final class PreviewLinks {
         if (l.closed) {
             throw new IOException("sandbox " + sandboxId + " stopped");
         }
-    }
-
-    private static PortEdge edge(Links l, EmulatedSandbox sandbox, int port) throws IOException {
-        PortEdge e = l.edges.get(port);
-        if (e == null) {
-            e = PortEdge.open(sandbox, port);
-            l.edges.put(port, e);
-        }
-        return e;
     }
 
     private static boolean equal(String a, String b) {
