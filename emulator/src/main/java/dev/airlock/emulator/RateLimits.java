@@ -15,8 +15,9 @@ import java.util.function.LongSupplier;
  * A service's documented rate limits: so many requests per window in each bucket of calls, as
  * fixed windows that start with a bucket's first request. A request over its bucket's limit is
  * refused (it does not count) until the window ends; {@link Decision#reset()} says how long that
- * is, which the service sends as its Retry-After. A setting {@code PREFIX.BUCKET=N/SECONDS}
- * replaces a bucket's limit (tests use small ones).
+ * is, which the service sends as its Retry-After. A request may weigh more than one (Vercel counts
+ * a create's vCPUs). A setting {@code PREFIX.BUCKET=N/SECONDS} replaces a bucket's limit (tests
+ * use small ones).
  */
 public final class RateLimits {
     /** At most {@code requests} in each {@code window}. */
@@ -55,13 +56,20 @@ public final class RateLimits {
         return new RateLimits(limits, bucketOf, System::nanoTime);
     }
 
+    /** As {@link #of}, with {@code nanos} as the clock (tests move it by hand). */
+    public static RateLimits of(Map<String, Limit> defaults, Function<String, String> bucketOf, Settings settings, String prefix,
+                                LongSupplier nanos) {
+        RateLimits r = of(defaults, bucketOf, settings, prefix);
+        return new RateLimits(r.limits, bucketOf, nanos);
+    }
+
     RateLimits(Map<String, Limit> limits, Function<String, String> bucketOf, LongSupplier nanos) {
         this.limits = Map.copyOf(limits);
         this.bucketOf = Objects.requireNonNull(bucketOf);
         this.nanos = Objects.requireNonNull(nanos);
     }
 
-    /** {@code N/SECONDS}: at most N requests in each window of that many seconds. */
+    /** {@code N/SECONDS}: at most N (requests, or their weight) in each window of that many seconds. */
     static Limit parse(String key, String value) {
         String[] parts = value.trim().split("/");
         try {
@@ -75,11 +83,29 @@ public final class RateLimits {
         } catch (NumberFormatException e) {
             // the message below says what is expected
         }
-        throw new ConfigurationException(key + " must be REQUESTS/SECONDS (for example 600/60), not " + value);
+        throw new ConfigurationException(key + " must be N/SECONDS, at most N in each window of that many seconds"
+                + " (for example 600/60), not " + value);
+    }
+
+    /** The limit of {@code bucket}, if it has one. */
+    public Optional<Limit> limit(String bucket) {
+        return Optional.ofNullable(limits.get(bucket));
     }
 
     /** Counts the request of {@code call} against its bucket; empty when the bucket has no limit. */
-    public synchronized Optional<Decision> acquire(String call) {
+    public Optional<Decision> acquire(String call) {
+        return acquire(call, 1);
+    }
+
+    /**
+     * Counts a request of {@code call} weighing {@code weight} against its bucket; refused (and
+     * not counted) when it does not fit in what is left of the window. Empty when the bucket has
+     * no limit.
+     */
+    public synchronized Optional<Decision> acquire(String call, int weight) {
+        if (weight < 1) {
+            throw new IllegalArgumentException("a request weighs at least 1, not " + weight);
+        }
         String bucket = bucketOf.apply(call);
         Limit limit = bucket == null ? null : limits.get(bucket);
         if (limit == null) {
@@ -97,10 +123,10 @@ public final class RateLimits {
             w.count = 0;
         }
         Duration reset = Duration.ofNanos(w.start + windowNanos - now);
-        if (w.count >= limit.requests()) {
-            return Optional.of(new Decision(bucket, limit, 0, reset, false));
+        if (w.count + weight > limit.requests()) {
+            return Optional.of(new Decision(bucket, limit, limit.requests() - w.count, reset, false));
         }
-        w.count++;
+        w.count += weight;
         return Optional.of(new Decision(bucket, limit, limit.requests() - w.count, reset, true));
     }
 }

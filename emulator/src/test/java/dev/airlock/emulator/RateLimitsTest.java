@@ -43,6 +43,6 @@ class RateLimitsTest {
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> RateLimits.of(
                 Map.of("create", new RateLimits.Limit(600, Duration.ofSeconds(60))), c -> "create",
                 Settings.of("x.rate.create", "lots"), "x.rate"));
-        assertEquals("x.rate.create must be REQUESTS/SECONDS (for example 600/60), not lots", e.getMessage());
+        assertEquals("x.rate.create must be N/SECONDS, at most N in each window of that many seconds (for example 600/60), not lots", e.getMessage());
     }
 }

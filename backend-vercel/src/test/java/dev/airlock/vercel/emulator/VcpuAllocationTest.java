@@ -18,7 +18,7 @@ class VcpuAllocationTest {
     @Test
     void createsCountTheirVcpusUntilTheWindowEnds() {
         AtomicLong clock = new AtomicLong();
-        VcpuAllocation a = new VcpuAllocation(new RateLimits.Limit(10, Duration.ofSeconds(60)), clock::get);
+        VcpuAllocation a = VcpuAllocation.from(Settings.of(VcpuAllocation.SETTING, "10/60"), clock::get);
         assertEquals(2, a.acquire(8).remaining());
         RateLimits.Decision refused = a.acquire(4);
         assertFalse(refused.allowed(), "4 do not fit in the 2 left");
@@ -39,6 +39,7 @@ class VcpuAllocationTest {
         assertEquals(new RateLimits.Limit(40, Duration.ofSeconds(600)),
                 VcpuAllocation.from(Settings.of(VcpuAllocation.SETTING, "40/600")).limit());
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> VcpuAllocation.from(Settings.of(VcpuAllocation.SETTING, "lots")));
-        assertEquals("airlock.vercel.emulator.rate-limit.vcpu-allocation must be VCPUS/SECONDS (for example 400/60), not lots", e.getMessage());
+        assertEquals("airlock.vercel.emulator.rate-limit.vcpu-allocation must be N/SECONDS, at most N in each window of that many seconds"
+                + " (for example 600/60), not lots", e.getMessage());
     }
 }
