@@ -184,7 +184,12 @@ class HostBackend implements Backend, Stager, Killer {
         this.caps = caps.withArgvLimit(100 * 1024);
         beforeOpen.accept(this);
         this.env = CoreEnvironment.create(this, OpenContext.builder(settings).listeners(listeners).build());
-        env.initialize();
+        try {
+            env.initialize();
+        } catch (RuntimeException | Error e) {
+            env.close(); // as OpenContext.open does: a failed open leaves no thread or process behind
+            throw e;
+        }
     }
 
     /** With FILES output: the host's files, enough of them for the core's download (read, stat, delete). */
