@@ -11,8 +11,8 @@ import java.util.function.LongSupplier;
 
 /**
  * Modal's sandbox creation rate: a workspace may create so many sandboxes in a burst, refilled at
- * a steady rate (Modal's own guide for creating many sandboxes: a token bucket of 150 refilled at
- * 5 per second). Counted as {@link RateLimits}' fixed window of the same burst and the same mean
+ * a steady rate (a token bucket of 150 refilled at 5 per second, as a guide to scaling Harbor
+ * rollouts on Modal sandboxes describes it). Counted as {@link RateLimits}' fixed window of the same burst and the same mean
  * rate, 150 per 30 s. A create over it is refused {@code RESOURCE_EXHAUSTED} (what the SDKs raise
  * as {@code ResourceExhaustedError}) before anything is made, and does not count; the service
  * sends no retry delay the SDKs read, so none is sent here. The setting
