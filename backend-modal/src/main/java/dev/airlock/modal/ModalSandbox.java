@@ -136,16 +136,18 @@ final class ModalSandbox implements AutoCloseable {
         List<SandboxTag> tags = ModalGc.tags(labels);
         String id;
         if (s.v2()) {
-            SandboxCreateV2Response r = client.control("SandboxCreateV2", Resource.none(), st -> st.sandboxCreateV2(
-                    SandboxCreateV2Request.newBuilder().setAppId(app).setDefinition(def).addAllTags(tags).build()));
+            SandboxCreateV2Response r = RateLimitedCreate.send(client.calls.policy(), () -> client.control("SandboxCreateV2",
+                    Resource.none(), st -> st.sandboxCreateV2(
+                            SandboxCreateV2Request.newBuilder().setAppId(app).setDefinition(def).addAllTags(tags).build())));
             id = r.getSandboxId();
             if (r.hasTaskId() && r.hasCommandRouterAccess()) {
                 client.routeTo(id, true, r.getTaskId(), r.getCommandRouterAccess().getJwt(), r.getCommandRouterAccess().getUrl());
                 return new ModalSandbox(client, id, false, true);
             }
         } else {
-            id = client.control("SandboxCreate", Resource.none(), st -> st.sandboxCreate(SandboxCreateRequest.newBuilder()
-                    .setAppId(app).setDefinition(def).setEnvironmentName(s.environment()).addAllTags(tags).build())).getSandboxId();
+            id = RateLimitedCreate.send(client.calls.policy(), () -> client.control("SandboxCreate", Resource.none(),
+                    st -> st.sandboxCreate(SandboxCreateRequest.newBuilder().setAppId(app).setDefinition(def)
+                            .setEnvironmentName(s.environment()).addAllTags(tags).build()))).getSandboxId();
         }
         ModalSandbox sb = new ModalSandbox(client, id, false, s.v2());
         try {

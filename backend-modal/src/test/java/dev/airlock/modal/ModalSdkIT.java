@@ -21,7 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Modal's official JS SDK (npm {@code modal}, pinned in src/test/sdk/package-lock.json) runs
  * unchanged against the emulator in both sandbox families: create, exec with binary stdin, file
- * write and read, lookup by name, tags, terminate. Needs node and {@code npm ci} in src/test/sdk; skips with the reason
+ * write and read, lookup by name, tags, terminate; and over the sandbox creation rate its create is
+ * refused RESOURCE_EXHAUSTED (ratelimit.mjs). Needs node and {@code npm ci} in src/test/sdk; skips with the reason
  * when they are missing, fails instead under AIRLOCK_REQUIRE_SERVICES=1.
  */
 final class ModalSdkIT {
@@ -54,6 +55,34 @@ final class ModalSdkIT {
             assertTrue(calls.containsAll(List.of("AuthTokenGet", "AppGetOrCreate", "ImageGetOrCreate", create, "TaskExecStart",
                     terminate, "SandboxGetFromName" + v, "SandboxTagsSet" + v, "SandboxTagsGet" + v)), "calls served: " + calls);
             served.journal().assertNoDoubleDispatch();
+        }
+    }
+
+    /**
+     * Over the sandbox creation rate (made 1 by the emulator's setting) the SDK's create gets
+     * RESOURCE_EXHAUSTED, as from the service, and does not send it again.
+     */
+    @org.junit.jupiter.api.Test
+    void theOfficialSdkIsRefusedResourceExhaustedOverTheCreationRate() throws Exception {
+        Path sdk = Path.of(System.getProperty("airlock.modal.sdk-dir", "src/test/sdk"));
+        String node = requireNode(sdk);
+        Settings rate = Settings.of("airlock.modal.emulator.rate-limit.sandbox-create", "1/600");
+        try (Emulators.Served served = Emulators.start("modal", "127.0.0.1:0", rate, getClass().getClassLoader())) {
+            ProcessBuilder pb = new ProcessBuilder(node, "ratelimit.mjs").directory(sdk.toFile()).redirectErrorStream(true);
+            Map<String, String> env = pb.environment();
+            env.keySet().removeIf(k -> k.startsWith("MODAL_"));
+            env.put("MODAL_SERVER_URL", served.emulator().url().toString());
+            env.putAll(served.emulator().credentials().asEnvironment());
+            env.put("HOME", Files.createTempDirectory("modal-sdk-home").toString());
+            Process p = pb.start();
+            byte[] out = p.getInputStream().readAllBytes();
+            assertTrue(p.waitFor(120, TimeUnit.SECONDS), "the SDK check did not finish");
+            String text = new String(out, StandardCharsets.UTF_8);
+            System.out.println(text);
+            assertEquals(0, p.exitValue(), "the SDK check failed:\n" + text);
+            assertTrue(text.strip().endsWith("ok"), text);
+            assertEquals(2, served.journal().entries().stream().filter(e -> e.call().startsWith("SandboxCreate")).count(),
+                    "the refused create was not sent again");
         }
     }
 

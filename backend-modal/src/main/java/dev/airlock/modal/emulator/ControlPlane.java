@@ -179,6 +179,7 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     @Override
     public void sandboxCreate(SandboxCreateRequest request, StreamObserver<SandboxCreateResponse> out) {
         answer(out, (SandboxCreateResponse) once(() -> {
+            state.creationRate.acquire(); // a resend of a create already made is answered above, not counted
             ModalState.Box b = state.create(request.getDefinition(), false, request.getAppId(), tags(request.getTagsList()));
             return SandboxCreateResponse.newBuilder().setSandboxId(b.id).build();
         }));
@@ -187,6 +188,7 @@ final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     @Override
     public void sandboxCreateV2(SandboxCreateV2Request request, StreamObserver<SandboxCreateV2Response> out) {
         answer(out, (SandboxCreateV2Response) once(() -> {
+            state.creationRate.acquire();
             ModalState.Box b = state.create(request.getDefinition(), true, request.getAppId(), tags(request.getTagsList()));
             return SandboxCreateV2Response.newBuilder().setSandboxId(b.id).setTaskId(b.taskId)
                     .setCommandRouterAccess(CommandRouterAccess.newBuilder().setJwt(state.routerJwt(b.taskId))

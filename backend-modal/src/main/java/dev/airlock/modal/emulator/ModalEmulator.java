@@ -33,7 +33,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Settings: {@code airlock.modal.emulator.jwt-ttl} (seconds a
  * router JWT lives, default 3600), {@code airlock.modal.emulator.sandbox-timeout} (default
  * sandbox lifetime in seconds when the request leaves it 0, default 300), {@link #TLS} (serve the
- * control plane over TLS with a generated certificate; the router then has a plaintext port of its own).
+ * control plane over TLS with a generated certificate; the router then has a plaintext port of its own),
+ * {@code airlock.modal.emulator.rate-limit.sandbox-create=N/SECONDS} (the sandbox creation rate,
+ * default 150 per 30 s, {@link SandboxCreationRate}).
  */
 public final class ModalEmulator implements Emulator {
     /** The most bytes of argv {@code TaskExecStart} accepts, as the service. */

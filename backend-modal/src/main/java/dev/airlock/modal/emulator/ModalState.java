@@ -89,6 +89,8 @@ final class ModalState {
     final Map<String, String> images = new ConcurrentHashMap<>();
     /** The images filesystem snapshots made. */
     final SnapshotImages snapshots;
+    /** The workspace's sandbox creation rate ({@link SandboxCreationRate}), counted by both create RPCs. */
+    final SandboxCreationRate creationRate;
     private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "modal-emulator-timeouts");
         t.setDaemon(true);
@@ -106,6 +108,7 @@ final class ModalState {
         this.jwtTtl = jwtTtl;
         this.defaultTimeout = defaultTimeout;
         this.snapshots = new SnapshotImages(context.stateDir().resolve("images"));
+        this.creationRate = SandboxCreationRate.from(context.settings());
     }
 
     /** Whether the service knows {@code imageId}: one an ImageGetOrCreate answered, or a snapshot's. */
