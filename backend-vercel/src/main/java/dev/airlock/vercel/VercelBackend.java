@@ -2,9 +2,11 @@ package dev.airlock.vercel;
 
 import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
+import dev.airlock.BackendUnavailableException;
 import dev.airlock.Capabilities;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
+import dev.airlock.EnvironmentClosedException;
 import dev.airlock.Payload;
 import dev.airlock.PortSupport;
 import dev.airlock.Ports;
@@ -32,13 +34,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -528,13 +533,13 @@ final class VercelBackend implements Backend, Stager, Killer {
             if (exit.isCompletedExceptionally()) {
                 try {
                     exit.getNow(null);
-                } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+                } catch (CompletionException | CancellationException e) {
                     waited = e;
                 }
             }
-            for (Throwable failure : java.util.Arrays.asList(waited, stdout.cutBy(), stderr.cutBy())) {
+            for (Throwable failure : Arrays.asList(waited, stdout.cutBy(), stderr.cutBy())) {
                 for (Throwable t = failure; t != null; t = t.getCause()) {
-                    if (t instanceof dev.airlock.BackendUnavailableException || t instanceof dev.airlock.EnvironmentClosedException) {
+                    if (t instanceof BackendUnavailableException || t instanceof EnvironmentClosedException) {
                         return Optional.of((AirlockException) t);
                     }
                 }

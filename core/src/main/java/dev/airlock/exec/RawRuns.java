@@ -1,5 +1,6 @@
 package dev.airlock.exec;
 
+import dev.airlock.AirlockException;
 import dev.airlock.spi.RawResult;
 import dev.airlock.spi.Launch;
 import dev.airlock.spi.RemoteProcess;
@@ -12,6 +13,7 @@ import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -92,7 +94,7 @@ final class RawRuns {
             p.release();
         }
         if (exit == NO_STATUS) {
-            java.util.Optional<dev.airlock.AirlockException> why = p.lostReason();
+            Optional<AirlockException> why = p.lostReason();
             if (why.isPresent()) {
                 throw why.get(); // the sandbox ended: the backend's own line, not a lost connection
             }

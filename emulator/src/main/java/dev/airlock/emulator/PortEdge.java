@@ -7,8 +7,10 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -58,7 +60,7 @@ public final class PortEdge implements AutoCloseable {
     }
 
     /** How long a {@link Gate} may wait for the start of a connection. */
-    public static final java.time.Duration GATE_READ_TIMEOUT = java.time.Duration.ofSeconds(30);
+    public static final Duration GATE_READ_TIMEOUT = Duration.ofSeconds(30);
     /** The call each relay is journalled under. */
     public static final String CALL = "port-relay";
     /** Exit status of the relay when nothing listens on the port. */
@@ -71,7 +73,7 @@ public final class PortEdge implements AutoCloseable {
             "exit 0");
     private static final int BUFFER = 64 * 1024;
     /** How long a server may still answer after the client ended its side. */
-    public static final java.time.Duration LINGER = java.time.Duration.ofSeconds(60);
+    public static final Duration LINGER = Duration.ofSeconds(60);
 
     private final EmulatedSandbox sandbox;
     private final int port;
@@ -106,7 +108,7 @@ public final class PortEdge implements AutoCloseable {
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("not a TCP port: " + port);
         }
-        PortEdge edge = new PortEdge(sandbox, port, java.util.Objects.requireNonNull(gate, "gate"),
+        PortEdge edge = new PortEdge(sandbox, port, Objects.requireNonNull(gate, "gate"),
                 new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
         if (!sandbox.addEdge(edge)) {
             edge.listener.close();
