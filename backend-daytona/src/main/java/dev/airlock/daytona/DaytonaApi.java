@@ -248,7 +248,9 @@ final class DaytonaApi implements AutoCloseable {
         /**
          * The command's exit code, or empty while it runs; empty too when the session is gone
          * (killed). While the sandbox is {@code snapshotting} its toolbox refuses (409) but the
-         * command runs on: that reads as still running.
+         * command runs on: that reads as still running, and so does a 409 whose sandbox is
+         * {@code started} by the time we ask (the snapshot ended between the two calls; the
+         * next poll reads the command).
          */
         Optional<Optional<Integer>> commandStatus(String sessionId, String cmdId) {
             try {
@@ -260,16 +262,17 @@ final class DaytonaApi implements AutoCloseable {
                 if (e.getCause() instanceof WireFailure w && w.httpStatus() == 404) {
                     return Optional.empty();
                 }
-                if (e.getCause() instanceof WireFailure w && w.httpStatus() == 409 && snapshotting()) {
+                if (e.getCause() instanceof WireFailure w && w.httpStatus() == 409 && toolboxComesBack()) {
                     return Optional.of(Optional.empty());
                 }
                 throw e;
             }
         }
 
-        /** Whether the sandbox is taking a snapshot now (its toolbox is back once it is done). */
-        boolean snapshotting() {
-            return "snapshotting".equals(get(sandbox).path("state").asText(""));
+        /** Whether the sandbox is taking a snapshot now or has just finished one: its toolbox is back, or soon. */
+        boolean toolboxComesBack() {
+            String state = get(sandbox).path("state").asText("");
+            return state.equals("snapshotting") || state.equals("started");
         }
 
         /** Deletes a session, killing its command's process group; a session already gone is fine. */

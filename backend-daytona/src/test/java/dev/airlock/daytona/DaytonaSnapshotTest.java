@@ -58,7 +58,7 @@ class DaytonaSnapshotTest {
              Environment env = f.open(f.settings())) {
             java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
             f.emulator.holdSnapshots(gate);
-            dev.airlock.Execution run = env.start(ExecRequest.of("touch /home/daytona/go; sleep 1; echo done; exit 3"));
+            dev.airlock.Execution run = env.start(ExecRequest.of("touch /home/daytona/go; sleep 1; echo done; touch /home/daytona/ended; exit 3"));
             String id = DaytonaBackend.of(env).sandboxId();
             for (int i = 0; i < 600 && f.emulator.stat(id, "/home/daytona/go").isEmpty(); i++) {
                 Thread.sleep(50); // until it runs
@@ -68,8 +68,20 @@ class DaytonaSnapshotTest {
             while (f.emulator.sandboxState(id).filter("snapshotting"::equals).isEmpty() && System.nanoTime() < end) {
                 Thread.sleep(20);
             }
-            Thread.sleep(2500); // the command ends while the sandbox is snapshotting (its toolbox refuses meanwhile)
-            gate.countDown();
+            for (int i = 0; i < 600 && f.emulator.stat(id, "/home/daytona/ended").isEmpty(); i++) {
+                Thread.sleep(50); // the command ends while the sandbox is snapshotting (its toolbox refuses meanwhile)
+            }
+            // The snapshot ends between the toolbox's refusal and the client's look at the sandbox:
+            // the client then sees it started, and must poll again rather than call the command lost.
+            f.emulator.beforeToolboxRefusal(path -> {
+                if (!path.contains("/command/")) {
+                    return; // the command's status poll, not its output's
+                }
+                gate.countDown();
+                for (int i = 0; i < 600 && !f.emulator.sandboxState(id).orElse("").equals("started"); i++) {
+                    sleepQuietly(50);
+                }
+            });
             dev.airlock.ExecResult r = run.await();
             assertEquals(3, r.exitCode(), "exit code of a command that ended during a snapshot: " + r.stderr().text());
             assertEquals("done\n", r.stdout().text());
@@ -138,6 +150,14 @@ class DaytonaSnapshotTest {
             assertTrue(f.emulator.hasSnapshot(id), "no snapshot " + id);
             assertEquals(1, f.journal.entries("sandbox-snapshot").size(), "the snapshot call was sent again");
             assertFalse(id.contains("\n"));
+        }
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

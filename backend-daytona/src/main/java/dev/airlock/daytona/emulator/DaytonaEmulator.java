@@ -91,6 +91,8 @@ public final class DaytonaEmulator implements Emulator {
     /** For tests: a snapshot's copy waits for this to open, so a sandbox stays {@code snapshotting} meanwhile. */
     private volatile java.util.concurrent.CountDownLatch snapshotGate = new java.util.concurrent.CountDownLatch(0);
     private final SnapshotStore snapshots;
+    /** For tests: told the path of each toolbox call refused because its sandbox is not started, before the refusal goes out. */
+    private volatile java.util.function.Consumer<String> beforeToolboxRefusal = path -> { };
 
     /** One sandbox: the record the API shows, the emulated machine, its sessions. */
     private static final class Box {
@@ -553,6 +555,11 @@ public final class DaytonaEmulator implements Emulator {
     /** For tests: snapshots taken from now on stay {@code snapshotting} until {@code gate} opens (60 s at most). */
     public void holdSnapshots(java.util.concurrent.CountDownLatch gate) {
         this.snapshotGate = gate;
+    }
+
+    /** For tests: {@code hook} is told the path of each toolbox call refused because its sandbox is not started, before the refusal. */
+    public void beforeToolboxRefusal(java.util.function.Consumer<String> hook) {
+        this.beforeToolboxRefusal = hook;
     }
 
     /** Whether the emulator holds a snapshot of that id or name (for tests). */
@@ -1093,6 +1100,7 @@ public final class DaytonaEmulator implements Emulator {
             return null;
         }
         if (toolbox && !b.state.equals("started")) {
+            beforeToolboxRefusal.accept(req.path());
             failToolbox(req, resp, 409, "SANDBOX_NOT_STARTED", "Sandbox is not started (state " + b.state + ")");
             return null;
         }
