@@ -1,5 +1,5 @@
 // Modal's official JS SDK (npm `modal`, from backend-modal/src/test/sdk) for the bench: one
-// sandbox, then timed filesystem.writeBytes and binary-stdin execs (see lines.cjs for the protocol).
+// sandbox, then timed filesystem.writeBytes and binary-stdin execs, and agent turns on new sandboxes (see lines.cjs for the protocol).
 // Reads MODAL_SERVER_URL, MODAL_TOKEN_ID and MODAL_TOKEN_SECRET like any SDK user.
 'use strict';
 const lines = require('./lines.cjs');
@@ -9,14 +9,27 @@ const STDIN_CHUNK = 16 * 1024 * 1024;
 (async () => {
   const modal = new ModalClient();
   const app = await modal.apps.fromName('airlock-bench', { createIfMissing: true });
-  const sb = await modal.sandboxes.create(app, modal.images.fromRegistry('alpine:3.21'));
   const size = async (file) => {
     const p = await sb.exec(['wc', '-c', file]);
     const out = await p.stdout.readText();
     await p.wait();
     return parseInt(out, 10);
   };
+  const image = modal.images.fromRegistry('alpine:3.21');
+  const turnSdk = {
+    open: () => modal.sandboxes.create(app, image),
+    read: (s, f) => s.filesystem.readBytes(f),
+    write: (s, f, data) => s.filesystem.writeBytes(data, f),
+    exec: async (s, cmd) => {
+      const p = await s.exec(['sh', '-c', cmd], { mode: 'binary', stdout: 'pipe', stderr: 'pipe' });
+      const [out] = await Promise.all([p.stdout.readBytes(), p.stderr.readBytes()]);
+      return { code: await p.wait(), out: out.length };
+    },
+    close: (s) => s.terminate(),
+  };
+  const sb = await modal.sandboxes.create(app, image);
   await lines.serve({
+    turn: (...paths) => lines.turn(turnSdk, ...paths),
     write: async (file, n, kind) => {
       const data = lines.payload(Number(n), kind);
       const ms = await lines.time(() => sb.filesystem.writeBytes(data, file));

@@ -1,5 +1,5 @@
 // Vercel's official SDK (npm `@vercel/sandbox`, from backend-vercel/src/test/sdk) for the bench: one
-// sandbox, then timed writeFiles calls (see lines.cjs for the protocol). Its base URL is fixed, so a
+// sandbox, then timed writeFiles calls, and agent turns on new sandboxes (see lines.cjs for the protocol). Its base URL is fixed, so a
 // custom fetch (the SDK's own option) sends https://vercel.com/api to the emulator at argv[3]. The
 // SDK has no command stdin with end-of-input, so there is no stdin request.
 'use strict';
@@ -13,7 +13,18 @@ const creds = { token: process.env.VERCEL_TOKEN, teamId: process.env.VERCEL_TEAM
 
 (async () => {
   const sandbox = await Sandbox.create({ ...creds, timeout: 600000, tags: { owner: 'airlock-bench' } });
+  const turnSdk = {
+    open: () => Sandbox.create({ ...creds, timeout: 600000, tags: { owner: 'airlock-bench' } }),
+    read: (s, f) => s.readFileToBuffer({ path: f }),
+    write: (s, f, data) => s.writeFiles([{ path: f, content: data }]),
+    exec: async (s, cmd) => {
+      const r = await s.runCommand('sh', ['-c', cmd]);
+      return { code: r.exitCode, out: Buffer.byteLength(await r.stdout()) };
+    },
+    close: (s) => s.stop(),
+  };
   await lines.serve({
+    turn: (...paths) => lines.turn(turnSdk, ...paths),
     write: async (file, n, kind) => {
       const data = lines.payload(Number(n), kind);
       const ms = await lines.time(() => sandbox.writeFiles([{ path: file, content: data }]));

@@ -20,10 +20,13 @@ import java.util.Set;
 /**
  * Runs every scenario, Airlock and its reference alternately, and prints the Markdown table;
  * with {@code --results DIR} also writes DIR/RESULTS.md and the growth charts next to it.
- * Usage: {@code bench/run [--quick] [--only jmh,local,docker,docker-files,ssh,modal,daytona,vercel,cli] [--results bench]}.
+ * Usage: {@code bench/run [--quick] [--only jmh,local,docker,docker-files,ssh,modal,daytona,vercel,cli,turn-local,...] [--results bench]}.
+ * The {@code turn-*} groups are the agent turn of each backend ({@link Turn}). With {@code --only},
+ * RESULTS.md keeps the rows of the groups not run (see {@link Results}).
  */
 public final class Bench {
-    private static final List<String> GROUPS = List.of("jmh", "local", "docker", "docker-files", "ssh", "modal", "daytona", "vercel", "cli");
+    private static final List<String> GROUPS = List.of("jmh", "local", "docker", "docker-files", "ssh", "modal", "daytona", "vercel", "cli",
+            "turn-local", "turn-docker", "turn-ssh", "turn-modal", "turn-daytona", "turn-vercel");
 
     private Bench() {
     }
@@ -70,8 +73,31 @@ public final class Bench {
             if (only.contains("cli")) {
                 cli(s, plan);
             }
+            Turns turns = new Turns(s);
+            if (only.contains("turn-local")) {
+                turns.local();
+            }
+            if (only.contains("turn-docker")) {
+                turns.docker();
+            }
+            if (only.contains("turn-ssh")) {
+                turns.ssh();
+            }
+            Cloud cloud = null;
+            if (only.contains("turn-modal") || only.contains("turn-daytona") || only.contains("turn-vercel")) {
+                cloud = new Cloud(s);
+                if (only.contains("turn-modal")) {
+                    cloud.modalTurn();
+                }
+                if (only.contains("turn-daytona")) {
+                    cloud.daytonaTurn();
+                }
+                if (only.contains("turn-vercel")) {
+                    cloud.vercelTurn();
+                }
+            }
             if (only.contains("modal") || only.contains("daytona") || only.contains("vercel")) {
-                Cloud cloud = new Cloud(s);
+                cloud = cloud == null ? new Cloud(s) : cloud;
                 if (only.contains("modal")) {
                     cloud.modal();
                 }
@@ -92,7 +118,7 @@ public final class Bench {
         String table = Report.table(rows);
         System.out.println(table);
         if (results != null) {
-            Results.write(results, table, s, plan, start);
+            Results.write(results, table, s, plan, start, only.containsAll(GROUPS) ? null : String.join(",", only));
         }
     }
 

@@ -34,15 +34,19 @@ final class Cloud {
     private static final String SDK_ROOT = "AIRLOCK_BENCH_SDK_ROOT";
 
     /** One backend: its emulator, the SDK harness it borrows node_modules from, and its SDK's calls (for the table). */
-    private record Spec(String backend, String harness, String npm, String script, String writeCall, String stdinCall) {
+    private record Spec(String backend, String harness, String npm, String script, String writeCall, String stdinCall,
+                        String turnCalls) {
     }
 
     private static final Spec MODAL = new Spec("modal", "backend-modal/src/test/sdk", "modal", "modal.cjs",
-            "`sandbox.filesystem.writeBytes(buffer, path)`", "`sandbox.exec(['sh','-c','cat > /dev/null'])`, `stdin.writeBytes` per 16 MiB slice (the emulator's limit per write), `stdin.close`, `wait`");
+            "`sandbox.filesystem.writeBytes(buffer, path)`", "`sandbox.exec(['sh','-c','cat > /dev/null'])`, `stdin.writeBytes` per 16 MiB slice (the emulator's limit per write), `stdin.close`, `wait`",
+            "`sandboxes.create(app, image)`, `filesystem.readBytes`, `filesystem.writeBytes`, `exec(['sh','-c',CMD])` (stdout read, `wait`), `terminate`");
     private static final Spec DAYTONA = new Spec("daytona", "backend-daytona/src/test/sdk", "@daytona/sdk", "daytona.cjs",
-            "`sandbox.fs.uploadFile(buffer, path)`", null);
+            "`sandbox.fs.uploadFile(buffer, path)`", null,
+            "`daytona.create`, `fs.downloadFile`, `fs.uploadFile`, `process.executeCommand(\"sh -c 'CMD'\")`, `delete`");
     private static final Spec VERCEL = new Spec("vercel", "backend-vercel/src/test/sdk", "@vercel/sandbox", "vercel.cjs",
-            "`sandbox.writeFiles([{path, content: buffer}])`", null);
+            "`sandbox.writeFiles([{path, content: buffer}])`", null,
+            "`Sandbox.create`, `readFileToBuffer`, `writeFiles`, `runCommand('sh', ['-c', CMD])` (stdout read), `stop`");
 
     private final Scenarios s;
     private final byte[] payload;
@@ -60,27 +64,114 @@ final class Cloud {
     }
 
     // Each emulator makes its own credentials at start; both clients get them from it (the SDK by its environment).
+    private static final ByUrl MODAL_AIRLOCK = (url, c) -> Map.of("airlock.backend", "modal", "airlock.modal.server-url", url,
+            "airlock.modal.token-id", c.value("MODAL_TOKEN_ID"), "airlock.modal.token-secret", c.value("MODAL_TOKEN_SECRET"));
+    private static final ByUrl MODAL_NODE = (url, c) -> Map.of("MODAL_SERVER_URL", url, "MODAL_TOKEN_ID", c.value("MODAL_TOKEN_ID"),
+            "MODAL_TOKEN_SECRET", c.value("MODAL_TOKEN_SECRET"));
+    private static final ByUrl DAYTONA_AIRLOCK = (url, c) -> Map.of("airlock.backend", "daytona", "airlock.daytona.api-url", url,
+            "airlock.daytona.api-key", c.value("DAYTONA_API_KEY"));
+    private static final ByUrl DAYTONA_NODE = (url, c) -> Map.of("DAYTONA_API_URL", url, "DAYTONA_API_KEY", c.value("DAYTONA_API_KEY"));
+    private static final ByUrl VERCEL_AIRLOCK = (url, c) -> Map.of("airlock.backend", "vercel", "airlock.vercel.api-url", url,
+            "airlock.vercel.token", c.value("VERCEL_TOKEN"), "airlock.vercel.project-id", "prj_airlock",
+            "airlock.vercel.team-id", c.value("VERCEL_TEAM_ID"));
+    private static final ByUrl VERCEL_NODE = (url, c) -> Map.of("VERCEL_TOKEN", c.value("VERCEL_TOKEN"), "VERCEL_TEAM_ID", c.value("VERCEL_TEAM_ID"));
+
     void modal() throws Exception {
-        run(MODAL, Settings.empty(),
-                (url, c) -> Map.of("airlock.backend", "modal", "airlock.modal.server-url", url,
-                        "airlock.modal.token-id", c.value("MODAL_TOKEN_ID"), "airlock.modal.token-secret", c.value("MODAL_TOKEN_SECRET")),
-                (url, c) -> Map.of("MODAL_SERVER_URL", url, "MODAL_TOKEN_ID", c.value("MODAL_TOKEN_ID"),
-                        "MODAL_TOKEN_SECRET", c.value("MODAL_TOKEN_SECRET")), false);
+        run(MODAL, Settings.empty(), MODAL_AIRLOCK, MODAL_NODE, false);
     }
 
     void daytona() throws Exception {
-        run(DAYTONA, Settings.empty(),
-                (url, c) -> Map.of("airlock.backend", "daytona", "airlock.daytona.api-url", url,
-                        "airlock.daytona.api-key", c.value("DAYTONA_API_KEY")),
-                (url, c) -> Map.of("DAYTONA_API_URL", url, "DAYTONA_API_KEY", c.value("DAYTONA_API_KEY")), false);
+        run(DAYTONA, Settings.empty(), DAYTONA_AIRLOCK, DAYTONA_NODE, false);
     }
 
     void vercel() throws Exception {
-        run(VERCEL, Settings.empty(),
-                (url, c) -> Map.of("airlock.backend", "vercel", "airlock.vercel.api-url", url,
-                        "airlock.vercel.token", c.value("VERCEL_TOKEN"), "airlock.vercel.project-id", "prj_airlock",
-                        "airlock.vercel.team-id", c.value("VERCEL_TEAM_ID")),
-                (url, c) -> Map.of("VERCEL_TOKEN", c.value("VERCEL_TOKEN"), "VERCEL_TEAM_ID", c.value("VERCEL_TEAM_ID")), true);
+        run(VERCEL, Settings.empty(), VERCEL_AIRLOCK, VERCEL_NODE, true);
+    }
+
+    /** The agent turn on Modal: the same image as the SDK script's ({@code alpine:3.21}) on both sides. */
+    void modalTurn() throws Exception {
+        turn(MODAL, (url, c) -> with(MODAL_AIRLOCK.apply(url, c), "airlock.modal.image", "alpine:3.21"), MODAL_NODE, false);
+    }
+
+    void daytonaTurn() throws Exception {
+        turn(DAYTONA, DAYTONA_AIRLOCK, DAYTONA_NODE, false);
+    }
+
+    void vercelTurn() throws Exception {
+        turn(VERCEL, VERCEL_AIRLOCK, VERCEL_NODE, true);
+    }
+
+    private static Map<String, String> with(Map<String, String> m, String key, String value) {
+        Map<String, String> copy = new java.util.LinkedHashMap<>(m);
+        copy.put(key, value);
+        return copy;
+    }
+
+    /**
+     * The agent turn ({@link Turn}) on one emulator: each turn opens a new sandbox and closes it,
+     * Airlock in this JVM (wall time) against the SDK script's {@code turn} request (timed inside
+     * node around the whole turn, each step apart). Both read the same three 4 KiB files of the
+     * host's {@code /usr}, which every emulated sandbox sees read-only.
+     */
+    private void turn(Spec spec, ByUrl airlock, ByUrl nodeEnv, boolean urlArg) throws Exception {
+        Path harness = harness(spec);
+        String why = whyNot(spec, harness);
+        List<String> reads = why == null ? hostFiles() : List.of();
+        if (why == null && reads.size() < 3) {
+            why = "no three files of exactly 4096 bytes under /usr/share or /usr/lib to read";
+        }
+        if (why != null) {
+            s.rows.add(Row.notMeasured("35", spec.backend() + " agent turn", "<= 1.0", why));
+            return;
+        }
+        String sdkName = "official SDK (npm `" + spec.npm() + "` " + version(harness, spec.npm()) + ")";
+        Turn.Paths a = new Turn.Paths(reads, List.of("/tmp/airlock-turn-w1", "/tmp/airlock-turn-w2"), "/tmp");
+        Turn.Paths r = new Turn.Paths(reads, List.of("/tmp/sdk-turn-w1", "/tmp/sdk-turn-w2"), "/tmp");
+        Progress.say(spec.backend() + " agent turn: emulator in this JVM, Airlock against the " + sdkName);
+        try (Emulators.Served served = Emulators.start(spec.backend(), "127.0.0.1:0", Settings.empty(), getClass().getClassLoader())) {
+            String url = served.emulator().url().toString();
+            List<String> args = urlArg ? List.of(harness.toString(), url) : List.of(harness.toString());
+            EmulatorCredentials creds = served.emulator().credentials();
+            Settings settings = Settings.of(airlock.apply(url, creds));
+            byte[] content = new byte[Turn.FILE_BYTES];
+            new java.util.Random(35).nextBytes(content);
+            try (SdkProcess sdk = SdkProcess.start(Path.of("bench/sdk", spec.script()), args, nodeEnv.apply(url, creds), s.work)) {
+                String request = "turn " + String.join(" ", r.reads()) + " " + String.join(" ", r.writes()) + " " + r.dir();
+                Turn.Result[] res = Turn.alternate(spec.backend() + " agent turn", Turn.airlock(() -> Environments.open(settings), a, content),
+                        clock -> clock.all(sdk.steps(request)), s.plan.warmup(), s.plan.turnPairs(false));
+                s.rows.addAll(Turn.rows(spec.backend(), res,
+                        "a new sandbox each turn (emulator in-process), wall time in this JVM of the whole turn",
+                        sdkName + ": " + spec.turnCalls() + "; timed inside node around the whole turn",
+                        1.0, t -> t[Turn.OPEN], "the SDK's sandbox creation, timed inside node", "(no target)", Double.NaN,
+                        "the SDK's sandbox end, timed inside node"));
+            }
+        }
+    }
+
+    /** Three host files of exactly 4 KiB under /usr (sorted, so every run reads the same ones). */
+    private static List<String> hostFiles() throws IOException {
+        List<String> found = new java.util.ArrayList<>();
+        for (String root : List.of("/usr/share", "/usr/lib")) {
+            if (!Files.isDirectory(Path.of(root))) {
+                continue;
+            }
+            try (var walk = Files.walk(Path.of(root))) {
+                walk.filter(p -> p.toString().matches("[A-Za-z0-9/._-]+")).filter(Files::isRegularFile)
+                        .filter(p -> {
+                            try {
+                                return Files.size(p) == Turn.FILE_BYTES && Files.isReadable(p);
+                            } catch (IOException e) {
+                                return false;
+                            }
+                        }).map(Path::toString).sorted().limit(3).forEach(found::add);
+            } catch (java.io.UncheckedIOException e) {
+                // an unreadable corner of /usr: the files found so far do
+            }
+            if (found.size() >= 3) {
+                return found.subList(0, 3);
+            }
+        }
+        return found;
     }
 
     private interface ByUrl {

@@ -21,6 +21,14 @@ record Plan(boolean quick, int warmup, int reps, List<Integer> growthMiB, List<I
         return mib >= 1024 ? 0 : warmup;
     }
 
+    /**
+     * Interleaved pairs of agent turns (issue 35): a local turn takes about 0.3 s a side, a remote
+     * one 2-8 s (each step is a command or a round trip), so local affords many more.
+     */
+    int turnPairs(boolean local) {
+        return quick ? (local ? 9 : 3) : (local ? 41 : 15);
+    }
+
     /** Rounds of N concurrent commands per side: enough commands for a p99 (about 200 at 64). */
     int rounds(int n) {
         int want = quick ? 64 : 128;

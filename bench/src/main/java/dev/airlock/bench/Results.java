@@ -5,6 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -15,8 +17,19 @@ final class Results {
     private Results() {
     }
 
-    static void write(Path dir, String table, Scenarios s, Plan plan, Instant start) throws IOException {
+    /**
+     * Writes RESULTS.md. After a run of only some groups ({@code only} names them; null for a
+     * full run) the rows of the other groups are kept: an existing RESULTS.md's table keeps every
+     * row, each replaced by this run's row of the same scenario, and this run's new rows follow;
+     * its header line, method paragraph, charts and growth points stay as they were.
+     */
+    static void write(Path dir, String table, Scenarios s, Plan plan, Instant start, String only) throws IOException {
         Files.createDirectories(dir);
+        Path file = dir.resolve("RESULTS.md");
+        if (only != null && Files.exists(file)) {
+            merge(file, table, plan, start, only);
+            return;
+        }
         StringBuilder b = new StringBuilder();
         b.append("# Benchmark results\n\n");
         b.append("Made by `bench/run").append(plan.quick() ? " --quick" : "").append("` on ").append(start)
@@ -40,6 +53,72 @@ final class Results {
         }
         Files.writeString(dir.resolve("RESULTS.md"), b.toString());
         Progress.say("wrote " + dir.resolve("RESULTS.md"));
+    }
+
+    private static void merge(Path file, String table, Plan plan, Instant start, String only) throws IOException {
+        List<String> old = Files.readAllLines(file);
+        int tableStart = tableStart(old);
+        int growth = old.indexOf("## How cost grows");
+        if (tableStart < 0 || growth < tableStart) {
+            throw new IOException(file + " has no results table and growth section to keep rows of; run bench/run in full,"
+                    + " or move it away");
+        }
+        int tableEnd = tableStart;
+        while (tableEnd < old.size() && old.get(tableEnd).startsWith("|")) {
+            tableEnd++;
+        }
+        List<String> rows = new ArrayList<>(old.subList(tableStart, tableEnd));
+        List<String> fresh = table.lines().toList();
+        for (String row : fresh.subList(2, fresh.size())) {
+            int at = -1;
+            for (int i = 2; i < rows.size(); i++) {
+                if (scenario(rows.get(i)).equals(scenario(row))) {
+                    at = i;
+                    break;
+                }
+            }
+            if (at >= 0) {
+                rows.set(at, row);
+            } else {
+                rows.add(row);
+            }
+        }
+        // The analysis (analysis.md) is appended after the growth points; it starts at the next heading.
+        int analysis = growth + 1;
+        while (analysis < old.size() && !old.get(analysis).startsWith("## ")) {
+            analysis++;
+        }
+        List<String> out = new ArrayList<>();
+        for (String l : old.subList(0, tableStart)) {
+            out.add(l.startsWith("Made by ") ? l + " The rows of `--only " + only + "` were remade by `bench/run"
+                    + (plan.quick() ? " --quick" : "") + " --only " + only + "` on " + start
+                    + String.format(Locale.ROOT, " (%.0f min); the others, the charts and the growth points are the earlier run's.",
+                    Duration.between(start, Instant.now()).toSeconds() / 60.0) : l);
+        }
+        out.addAll(rows);
+        out.addAll(old.subList(tableEnd, analysis));
+        StringBuilder b = new StringBuilder(String.join("\n", out)).append('\n');
+        Path analysisFile = file.resolveSibling("analysis.md");
+        if (Files.exists(analysisFile)) {
+            b.append(Files.readString(analysisFile)); // the kept lines end with the blank line before it
+        }
+        Files.writeString(file, b.toString());
+        Progress.say("merged this run's rows into " + file);
+    }
+
+    private static int tableStart(List<String> lines) {
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).startsWith("| # | scenario |")) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** A table line's scenario cell: the key a remade row replaces an old one by. */
+    private static String scenario(String row) {
+        String[] cells = row.split(" \\| ", 3);
+        return cells.length > 1 ? cells[1] : row;
     }
 
     private static void chart(StringBuilder b, Path dir, String file, String title, String x, String suffix, Scenarios s)

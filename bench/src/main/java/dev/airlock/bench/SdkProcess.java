@@ -82,17 +82,41 @@ final class SdkProcess implements AutoCloseable {
 
     /** Sends one request; reports the SDK's own timing (and node's peak RSS) to the {@link Meter}. */
     void request(String line) throws IOException {
+        send(line);
+    }
+
+    /**
+     * Sends a request whose answer also gives its steps ("ms TOTAL steps A,B,..." in ms, as the
+     * {@code turn} request answers); returns the steps in seconds.
+     */
+    double[] steps(String line) throws IOException {
+        String[] words = send(line);
+        if (words.length < 4 || !words[2].equals("steps")) {
+            throw new IOException("the SDK side gave no steps: " + String.join(" ", words));
+        }
+        String[] ms = words[3].split(",");
+        double[] s = new double[ms.length];
+        for (int i = 0; i < ms.length; i++) {
+            s[i] = Double.parseDouble(ms[i]) / 1000.0;
+        }
+        return s;
+    }
+
+    /** Sends one request; reports the SDK's own total (and node's peak RSS) to the {@link Meter}; returns the answer's words. */
+    private String[] send(String line) throws IOException {
         in.write(line + "\n");
         in.flush();
         String answer = answer();
         if (!answer.startsWith("ms ")) {
             throw new IOException("the SDK side failed: " + (answer.startsWith("fail ") ? answer.substring(5) : answer));
         }
-        Meter.reported(Double.parseDouble(answer.substring(3).strip()) / 1000.0);
+        String[] words = answer.strip().split("\\s+");
+        Meter.reported(Double.parseDouble(words[1]) / 1000.0);
         long rss = peakRss();
         if (rss > 0) {
             Meter.external(rss);
         }
+        return words;
     }
 
     private String answer() throws IOException {

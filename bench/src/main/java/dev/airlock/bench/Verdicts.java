@@ -46,7 +46,8 @@ final class Verdicts {
             return r.withVerdict("met");
         }
         String why = REASONS.entrySet().stream().filter(e -> r.scenario().startsWith(e.getKey())).map(Map.Entry::getValue)
-                .findFirst().orElse("see What remains");
+                .findFirst().orElse(r.scenario().contains("agent turn") ? "see Agent turn in the analysis (the step medians are in the row)"
+                        : "see What remains");
         return r.withVerdict("miss: " + why);
     }
 }
