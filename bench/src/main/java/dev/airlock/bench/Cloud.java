@@ -138,7 +138,7 @@ final class Cloud {
             try (SdkProcess sdk = SdkProcess.start(Path.of("bench/sdk", spec.script()), args, nodeEnv.apply(url, creds), s.work)) {
                 String request = "turn " + String.join(" ", r.reads()) + " " + String.join(" ", r.writes()) + " " + r.dir();
                 Turn.Result[] res = Turn.alternate(spec.backend() + " agent turn", Turn.airlock(() -> Environments.open(settings), a, content),
-                        clock -> clock.all(sdk.steps(request)), s.plan.warmup(), s.plan.turnPairs(false));
+                        clock -> clock.all(sdk.steps(request)), s.plan.warmup(), s.plan.turnPairs(spec.backend()));
                 s.rows.addAll(Turn.rows(spec.backend(), res,
                         "a new sandbox each turn (emulator in-process), wall time in this JVM of the whole turn",
                         sdkName + ": " + spec.turnCalls() + "; timed inside node around the whole turn",

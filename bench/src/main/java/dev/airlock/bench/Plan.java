@@ -22,11 +22,19 @@ record Plan(boolean quick, int warmup, int reps, List<Integer> growthMiB, List<I
     }
 
     /**
-     * Interleaved pairs of agent turns (issue 35): a local turn takes about 0.3 s a side, a remote
-     * one 2-8 s (each step is a command or a round trip), so local affords many more.
+     * Interleaved pairs of agent turns (issue 35) on a backend. A turn takes about 1 s a side on
+     * local, 1-3 s on docker and the cloud emulators and 6-7 s over ssh (where this machine's
+     * login shell costs 0.5 s a command): about 10 minutes for all six in a full run.
      */
-    int turnPairs(boolean local) {
-        return quick ? (local ? 9 : 3) : (local ? 41 : 15);
+    int turnPairs(String backend) {
+        if (quick) {
+            return backend.equals("local") ? 9 : 3;
+        }
+        return switch (backend) {
+            case "local" -> 41;
+            case "ssh" -> 15;
+            default -> 21;
+        };
     }
 
     /** Rounds of N concurrent commands per side: enough commands for a p99 (about 200 at 64). */

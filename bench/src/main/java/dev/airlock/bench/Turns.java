@@ -65,7 +65,7 @@ final class Turns {
         };
         Turn.Result[] res = Turn.alternate("local agent turn",
                 Turn.airlock(() -> Environments.open(Settings.of("airlock.backend", "local", "airlock.local.workdir", a.dir())), a, content), reference,
-                s.plan.warmup() + 1, s.plan.turnPairs(true));
+                s.plan.warmup() + 1, s.plan.turnPairs("local"));
         s.rows.addAll(Turn.rows("local", res, "the defaults (bubblewrap isolation) with the turn's directory as `airlock.local.workdir`, in this JVM, wall time of the whole turn",
                 "`java.nio.file` (`Files.readAllBytes`, `Files.write`) and `ProcessBuilder` `bash -c` (stdout read whole, "
                         + "waitFor) in this JVM, wall time; open and close have nothing to do",
@@ -109,7 +109,7 @@ final class Turns {
             };
             Turn.Result[] res = Turn.alternate("docker agent turn",
                     Turn.airlock(() -> Environments.open(Settings.of("airlock.backend", "docker", "airlock.docker.image", DOCKER_IMAGE)),
-                            f, content), reference, s.plan.warmup(), s.plan.turnPairs(false));
+                            f, content), reference, s.plan.warmup(), s.plan.turnPairs("docker"));
             s.rows.addAll(Turn.rows("docker", res, "`airlock.docker.image` (a new container each turn), wall time of the whole turn",
                     "Docker CLI: `docker run -d --network none IMAGE sleep inf`, reads `docker exec ID cat`, writes `docker cp`,"
                             + " execs `docker exec ID sh -c`, `docker rm -f`; wall time",
@@ -178,7 +178,7 @@ final class Turns {
             };
             Map<String, String> settings = sshd.settings();
             Turn.Result[] res = Turn.alternate("ssh agent turn", Turn.airlock(() -> Environments.open(Settings.of(settings)), a, content),
-                    reference, s.plan.warmup(), s.plan.turnPairs(false));
+                    reference, s.plan.warmup(), s.plan.turnPairs("ssh"));
             s.rows.addAll(Turn.rows("ssh", res, "a new connection each turn, wall time of the whole turn",
                     "OpenSSH: a fresh `ssh HOST true` that stays as the turn's `ControlMaster` (`ControlPersist`), then reads"
                             + " `ssh HOST cat`, writes `ssh HOST 'cat > F'`, execs `ssh HOST CMD` over it, `ssh -O exit`; wall time",
