@@ -149,7 +149,7 @@ final class Cloud {
     }
 
     /** Three host files of exactly 4 KiB under /usr (sorted, so every run reads the same ones). */
-    private static List<String> hostFiles() throws IOException {
+    static List<String> hostFiles() throws IOException {
         List<String> found = new java.util.ArrayList<>();
         for (String root : List.of("/usr/share", "/usr/lib")) {
             if (!Files.isDirectory(Path.of(root))) {

@@ -54,7 +54,7 @@ final class Turn {
     }
 
     /** The seconds of each step of one turn, from the turn's start. */
-    static final class Clock {
+    static class Clock {
         final double[] seconds = new double[STEPS.size()];
         private int next;
         private long last = System.nanoTime();
@@ -141,6 +141,9 @@ final class Turn {
 
     /** The Airlock side of a turn on an open-able environment, the same on every backend. */
     static Work airlock(Opener open, Paths f, byte[] content) {
+        if (f.reads().size() != 3 || f.writes().size() != 2) {
+            throw new IllegalArgumentException("a turn reads 3 files and writes 2");
+        }
         return clock -> {
             Environment env = open.open();
             try {
