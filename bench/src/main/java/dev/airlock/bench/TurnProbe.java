@@ -26,7 +26,7 @@ import java.util.function.Function;
  * step, its milliseconds and what it cost: on local and ssh the programs started (execve, counted
  * with strace on this JVM, and on ssh on the bench's sshd too), on docker the daemon's events
  * (container, volume, exec), on the cloud backends the emulator's calls.
- * Usage: {@code java -cp bench/target/airlock-bench.jar dev.airlock.bench.TurnProbe local|docker|ssh|modal|daytona|vercel}
+ * Usage: {@code java -cp bench/target/airlock-bench.jar dev.airlock.bench.TurnProbe local|local-none|docker|ssh|modal|daytona|vercel}
  * from the repository root (strace and, for docker, dockerd needed).
  */
 final class TurnProbe {
@@ -41,11 +41,11 @@ final class TurnProbe {
         new java.util.Random(35).nextBytes(content);
         try {
             switch (backend) {
-                case "local", "ssh" -> hostTurn(backend, work, content);
+                case "local", "local-none", "ssh" -> hostTurn(backend, work, content);
                 case "docker" -> docker(content);
                 case "modal", "daytona", "vercel" -> cloud(backend, content);
                 default -> {
-                    System.err.println("usage: TurnProbe local|docker|ssh|modal|daytona|vercel");
+                    System.err.println("usage: TurnProbe local|local-none|docker|ssh|modal|daytona|vercel");
                     System.exit(2);
                 }
             }
@@ -85,8 +85,9 @@ final class TurnProbe {
         Turn.Paths f = hostFiles(work, content);
         Services.Sshd sshd = backend.equals("ssh") ? Services.Sshd.start() : null;
         try {
-            Settings settings = sshd == null ? Settings.of("airlock.backend", "local", "airlock.local.workdir", f.dir())
-                    : Settings.of(sshd.settings());
+            Settings settings = sshd != null ? Settings.of(sshd.settings())
+                    : Settings.of("airlock.backend", "local", "airlock.local.workdir", f.dir(),
+                    "airlock.local.isolation", backend.equals("local-none") ? "none" : "bwrap");
             Path mine = work.resolve("strace-jvm");
             Path theirs = work.resolve("strace-sshd");
             List<Process> tracers = new ArrayList<>();

@@ -70,6 +70,14 @@ final class Turns {
                 "`java.nio.file` (`Files.readAllBytes`, `Files.write`) and `ProcessBuilder` `bash -c` (stdout read whole, "
                         + "waitFor) in this JVM, wall time; open and close have nothing to do",
                 1.5, null, "- (absolute target)", "<= 20 ms", 0.020, "-"));
+        // The same turn without bubblewrap: what the sandbox costs apart from the rest of Airlock.
+        Turn.Paths n = hostFiles("local-none");
+        Turn.Result[] none = Turn.alternate("local agent turn, isolation none",
+                Turn.airlock(() -> Environments.open(Settings.of("airlock.backend", "local", "airlock.local.workdir", n.dir(),
+                        "airlock.local.isolation", "none")), n, content), reference, s.plan.warmup() + 1, s.plan.turnPairs("local"));
+        s.rows.add(new Row("35", "local agent turn, `airlock.local.isolation=none`",
+                "as above without bubblewrap (`airlock.local.isolation=none`); " + Turn.steps(none[0]),
+                "as above; " + Turn.steps(none[1]), none[0].total, none[1].total, "(diagnostic)", Double.NaN, ""));
     }
 
     void docker() throws Exception {
