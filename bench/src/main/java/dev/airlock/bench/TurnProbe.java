@@ -1,6 +1,5 @@
 package dev.airlock.bench;
 
-import dev.airlock.Environment;
 import dev.airlock.Environments;
 import dev.airlock.emulator.CallJournal;
 import dev.airlock.emulator.EmulatorCredentials;
