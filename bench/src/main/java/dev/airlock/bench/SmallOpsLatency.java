@@ -76,6 +76,17 @@ public final class SmallOpsLatency {
                 rows.put("write 4 KiB: files().write vs Files.write",
                         interleaved(pairs, () -> env.files().write(ap, SMALL), () -> Files.write(r, SMALL)));
             }
+            if (only.contains("write")) {
+                Path t = dir.resolve("atomic");
+                Files.write(t, SMALL);
+                int[] k = new int[1];
+                rows.put("write 4 KiB: files().write vs the same semantics (temp file, rename over; diagnostic)",
+                        interleaved(pairs, () -> env.files().write(ap, SMALL), () -> {
+                            Path tmp = dir.resolve(".tmp-" + k[0]++);
+                            Files.write(tmp, SMALL, java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE);
+                            Files.move(tmp, t, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                        }));
+            }
             if (only.contains("read")) {
                 rows.put("read 4 KiB: files().readBytes vs Files.readAllBytes",
                         interleaved(pairs, () -> env.files().readBytes(ap), () -> Files.readAllBytes(r)));
@@ -87,6 +98,10 @@ public final class SmallOpsLatency {
                         backToBack(pairs, () -> execTrue(env), SmallOpsLatency::processTrue));
                 rows.put("exec true, interleaved: env.exec vs ProcessBuilder setsid bash -c true (diagnostic)",
                         interleaved(pairs, () -> execTrue(env), SmallOpsLatency::processSetsidTrue));
+            }
+            if (only.contains("cpu")) {
+                rows.put("CPU per exec true (this JVM / its children, " + pairs + " calls each, after 20)",
+                        "airlock " + cpu(pairs, () -> execTrue(env)) + "; reference " + cpu(pairs, SmallOpsLatency::processTrue));
             }
             if (only.contains("exec64")) {
                 rows.put("64 x exec true at once, p50 of every command: env.exec vs ProcessBuilder bash -c true",
@@ -202,6 +217,27 @@ public final class SmallOpsLatency {
         for (Future<Double> f : fs) {
             into.add(f.get());
         }
+    }
+
+    /** This JVM's and its reaped children's CPU per call, from /proc/self/stat (utime+stime, cutime+cstime). */
+    static String cpu(int n, Call call) throws Exception {
+        for (int i = 0; i < 20; i++) {
+            call.run();
+        }
+        long[] before = selfAndChildrenTicks();
+        for (int i = 0; i < n; i++) {
+            call.run();
+        }
+        long[] after = selfAndChildrenTicks();
+        double tick = 1000.0 / 100; // USER_HZ is 100 on Linux
+        return String.format("%.2f ms / %.2f ms", (after[0] - before[0]) * tick / n, (after[1] - before[1]) * tick / n);
+    }
+
+    private static long[] selfAndChildrenTicks() throws IOException {
+        String stat = Files.readString(Path.of("/proc/self/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        // fields from state (3): utime 14, stime 15, cutime 16, cstime 17 -> indexes 11..14
+        return new long[] {Long.parseLong(f[11]) + Long.parseLong(f[12]), Long.parseLong(f[13]) + Long.parseLong(f[14])};
     }
 
     private static double time(Call c) throws Exception {
