@@ -4,9 +4,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.LinkOption;
-import java.nio.file.NotLinkException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -104,7 +104,9 @@ public final class HostPaths {
 
     /** {@code [ -d p ]}, a relative {@code p} from the start directory. */
     boolean isDirectory(String p) throws Unanswerable {
-        return stat(p.startsWith("/") ? p : start + "/" + p).map(BasicFileAttributes::isDirectory).orElse(false);
+        String a = p.startsWith("/") ? p : start + "/" + p;
+        realpath(a); // refuses a way through /proc
+        return stat(a).map(BasicFileAttributes::isDirectory).orElse(false);
     }
 
     /** {@code canon}: the canonical form of a path whose tail may not exist, as the script prints it. */
@@ -121,6 +123,7 @@ public final class HostPaths {
                 }
             }
             if (isLink(d) && !exists(d)) {
+                realpath(d.substring(0, Math.max(d.lastIndexOf('/'), 0))); // refuses a way through /proc
                 Optional<String> l = readlink(d);
                 if (l.isEmpty()) {
                     return q;
@@ -174,28 +177,76 @@ public final class HostPaths {
 
     /** {@code $(readlink -- p)}: the link's text, trailing newlines dropped; empty when it fails. */
     private Optional<String> readlink(String p) throws Unanswerable {
+        return linkText(p).map(HostPaths::dropTrailingNewlines);
+    }
+
+    /** The link's text as the kernel holds it; empty when it is no link or cannot be read. */
+    private static Optional<String> linkText(String p) throws Unanswerable {
         String t;
         try {
             t = Files.readSymbolicLink(path(p)).toString();
-        } catch (NotLinkException e) {
-            return Optional.empty();
         } catch (IOException e) {
             return Optional.empty();
         }
         if (t.indexOf('\uFFFD') >= 0) {
             throw new Unanswerable("the link " + p + " holds bytes that are not UTF-8");
         }
-        return Optional.of(dropTrailingNewlines(t));
+        return Optional.of(t);
     }
 
-    /** {@code $(readlink -f -- p)} (or its fallbacks): the physical path, trailing newlines dropped; empty when it fails. */
+    /**
+     * {@code $(readlink -f -- p)} of an existing {@code p}: the physical path, trailing newlines
+     * dropped; empty when it fails. Walked here one name at a time ({@code lstat}, {@code readlink})
+     * rather than by {@code realpath(3)}, so that a walk entering {@code /proc} is seen: there
+     * {@code self}, {@code cwd} and {@code fd} name this JVM, where the script's name the script.
+     */
     private Optional<String> realpath(String p) throws Unanswerable {
-        try {
-            String x = dropTrailingNewlines(path(p).toRealPath().toString());
-            return x.isEmpty() ? Optional.empty() : Optional.of(x);
-        } catch (IOException e) {
-            return Optional.empty();
+        java.util.ArrayDeque<String> todo = new java.util.ArrayDeque<>(List.of(p.split("/")));
+        StringBuilder cur = new StringBuilder();
+        int links = 0;
+        while (!todo.isEmpty()) {
+            String c = todo.pollFirst();
+            if (c.isEmpty() || c.equals(".")) {
+                continue;
+            }
+            if (c.equals("..")) {
+                cur.setLength(Math.max(cur.lastIndexOf("/"), 0));
+                continue;
+            }
+            String next = cur + "/" + c;
+            if (next.equals("/proc") || next.startsWith("/proc/")) {
+                throw new Unanswerable(p + " leads into /proc, whose names differ for the script");
+            }
+            BasicFileAttributes a;
+            try {
+                a = Files.readAttributes(path(next), BasicFileAttributes.class, NOFOLLOW);
+            } catch (IOException e) {
+                return Optional.empty();
+            }
+            if (a.isSymbolicLink()) {
+                if (++links > MAX_HOPS) {
+                    return Optional.empty();
+                }
+                String text = linkText(next).orElse(null);
+                if (text == null) {
+                    return Optional.empty();
+                }
+                List<String> parts = List.of(text.split("/"));
+                for (int i = parts.size() - 1; i >= 0; i--) {
+                    todo.addFirst(parts.get(i));
+                }
+                if (text.startsWith("/")) {
+                    cur.setLength(0);
+                }
+                continue;
+            }
+            if (!a.isDirectory() && !todo.stream().allMatch(t -> t.isEmpty() || t.equals("."))) {
+                return Optional.empty(); // a file with more names after it
+            }
+            cur.append('/').append(c);
         }
+        String x = dropTrailingNewlines(cur.length() == 0 ? "/" : cur.toString());
+        return x.isEmpty() ? Optional.empty() : Optional.of(x);
     }
 
     private static Path path(String p) throws Unanswerable {
