@@ -55,6 +55,8 @@ class HostPathsTest {
                 "ln -s real/file tofile",               // a link to a file
                 "ln -s 'real//sub/' slashes",           // doubled and trailing slashes in the text
                 "ln -s / toroot",
+                "ln -s tofile/ slashtofile",            // a trailing slash after a link to a file: dangling
+                "ln -s 'real//nothing/' slashmissing",  // dangling, doubled and trailing slashes kept in the text
                 "ln -s ../t/real up",                   // .. out of and back into the tree
                 "ln -s \"$(printf 'nl\\nin')\" tonl",   // a link whose text holds a newline
                 "ln -s \"$(printf 'gone\\n\\n')\" trailingnl", // a link whose text ends in newlines
@@ -72,7 +74,7 @@ class HostPathsTest {
                 "real", "real/file", "real/sub/new.txt", "real/missing/parent/new.txt", "rel", "rel/file", "rel/new",
                 "rel/sub/../file", "abs/sub", "abs/missing/deep/x", "updown", "dangling", "dangling/more/x", "dangabs",
                 "chain", "chain/x", "loopa", "loopa/x", "loopb/y/z", "self", "self/x", "tofile", "tofile/x",
-                "real/file/x", "slashes", "slashes/new", "toroot", "toroot/etc/passwd", "up/file", "up/../other/x",
+                "real/file/x", "slashes", "slashes/new", "slashtofile", "slashtofile/x", "slashmissing", "slashmissing/y", "toroot", "toroot/etc/passwd", "up/file", "up/../other/x",
                 "tonl", "tonl/x", "nl\nin/new", "trailingnl", "trailingnl/x", "with space/f g", "with space/new file",
                 "tospace", "real/deep/x", "rel/deep/new", "missing-top/a/b", "real/./sub/./x", "real/sub/..",
                 "../t/rel/x", "real/sub/../../rel/file", "file\nwith\nnewlines", "trailing\n", "sp ace/ and\ttab",
