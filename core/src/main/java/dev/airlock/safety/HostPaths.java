@@ -30,7 +30,10 @@ public final class HostPaths {
     private static final int MAX_HOPS = 40;
 
     private final Path start;
-    private final String pwd;
+    /** {@code $PWD}, worked out at the first relative path (most writes name absolute ones). */
+    private String pwd;
+    /** The physical paths walked in this resolution (one script run's worth), by the path given. */
+    private final Map<String, Optional<String>> walked = new java.util.HashMap<>();
     private final Map<String, String> environment;
 
     /** The script's answer cannot be computed here; run the script. */
@@ -54,7 +57,6 @@ public final class HostPaths {
         }
         this.start = start.toAbsolutePath();
         this.environment = Map.copyOf(environment);
-        this.pwd = pwd(this.start, environment.get("PWD"));
     }
 
     /**
@@ -94,7 +96,10 @@ public final class HostPaths {
     }
 
     /** {@code abs}: absolute from {@code $PWD}, trailing slashes dropped. */
-    String abs(String p) {
+    String abs(String p) throws Unanswerable {
+        if (!p.startsWith("/") && pwd == null) {
+            pwd = pwd(start, environment.get("PWD"));
+        }
         String a = p.startsWith("/") ? p : pwd + "/" + p;
         while (!a.equals("/") && a.endsWith("/")) {
             a = a.substring(0, a.length() - 1);
@@ -201,6 +206,15 @@ public final class HostPaths {
      * {@code self}, {@code cwd} and {@code fd} name this JVM, where the script's name the script.
      */
     private Optional<String> realpath(String p) throws Unanswerable {
+        Optional<String> known = walked.get(p);
+        if (known == null) {
+            known = walk(p);
+            walked.put(p, known);
+        }
+        return known;
+    }
+
+    private Optional<String> walk(String p) throws Unanswerable {
         java.util.ArrayDeque<String> todo = new java.util.ArrayDeque<>(List.of(p.split("/")));
         StringBuilder cur = new StringBuilder();
         int links = 0;

@@ -168,9 +168,14 @@ class HostPathsTest {
     }
 
     @Test
-    void aPwdSpelledWithDotsIsLeftToTheScript() {
-        assertThrows(HostPaths.Unanswerable.class, () -> host(root.resolve("real"), root + "/real/../real"));
-        assertThrows(HostPaths.Unanswerable.class, () -> host(root.resolve("real"), root + "/rel/"));
+    void aPwdSpelledWithDotsIsLeftToTheScript() throws Exception {
+        List<TargetResolver.Item> relative = List.of(new TargetResolver.Item(pattern("sub/x"), null));
+        for (String pwd : new String[] {root + "/real/../real", root + "/rel/"}) {
+            HostPaths h = host(root.resolve("real"), pwd);
+            assertThrows(HostPaths.Unanswerable.class, () -> TargetResolver.records(h, relative), pwd);
+            assertEquals(recordsVia(shell(root.resolve("real"), pwd, null), relative),
+                    recordsVia(shell(root.resolve("real"), pwd, h), relative), pwd);
+        }
     }
 
     @Test
