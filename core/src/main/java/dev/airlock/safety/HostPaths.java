@@ -21,8 +21,13 @@ import java.util.Optional;
  *
  * <p>Where Java cannot see what the script sees, it does not guess: {@link Unanswerable} sends
  * the caller back to the script. That is a link text that is not UTF-8 (Java's path would name
- * other bytes), a path Java cannot encode, a file-name encoding other than UTF-8, and an
- * inherited {@code $PWD} that names the start directory in a spelling shells may keep or tidy.
+ * other bytes), a path Java cannot encode, a file-name encoding other than UTF-8, an inherited
+ * {@code $PWD} that names the start directory in a spelling shells may keep or tidy, and any way
+ * through {@code /proc} (its {@code self}, {@code cwd} and {@code fd} name this JVM here and the
+ * script there; {@code /dev/stdout} leads there too).
+ *
+ * <p>One instance answers one resolution, as one script run would (each link walk is kept for
+ * it), on one thread.
  */
 public final class HostPaths {
     private static final LinkOption[] NOFOLLOW = {LinkOption.NOFOLLOW_LINKS};
