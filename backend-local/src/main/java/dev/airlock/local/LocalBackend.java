@@ -308,6 +308,19 @@ public final class LocalBackend implements Backend, Killer {
         return Optional.of(nativeFiles);
     }
 
+    /**
+     * Unsandboxed, Airlock's scripts are this JVM's children on this host, started where commands
+     * start: the guard resolves paths in-process. Under bubblewrap the sandbox's mounts are their view.
+     */
+    @Override
+    public Optional<Path> hostView() {
+        if (bwrap.isPresent()) {
+            return Optional.empty();
+        }
+        File start = startDirectory();
+        return Optional.of(start != null ? start.toPath() : Path.of("").toAbsolutePath());
+    }
+
     @Override
     public RemoteProcess launch(Launch launch, Deadline deadline) throws IOException {
         String warning = unenforcedWarning.getAndSet(null);

@@ -211,7 +211,8 @@ final class LocalWrite {
             if (in instanceof FileInputStream file && ch instanceof FileChannel to) {
                 return transfer(file.getChannel(), to);
             }
-            byte[] buf = new byte[256 * 1024];
+            // No bigger than the payload: a 4 KiB write need not allocate (and zero) 256 KiB.
+            byte[] buf = new byte[(int) Math.min(256 * 1024, Math.max(content.length().orElse(256 * 1024), 8192))];
             ByteBuffer bb = ByteBuffer.wrap(buf);
             for (int r; (r = in.read(buf)) >= 0; ) {
                 bb.clear().limit(r);

@@ -81,15 +81,19 @@ final class Procfs {
     /** Forks since boot ({@code processes} in /proc/stat), or -1 when unknown. */
     static long forks() {
         try {
-            for (String line : Files.readAllLines(PROC.resolve("stat"))) {
-                if (line.startsWith("processes ")) {
-                    return Long.parseLong(line.substring(10).strip());
-                }
+            // Read twice per exec: found in the raw text, not split into lines and decoded (the
+            // "intr" line before it alone holds hundreds of counters).
+            String stat = read(PROC.resolve("stat"));
+            int at = stat.indexOf("\nprocesses ");
+            if (at < 0) {
+                return -1;
             }
+            int from = at + "\nprocesses ".length();
+            int end = stat.indexOf('\n', from);
+            return Long.parseLong(stat.substring(from, end < 0 ? stat.length() : end).strip());
         } catch (IOException | RuntimeException e) {
             return -1;
         }
-        return -1;
     }
 
     /**
@@ -206,20 +210,22 @@ final class Procfs {
     /** Whether this JVM ignores any of the signals a command must start with default dispositions (SigIgn in /proc/self/status). */
     static boolean ignoresAny(int... signals) {
         try {
-            for (String line : Files.readAllLines(PROC.resolve("self/status"))) {
-                if (line.startsWith("SigIgn:")) {
-                    long mask = Long.parseUnsignedLong(line.substring(7).strip(), 16);
-                    for (int s : signals) {
-                        if ((mask & (1L << (s - 1))) != 0) {
-                            return true;
-                        }
-                    }
-                    return false;
+            String status = read(PROC.resolve("self/status")); // per launch: found in the raw text, as forks()
+            int at = status.indexOf("\nSigIgn:");
+            if (at < 0) {
+                return true;
+            }
+            int from = at + "\nSigIgn:".length();
+            int end = status.indexOf('\n', from);
+            long mask = Long.parseUnsignedLong(status.substring(from, end < 0 ? status.length() : end).strip(), 16);
+            for (int s : signals) {
+                if ((mask & (1L << (s - 1))) != 0) {
+                    return true;
                 }
             }
+            return false;
         } catch (IOException | RuntimeException e) {
             return true; // cannot tell: reset them
         }
-        return true;
     }
 }

@@ -3,11 +3,16 @@ package dev.airlock.exec;
 import dev.airlock.ExecRequest;
 import dev.airlock.Target;
 import dev.airlock.safety.ApprovalChannel;
+import dev.airlock.safety.HostPaths;
 import dev.airlock.safety.Safety;
+import dev.airlock.safety.TargetShell;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.RawResult;
 
 import java.io.IOException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -38,6 +43,47 @@ final class SafetyGate {
         safety().checkWrite(path, operation);
     }
 
+    /**
+     * The rules' resolution scripts as raw runs, or answered in this JVM where the backend's
+     * scripts see this host's file system ({@link dev.airlock.spi.Backend#hostView}).
+     */
+    private final class Resolution implements TargetShell {
+        /** What the scripts inherit: this JVM's environment (fixed for its life) less the unset variables. */
+        private volatile Map<String, String> inherited;
+
+        @Override
+        public byte[] run(String script) throws IOException {
+            RawResult r = env.runRaw(script, null);
+            if (r.exit() != 0) {
+                throw new IOException("exit " + r.exit() + ": " + r.stderrLine());
+            }
+            return r.stdout();
+        }
+
+        /** Made at each resolution, as the script runs at each: its {@code $PWD} is read afresh. */
+        @Override
+        public Optional<HostPaths> hostPaths() {
+            Optional<Path> start = env.backend().hostView();
+            if (start.isEmpty()) {
+                return Optional.empty();
+            }
+            Map<String, String> vars = inherited;
+            if (vars == null) {
+                vars = new HashMap<>(System.getenv());
+                if (env.capabilities().nativeEnv()) {
+                    env.childUnset().forEach(vars::remove); // as a raw run's launch removes them
+                }
+                vars = Map.copyOf(vars);
+                inherited = vars;
+            }
+            try {
+                return Optional.of(new HostPaths(start.get(), vars));
+            } catch (HostPaths.Unanswerable e) {
+                return Optional.empty();
+            }
+        }
+    }
+
     private Safety safety() {
         Safety s = safety;
         if (s != null) {
@@ -46,13 +92,7 @@ final class SafetyGate {
         synchronized (lock) {
             if (safety == null) {
                 safety = new Safety(env.name(), env.target(), env.containment(), settings, env.capabilities(), approvals,
-                        script -> {
-                            RawResult r = env.runRaw(script, null);
-                            if (r.exit() != 0) {
-                                throw new IOException("exit " + r.exit() + ": " + r.stderrLine());
-                            }
-                            return r.stdout();
-                        }, env::emit, env.stateWitness(), env.credentialsReadOnly());
+                        new Resolution(), env::emit, env.stateWitness(), env.credentialsReadOnly());
             }
             return safety;
         }

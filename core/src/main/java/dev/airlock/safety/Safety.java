@@ -377,6 +377,45 @@ public final class Safety {
         spelled.get('x').add(target.privateDir());
         // Airlock's own set-up writes its shims there when the environment opens: safe roots limit the agent, not Airlock
         containment.shimDir().ifPresent(spelled.get('x')::add);
+        Map<Character, Set<String>> all = new LinkedHashMap<>();
+        spelled.forEach((k, v) -> all.put(k, new LinkedHashSet<>(v)));
+        String out = canonicalForms(spelled);
+        for (String rec : out.split("\0")) {
+            if (rec.length() > 2 && rec.charAt(1) == '\t' && all.containsKey(rec.charAt(0))) {
+                all.get(rec.charAt(0)).add(rec.substring(2));
+            }
+        }
+        return new ProtectedPaths(all.get('h'), all.get('e'), all.get('a'), all.get('f'), all.get('s'), all.get('x'),
+                credentialsReadOnly);
+    }
+
+    /**
+     * The records ({@code TAG TAB PATH NUL}) of each spelled path's canonical form on the target,
+     * and the children's {@code $AIRLOCK_REAL_HOME} there, spelled and canonical: in this JVM where
+     * the shell offers the host's paths, else by a script.
+     */
+    private String canonicalForms(Map<Character, Set<String>> spelled) throws IOException {
+        Optional<HostPaths> host = shell.hostPaths();
+        if (host.isPresent()) {
+            try {
+                StringBuilder out = new StringBuilder();
+                Optional<String> real = host.get().variable("AIRLOCK_REAL_HOME").filter(v -> !v.isEmpty());
+                if (real.isPresent()) {
+                    out.append("h\t").append(real.get()).append('\0');
+                    out.append("h\t").append(host.get().canon(host.get().abs(real.get()))).append('\0');
+                }
+                for (Map.Entry<Character, Set<String>> e : spelled.entrySet()) {
+                    for (String p : e.getValue()) {
+                        if (p != null && p.startsWith("/") && p.indexOf('\0') < 0) {
+                            out.append(e.getKey()).append('\t').append(host.get().canon(p)).append('\0');
+                        }
+                    }
+                }
+                return out.toString();
+            } catch (HostPaths.Unanswerable e) {
+                // the script sees what Java cannot: it answers
+            }
+        }
         StringBuilder s = new StringBuilder("set +f\n").append(TargetResolver.FUNCTIONS);
         s.append("if [ -n \"${AIRLOCK_REAL_HOME:-}\" ]; then printf 'h\\t%s\\0' \"$AIRLOCK_REAL_HOME\";"
                 + " abs \"$AIRLOCK_REAL_HOME\"; printf 'h\\t'; canon \"$a\"; printf '\\0'; fi\n");
@@ -389,16 +428,7 @@ public final class Safety {
             }
         }
         s.append("exit 0\n");
-        Map<Character, Set<String>> all = new LinkedHashMap<>();
-        spelled.forEach((k, v) -> all.put(k, new LinkedHashSet<>(v)));
-        String out = new String(shell.run(s.toString()), StandardCharsets.UTF_8);
-        for (String rec : out.split("\0")) {
-            if (rec.length() > 2 && rec.charAt(1) == '\t' && all.containsKey(rec.charAt(0))) {
-                all.get(rec.charAt(0)).add(rec.substring(2));
-            }
-        }
-        return new ProtectedPaths(all.get('h'), all.get('e'), all.get('a'), all.get('f'), all.get('s'), all.get('x'),
-                credentialsReadOnly);
+        return new String(shell.run(s.toString()), StandardCharsets.UTF_8);
     }
 
     // ---------------------------------------------------------------- text

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Resolves paths on the target in one script: for each path its spelled absolute form, its
@@ -102,18 +103,65 @@ final class TargetResolver {
         }
     }
 
-    /** Each pattern's resolved variants, by index. */
+    /**
+     * Each pattern's resolved variants, by index: answered in this JVM where the shell offers
+     * {@link TargetShell#hostPaths() the host's paths} and no pattern needs the shell's globbing,
+     * else by the script. Both give the same records to the same reading.
+     */
     static Map<Integer, List<Variant>> resolve(TargetShell shell, List<Item> items) throws IOException {
+        Optional<HostPaths> host = shell.hostPaths();
+        if (host.isPresent()) {
+            try {
+                return read(items, records(host.get(), items));
+            } catch (HostPaths.Unanswerable e) {
+                // the script sees what Java cannot: it answers
+            }
+        }
+        return read(items, new String(shell.run(script(items)), StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The records {@link #script} prints, computed with {@code host}.
+     *
+     * @throws HostPaths.Unanswerable for a glob (its expansion is the shell's) or what {@link HostPaths} cannot see
+     */
+    static String records(HostPaths host, List<Item> items) throws HostPaths.Unanswerable {
+        StringBuilder out = new StringBuilder();
+        for (int k = 0; k < items.size(); k++) {
+            PathPattern p = items.get(k).pattern();
+            PathPattern cond = items.get(k).ifDirectory();
+            if (cond != null && cond.isConcrete() && !host.isDirectory(cond.literalPrefix(cond.comps.size()))) {
+                continue;
+            }
+            if (p.isConcrete()) {
+                String a = host.abs(p.literalPrefix(p.comps.size()));
+                out.append(k).append("\tL\t").append(a).append('\0');
+                out.append(k).append("\tC\t").append(host.canon(a)).append('\0');
+                String b = a.substring(a.lastIndexOf('/') + 1);
+                String d = a.substring(0, Math.max(a.lastIndexOf('/'), 0));
+                out.append(k).append("\tP\t").append(host.canon(d.isEmpty() ? "/" : d)).append('/').append(b).append('\0');
+                continue;
+            }
+            if (p.open == PathPattern.Open.NONE) {
+                throw new HostPaths.Unanswerable("a glob is expanded by the shell");
+            }
+            String a = host.abs(p.literalPrefix(p.literalCount()));
+            out.append(k).append("\tQ\t").append(a).append('\0');
+            out.append(k).append("\tR\t").append(host.canon(a)).append('\0');
+        }
+        return out.toString();
+    }
+
+    /** The variants in the records a resolution printed. */
+    private static Map<Integer, List<Variant>> read(List<Item> items, String all) {
         List<PathPattern> patterns = new ArrayList<>();
         for (Item i : items) {
             patterns.add(i.pattern());
         }
-        byte[] out = shell.run(script(items));
         Map<Integer, List<Variant>> result = new LinkedHashMap<>();
         for (int k = 0; k < patterns.size(); k++) {
             result.put(k, new ArrayList<>());
         }
-        String all = new String(out, StandardCharsets.UTF_8);
         for (String rec : all.split("\0")) {
             int t1 = rec.indexOf('\t');
             int t2 = t1 < 0 ? -1 : rec.indexOf('\t', t1 + 1);

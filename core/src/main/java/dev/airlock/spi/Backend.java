@@ -167,6 +167,19 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
+     * The directory Airlock's own scripts start in, when they run on this very host and see its
+     * file system as this JVM does (the same path names the same file, links and all) with this
+     * JVM's environment (less what {@link #childUnset} removes, under native env): the safety rules
+     * then answer the path resolution they run before every write and delete in-process, with the
+     * answers its script would print ({@link dev.airlock.safety.HostPaths}), and start no process
+     * for it. Empty, the default and wherever the view could differ (a sandbox's own mounts), runs
+     * the script. Asked at each resolution: the answer may change once the target is ready.
+     */
+    default Optional<java.nio.file.Path> hostView() {
+        return Optional.empty();
+    }
+
+    /**
      * Removes the private dir at close as {@code rm -rf} would, without a script; false, the
      * default and whenever something is left, runs {@code rm -rf}.
      */
