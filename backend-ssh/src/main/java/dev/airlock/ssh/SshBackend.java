@@ -76,6 +76,13 @@ public final class SshBackend implements Backend, Killer {
     private boolean controlStarted;
     /** The channel opened at open for the first launch (see {@link WarmChannel}); null once taken. */
     private WarmChannel warm;
+    /**
+     * Why the waiting channel, the environment's first, could not open (a refused login, an
+     * unreachable host); thrown by the next launch, the core's own probe, instead of logging in
+     * again: a wrong password is tried once per open, not once per step (the core's probe hook
+     * answers nothing when it fails, and the core then runs its script).
+     */
+    private Exception firstFailure;
 
     private SshBackend(SshSettings ssh, Connections connections, String nonce) {
         this.id = "ssh-" + ssh.display() + "-" + nonce.substring(0, 8);
@@ -173,6 +180,7 @@ public final class SshBackend implements Backend, Killer {
             throw new IOException("the command text is " + command.length + " bytes, more than one SSH exec can carry ("
                     + MAX_COMMAND_BYTES + ")");
         }
+        rethrowFirstFailure();
         WarmChannel warm = takeWarm();
         if (warm != null) {
             SshProcess p = warm.start(launch.shell(), launch.script());
@@ -181,6 +189,20 @@ public final class SshBackend implements Backend, Killer {
             }
         }
         return connections.exec(command);
+    }
+
+    private void rethrowFirstFailure() throws IOException {
+        Exception f;
+        synchronized (startLock) {
+            f = firstFailure;
+            firstFailure = null;
+        }
+        if (f instanceof IOException io) {
+            throw io;
+        }
+        if (f != null) {
+            throw (RuntimeException) f;
+        }
     }
 
     private WarmChannel takeWarm() {
@@ -302,7 +324,13 @@ public final class SshBackend implements Backend, Killer {
             if (!controlStarted) {
                 controlStarted = true;
                 // Opened first, so its login runs while the control shell's does (opening a channel does not wait for it).
-                warm = WarmChannel.open(connections);
+                try {
+                    warm = WarmChannel.open(connections);
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("no waiting channel on {}: {}", ssh.display(), e.getMessage());
+                    firstFailure = e;
+                    return null; // no second login for the control shell: the core's probe reports this
+                }
                 control = ControlShell.tryStart(loop -> connections.exec(commandText("sh", loop).getBytes(StandardCharsets.UTF_8)),
                         "ssh-" + nonce.substring(0, 8), CONTROL_ANSWER, ssh.connectTimeout()).orElse(null);
             }

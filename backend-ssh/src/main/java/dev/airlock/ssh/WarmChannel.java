@@ -43,14 +43,9 @@ final class WarmChannel {
         return quoted.indexOf('\n') >= 0 ? null : quoted + " '" + SshBackend.octalEscaped(script) + "'\n";
     }
 
-    /** Opens the waiting channel; null (said at debug level) when it cannot: the first launch then opens its own. */
-    static WarmChannel open(Connections connections) {
-        try {
-            return new WarmChannel(connections.exec(waitingText().getBytes(StandardCharsets.UTF_8)));
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("no waiting channel: {}", e.getMessage());
-            return null;
-        }
+    /** Opens the waiting channel: the environment's first channel, so its failure is the login's (see {@link SshBackend}). */
+    static WarmChannel open(Connections connections) throws IOException {
+        return new WarmChannel(connections.exec(waitingText().getBytes(StandardCharsets.UTF_8)));
     }
 
     /**
