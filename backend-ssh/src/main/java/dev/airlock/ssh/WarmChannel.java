@@ -21,7 +21,8 @@ import java.nio.charset.StandardCharsets;
  * escapes), and everything after that line is the command's own stdin ({@code read} takes a pipe
  * byte by byte, so nothing past the line is consumed). The command therefore runs in the very
  * process sshd started, after the same startup files, with the same environment and exit status
- * as through a channel of its own. End of input without a line ends it quietly (close).
+ * as through a channel of its own; only the startup files ran at open rather than when the
+ * command came. End of input without a line ends it quietly (close).
  */
 final class WarmChannel {
     private static final Logger LOG = LoggerFactory.getLogger(WarmChannel.class);
