@@ -9,6 +9,7 @@ import dev.airlock.NetworkMode;
 import dev.airlock.PortSupport;
 import dev.airlock.Target;
 import dev.airlock.containment.Containment;
+import dev.airlock.containment.TargetProbe;
 import dev.airlock.shell.Shell;
 import dev.airlock.spi.Backend;
 import dev.airlock.spi.ControlShell;
@@ -36,6 +37,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -69,6 +71,18 @@ public final class SshBackend implements Backend, Killer {
     private volatile ControlShell control;
     private volatile String privateDir;
     private volatile ScheduledFuture<?> heartbeat;
+    /** Guards the start of the control shell and the waiting channel (open's steps run them once). */
+    private final Object startLock = new Object();
+    private boolean controlStarted;
+    /** The channel opened at open for the first launch (see {@link WarmChannel}); null once taken. */
+    private WarmChannel warm;
+    /**
+     * Why the waiting channel, the environment's first, could not open (a refused login, an
+     * unreachable host); thrown by the next launch, the core's own probe, instead of logging in
+     * again: a wrong password is tried once per open, not once per step (the core's probe hook
+     * answers nothing when it fails, and the core then runs its script).
+     */
+    private Exception firstFailure;
 
     private SshBackend(SshSettings ssh, Connections connections, String nonce) {
         this.id = "ssh-" + ssh.display() + "-" + nonce.substring(0, 8);
@@ -166,7 +180,37 @@ public final class SshBackend implements Backend, Killer {
             throw new IOException("the command text is " + command.length + " bytes, more than one SSH exec can carry ("
                     + MAX_COMMAND_BYTES + ")");
         }
+        rethrowFirstFailure();
+        WarmChannel warm = takeWarm();
+        if (warm != null) {
+            SshProcess p = warm.start(launch.shell(), launch.script());
+            if (p != null) {
+                return p;
+            }
+        }
         return connections.exec(command);
+    }
+
+    private void rethrowFirstFailure() throws IOException {
+        Exception f;
+        synchronized (startLock) {
+            f = firstFailure;
+            firstFailure = null;
+        }
+        if (f instanceof IOException io) {
+            throw io;
+        }
+        if (f != null) {
+            throw (RuntimeException) f;
+        }
+    }
+
+    private WarmChannel takeWarm() {
+        synchronized (startLock) {
+            WarmChannel w = warm;
+            warm = null;
+            return w;
+        }
     }
 
     /**
@@ -189,12 +233,16 @@ public final class SshBackend implements Backend, Killer {
      * second login's time per exec (0.5 s with a {@code pyenv init} there).
      */
     static String commandText(String shell, String script) {
-        String wrapper = "[ \"${SHLVL:-0}\" -gt 0 ] 2>/dev/null || { SHLVL=1; export SHLVL; };"
+        return "exec sh -c '" + wrapper() + "' sh " + Shell.quote(shell) + " '" + octalEscaped(script) + "'";
+    }
+
+    /** The {@code sh -c} text of {@link #commandText}: {@code $1} the shell, {@code $2} the script as octal escapes. */
+    static String wrapper() {
+        return "[ \"${SHLVL:-0}\" -gt 0 ] 2>/dev/null || { SHLVL=1; export SHLVL; };"
                 + " s=$(printf %b \"$2\"; echo x); s=${s%x};"
                 + " g=; read -r _ _ _ _ g _ 2>/dev/null </proc/$$/stat;"
                 + " [ \"$g\" = \"$$\" ] || { command -v setsid >/dev/null 2>&1 && exec setsid \"$1\" -c \"$s\"; };"
                 + " exec \"$1\" -c \"$s\"";
-        return "exec sh -c '" + wrapper + "' sh " + Shell.quote(shell) + " '" + octalEscaped(script) + "'";
     }
 
     /** {@code script} with {@code ' \ !}, controls and non-ASCII as {@code printf %b} escapes. */
@@ -247,25 +295,109 @@ public final class SshBackend implements Backend, Killer {
     @Override
     public void onTargetReady(Target target, Containment containment) {
         privateDir = target.privateDir();
-        try {
-            RawResult r = core.run(SshLeftovers.markScript(privateDir, ResourceLabels.now(false), id), null);
-            if (r.exit() != 0) {
-                LOG.warn("could not label the private dir {} on {} for gc: {}", privateDir, ssh.display(), r.stderrLine());
+        String mark = SshLeftovers.markScript(privateDir, ResourceLabels.now(false), id);
+        if (!said("ok", throughControl(mark + "echo ok\n"))) {
+            try {
+                RawResult r = core.run(mark, null);
+                if (r.exit() != 0) {
+                    LOG.warn("could not label the private dir {} on {} for gc: {}", privateDir, ssh.display(), r.stderrLine());
+                }
+            } catch (IOException e) {
+                LOG.warn("could not label the private dir {} on {} for gc: {}", privateDir, ssh.display(), e.getMessage());
             }
-        } catch (IOException e) {
-            LOG.warn("could not label the private dir {} on {} for gc: {}", privateDir, ssh.display(), e.getMessage());
         }
         long every = SshLeftovers.HEARTBEAT.toMillis();
         heartbeat = SshLeftovers.BEATS.scheduleWithFixedDelay(this::beat, every, every, TimeUnit.MILLISECONDS);
-        // One sh kept running on the host for the kill's steps and the staged files' removal:
-        // every new exec goes through the login shell, which reads the user's startup files each
-        // time (a slow ~/.bashrc made each kill step take seconds).
-        control = ControlShell.tryStart(loop -> connections.exec(commandText("sh", loop).getBytes(StandardCharsets.UTF_8)),
-                "ssh-" + nonce.substring(0, 8), CONTROL_ANSWER, ssh.connectTimeout()).orElse(null);
+        startControl(); // when the probe did not already
+    }
+
+    /**
+     * Starts the control shell and the waiting channel, once: one sh kept running on the host for
+     * open's steps (probe, profile home, labels), the kill's steps, the staged files and the
+     * private dir's removal. Every new exec goes through the login shell, which reads the user's
+     * startup files each time: an {@code exec true} from the CLI was six logins (probe, home,
+     * labels, control shell, command, removal), so a 3 s {@code ~/.bashrc} cost 22 s. Now it is two,
+     * started together: this shell and the {@link WarmChannel} the first command takes.
+     */
+    private ControlShell startControl() {
+        synchronized (startLock) {
+            if (!controlStarted) {
+                controlStarted = true;
+                // Opened first, so its login runs while the control shell's does (opening a channel does not wait for it).
+                try {
+                    warm = WarmChannel.open(connections);
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("no waiting channel on {}: {}", ssh.display(), e.getMessage());
+                    firstFailure = e;
+                    return null; // no second login for the control shell: the core's probe reports this
+                }
+                control = ControlShell.tryStart(loop -> connections.exec(commandText("sh", loop).getBytes(StandardCharsets.UTF_8)),
+                        "ssh-" + nonce.substring(0, 8), CONTROL_ANSWER, ssh.connectTimeout()).orElse(null);
+            }
+            return control;
+        }
+    }
+
+    /** {@code script}'s stdout through the control shell (started if need be); null when it cannot run there. */
+    private String throughControl(String script) {
+        ControlShell c = startControl();
+        if (c == null || c.dead()) {
+            return null;
+        }
+        try {
+            return c.run(script);
+        } catch (IOException e) {
+            LOG.debug("through the control shell on {} failed: {}", ssh.display(), e.getMessage());
+            return null;
+        }
+    }
+
+    /**
+     * The probe through the control shell, so it costs no login of its own. Its records come back
+     * as text: an answer holding a byte that is not UTF-8 (a value the text would change), a
+     * status other than 0, or no control shell gives empty, and the core runs the script itself.
+     */
+    @Override
+    public Optional<byte[]> probe(String privateDirBase, Set<String> unset, Deadline deadline) {
+        if (!unset.isEmpty()) {
+            return Optional.empty();
+        }
+        String script = TargetProbe.script(privateDirBase, !privateDirBase.contains("$"));
+        String answer = throughControl("(eval " + Shell.quote(script) + ")\nprintf '%s' \"@airlock-probe-exit=$?\"\n");
+        String end = "@airlock-probe-exit=0";
+        if (answer == null || !answer.endsWith(end) || answer.indexOf('\uFFFD') >= 0) {
+            return Optional.empty();
+        }
+        return Optional.of(answer.substring(0, answer.length() - end.length()).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Whether a control shell's answer is the one line {@code word} (its newline included, as the shell printed it). */
+    private static boolean said(String word, String answer) {
+        return (word + "\n").equals(answer);
+    }
+
+    /** The profile home through the control shell: no login of its own. */
+    @Override
+    public boolean makeHome(String home, Deadline deadline) {
+        return said("ok", throughControl("umask 077\nmkdir -p -- " + Shell.quotePath(home) + " && echo ok\n"));
+    }
+
+    /** The private dir's removal at close through the control shell: no login of its own. */
+    @Override
+    public boolean removePrivateDir(String dir, Deadline deadline) {
+        String q = Shell.quotePath(dir);
+        ControlShell c = control;
+        if (c == null || c.dead()) {
+            return false; // never started for this: the core's rm -rf runs
+        }
+        return said("gone", throughControl("rm -rf -- " + q + "\n[ -e " + q + " ] || [ -L " + q + " ] || echo gone\n"));
     }
 
     private void beat() {
         try {
+            if (said("ok", throughControl(SshLeftovers.beatScript(privateDir) + "echo ok\n"))) {
+                return;
+            }
             core.run(SshLeftovers.beatScript(privateDir), null);
         } catch (IOException | RuntimeException e) {
             // A missed beat is harmless: gc waits for five; a lost connection is reported by the next exec.
@@ -288,6 +420,10 @@ public final class SshBackend implements Backend, Killer {
         ScheduledFuture<?> beat = heartbeat;
         if (beat != null) {
             beat.cancel(false);
+        }
+        WarmChannel unused = takeWarm();
+        if (unused != null) {
+            unused.discard();
         }
         // The host is not ours to stop: closing the environment logs out.
         connections.close();

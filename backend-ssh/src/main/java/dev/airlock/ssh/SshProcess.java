@@ -68,7 +68,8 @@ final class SshProcess implements RemoteProcess {
         return status >= 0 ? status : NO_STATUS;
     }
 
-    private boolean ended() {
+    /** Whether the command ended (status or signal) or its channel closed. */
+    boolean ended() {
         return channel.getExitStatus() >= 0 || channel.getExitSignal() != null || channel.isClosed();
     }
 

@@ -108,4 +108,48 @@ class CommandTextTest {
         String text = SshBackend.commandText("bash", payload);
         assertFalse(text.contains("\\\\") || text.contains("\\'") || text.contains("!") || text.contains("\n"), text);
     }
+
+    /**
+     * The waiting channel ({@link WarmChannel}) under each login shell: the first line of stdin
+     * is the command, and only that line is taken: the command reads the rest of its stdin
+     * unchanged, runs in its own group and its status is the channel's. End of input without a
+     * line ends it with 0 and runs nothing.
+     */
+    @Test
+    void theWaitingChannelRunsTheCommandOnItsFirstLineAndLeavesTheRestOfStdin() throws Exception {
+        Path setsid = SshdServer.find("setsid");
+        String script = "read line; printf '%s|%s|' \"$line\" \"$(cut -d' ' -f5 /proc/$$/stat)\"; cat; "
+                + "printf 'e\\000r' >&2; exit 7";
+        String waiting = WarmChannel.waitingText();
+        assertFalse(waiting.contains("\\") || waiting.contains("!") || waiting.contains("\n"), waiting);
+        for (List<String> login : loginShells()) {
+            for (String shell : List.of("sh", "bash")) {
+                List<String> cmd = new ArrayList<>();
+                cmd.add(setsid.toString());
+                cmd.addAll(login);
+                cmd.add("-c");
+                cmd.add(waiting);
+                Process p = new ProcessBuilder(cmd).start();
+                try (OutputStream in = p.getOutputStream()) {
+                    in.write((WarmChannel.line(shell, Launcher.recordLine(NONCE) + script) + "it's input\nand more 'x' \\ !\n")
+                            .getBytes(StandardCharsets.UTF_8));
+                }
+                CompletableFuture<byte[]> errBytes = CompletableFuture.supplyAsync(() -> readAll(p.getErrorStream()));
+                LaunchRecordStream records = new LaunchRecordStream(p.getInputStream(), NONCE);
+                String out = new String(records.readAllBytes(), StandardCharsets.UTF_8);
+                assertEquals(7, p.waitFor(), login + " / " + shell);
+                assertArrayEquals(new byte[] {'e', 0, 'r'}, errBytes.get(), login + " / " + shell);
+                assertTrue(records.seen(), login + " / " + shell);
+                assertEquals("it's input|" + records.record().pid() + "|and more 'x' \\ !\n", out, login + " / " + shell);
+            }
+            List<String> cmd = new ArrayList<>(login);
+            cmd.add("-c");
+            cmd.add(waiting);
+            Process idle = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .redirectErrorStream(true).start();
+            String out = new String(idle.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(0, idle.waitFor(), login + ": " + out);
+            assertEquals("", out, login + ": end of input ran something");
+        }
+    }
 }

@@ -103,13 +103,16 @@ class SshLoginShellTest {
     }
 
     /**
-     * A bash login whose {@code ~/.bashrc} is slow or has effects (here it counts itself): an exec
-     * with environment variables is one login (its env file goes through the control shell, not a
-     * login of its own), and the command's own bash does not read the user's startup files again.
-     * Before: two logins per exec and three reads of {@code ~/.bashrc}.
+     * A bash login whose {@code ~/.bashrc} is slow or has effects (here it counts itself): open,
+     * one exec with environment variables and close are two logins in all (the control shell,
+     * which carries the probe, the profile home, the labels, the env file and the private dir's
+     * removal; and the channel the command takes, opened beside it), a later exec is one more, and
+     * the command's own bash does not read the user's startup files again. Before: six logins for
+     * open, exec and close (a 3 s {@code ~/.bashrc} made a CLI {@code exec true} take 22 s), and
+     * before that three reads of {@code ~/.bashrc} per exec.
      */
     @Test
-    void anExecIsOneLoginAndTheCommandsBashDoesNotReadTheStartupFilesAgain(@TempDir Path dir) throws Exception {
+    void openOneExecAndCloseAreTwoLoginsAndTheCommandsBashDoesNotReadTheStartupFilesAgain(@TempDir Path dir) throws Exception {
         Path bash = SshdServer.find("bash");
         Services.require(bash != null, "bash is needed as the login shell");
         Path home = Files.createDirectories(dir.resolve("home"));
@@ -120,13 +123,20 @@ class SshLoginShellTest {
         Files.writeString(shell, "#!/bin/sh\necho login >> '" + logins + "'\nHOME='" + home + "'; export HOME\nexec "
                 + bash + " \"$@\"\n");
         Files.setPosixFilePermissions(shell, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        String privateDir;
         try (SshdServer server = SshdServer.start(shell); Environment env = Environments.open(server.settings())) {
-            long before = lines(logins);
+            privateDir = SshBackend.of(env).privateDir();
             ExecResult r = env.exec(ExecRequest.builder("printf '%s' \"$GREETING\"").env(java.util.Map.of("GREETING", "hi there")).build());
             assertEquals("hi there", r.stdout().text(), r.stderr().text());
-            assertEquals(1, lines(logins) - before, "logins for one exec with environment variables");
+            assertEquals(2, lines(logins), "logins for open and one exec with environment variables");
+            ExecResult again = env.exec(ExecRequest.builder("read x; echo \"$x\"; exit 3").stdin("later\n".getBytes(StandardCharsets.UTF_8)).build());
+            assertEquals(3, again.exitCode(), again.stderr().text());
+            assertEquals("later\n", again.stdout().text());
+            assertEquals(3, lines(logins), "logins after a second exec");
         }
+        assertEquals(3, lines(logins), "close logged in again");
         assertEquals(lines(logins), lines(reads), "each login reads ~/.bashrc once; a command's bash read it again");
+        assertTrue(Files.notExists(Path.of(privateDir)), "the private dir was left: " + privateDir);
     }
 
     private static long lines(Path file) throws java.io.IOException {
