@@ -32,8 +32,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The Vercel emulator streams: 256 MiB through it, against the emulator in a JVM of its own with a
  * 96 MiB heap that exits on an OutOfMemoryError, so a transfer held whole in the emulator's heap
  * cannot pass, whatever the machine's load ({@code -Dairlock.emulator.memory.bytes} for more).
- * Both the backend's path ({@code files().write} as a gzipped tar, {@code files().read}, an exec's
- * stdout) and the SDK's {@code runCommand} output, which comes as the command's NDJSON logs.
+ * Both the backend's path ({@code files().write} as gzipped tars of 8 MiB parts, {@code files().read},
+ * an exec's stdout) and the SDK's: {@code writeFiles} (the whole file as one tar entry),
+ * {@code readFile}, and {@code runCommand}'s output, which comes as the command's NDJSON logs.
  */
 class VercelEmulatorMemoryTest {
     private static final String TOKEN = "vercel-memory-test-token";
@@ -72,6 +73,34 @@ class VercelEmulatorMemoryTest {
             }
         });
         assertEquals(List.of(), problems);
+    }
+
+    @Test
+    void theSdksWholeFileWriteAndReadStreamThroughTheEmulator() throws Throwable {
+        Settings raw = settings();
+        String read = alive(() -> {
+            try (VercelApi api = new VercelApi(VercelSettings.from(raw, Map.of()), raw)) {
+                VercelApi.SessionInfo s = api.create(Map.of());
+                try {
+                    // One tar entry of the whole file, as the SDK's writeFiles sends it (the backend sends 8 MiB parts).
+                    api.write(s.sessionId(), "/tmp/sdk.bin", 0644, new VercelApi.TarSource() {
+                        @Override
+                        public long size() {
+                            return SIZE;
+                        }
+
+                        @Override
+                        public void writeTo(java.io.OutputStream out) throws IOException {
+                            TransferCheck.pseudoRandom(SIZE, 38).transferTo(out);
+                        }
+                    });
+                    return TransferCheck.sha256(api.read(s.sessionId(), "/tmp/sdk.bin"));
+                } finally {
+                    api.delete(s.sandboxName());
+                }
+            }
+        });
+        assertEquals(TransferCheck.sha256(TransferCheck.pseudoRandom(SIZE, 38)), read);
     }
 
     @Test
