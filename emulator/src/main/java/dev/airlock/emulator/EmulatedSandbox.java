@@ -2,6 +2,7 @@ package dev.airlock.emulator;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryNotEmptyException;
@@ -12,6 +13,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
@@ -577,9 +579,23 @@ public final class EmulatedSandbox implements AutoCloseable {
     /**
      * Writes {@code data} to {@code path} atomically (a temp file beside it, then a rename),
      * creating parents 0755, with {@code mode}. The file and the parents it made are the
-     * sandbox's user's, as a command's would be.
+     * sandbox's user's, as a command's would be. Streamed: {@code data} is copied in chunks, never
+     * held whole.
      */
     public void write(String path, InputStream data, int mode) throws IOException {
+        try (Upload u = upload(path, mode)) {
+            data.transferTo(u.stream());
+            u.commit();
+        }
+    }
+
+    /**
+     * Starts a write of {@code path} whose bytes arrive over time (an exec's stdin, a request
+     * body): the checks and parent dirs of {@link #write} now, the bytes into a temp file beside
+     * the target as they come, and the file in place only at {@link Upload#commit()}. Closed
+     * without a commit, the temp file goes and the target is as it was.
+     */
+    public Upload upload(String path, int mode) throws IOException {
         Location l = writable(path, false);
         Path dir = l.host().getParent();
         if (!dir.startsWith(root)) {
@@ -588,12 +604,60 @@ public final class EmulatedSandbox implements AutoCloseable {
         createDirectories(dir);
         Path tmp = Files.createTempFile(dir, ".airlock-upload-", ".part");
         try {
-            Files.copy(data, tmp, StandardCopyOption.REPLACE_EXISTING);
-            chown(tmp, user);
-            Files.setPosixFilePermissions(tmp, permissions(mode));
-            Files.move(tmp, l.host(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
+            return new Upload(tmp, l.host(), mode);
+        } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(tmp);
+            throw e;
+        }
+    }
+
+    /** A write in progress ({@link #upload}): its bytes go to {@link #stream()}, {@link #commit()} puts the file in place. */
+    public final class Upload implements AutoCloseable {
+        private final Path tmp;
+        private final Path target;
+        private final int mode;
+        private final OutputStream out;
+        private boolean done;
+
+        private Upload(Path tmp, Path target, int mode) throws IOException {
+            this.tmp = tmp;
+            this.target = target;
+            this.mode = mode;
+            this.out = Files.newOutputStream(tmp, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
+        }
+
+        /** Where the file's bytes go, in order; written straight to the temp file (no buffer of its own). */
+        public OutputStream stream() {
+            return out;
+        }
+
+        /** Owner, mode, then an atomic rename over the target. */
+        public void commit() throws IOException {
+            if (done) {
+                throw new IllegalStateException("this upload has ended");
+            }
+            done = true;
+            try {
+                out.close();
+                chown(tmp, user);
+                Files.setPosixFilePermissions(tmp, permissions(mode));
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } finally {
+                Files.deleteIfExists(tmp);
+            }
+        }
+
+        /** Ends an upload that was not committed: its temp file goes. */
+        @Override
+        public void close() throws IOException {
+            if (!done) {
+                done = true;
+                try {
+                    out.close();
+                } finally {
+                    Files.deleteIfExists(tmp);
+                }
+            }
         }
     }
 

@@ -194,4 +194,27 @@ class EmulatedSandboxTest {
             assertTrue(sb.read("/etc/hostname").readAllBytes().length >= 0, "system dirs read through");
         }
     }
+
+    @Test
+    void anUploadReplacesTheFileOnlyAtCommitAndLeavesNothingWhenAbandoned() throws Exception {
+        try (EmulatedSandbox sb = sandbox(Services.any())) {
+            sb.write("/work/f", new ByteArrayInputStream("old".getBytes(StandardCharsets.UTF_8)), 0644);
+            Path work = sb.resolve("/work").host();
+            try (EmulatedSandbox.Upload u = sb.upload("/work/f", 0600)) {
+                u.stream().write("half".getBytes(StandardCharsets.UTF_8));
+            } // closed without a commit: a client that stopped sending
+            assertEquals("old", Files.readString(work.resolve("f")));
+            try (Stream<Path> left = Files.list(work)) {
+                assertEquals(List.of("f"), left.map(f -> f.getFileName().toString()).toList(), "the abandoned upload's temp file stayed");
+            }
+            try (EmulatedSandbox.Upload u = sb.upload("/work/f", 0600)) {
+                u.stream().write("new".getBytes(StandardCharsets.UTF_8));
+                assertEquals("old", Files.readString(work.resolve("f")), "the file changed before the commit");
+                u.commit();
+            }
+            assertEquals("new", Files.readString(work.resolve("f")));
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(work.resolve("f"))));
+            assertThrows(AccessDeniedException.class, () -> sb.upload("/usr/x", 0644), "the system dirs are read-only");
+        }
+    }
 }

@@ -67,6 +67,8 @@ public final class DaytonaEmulator implements Emulator {
     /** The sandbox's default user, as on the service's images: commands and the daemon's files are its. */
     private static final EmulatedSandbox.User USER = new EmulatedSandbox.User("daytona", 1000, HOME);
     private static final int JSON_MAX = 1 << 20;
+    /** The most bytes a bulk upload's {@code files[i].path} part may hold (it is read whole). */
+    private static final int MAX_PATH_PART = 64 * 1024;
 
     /**
      * The organization's per-sandbox maximums of the service's default tier: 4 vCPUs, 8 GB of
@@ -880,7 +882,13 @@ public final class DaytonaEmulator implements Emulator {
                 continue;
             }
             if (m.group(2).equals("path")) {
-                paths.put(m.group(1), new String(p.body().readAllBytes(), StandardCharsets.UTF_8));
+                byte[] raw = p.body().readNBytes(MAX_PATH_PART + 1); // held whole, so bounded: a path, not a payload
+                if (raw.length > MAX_PATH_PART) {
+                    failToolbox(req, resp, 400, "BAD_REQUEST", "the part files[" + m.group(1) + "].path is over "
+                            + MAX_PATH_PART + " bytes; it must hold the file's path, the bytes go in files[" + m.group(1) + "].file");
+                    return;
+                }
+                paths.put(m.group(1), new String(raw, StandardCharsets.UTF_8));
                 continue;
             }
             String path = paths.get(m.group(1));

@@ -3,7 +3,6 @@ package dev.airlock.daytona.emulator;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.PushbackInputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -25,14 +24,21 @@ final class Multipart {
     record Part(String name, Optional<String> filename, Map<String, String> headers, InputStream body) {
     }
 
-    private final PushbackInputStream in;
+    private final InputStream in;
+    /** Read ahead from {@code in}: bytes {@code pos} to {@code lim} are not consumed yet. */
+    private final byte[] buf = new byte[64 * 1024];
+    private int pos;
+    private int lim;
     private final byte[] delimiter;
     private boolean done;
     private PartBody current;
 
     private Multipart(InputStream in, String boundary) {
         this.delimiter = ("\r\n--" + boundary).getBytes(StandardCharsets.ISO_8859_1);
-        this.in = new PushbackInputStream(new java.io.BufferedInputStream(in, 64 * 1024), delimiter.length + 4);
+        if (delimiter.length > 200) {
+            throw new IllegalArgumentException("a multipart boundary of " + boundary.length() + " characters; at most 70");
+        }
+        this.in = in;
     }
 
     static Optional<Multipart> open(Optional<String> contentType, InputStream body) throws IOException {
@@ -50,15 +56,17 @@ final class Multipart {
 
     private void skipPreamble() throws IOException {
         // The first delimiter has no leading CRLF: pretend it had one.
-        in.unread(new byte[] {'\r', '\n'});
+        buf[0] = '\r';
+        buf[1] = '\n';
+        lim = 2;
         PartBody preamble = new PartBody();
         preamble.transferTo(java.io.OutputStream.nullOutputStream());
         afterDelimiter();
     }
 
     private void afterDelimiter() throws IOException {
-        int a = in.read();
-        int b = in.read();
+        int a = readByte();
+        int b = readByte();
         if (a == '-' && b == '-') {
             done = true;
             return;
@@ -105,7 +113,7 @@ final class Multipart {
     private String readLine() throws IOException {
         ByteArrayOutputStream b = new ByteArrayOutputStream();
         int c;
-        while ((c = in.read()) >= 0) {
+        while ((c = readByte()) >= 0) {
             if (c == '\n') {
                 break;
             }
@@ -121,7 +129,32 @@ final class Multipart {
         return s.endsWith("\r") ? s.substring(0, s.length() - 1) : s;
     }
 
-    /** A part's bytes up to the next delimiter. */
+    private int readByte() throws IOException {
+        return fill(1) ? buf[pos++] & 0xff : -1;
+    }
+
+    /** Makes at least {@code need} unconsumed bytes available; false when the body ends first. */
+    private boolean fill(int need) throws IOException {
+        if (lim - pos >= need) {
+            return true;
+        }
+        System.arraycopy(buf, pos, buf, 0, lim - pos);
+        lim -= pos;
+        pos = 0;
+        while (lim < need) {
+            int n = in.read(buf, lim, buf.length - lim);
+            if (n < 0) {
+                return false;
+            }
+            lim += n;
+        }
+        return true;
+    }
+
+    /**
+     * A part's bytes up to the next delimiter, passed on in the chunks read (the delimiter is
+     * searched for in the read-ahead buffer, not byte by byte from the request).
+     */
     private final class PartBody extends InputStream {
         private boolean ended;
 
@@ -140,30 +173,35 @@ final class Multipart {
             if (len == 0) {
                 return 0;
             }
-            int n = 0;
-            while (n < len) {
-                int c = in.read();
-                if (c < 0) {
-                    throw new IOException("malformed multipart body: it ends inside a part");
+            if (!fill(delimiter.length)) {
+                throw new IOException("malformed multipart body: it ends inside a part");
+            }
+            int end = pos + Math.min(len, lim - pos);
+            for (int i = pos; i < end; i++) {
+                if (buf[i] != delimiter[0]) {
+                    continue;
                 }
-                if (c == delimiter[0]) {
-                    byte[] rest = new byte[delimiter.length - 1];
-                    int got = in.readNBytes(rest, 0, rest.length);
-                    boolean match = got == rest.length;
-                    for (int i = 0; match && i < rest.length; i++) {
-                        match = rest[i] == delimiter[i + 1];
-                    }
-                    if (match) {
-                        ended = true;
-                        return n == 0 ? -1 : n;
-                    }
-                    in.unread(rest, 0, got);
+                int k = 1;
+                while (k < delimiter.length && i + k < lim && buf[i + k] == delimiter[k]) {
+                    k++;
                 }
-                b[off + n++] = (byte) c;
-                if (in.available() == 0 && n > 0) {
-                    break;
+                if (k == delimiter.length) { // the delimiter: the part ends before it
+                    int n = i - pos;
+                    System.arraycopy(buf, pos, b, off, n);
+                    pos = i + delimiter.length;
+                    ended = true;
+                    return n == 0 ? -1 : n;
+                }
+                if (i + k == lim) { // maybe the delimiter, cut by the buffer's end: decided on the next read
+                    int n = i - pos;
+                    System.arraycopy(buf, pos, b, off, n);
+                    pos = i;
+                    return n;
                 }
             }
+            int n = end - pos;
+            System.arraycopy(buf, pos, b, off, n);
+            pos = end;
             return n;
         }
     }

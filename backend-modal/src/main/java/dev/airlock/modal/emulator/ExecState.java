@@ -1,18 +1,18 @@
 package dev.airlock.modal.emulator;
 
+import com.google.protobuf.ByteString;
 import io.grpc.Status;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Consumer;
 
 /**
  * One exec on the router: its stdin by offset (a resent chunk is acknowledged and not written
  * twice, a gap is refused, a write after EOF or after the exit fails), its two outputs kept
- * whole, and its exit code.
+ * whole on disk ({@link OutputLog}), and its exit code. Stdin is passed on chunk by chunk as it
+ * arrives, to a process or to the emulator's own sink (fs-tools' WriteFile), never gathered.
  */
 final class ExecState {
     final String execId;
@@ -20,8 +20,7 @@ final class ExecState {
     final OutputLog stderr;
     final CompletableFuture<Integer> exit = new CompletableFuture<>();
     private final OutputStream stdin;
-    private final Consumer<byte[]> onEof;
-    private final ByteArrayOutputStream collected;
+    private final Runnable onEof;
     private long written;
     private boolean closed;
 
@@ -32,20 +31,21 @@ final class ExecState {
         this.stderr = new OutputLog(logs);
         this.stdin = stdin;
         this.onEof = null;
-        this.collected = null;
     }
 
-    /** An exec handled inside the emulator whose whole stdin is handed to {@code onEof} (fs-tools WriteFile). */
-    ExecState(String execId, java.nio.file.Path logs, Consumer<byte[]> onEof) {
+    /**
+     * An exec handled inside the emulator (fs-tools): its stdin goes to {@code sink} as it
+     * arrives, and {@code onEof} runs once it has all come (the sink is not closed here).
+     */
+    ExecState(String execId, java.nio.file.Path logs, OutputStream sink, Runnable onEof) {
         this.execId = execId;
         this.stdout = new OutputLog(logs);
         this.stderr = new OutputLog(logs);
-        this.stdin = null;
+        this.stdin = sink;
         this.onEof = onEof;
-        this.collected = new ByteArrayOutputStream();
     }
 
-    /** Pumps a process output into a log on its own thread. */
+    /** Pumps a process output into a log on its own thread, 64 KiB at a time. */
     static void pump(InputStream in, OutputLog log, String name) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[64 * 1024];
@@ -75,8 +75,8 @@ final class ExecState {
      * Writes {@code data} at {@code offset}: the part below what was already written is skipped
      * (a resend), a start beyond it is a gap and refused.
      */
-    synchronized void write(long offset, byte[] data, boolean eof) {
-        long end = offset + data.length;
+    synchronized void write(long offset, ByteString data, boolean eof) {
+        long end = offset + data.size();
         if (offset > written) {
             throw Status.OUT_OF_RANGE.withDescription("stdin offset " + offset + " leaves a gap: "
                     + written + " bytes written so far").asRuntimeException();
@@ -88,18 +88,14 @@ final class ExecState {
             throw Status.FAILED_PRECONDITION.withDescription("stdin of exec " + execId + " is closed").asRuntimeException();
         }
         int skip = (int) (written - offset);
-        if (data.length > skip) {
+        if (data.size() > skip) {
             if (exit.isDone()) {
                 throw Status.FAILED_PRECONDITION.withDescription("exec " + execId + " has exited; its stdin is closed")
                         .asRuntimeException();
             }
             try {
-                if (stdin != null) {
-                    stdin.write(data, skip, data.length - skip);
-                    stdin.flush();
-                } else {
-                    collected.write(data, skip, data.length - skip);
-                }
+                data.substring(skip).writeTo(stdin); // no copy of the chunk: written from the message's own bytes
+                stdin.flush();
             } catch (IOException e) {
                 throw Status.FAILED_PRECONDITION.withDescription("exec " + execId + " no longer reads its stdin: "
                         + e.getMessage()).asRuntimeException();
@@ -108,14 +104,14 @@ final class ExecState {
         }
         if (eof) {
             closed = true;
-            if (stdin != null) {
-                try {
-                    stdin.close();
-                } catch (IOException ignored) {
-                    // the process already closed its end
-                }
-            } else {
-                onEof.accept(collected.toByteArray());
+            if (onEof != null) {
+                onEof.run();
+                return;
+            }
+            try {
+                stdin.close();
+            } catch (IOException ignored) {
+                // the process already closed its end
             }
         }
     }

@@ -1,6 +1,7 @@
 package dev.airlock.modal.emulator;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.airlock.emulator.EmulatedSandbox;
 import dev.airlock.emulator.Fault;
 import dev.airlock.emulator.SandboxProcess;
@@ -9,9 +10,9 @@ import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
@@ -168,41 +169,110 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         String path = unescape(m.group(2));
         switch (op) {
             case "ReadFile" -> {
-                try (InputStream in = b.sandbox.read(path)) {
-                    byte[] data = in.readAllBytes();
-                    ExecState e = new ExecState(r.getExecId(), logs(b), bytes -> { });
-                    e.write(0, new byte[0], true);
-                    e.stdout.append(data, 0, data.length);
-                    e.stdout.close();
-                    e.stderr.close();
-                    e.exit.complete(0);
-                    return e;
+                InputStream in;
+                try {
+                    in = b.sandbox.read(path);
                 } catch (IOException | RuntimeException ex) {
                     return failed(logs(b), r.getExecId(), kind(ex), String.valueOf(ex.getMessage()));
                 }
-            }
-            case "WriteFile" -> {
-                ExecState[] self = new ExecState[1];
-                self[0] = new ExecState(r.getExecId(), logs(b), bytes -> {
-                    ExecState e = self[0];
-                    try {
-                        b.sandbox.write(path, new ByteArrayInputStream(bytes), 0644);
+                // The file's bytes go to stdout as they are read, a chunk at a time; the exit comes after the last.
+                ExecState e = new ExecState(r.getExecId(), logs(b), OutputStream.nullOutputStream(), () -> { });
+                e.write(0, ByteString.EMPTY, true);
+                Thread t = new Thread(() -> {
+                    int code = 0;
+                    byte[] buf = new byte[READ_CHUNK];
+                    try (in) {
+                        for (int n; (n = in.read(buf)) > 0; ) {
+                            e.stdout.append(buf, 0, n);
+                        }
                     } catch (IOException | RuntimeException ex) {
                         byte[] err = error(kind(ex), String.valueOf(ex.getMessage()));
                         e.stderr.append(err, 0, err.length);
-                        e.stdout.close();
-                        e.stderr.close();
-                        e.exit.complete(1);
-                        return;
+                        code = 1;
                     }
                     e.stdout.close();
                     e.stderr.close();
-                    e.exit.complete(0);
+                    e.exit.complete(code);
+                }, "fs-read-" + r.getExecId());
+                t.setDaemon(true);
+                t.start();
+                return e;
+            }
+            case "WriteFile" -> {
+                FileSink sink = new FileSink(b.sandbox, path);
+                ExecState[] self = new ExecState[1];
+                self[0] = new ExecState(r.getExecId(), logs(b), sink, () -> {
+                    ExecState e = self[0];
+                    Optional<Exception> failure = sink.commit();
+                    if (failure.isPresent()) {
+                        byte[] err = error(kind(failure.get()), String.valueOf(failure.get().getMessage()));
+                        e.stderr.append(err, 0, err.length);
+                    }
+                    e.stdout.close();
+                    e.stderr.close();
+                    e.exit.complete(failure.isPresent() ? 1 : 0);
                 });
                 return self[0];
             }
             default -> {
                 return failed(logs(b), r.getExecId(), "NotSupported", op + " is not emulated (ReadFile and WriteFile are)");
+            }
+        }
+    }
+
+    /**
+     * fs-tools' WriteFile target: stdin goes straight into the sandbox's upload of the file
+     * ({@link EmulatedSandbox#upload}), which is put in place at EOF and never before (a client
+     * that stops sending leaves the file as it was). A failure (the path cannot be written, the
+     * disk is full) is kept, the rest of stdin dropped, and reported at EOF as fs-tools would.
+     */
+    private static final class FileSink extends OutputStream {
+        private EmulatedSandbox.Upload upload;
+        private Exception failure;
+
+        FileSink(EmulatedSandbox sandbox, String path) {
+            try {
+                upload = sandbox.upload(path, 0644);
+            } catch (IOException | RuntimeException e) {
+                failure = e;
+            }
+        }
+
+        @Override
+        public void write(int b) {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            if (failure != null) {
+                return;
+            }
+            try {
+                upload.stream().write(b, off, len);
+            } catch (IOException e) {
+                fail(e);
+            }
+        }
+
+        /** Puts the file in place; the failure, if there was one. */
+        Optional<Exception> commit() {
+            if (failure == null) {
+                try {
+                    upload.commit();
+                } catch (IOException | RuntimeException e) {
+                    fail(e);
+                }
+            }
+            return Optional.ofNullable(failure);
+        }
+
+        private void fail(Exception e) {
+            failure = e;
+            try {
+                upload.close();
+            } catch (IOException ignored) {
+                // the temp file goes with the sandbox
             }
         }
     }
@@ -223,7 +293,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
     }
 
     private static ExecState failed(java.nio.file.Path logs, String execId, String kind, String message) {
-        ExecState e = new ExecState(execId, logs, bytes -> { });
+        ExecState e = new ExecState(execId, logs, OutputStream.nullOutputStream(), () -> { });
         byte[] err = error(kind, message);
         e.stderr.append(err, 0, err.length);
         e.stdout.close();
@@ -263,7 +333,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
             throw Status.RESOURCE_EXHAUSTED.withDescription("stdin chunk of " + r.getData().size() + " bytes; the limit is "
                     + ModalEmulator.MAX_STDIN_CHUNK).asRuntimeException();
         }
-        exec(r.getTaskId(), r.getExecId()).write(r.getOffset(), r.getData().toByteArray(), r.getEof());
+        exec(r.getTaskId(), r.getExecId()).write(r.getOffset(), r.getData(), r.getEof());
         out.onNext(TaskExecStdinWriteResponse.getDefaultInstance());
         out.onCompleted();
     }
@@ -294,14 +364,14 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                             if (d.size() > ModalEmulator.MAX_STDIN_CHUNK) {
                                 throw Status.RESOURCE_EXHAUSTED.withDescription("stdin chunk too large").asRuntimeException();
                             }
-                            exec.write(offset, d.toByteArray(), false);
+                            exec.write(offset, d, false);
                             offset += d.size();
                         }
                         case END -> {
                             if (exec == null) {
                                 throw Status.INVALID_ARGUMENT.withDescription("the first message must be start").asRuntimeException();
                             }
-                            exec.write(offset, new byte[0], true);
+                            exec.write(offset, ByteString.EMPTY, true);
                         }
                         default -> throw Status.INVALID_ARGUMENT.withDescription("empty stdin stream message").asRuntimeException();
                     }
@@ -333,6 +403,11 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         out.onCompleted();
     }
 
+    /**
+     * Streams the output from the asked offset, a chunk at a time and only as fast as the client
+     * takes it: the next chunk is read from the log when the call is ready for more, so a slow
+     * reader holds back the emulator instead of queueing the whole output in its memory.
+     */
     @Override
     public void taskExecStdioRead(TaskExecStdioReadRequest r, StreamObserver<TaskExecStdioReadResponse> out) {
         ExecState e = exec(r.getTaskId(), r.getExecId());
@@ -341,12 +416,22 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         long offset = r.getOffset();
         try {
             while (!call.isCancelled()) {
+                // isReady() turns true once the transport has passed on what was sent; its onReady
+                // callback would run only after this handler returns (gRPC serializes a call's
+                // callbacks), so the wait polls.
+                while (!call.isReady() && !call.isCancelled()) {
+                    Thread.sleep(1);
+                }
+                if (call.isCancelled()) {
+                    return;
+                }
                 byte[] chunk = log.read(offset, READ_CHUNK);
                 if (chunk.length == 0) {
                     break;
                 }
                 offset += chunk.length;
-                out.onNext(TaskExecStdioReadResponse.newBuilder().setData(ByteString.copyFrom(chunk)).build());
+                // The chunk is this call's alone: wrapped, not copied again.
+                out.onNext(TaskExecStdioReadResponse.newBuilder().setData(UnsafeByteOperations.unsafeWrap(chunk)).build());
             }
             out.onCompleted();
         } catch (InterruptedException ie) {

@@ -24,6 +24,18 @@ final class TarEntries {
         }
     }
 
+    /** The largest long-name or pax record read (they are held whole): 1 MiB. */
+    static final int MAX_META = 1 << 20;
+
+    /** An archive this reader refuses: not a transport error, a bad request. */
+    static final class Malformed extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        Malformed(String message) {
+            super(message);
+        }
+    }
+
     private final InputStream in;
     private long pendingSkip;
     private BoundedStream current;
@@ -57,6 +69,10 @@ final class TarEntries {
             long size = number(h, 124, 12);
             long padded = (size + 511) / 512 * 512;
             if (type == 'L' || type == 'x' || type == 'g') {
+                if (size > MAX_META) {
+                    // Read whole into memory, so bounded: a name or a few pax records are far smaller.
+                    throw new Malformed("a tar metadata entry ('" + type + "') of " + size + " bytes; at most " + MAX_META);
+                }
                 byte[] meta = in.readNBytes((int) size);
                 skipFully(padded - size);
                 if (type == 'L') {
@@ -149,7 +165,7 @@ final class TarEntries {
         try {
             return Long.parseLong(s, 8);
         } catch (NumberFormatException e) {
-            throw new IOException("a tar header field is not octal: " + s);
+            throw new Malformed("a tar header field is not octal: " + s);
         }
     }
 

@@ -23,6 +23,7 @@ import java.io.Reader;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
@@ -431,7 +432,7 @@ public final class VercelEmulator implements Emulator {
         void run() throws IOException;
     }
 
-    /** One command: its process, its output as log lines (kept until the session stops), its end. */
+    /** One command: its process, its output as log entries (on disk until the session stops, {@link CommandLog}), its end. */
     private static final class CommandState {
         final String id;
         final String name;
@@ -440,15 +441,17 @@ public final class VercelEmulator implements Emulator {
         final String sessionId;
         final long startedAt = System.currentTimeMillis();
         final SandboxProcess process;
-        private final List<String[]> logs = new ArrayList<>();
+        private final CommandLog logs;
         private int openStreams = 2;
         private Integer exitCode;
         private long durationMs;
         private long exitedAt;
         private boolean gone;
 
-        CommandState(String id, String name, List<String> args, String cwd, String sessionId, SandboxProcess process) {
+        CommandState(String id, String name, List<String> args, String cwd, String sessionId, SandboxProcess process,
+                     Path logDir) {
             this.id = id;
+            this.logs = new CommandLog(logDir);
             this.name = name;
             this.args = args;
             this.cwd = cwd;
@@ -486,7 +489,7 @@ public final class VercelEmulator implements Emulator {
                         if (n > 0) {
                             String data = new String(buf, 0, n);
                             synchronized (this) {
-                                logs.add(new String[] {stream, data});
+                                logs.add(stream, data);
                                 notifyAll();
                             }
                         }
@@ -506,6 +509,7 @@ public final class VercelEmulator implements Emulator {
 
         synchronized void sandboxStopped() {
             gone = true;
+            logs.delete();
             if (exitCode == null) {
                 exitCode = 128 + 9;
                 exitedAt = System.currentTimeMillis();
@@ -999,7 +1003,7 @@ public final class VercelEmulator implements Emulator {
             return;
         }
         p.stdin().close();
-        CommandState c = new CommandState(id, command, args, cwd, s.id, p);
+        CommandState c = new CommandState(id, command, args, cwd, s.id, p, context.stateDir().resolve("logs").resolve(s.id));
         s.commands.put(c.id, c);
         c.start();
         long timeout = body.path("timeout").asLong(0);
@@ -1146,7 +1150,7 @@ public final class VercelEmulator implements Emulator {
                     writes.add(new StagedWrite(so.get().id, path, en.mode(), actual, en.size()));
                 }
             }
-        } catch (java.util.zip.ZipException | java.io.EOFException e) {
+        } catch (java.util.zip.ZipException | java.io.EOFException | TarEntries.Malformed e) {
             resp.error(400, "bad_request", "the body is not a complete gzipped tar: " + e.getMessage());
             return;
         } catch (java.nio.file.AccessDeniedException e) {
