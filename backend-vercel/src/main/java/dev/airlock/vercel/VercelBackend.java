@@ -92,6 +92,8 @@ final class VercelBackend implements Backend, Stager, Killer {
     /** Made when the core is bound: they fall back on its shell implementation. */
     private volatile VercelFiles files;
     private final AtomicLong execs = new AtomicLong();
+    /** Output files of ended commands, read to their end: the next launch's wrapper removes them. */
+    private final java.util.Queue<String> released = new java.util.concurrent.ConcurrentLinkedQueue<>();
     /** Exits not known yet: ended (lost) when the sandbox stops, so no reader waits on a gone sandbox. */
     private final java.util.Set<CompletableFuture<Integer>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -169,9 +171,11 @@ final class VercelBackend implements Backend, Stager, Killer {
     @Override
     public void bind(CoreAccess core) {
         this.core = core;
-        this.files = new VercelFiles(api, () -> sessionId, core.shellFiles(), script -> core.run(script, null),
+        // The file scripts are short and their output a message: one call each, not a launch's
+        // start, wait and output downloads.
+        this.files = new VercelFiles(api, () -> sessionId, core.shellFiles(), script -> api.runToEnd(sessionId, List.of("sh", "-c", script)),
                 path -> core.target().expand(path), () -> core.target().stagingDir(),
-                path -> remove(path, Deadline.in(REMOVE_BOUND)), waits, "vercel");
+                path -> remove(path, Deadline.in(REMOVE_BOUND)), "vercel");
     }
 
     /**
@@ -274,13 +278,35 @@ final class VercelBackend implements Backend, Stager, Killer {
         // The group's id goes to a file first: the kill can find the group before the launcher
         // record has been read back from the output (it is polled), see kill().
         String wrapper = "(umask 077 && mkdir -p " + Shell.quotePath(outputDir) + ") || exit 125\n"
+                + leftovers()
                 + "echo \"$$\" > " + Shell.quotePath(pid) + "\n"
                 + "exec >" + Shell.quotePath(out) + " 2>" + Shell.quotePath(err) + "\n" + launch.script();
-        String cmdId = api.run(sessionId, argv(launch.shell(), wrapper), null);
-        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> api.await(sessionId, cmdId), waits);
+        // Started with wait: the answer's last line is the exit, so the end costs no call of its own.
+        VercelApi.Started started = api.start(sessionId, argv(launch.shell(), wrapper), null);
+        String cmdId = started.id;
+        CompletableFuture<Integer> exit;
+        try {
+            exit = CompletableFuture.supplyAsync(() -> api.awaitStarted(sessionId, started), waits);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            started.close();
+            throw new EnvironmentClosedException("the Vercel environment is closed; open a new one");
+        }
         pending.add(exit);
         exit.whenComplete((v, e) -> pending.remove(exit));
         return new Process(cmdId, out, err, pid, exit);
+    }
+
+    /**
+     * {@code rm -f} of the output files of commands that ended and were read (at most 300 names a
+     * launch, so a script stays small), as a line of the next command's wrapper.
+     */
+    private String leftovers() {
+        StringBuilder rm = new StringBuilder();
+        String f;
+        for (int i = 0; i < 300 && (f = released.poll()) != null; i++) {
+            rm.append(' ').append(Shell.quotePath(f));
+        }
+        return rm.isEmpty() ? "" : "rm -f --" + rm + "\n";
     }
 
     /**
@@ -562,8 +588,8 @@ final class VercelBackend implements Backend, Stager, Killer {
                 return false; // no launcher record: the command never ran, and release() removes the files
             }
             try {
-                int code = api.await(sessionId, api.run(sessionId,
-                        List.of("sh", "-c", SURVIVORS, "airlock", Long.toString(group.getAsLong()), pid, out, err), null));
+                int code = api.runToEnd(sessionId,
+                        List.of("sh", "-c", SURVIVORS, "airlock", Long.toString(group.getAsLong()), pid, out, err)).exit();
                 removed = true;
                 return code != 0;
             } catch (RuntimeException e) {
@@ -577,14 +603,11 @@ final class VercelBackend implements Backend, Stager, Killer {
             if (removed) {
                 return;
             }
-            // Best effort and off the caller's path: the dir goes with the sandbox anyway.
-            background.execute(() -> {
-                try {
-                    api.run(sessionId, List.of("rm", "-f", "--", out, err, pid), null);
-                } catch (RuntimeException e) {
-                    LOG.debug("could not remove {} and {}: {}", out, err, e.getMessage());
-                }
-            });
+            // Removed by the next command's wrapper, not by a command of their own (a round trip
+            // each); the private dir goes with the sandbox, or at an attached one's close.
+            released.add(out);
+            released.add(err);
+            released.add(pid);
         }
     }
 }
