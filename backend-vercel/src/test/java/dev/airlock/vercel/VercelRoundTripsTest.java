@@ -29,11 +29,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * time): a change that brings back a round trip per step fails here.
  */
 class VercelRoundTripsTest {
-    /** A 4 KiB write: the upload into the staging dir and the one command that places it. */
-    static final int WRITE_MAX = 2;
+    /**
+     * A 4 KiB write: the upload into the staging dir and the one command that places it (2), after
+     * the core's guard resolved the path on the target with one of its own scripts, a launch (3:
+     * the command with its end, its two output files).
+     */
+    static final int WRITE_MAX = 5;
     /** A 4 KiB read: the download. */
     static final int READ_MAX = 1;
-    /** {@code exec true}: the command and its end, its two output files, the check for jobs left running. */
+    /**
+     * {@code exec true}: the core's staged variables (an upload), the command with its end, its two
+     * output files, and the check for jobs left running (a command with its end).
+     */
     static final int EXEC_MAX = 5;
 
     static VercelEmulatorFixture fixture;
@@ -55,7 +62,7 @@ class VercelRoundTripsTest {
     }
 
     @Test
-    void aSmallWriteIsOneUploadAndOneCommand() throws Exception {
+    void aSmallWriteIsOneUploadAndOneCommandAfterTheGuard() throws Exception {
         byte[] data = new byte[4096];
         for (int i = 0; i < data.length; i++) {
             data[i] = (byte) (i * 31 + 7); // NULs and invalid UTF-8 among them
