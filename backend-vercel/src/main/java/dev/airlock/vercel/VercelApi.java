@@ -306,7 +306,9 @@ final class VercelApi implements AutoCloseable {
             Request r = token.apply(post(url("/v2/sandboxes/sessions/" + sessionId + "/cmd"), body)).build();
             Response response;
             try {
-                response = longHttp.newCall(r).execute();
+                // The read timeout guards the start; a command silent for longer cuts the answer, and
+                // its end is then asked of the wait endpoint (awaitStarted).
+                response = http.newCall(r).execute();
             } catch (ConnectException e) {
                 throw WireFailure.notSent(e);
             } catch (IOException e) {
