@@ -289,18 +289,19 @@ final class VercelApi implements AutoCloseable {
     }
 
     /**
-     * Starts {@code argv} with {@code wait} and returns once the answer's first line named the
-     * command: sent once, never again (a lost answer before that line is an unknown outcome, as
+     * Starts {@code argv} with {@code env} set and {@code wait}, and returns once the answer's
+     * first line named the command: sent once, never again (a lost answer before that line is an unknown outcome, as
      * for any dispatch). The answer stays open for {@link #awaitStarted}; the caller closes it.
      */
-    Started start(String sessionId, List<String> argv, String cwd) {
+    Started start(String sessionId, List<String> argv, String cwd, Map<String, String> env) {
         ObjectNode body = JSON.createObjectNode();
         body.put("command", argv.get(0));
         argv.subList(1, argv.size()).forEach(body.putArray("args")::add);
         if (cwd != null) {
             body.put("cwd", cwd);
         }
-        body.putObject("env");
+        ObjectNode vars = body.putObject("env"); // in the body, never in argv
+        env.forEach(vars::put);
         body.put("wait", true);
         return inSession(sessionId, () -> calls.dispatch("start the command", Resource.sandbox(sessionId), () -> {
             Request r = token.apply(post(url("/v2/sandboxes/sessions/" + sessionId + "/cmd"), body)).build();

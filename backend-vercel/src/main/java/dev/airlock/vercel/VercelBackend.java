@@ -54,8 +54,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Vercel sandbox session as a backend: the glue between the core's hooks and
- * {@link VercelApi}. Commands run detached as {@code sh -c SCRIPT}; stdin is staged by the core
- * (PAYLOAD) through {@code fs/write} with a 0600 tar header; output goes to two files in a 0700
+ * {@link VercelApi}. Commands run as {@code sh -c SCRIPT} with their variables set natively (the
+ * command's {@code env}); stdin is staged by the core (PAYLOAD) through {@code fs/write} with a
+ * 0600 tar header; output goes to two files in a 0700
  * dir of this environment and is read back with {@code fs/read} once the command ended (Vercel's
  * logs are text, not bytes). The core has no FILES output transport yet, so {@link #launch} does
  * that redirect itself.
@@ -226,7 +227,7 @@ final class VercelBackend implements Backend, Stager, Killer {
     @Override
     public Capabilities capabilities() {
         return Capabilities.builder().stdinMode(StdinMode.PAYLOAD).attachable(true).disposable(!attached)
-                .networkModes(VercelSettings.NETWORK_MODES).ports(PortSupport.DECLARED).snapshots(true).build();
+                .nativeEnv(true).networkModes(VercelSettings.NETWORK_MODES).ports(PortSupport.DECLARED).snapshots(true).build();
     }
 
     /**
@@ -278,11 +279,11 @@ final class VercelBackend implements Backend, Stager, Killer {
         // The group's id goes to a file first: the kill can find the group before the launcher
         // record has been read back from the output (it is polled), see kill().
         String wrapper = "(umask 077 && mkdir -p " + Shell.quotePath(outputDir) + ") || exit 125\n"
-                + leftovers()
+                + leftovers() + unsetLine(launch)
                 + "echo \"$$\" > " + Shell.quotePath(pid) + "\n"
                 + "exec >" + Shell.quotePath(out) + " 2>" + Shell.quotePath(err) + "\n" + launch.script();
         // Started with wait: the answer's last line is the exit, so the end costs no call of its own.
-        VercelApi.Started started = api.start(sessionId, argv(launch.shell(), wrapper), null);
+        VercelApi.Started started = api.start(sessionId, argv(launch.shell(), wrapper), null, launch.env());
         String cmdId = started.id;
         CompletableFuture<Integer> exit;
         try {
@@ -294,6 +295,21 @@ final class VercelBackend implements Backend, Stager, Killer {
         pending.add(exit);
         exit.whenComplete((v, e) -> pending.remove(exit));
         return new Process(cmdId, out, err, pid, exit);
+    }
+
+    /**
+     * The variables the command must not inherit ({@link Launch#unset}), removed by the wrapper;
+     * those it sets are sent with the command ({@code env} in the body, which the service sets on
+     * top of the sandbox's), not staged in a file: one upload fewer a command.
+     */
+    private static String unsetLine(Launch launch) {
+        StringBuilder names = new StringBuilder();
+        for (String name : new java.util.TreeSet<>(launch.unset())) {
+            if (!launch.env().containsKey(name) && name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                names.append(' ').append(name);
+            }
+        }
+        return names.isEmpty() ? "" : "unset" + names + "\n";
     }
 
     /**
@@ -318,7 +334,8 @@ final class VercelBackend implements Backend, Stager, Killer {
      * which does not fork for a non-leader ({@code -w} keeps the status where /proc cannot say).
      */
     static List<String> argv(String shell, String script) {
-        return List.of("sh", "-c", "g=; read -r _ _ _ _ g _ 2>/dev/null </proc/$$/stat; [ \"$g\" = \"$$\" ] ||"
+        // No shell variable of its own: the command's variables (set natively) reach it unchanged.
+        return List.of("sh", "-c", "[ \"$(cut -d' ' -f5 /proc/$$/stat 2>/dev/null)\" = \"$$\" ] ||"
                 + " { command -v setsid >/dev/null 2>&1 && exec setsid -w \"$@\"; }; exec \"$@\"", "airlock",
                 shell, "-c", script);
     }
