@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The output file as a stream. While the command runs it is polled ({@code fs/read} has no
+ * The output file as a stream. While the command runs it is polled (from one {@link #POLL} after
+ * the start, so a short command's output is one download) ({@code fs/read} has no
  * offset, so only while it is under {@link #LIVE_MAX}) and new bytes are passed on, so a
  * caller sees progress; once the command ended the rest is read in one download, past the
  * bytes already delivered (a cut download is asked again and resumed). A missing file reads as
@@ -42,6 +43,8 @@ final class OutputFile extends BulkInputStream {
     private long delivered;
     private int retries;
     private boolean ended;
+    /** The first live poll waited one {@link #POLL} for the end first. */
+    private boolean firstPollDue;
     /** The final read failed for good: the bytes delivered are not the whole file. */
     private volatile boolean cutShort;
     /** What cut it short (the session's end, a 410, reads as such in the process's lost reason). */
@@ -112,6 +115,13 @@ final class OutputFile extends BulkInputStream {
                 }
                 continue;
             }
+            if (!firstPollDue) {
+                // A short command ends within the first poll's wait: its output is then one
+                // download, where a poll at the start would be a second one, of nothing yet.
+                firstPollDue = true;
+                awaitExit();
+                continue;
+            }
             if (delivered < LIVE_MAX) {
                 byte[] head = null;
                 try (InputStream in = download()) {
@@ -126,15 +136,20 @@ final class OutputFile extends BulkInputStream {
                     continue;
                 }
             }
-            try {
-                exit.get(POLL.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                end(); // its reader gave up: waitFor must not wait for it
-                throw new InterruptedIOException("interrupted while the command ran");
-            } catch (ExecutionException | TimeoutException e) {
-                // polled again, or the end is handled above
-            }
+            awaitExit();
+        }
+    }
+
+    /** Waits up to one {@link #POLL} for the command's end. */
+    private void awaitExit() throws InterruptedIOException {
+        try {
+            exit.get(POLL.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            end(); // its reader gave up: waitFor must not wait for it
+            throw new InterruptedIOException("interrupted while the command ran");
+        } catch (ExecutionException | TimeoutException e) {
+            // polled again, or the end is handled in read
         }
     }
 

@@ -268,6 +268,195 @@ final class VercelApi implements AutoCloseable {
     }
 
     /**
+     * A command started with {@code wait}: its id, and the open answer whose last line will carry
+     * its exit code ({@link #awaitStarted}), so the end costs no call of its own.
+     */
+    static final class Started implements AutoCloseable {
+        final String id;
+        private final Response response;
+        private final BufferedReader lines;
+
+        Started(String id, Response response, BufferedReader lines) {
+            this.id = id;
+            this.response = response;
+            this.lines = lines;
+        }
+
+        @Override
+        public void close() {
+            response.close();
+        }
+    }
+
+    /**
+     * Starts {@code argv} with {@code env} set and {@code wait}, and returns once the answer's
+     * first line named the command: sent once, never again (a lost answer before that line is an unknown outcome, as
+     * for any dispatch). The answer stays open for {@link #awaitStarted}; the caller closes it.
+     */
+    Started start(String sessionId, List<String> argv, String cwd, Map<String, String> env) {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("command", argv.get(0));
+        argv.subList(1, argv.size()).forEach(body.putArray("args")::add);
+        if (cwd != null) {
+            body.put("cwd", cwd);
+        }
+        ObjectNode vars = body.putObject("env"); // in the body, never in argv
+        env.forEach(vars::put);
+        body.put("wait", true);
+        return inSession(sessionId, () -> calls.dispatch("start the command", Resource.sandbox(sessionId), () -> {
+            Request r = token.apply(post(url("/v2/sandboxes/sessions/" + sessionId + "/cmd"), body)).build();
+            Response response;
+            try {
+                // The read timeout guards the start; a command silent for longer cuts the answer, and
+                // its end is then asked of the wait endpoint (awaitStarted).
+                response = http.newCall(r).execute();
+            } catch (ConnectException e) {
+                throw WireFailure.notSent(e);
+            } catch (IOException e) {
+                throw WireFailure.lost(e);
+            }
+            if (!response.isSuccessful()) {
+                try (response) {
+                    String text = response.body().string();
+                    throw WireFailure.http(response.code(), redactor.redact(message(text)),
+                            RetryAfter.fromHeaders(response::header, response.headers().names(), "", Instant.now()));
+                } catch (IOException e) {
+                    throw WireFailure.lost(e);
+                }
+            }
+            BufferedReader lines = new BufferedReader(new InputStreamReader(response.body().byteStream(), StandardCharsets.UTF_8));
+            try {
+                String first = lines.readLine();
+                String id = first == null ? "" : JSON.readTree(first).path("command").path("id").asText("");
+                if (id.isEmpty()) {
+                    response.close();
+                    throw new BackendException("Vercel answered the command without an id");
+                }
+                return new Started(id, response, lines);
+            } catch (IOException e) {
+                response.close();
+                throw WireFailure.lost(e);
+            }
+        }));
+    }
+
+    /**
+     * The exit code of a command {@link #start} started: the last line of its answer, or, when the
+     * answer was cut or ended without one (the edge cuts long requests; a stopped session ends
+     * it early), the wait endpoint's, which also says why a session ended. Closes the answer.
+     */
+    int awaitStarted(String sessionId, Started started) {
+        try (started) {
+            String line;
+            while ((line = started.lines.readLine()) != null) {
+                JsonNode n = JSON.readTree(line);
+                JsonNode code = n.path("command").path("exitCode");
+                if (code.isNumber()) {
+                    return code.asInt();
+                }
+                if (n.path("stream").asText("").equals("error")) {
+                    break;
+                }
+            }
+        } catch (IOException e) {
+            // cut: asked again below
+        }
+        return await(sessionId, started.id);
+    }
+
+    /** The most of each stream {@link #runToEnd} keeps, as the core's raw runs do. */
+    private static final int RAW_OUTPUT_MAX = 1 << 20;
+
+    /**
+     * Runs one of Airlock's own short scripts to its end in a single call: {@code POST cmd} with
+     * {@code wait} and {@code logs}, whose NDJSON answer carries the command's id, its output as
+     * log entries and, last, its exit code. Where the start, the wait and two output downloads
+     * would each be a round trip. The logs are text (invalid UTF-8 is replaced), so this is for
+     * scripts whose output is a message, never bytes. A dispatch, sent once; an answer cut after
+     * the id (the edge cuts long streams, a read timed out) is finished with the wait endpoint
+     * and the logs endpoint, which replays the output from its start.
+     */
+    dev.airlock.spi.RawResult runToEnd(String sessionId, List<String> argv) {
+        ObjectNode body = JSON.createObjectNode();
+        body.put("command", argv.get(0));
+        argv.subList(1, argv.size()).forEach(body.putArray("args")::add);
+        body.putObject("env");
+        body.put("wait", true).put("logs", true);
+        Ndjson answer = inSession(sessionId, () -> calls.dispatch("run a command", Resource.sandbox(sessionId),
+                () -> execute(http, token.apply(post(url("/v2/sandboxes/sessions/" + sessionId + "/cmd"), body)).build(), resp -> {
+                    Ndjson a = new Ndjson();
+                    try (BufferedReader br = new BufferedReader(new InputStreamReader(resp.body().byteStream(), StandardCharsets.UTF_8))) {
+                        String line;
+                        while ((line = br.readLine()) != null) {
+                            a.accept(line);
+                        }
+                    } catch (IOException e) {
+                        if (a.id == null) {
+                            throw e; // nothing says it started: the dispatch's outcome is unknown
+                        }
+                        a.exit = null; // finished below through the wait and the logs
+                    }
+                    return a;
+                })));
+        if (answer.id == null) {
+            throw new BackendException("Vercel answered the command without an id");
+        }
+        if (answer.exit == null) {
+            int exit = await(sessionId, answer.id);
+            Ndjson replay = new Ndjson();
+            followLogs(sessionId, answer.id, replay::accept);
+            return new dev.airlock.spi.RawResult(exit, replay.out.toByteArray(), replay.err.toByteArray());
+        }
+        return new dev.airlock.spi.RawResult(answer.exit, answer.out.toByteArray(), answer.err.toByteArray());
+    }
+
+    /**
+     * A command's NDJSON, line by line: {@code {command{id, exitCode}}} lines and
+     * {@code {stream, data}} log entries (each stream capped at {@link #RAW_OUTPUT_MAX}). An
+     * {@code error} entry (the session stopped) leaves the exit unknown, for the wait to say why.
+     */
+    private static final class Ndjson {
+        String id;
+        Integer exit;
+        boolean failed;
+        final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        final java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+
+        void accept(String line) {
+            if (line.isBlank()) {
+                return;
+            }
+            JsonNode n;
+            try {
+                n = JSON.readTree(line);
+            } catch (IOException e) {
+                return; // not a line of ours
+            }
+            JsonNode c = n.path("command");
+            if (c.isObject()) {
+                if (id == null) {
+                    id = c.path("id").asText(null);
+                }
+                if (c.path("exitCode").isNumber() && !failed) {
+                    exit = c.path("exitCode").asInt();
+                }
+                return;
+            }
+            String stream = n.path("stream").asText("");
+            java.io.ByteArrayOutputStream to = stream.equals("stdout") ? out : stream.equals("stderr") ? err : null;
+            if (to == null) {
+                if (stream.equals("error")) {
+                    failed = true;
+                    exit = null;
+                }
+                return;
+            }
+            byte[] data = n.path("data").asText("").getBytes(StandardCharsets.UTF_8);
+            to.write(data, 0, Math.min(data.length, Math.max(0, RAW_OUTPUT_MAX - to.size())));
+        }
+    }
+
+    /**
      * Blocks until the command ends and returns its exit code. The edge cuts long requests: a cut
      * wait is asked again (it only reads), as often as it takes.
      */

@@ -54,8 +54,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Vercel sandbox session as a backend: the glue between the core's hooks and
- * {@link VercelApi}. Commands run detached as {@code sh -c SCRIPT}; stdin is staged by the core
- * (PAYLOAD) through {@code fs/write} with a 0600 tar header; output goes to two files in a 0700
+ * {@link VercelApi}. Commands run as {@code sh -c SCRIPT} with their variables set natively (the
+ * command's {@code env}); stdin is staged by the core (PAYLOAD) through {@code fs/write} with a
+ * 0600 tar header; output goes to two files in a 0700
  * dir of this environment and is read back with {@code fs/read} once the command ended (Vercel's
  * logs are text, not bytes). The core has no FILES output transport yet, so {@link #launch} does
  * that redirect itself.
@@ -92,6 +93,8 @@ final class VercelBackend implements Backend, Stager, Killer {
     /** Made when the core is bound: they fall back on its shell implementation. */
     private volatile VercelFiles files;
     private final AtomicLong execs = new AtomicLong();
+    /** Output files of ended commands, read to their end: the next launch's wrapper removes them. */
+    private final java.util.Queue<String> released = new java.util.concurrent.ConcurrentLinkedQueue<>();
     /** Exits not known yet: ended (lost) when the sandbox stops, so no reader waits on a gone sandbox. */
     private final java.util.Set<CompletableFuture<Integer>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -169,9 +172,11 @@ final class VercelBackend implements Backend, Stager, Killer {
     @Override
     public void bind(CoreAccess core) {
         this.core = core;
-        this.files = new VercelFiles(api, () -> sessionId, core.shellFiles(), script -> core.run(script, null),
+        // The file scripts are short and their output a message: one call each, not a launch's
+        // start, wait and output downloads.
+        this.files = new VercelFiles(api, () -> sessionId, core.shellFiles(), script -> api.runToEnd(sessionId, List.of("sh", "-c", script)),
                 path -> core.target().expand(path), () -> core.target().stagingDir(),
-                path -> remove(path, Deadline.in(REMOVE_BOUND)), waits, "vercel");
+                path -> remove(path, Deadline.in(REMOVE_BOUND)), "vercel");
     }
 
     /**
@@ -222,7 +227,7 @@ final class VercelBackend implements Backend, Stager, Killer {
     @Override
     public Capabilities capabilities() {
         return Capabilities.builder().stdinMode(StdinMode.PAYLOAD).attachable(true).disposable(!attached)
-                .networkModes(VercelSettings.NETWORK_MODES).ports(PortSupport.DECLARED).snapshots(true).build();
+                .nativeEnv(true).networkModes(VercelSettings.NETWORK_MODES).ports(PortSupport.DECLARED).snapshots(true).build();
     }
 
     /**
@@ -274,13 +279,50 @@ final class VercelBackend implements Backend, Stager, Killer {
         // The group's id goes to a file first: the kill can find the group before the launcher
         // record has been read back from the output (it is polled), see kill().
         String wrapper = "(umask 077 && mkdir -p " + Shell.quotePath(outputDir) + ") || exit 125\n"
+                + leftovers() + unsetLine(launch)
                 + "echo \"$$\" > " + Shell.quotePath(pid) + "\n"
                 + "exec >" + Shell.quotePath(out) + " 2>" + Shell.quotePath(err) + "\n" + launch.script();
-        String cmdId = api.run(sessionId, argv(launch.shell(), wrapper), null);
-        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> api.await(sessionId, cmdId), waits);
+        // Started with wait: the answer's last line is the exit, so the end costs no call of its own.
+        VercelApi.Started started = api.start(sessionId, argv(launch.shell(), wrapper), null, launch.env());
+        String cmdId = started.id;
+        CompletableFuture<Integer> exit;
+        try {
+            exit = CompletableFuture.supplyAsync(() -> api.awaitStarted(sessionId, started), waits);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            started.close();
+            throw new EnvironmentClosedException("the Vercel environment is closed; open a new one");
+        }
         pending.add(exit);
         exit.whenComplete((v, e) -> pending.remove(exit));
         return new Process(cmdId, out, err, pid, exit);
+    }
+
+    /**
+     * The variables the command must not inherit ({@link Launch#unset}), removed by the wrapper;
+     * those it sets are sent with the command ({@code env} in the body, which the service sets on
+     * top of the sandbox's), not staged in a file: one upload fewer a command.
+     */
+    private static String unsetLine(Launch launch) {
+        StringBuilder names = new StringBuilder();
+        for (String name : new java.util.TreeSet<>(launch.unset())) {
+            if (!launch.env().containsKey(name) && name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                names.append(' ').append(name);
+            }
+        }
+        return names.isEmpty() ? "" : "unset" + names + "\n";
+    }
+
+    /**
+     * {@code rm -f} of the output files of commands that ended and were read (at most 300 names a
+     * launch, so a script stays small), as a line of the next command's wrapper.
+     */
+    private String leftovers() {
+        StringBuilder rm = new StringBuilder();
+        String f;
+        for (int i = 0; i < 300 && (f = released.poll()) != null; i++) {
+            rm.append(' ').append(Shell.quotePath(f));
+        }
+        return rm.isEmpty() ? "" : "rm -f --" + rm + "\n";
     }
 
     /**
@@ -292,7 +334,8 @@ final class VercelBackend implements Backend, Stager, Killer {
      * which does not fork for a non-leader ({@code -w} keeps the status where /proc cannot say).
      */
     static List<String> argv(String shell, String script) {
-        return List.of("sh", "-c", "g=; read -r _ _ _ _ g _ 2>/dev/null </proc/$$/stat; [ \"$g\" = \"$$\" ] ||"
+        // No shell variable of its own: the command's variables (set natively) reach it unchanged.
+        return List.of("sh", "-c", "[ \"$(cut -d' ' -f5 /proc/$$/stat 2>/dev/null)\" = \"$$\" ] ||"
                 + " { command -v setsid >/dev/null 2>&1 && exec setsid -w \"$@\"; }; exec \"$@\"", "airlock",
                 shell, "-c", script);
     }
@@ -562,8 +605,8 @@ final class VercelBackend implements Backend, Stager, Killer {
                 return false; // no launcher record: the command never ran, and release() removes the files
             }
             try {
-                int code = api.await(sessionId, api.run(sessionId,
-                        List.of("sh", "-c", SURVIVORS, "airlock", Long.toString(group.getAsLong()), pid, out, err), null));
+                int code = api.runToEnd(sessionId,
+                        List.of("sh", "-c", SURVIVORS, "airlock", Long.toString(group.getAsLong()), pid, out, err)).exit();
                 removed = true;
                 return code != 0;
             } catch (RuntimeException e) {
@@ -577,14 +620,11 @@ final class VercelBackend implements Backend, Stager, Killer {
             if (removed) {
                 return;
             }
-            // Best effort and off the caller's path: the dir goes with the sandbox anyway.
-            background.execute(() -> {
-                try {
-                    api.run(sessionId, List.of("rm", "-f", "--", out, err, pid), null);
-                } catch (RuntimeException e) {
-                    LOG.debug("could not remove {} and {}: {}", out, err, e.getMessage());
-                }
-            });
+            // Removed by the next command's wrapper, not by a command of their own (a round trip
+            // each); the private dir goes with the sandbox, or at an attached one's close.
+            released.add(out);
+            released.add(err);
+            released.add(pid);
         }
     }
 }

@@ -21,27 +21,24 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
- * Files through Vercel's file API where it has one: {@code write} uploads the bytes with
- * {@code fs/write} (a gzipped tar, header mode 0600), a small script judges the place and makes a
- * temp sibling of the target, and a last one sets the mode, checks the size and renames it over
- * the target. Content that can be read again (bytes, a file) goes up as one upload streamed from
- * its source, a buffer at a time (read again if the upload is retried), into the environment's
- * private staging dir while the place script runs, so a write waits for the slower of the two,
- * not both; the last script moves it beside the target. A stream, which cannot be read again, is
- * read only once the place is judged (the shell write may still have to take it) and goes up
- * beside the target, in parts of {@link #PART} bytes joined there when it is larger (no more
- * than one part is ever held in memory, and each part is one whole retryable upload); {@code read} streams
- * {@code fs/read}. The rest (stat, list, copyIn, copyOut) and the cases the native path cannot
- * judge (a symlinked target or a symlink on the way to it, which the shell implementation
- * resolves and judges where the write lands) go through the core's shell implementation.
+ * Files through Vercel's file API where it has one. Content that can be read again (bytes, a file)
+ * is two round trips: one {@code fs/write} (a gzipped tar, header mode 0600, streamed from its
+ * source a buffer at a time and read again if the upload is retried) into the environment's
+ * private staging dir, then one command that judges the place, moves the upload beside the
+ * target, sets the mode, checks the size and renames it over the target. Airlock's own scripts
+ * here run as one {@code POST cmd} each, waited on in the same call
+ * ({@link VercelApi#runToEnd}). A stream, which cannot be read again, is read only once the place
+ * is judged (the shell write may still have to take it) and goes up beside the target, in parts
+ * of {@link #PART} bytes joined there when it is larger (no more than one part is ever held in
+ * memory, and each part is one whole retryable upload); a last script finishes it.
+ * {@code read} streams {@code fs/read}. The rest (stat, list, copyIn, copyOut) and the cases the
+ * native path cannot judge (a symlinked target or a symlink on the way to it, which the shell
+ * implementation resolves and judges where the write lands) go through the core's shell
+ * implementation.
  *
  * <p>The core wraps this in its guarded files, so every change passes the write tiers first.
  */
@@ -72,17 +69,15 @@ final class VercelFiles extends ForwardingRemoteFiles {
     private final UnaryOperator<String> expand;
     private final Supplier<String> stagingDir;
     private final RemoveStaged removeStaged;
-    private final Executor uploads;
     private final String backend;
 
     /**
      * {@code stagingDir}: the environment's private 0700 dir for staged files (asked per write: it
      * is known once the environment is up), where uploads wait for their place and from which
-     * {@code removeStaged} removes them when a write ends early; {@code uploads}: where an upload
-     * runs beside the place script.
+     * {@code removeStaged} removes them when a write ends early.
      */
     VercelFiles(VercelApi api, Supplier<String> sessionId, RemoteFiles shell, Raw raw, UnaryOperator<String> expand,
-                Supplier<String> stagingDir, RemoveStaged removeStaged, Executor uploads, String backend) {
+                Supplier<String> stagingDir, RemoveStaged removeStaged, String backend) {
         super(shell);
         this.api = api;
         this.sessionId = sessionId;
@@ -90,7 +85,6 @@ final class VercelFiles extends ForwardingRemoteFiles {
         this.expand = expand;
         this.stagingDir = stagingDir;
         this.removeStaged = removeStaged;
-        this.uploads = uploads;
         this.backend = backend;
     }
 
@@ -123,74 +117,59 @@ final class VercelFiles extends ForwardingRemoteFiles {
     }
 
     /**
-     * Content that can be read again: uploaded into the staging dir while the place script runs,
-     * then moved beside the target by the last script (a rename, or a copy where the staging dir
-     * is on another filesystem than the target). Whatever ends the write early (the place refused,
-     * the shell write taking over, the upload failing), the upload is waited for before its file
-     * is removed, so no removal races an upload still landing.
+     * Content that can be read again: one upload into the staging dir, then one command that judges
+     * the place, moves the upload beside the target (a rename, or a copy where the staging dir is
+     * on another filesystem), sets the mode, checks the size and renames it over the target
+     * ({@link #placeStaged}). Two round trips, where a script per step cost one command each. The
+     * command removes the upload whatever ends it (an exit trap), the shell write taking over
+     * included; an upload that failed, or a command whose end was not heard, is removed from here.
      */
     private void writeStaged(String path, String t, Payload content, WriteOptions options) {
         String staged = stagingDir.get() + "/" + STAGED_PREFIX + StdinScripts.randomToken();
         Streamed source = new Streamed(content, content.length().getAsLong());
-        CompletableFuture<Void> upload;
+        RawResult r;
         try {
-            upload = CompletableFuture.runAsync(() -> api.write(sessionId.get(), staged, 0600, source), uploads);
-        } catch (RejectedExecutionException e) {
-            throw new EnvironmentClosedException("the " + backend + " environment is closed; open a new one");
-        }
-        Optional<Place> place;
-        try {
-            place = enter(t, options.createParents());
+            api.write(sessionId.get(), staged, 0600, source);
+            r = run(placeStaged(t, staged, source.size, options));
         } catch (RuntimeException e) {
-            discard(upload, staged);
+            removeQuietly(staged);
             throw e;
         }
-        if (place.isEmpty()) {
-            discard(upload, staged);
-            delegate().write(path, content, options);
-            return;
-        }
-        Place p = place.get();
-        p.staged = staged;
-        boolean done = false;
-        try {
-            awaitUpload(upload);
-            p.sent = source.size;
-            finish(p, t, 0, options);
-            done = true;
-        } finally {
-            if (!done) {
-                p.cleanUp(); // the upload has ended: it was awaited first thing
+        switch (r.exit()) {
+            case 0 -> {
             }
+            case USE_SHELL -> delegate().write(path, content, options);
+            case 2 -> throw new NoSuchPathException(parent(t));
+            default -> throw failure("write", t, r);
         }
     }
 
-    /** The upload's own failure, as it would have been thrown on this thread. */
-    private static void awaitUpload(CompletableFuture<Void> upload) {
-        try {
-            upload.join();
-        } catch (CompletionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            if (e.getCause() instanceof Error err) {
-                throw err;
-            }
-            throw e;
-        }
+    /**
+     * The one command of a staged write: {@link AsideWrite#enter} (exit {@link #USE_SHELL} where a
+     * symlink is at the target or on the way, 2 without the parent), then the core's atomic-write
+     * steps on the temp sibling the upload was moved over. On any exit before the rename, the
+     * upload, the temp file and the directories this write made are removed.
+     */
+    static String placeStaged(String t, String staged, long size, WriteOptions options) {
+        return "st=" + Shell.quotePath(staged) + "\ntmp=\nmade=\nd=\n"
+                + "trap 'rm -f -- \"$st\" ${tmp:+\"$tmp\"}; [ -z \"$made\" ] || { c=$d; while [ \"$c\" != \"$made\" ] && [ \"$c\" != / ];"
+                + " do rmdir -- \"$c\" 2>/dev/null || break; c=$(dirname -- \"$c\"); done; }' EXIT\n"
+                + "trap 'exit 143' TERM INT HUP\n"
+                + AsideWrite.enter(t, options.createParents(), USE_SHELL, "", "")
+                + "mv -f -- \"$st\" \"$tmp\" && [ -f \"$tmp\" ] || { echo \"the uploaded file is gone\" >&2; exit 7; }\n"
+                + AsideWrite.refuseDirectory(t)
+                + AsideWrite.mode(options)
+                + AsideWrite.checkSize(size)
+                + AsideWrite.rename(t)
+                + "trap - EXIT\n";
     }
 
-    /** The write ended before its upload was placed: the upload's file goes, once the upload ended. */
-    private void discard(CompletableFuture<Void> upload, String staged) {
-        try {
-            upload.join();
-        } catch (CompletionException e) {
-            // the write's own end is what the caller hears about; here only the upload's end counts
-        }
+    /** Best effort: the staging dir goes with the environment. */
+    private void removeQuietly(String staged) {
         try {
             removeStaged.remove(staged);
         } catch (IOException | AirlockException ignored) {
-            // best effort: the staging dir goes with the environment
+            // the write's own failure is what the caller hears about
         }
     }
 
@@ -201,8 +180,6 @@ final class VercelFiles extends ForwardingRemoteFiles {
         final String temp;
         final String createdFrom;
         long sent;
-        /** The upload waiting in the staging dir, when it went there (null: it went beside the target). */
-        String staged;
 
         Place(String dir, String name, String temp, String createdFrom) {
             this.dir = dir;
@@ -218,8 +195,7 @@ final class VercelFiles extends ForwardingRemoteFiles {
         /** The temp file, its parts, and the directories this write made: all gone, best effort. */
         void cleanUp() {
             try {
-                raw.run((staged == null ? "" : Shell.removeScript(staged))
-                        + AsideWrite.cleanUp(dir, createdFrom, Shell.quotePath(temp) + " " + Shell.quotePath(temp) + ".p*"));
+                raw.run(AsideWrite.cleanUp(dir, createdFrom, Shell.quotePath(temp) + " " + Shell.quotePath(temp) + ".p*"));
             } catch (IOException | AirlockException ignored) {
                 // best effort: the write's own failure is what the caller hears about
             }
@@ -378,13 +354,8 @@ final class VercelFiles extends ForwardingRemoteFiles {
         s.append("cd -P -- ").append(dir).append(" || exit 4\n")
                 .append("[ \"$(pwd -P)\" = ").append(dir).append(" ] || { echo \"the directory changed while writing; nothing was written\" >&2; exit 11; }\n")
                 .append("n=").append(Shell.quotePath(p.name)).append("\ntmp=").append(Shell.quotePath(p.temp)).append('\n')
-                .append("st=").append(p.staged == null ? "" : Shell.quotePath(p.staged)).append('\n')
-                .append("trap 'rm -f -- \"$tmp\" \"$tmp\".p* ${st:+\"$st\"}' EXIT\n")
+                .append("trap 'rm -f -- \"$tmp\" \"$tmp\".p*' EXIT\n")
                 .append("trap 'exit 143' TERM INT HUP\n");
-        if (p.staged != null) {
-            // over the empty temp file the place script made: a rename, or a copy across filesystems
-            s.append("mv -f -- \"$st\" \"$tmp\" || { echo \"the uploaded file is gone\" >&2; exit 7; }\n");
-        }
         s.append("[ -f \"$tmp\" ] || { echo \"the uploaded file is gone\" >&2; exit 7; }\n");
         if (parts > 0) {
             s.append("i=0; while [ $i -lt ").append(parts).append(" ]; do cat -- \"$tmp.p$i\" >> \"$tmp\" || exit 7;"

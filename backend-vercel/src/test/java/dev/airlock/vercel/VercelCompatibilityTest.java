@@ -78,7 +78,7 @@ class VercelCompatibilityTest extends EnvironmentCompatibilityKit {
         journal.assertNoneCarries(VercelEmulatorFixture.TOKEN);
         journal.assertNoDoubleDispatch();
         List<VercelEmulator.StagedWrite> writes = FIXTURE.emulator.writes();
-        assertFalse(writes.isEmpty(), "stdin and env were staged through fs/write");
+        assertFalse(writes.isEmpty(), "stdin was staged through fs/write (the variables go in the command's body, never its argv)");
         for (VercelEmulator.StagedWrite w : writes) {
             assertEquals(0600, w.headerMode(), w.path());
             assertEquals(0600, w.fileMode(), w.path());

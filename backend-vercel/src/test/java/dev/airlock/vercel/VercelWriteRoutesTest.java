@@ -204,9 +204,9 @@ class VercelWriteRoutesTest {
     }
 
     /**
-     * The upload landed in the staging dir, but the target's directory went away before the last
-     * script could move it there (removed behind the API's back while the upload was held up): the
-     * write fails, and the upload does not stay in the staging dir.
+     * The target's directory goes away while the upload is held up (removed behind the API's back
+     * once the upload arrived): the one command that places the upload finds no parent (none is
+     * made: not asked to), the write fails saying so, and the upload does not stay in the staging dir.
      */
     @Test
     void anUploadWhosePlaceWentAwayGoesWithTheFailedWrite() throws Exception {
@@ -215,18 +215,20 @@ class VercelWriteRoutesTest {
             // Made by a command, so it is the sandbox user's, whose write makes its temp file there.
             assertEquals(0, sh(env, "mkdir -p /tmp/moved").exitCode());
             Path dir = slow.emulator.hostPath(env.id(), "/tmp/moved");
-            CompletableFuture<Void> write = CompletableFuture.runAsync(() -> env.files().write("/tmp/moved/f", new byte[1024]));
-            // The place script made its temp file while the upload is held up: now the directory goes.
+            long uploads = slow.faults.callCounts().getOrDefault("fs-write", 0L);
+            CompletableFuture<Void> write = CompletableFuture.runAsync(() -> env.files().write("/tmp/moved/f", Payload.of(new byte[1024]),
+                    WriteOptions.defaults().withCreateParents(false)));
+            // The write's upload arrived (counted at arrival) and is held up: now the directory goes.
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!hasTempFile(dir)) {
-                assertTrue(System.nanoTime() < until && !write.isDone(), "the place script made no temp file in " + dir);
+            while (slow.faults.callCounts().getOrDefault("fs-write", 0L) <= uploads) {
+                assertTrue(System.nanoTime() < until && !write.isDone(), "the write's upload never arrived");
                 Thread.sleep(10);
             }
             try (var files = Files.walk(dir)) {
                 files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
             ExecutionException e = assertThrows(ExecutionException.class, () -> write.get(60, TimeUnit.SECONDS));
-            assertTrue(e.getCause() instanceof BackendException, e.getCause().toString());
+            assertTrue(e.getCause() instanceof dev.airlock.NoSuchPathException, e.getCause().toString());
             Path staging = slow.emulator.hostPath(env.id(), env.target().stagingDir());
             try (var left = Files.list(staging)) {
                 assertEquals(List.of(), left.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(VercelFiles.STAGED_PREFIX)).toList(),
@@ -235,11 +237,6 @@ class VercelWriteRoutesTest {
         }
     }
 
-    private static boolean hasTempFile(Path dir) throws java.io.IOException {
-        try (var files = Files.list(dir)) {
-            return files.anyMatch(p -> p.getFileName().toString().startsWith(dev.airlock.shell.AsideWrite.TEMP_PREFIX));
-        }
-    }
     /**
      * Issue 31 door 4 on Vercel's native files: a FIFO (or a tree holding one) is never deleted, and
      * a write never replaces it (the upload's rename step refuses); the FIFO stays a FIFO.
