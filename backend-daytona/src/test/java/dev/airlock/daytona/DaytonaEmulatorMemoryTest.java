@@ -22,12 +22,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -63,9 +61,9 @@ class DaytonaEmulatorMemoryTest {
     }
 
     @Test
-    void theBackendsWriteReadAndStdoutStreamThroughTheEmulator() throws Throwable {
+    void theBackendsWriteReadAndStdoutStreamThroughTheEmulator() throws Exception {
         Settings s = Settings.of(DaytonaSettings.API_URL, emulator.url().toString(), DaytonaSettings.API_KEY, KEY);
-        List<String> problems = alive(() -> {
+        List<String> problems = emulator.outliving(() -> {
             try (Environment env = new DaytonaProvider().open(OpenContext.of(s))) {
                 return TransferCheck.run(env, "/tmp/big.bin", SIZE);
             }
@@ -74,8 +72,8 @@ class DaytonaEmulatorMemoryTest {
     }
 
     @Test
-    void theSdksMultipartUploadAndDownloadStreamThroughTheEmulator() throws Throwable {
-        String read = alive(() -> {
+    void theSdksMultipartUploadAndDownloadStreamThroughTheEmulator() throws Exception {
+        String read = emulator.outliving(() -> {
             HttpClient http = HttpClient.newHttpClient();
             ObjectMapper json = new ObjectMapper();
             JsonNode box = json.readTree(http.send(request("/sandbox").POST(HttpRequest.BodyPublishers.ofString("{}"))
@@ -159,33 +157,6 @@ class DaytonaEmulatorMemoryTest {
                 left -= n;
             }
             return n;
-        }
-    }
-
-    /** Runs {@code work}, then checks the emulator still runs; a failure while it is dead is reported as its death. */
-    private static <T> T alive(Callable<T> work) throws Throwable {
-        T result;
-        try {
-            result = work.call();
-        } catch (Exception | Error e) {
-            throw explained(e);
-        }
-        assertTrue(emulator.alive(), () -> "the emulator died (exit " + emulator.exitValue() + "): "
-                + readQuietly(tmp.resolve("emulator.log")));
-        return result;
-    }
-
-    /** A failure while the emulator is dead is reported as its death (an OutOfMemoryError ended it), with the failure as cause. */
-    private static Throwable explained(Throwable failure) {
-        return emulator.alive() ? failure : new AssertionError("the emulator died (exit " + emulator.exitValue() + "): "
-                + readQuietly(tmp.resolve("emulator.log")), failure);
-    }
-
-    private static String readQuietly(Path p) {
-        try {
-            return Files.readString(p);
-        } catch (IOException e) {
-            return "(no log: " + e.getMessage() + ")";
         }
     }
 }

@@ -12,11 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -58,8 +56,8 @@ class ModalEmulatorMemoryTest {
     }
 
     @Test
-    void theBackendsWriteReadAndStdoutStreamThroughTheEmulator() throws Throwable {
-        List<String> problems = alive(() -> {
+    void theBackendsWriteReadAndStdoutStreamThroughTheEmulator() throws Exception {
+        List<String> problems = emulator.outliving(() -> {
             try (Environment env = new ModalProvider().open(OpenContext.of(settings()))) {
                 return TransferCheck.run(env, "/tmp/big.bin", SIZE);
             }
@@ -68,40 +66,13 @@ class ModalEmulatorMemoryTest {
     }
 
     @Test
-    void theSdksFsToolsWriteAndReadStreamThroughTheEmulator() throws Throwable {
-        String read = alive(() -> {
+    void theSdksFsToolsWriteAndReadStreamThroughTheEmulator() throws Exception {
+        String read = emulator.outliving(() -> {
             try (ModalClient client = ModalProvider.client(settings()); ModalSandbox sb = ModalSandbox.create(client, false)) {
                 FsToolsTransfer.write(sb, "/tmp/fs.bin", SIZE, 36);
                 return FsToolsTransfer.read(sb, "/tmp/fs.bin");
             }
         });
         assertEquals(TransferCheck.sha256(TransferCheck.pseudoRandom(SIZE, 36)), read);
-    }
-
-    /** Runs {@code work}, then checks the emulator still runs; a failure while it is dead is reported as its death. */
-    private static <T> T alive(Callable<T> work) throws Throwable {
-        T result;
-        try {
-            result = work.call();
-        } catch (Exception | Error e) {
-            throw explained(e);
-        }
-        assertTrue(emulator.alive(), () -> "the emulator died (exit " + emulator.exitValue() + "): "
-                + readQuietly(tmp.resolve("emulator.log")));
-        return result;
-    }
-
-    /** A failure while the emulator is dead is reported as its death (an OutOfMemoryError ended it), with the failure as cause. */
-    private static Throwable explained(Throwable failure) {
-        return emulator.alive() ? failure : new AssertionError("the emulator died (exit " + emulator.exitValue() + "): "
-                + readQuietly(tmp.resolve("emulator.log")), failure);
-    }
-
-    private static String readQuietly(Path p) {
-        try {
-            return Files.readString(p);
-        } catch (IOException e) {
-            return "(no log: " + e.getMessage() + ")";
-        }
     }
 }

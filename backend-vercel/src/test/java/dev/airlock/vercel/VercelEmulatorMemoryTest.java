@@ -17,13 +17,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -66,8 +64,8 @@ class VercelEmulatorMemoryTest {
     }
 
     @Test
-    void theBackendsWriteReadAndStdoutStreamThroughTheEmulator() throws Throwable {
-        List<String> problems = alive(() -> {
+    void theBackendsWriteReadAndStdoutStreamThroughTheEmulator() throws Exception {
+        List<String> problems = emulator.outliving(() -> {
             try (Environment env = new VercelProvider().open(OpenContext.of(settings()))) {
                 return TransferCheck.run(env, "/tmp/big.bin", SIZE);
             }
@@ -76,9 +74,9 @@ class VercelEmulatorMemoryTest {
     }
 
     @Test
-    void theSdksWholeFileWriteAndReadStreamThroughTheEmulator() throws Throwable {
+    void theSdksWholeFileWriteAndReadStreamThroughTheEmulator() throws Exception {
         Settings raw = settings();
-        String read = alive(() -> {
+        String read = emulator.outliving(() -> {
             try (VercelApi api = new VercelApi(VercelSettings.from(raw, Map.of()), raw)) {
                 VercelApi.SessionInfo s = api.create(Map.of());
                 try {
@@ -104,12 +102,12 @@ class VercelEmulatorMemoryTest {
     }
 
     @Test
-    void aCommandsLogsOfAPayloadAboveTheHeapStreamThroughTheEmulator() throws Throwable {
+    void aCommandsLogsOfAPayloadAboveTheHeapStreamThroughTheEmulator() throws Exception {
         Settings raw = settings();
         ObjectMapper json = new ObjectMapper();
         MessageDigest got = MessageDigest.getInstance("SHA-256");
         long[] count = {0};
-        int exit = alive(() -> {
+        int exit = emulator.outliving(() -> {
             try (VercelApi api = new VercelApi(VercelSettings.from(raw, Map.of()), raw)) {
                 VercelApi.SessionInfo s = api.create(Map.of());
                 try {
@@ -160,32 +158,5 @@ class VercelEmulatorMemoryTest {
                 return n;
             }
         };
-    }
-
-    /** Runs {@code work}, then checks the emulator still runs; a failure while it is dead is reported as its death. */
-    private static <T> T alive(Callable<T> work) throws Throwable {
-        T result;
-        try {
-            result = work.call();
-        } catch (Exception | Error e) {
-            throw explained(e);
-        }
-        assertTrue(emulator.alive(), () -> "the emulator died (exit " + emulator.exitValue() + "): "
-                + readQuietly(tmp.resolve("emulator.log")));
-        return result;
-    }
-
-    /** A failure while the emulator is dead is reported as its death (an OutOfMemoryError ended it), with the failure as cause. */
-    private static Throwable explained(Throwable failure) {
-        return emulator.alive() ? failure : new AssertionError("the emulator died (exit " + emulator.exitValue() + "): "
-                + readQuietly(tmp.resolve("emulator.log")), failure);
-    }
-
-    private static String readQuietly(Path p) {
-        try {
-            return Files.readString(p);
-        } catch (IOException e) {
-            return "(no log: " + e.getMessage() + ")";
-        }
     }
 }

@@ -34,12 +34,14 @@ public final class ForkedEmulator implements AutoCloseable {
     private final BufferedReader out;
     private final PrintStream in;
     private final URI url;
+    private final Path log;
 
-    private ForkedEmulator(Process process, BufferedReader out, URI url) {
+    private ForkedEmulator(Process process, BufferedReader out, URI url, Path log) {
         this.process = process;
         this.out = out;
         this.in = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
         this.url = url;
+        this.log = log;
     }
 
     /**
@@ -60,7 +62,7 @@ public final class ForkedEmulator implements AutoCloseable {
         try {
             for (String line; (line = out.readLine()) != null; ) {
                 if (line.startsWith("listening on ")) {
-                    return new ForkedEmulator(p, out, URI.create(line.substring("listening on ".length()).trim()));
+                    return new ForkedEmulator(p, out, URI.create(line.substring("listening on ".length()).trim()), log);
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -91,6 +93,38 @@ public final class ForkedEmulator implements AutoCloseable {
     /** The child's exit code once it has ended. */
     public int exitValue() {
         return process.exitValue();
+    }
+
+    /**
+     * Runs {@code work} against the child and checks the child outlived it: a child that died
+     * (an OutOfMemoryError under {@code -XX:+ExitOnOutOfMemoryError}) fails with its exit code and
+     * its log, with {@code work}'s own failure, if any, as the cause; a live child lets that
+     * failure through unchanged.
+     */
+    public <T> T outliving(java.util.concurrent.Callable<T> work) throws Exception {
+        T result;
+        try {
+            result = work.call();
+        } catch (Exception | Error e) {
+            if (!alive()) {
+                throw died(e);
+            }
+            throw e;
+        }
+        if (!alive()) {
+            throw died(null);
+        }
+        return result;
+    }
+
+    private IllegalStateException died(Throwable cause) {
+        String text;
+        try {
+            text = java.nio.file.Files.readString(log);
+        } catch (IOException e) {
+            text = "(no log: " + e.getMessage() + ")";
+        }
+        return new IllegalStateException("the emulator died (exit " + waitQuietly(process) + "): " + text, cause);
     }
 
     /**
