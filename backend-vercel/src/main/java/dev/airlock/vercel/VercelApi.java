@@ -305,25 +305,9 @@ final class VercelApi implements AutoCloseable {
         body.put("wait", true);
         return inSession(sessionId, () -> calls.dispatch("start the command", Resource.sandbox(sessionId), () -> {
             Request r = token.apply(post(url("/v2/sandboxes/sessions/" + sessionId + "/cmd"), body)).build();
-            Response response;
-            try {
-                // The read timeout guards the start; a command silent for longer cuts the answer, and
-                // its end is then asked of the wait endpoint (awaitStarted).
-                response = http.newCall(r).execute();
-            } catch (ConnectException e) {
-                throw WireFailure.notSent(e);
-            } catch (IOException e) {
-                throw WireFailure.lost(e);
-            }
-            if (!response.isSuccessful()) {
-                try (response) {
-                    String text = response.body().string();
-                    throw WireFailure.http(response.code(), redactor.redact(message(text)),
-                            RetryAfter.fromHeaders(response::header, response.headers().names(), "", Instant.now()));
-                } catch (IOException e) {
-                    throw WireFailure.lost(e);
-                }
-            }
+            // The read timeout guards the start; a command silent for longer cuts the answer, and
+            // its end is then asked of the wait endpoint (awaitStarted).
+            Response response = streamed(r);
             BufferedReader lines = new BufferedReader(new InputStreamReader(response.body().byteStream(), StandardCharsets.UTF_8));
             try {
                 String first = lines.readLine();
@@ -593,24 +577,7 @@ final class VercelApi implements AutoCloseable {
         Response resp = inSession(sessionId, () -> calls.call(CallKind.READ, "read " + path, Resource.path(path), () -> {
             Request r = token.apply(new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId + "/fs/read"))
                     .post(RequestBody.create(body.toString(), JSON_TYPE))).build();
-            Response response;
-            try {
-                response = http.newCall(r).execute();
-            } catch (ConnectException e) {
-                throw WireFailure.notSent(e);
-            } catch (IOException e) {
-                throw WireFailure.lost(e);
-            }
-            if (!response.isSuccessful()) {
-                try (response) {
-                    String text = response.body().string();
-                    throw WireFailure.http(response.code(), redactor.redact(message(text)),
-                            RetryAfter.fromHeaders(response::header, response.headers().names(), "", Instant.now()));
-                } catch (IOException e) {
-                    throw WireFailure.lost(e);
-                }
-            }
-            return response;
+            return streamed(r);
         }));
         return new FilterInputStream(resp.body().byteStream()) {
             @Override
@@ -621,6 +588,31 @@ final class VercelApi implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------- plumbing
+
+    /**
+     * Sends {@code r} and returns its successful answer with the body still to read (the caller
+     * streams and closes it); a refusal is read whole for its message, then closed.
+     */
+    private Response streamed(Request r) {
+        Response response;
+        try {
+            response = http.newCall(r).execute();
+        } catch (ConnectException e) {
+            throw WireFailure.notSent(e);
+        } catch (IOException e) {
+            throw WireFailure.lost(e);
+        }
+        if (!response.isSuccessful()) {
+            try (response) {
+                String text = response.body().string();
+                throw WireFailure.http(response.code(), redactor.redact(message(text)),
+                        RetryAfter.fromHeaders(response::header, response.headers().names(), "", Instant.now()));
+            } catch (IOException e) {
+                throw WireFailure.lost(e);
+            }
+        }
+        return response;
+    }
 
     private HttpUrl url(String path, String... query) {
         HttpUrl base = HttpUrl.get(settings.apiUrl() + path);
