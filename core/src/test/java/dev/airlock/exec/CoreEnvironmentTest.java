@@ -107,6 +107,7 @@ class CoreEnvironmentTest {
             assertEquals("no thread is free on the host environment " + b.env.id() + "; wait for running commands to finish",
                     e.getMessage());
             assertEquals(0, b.env.live().size(), "the refused exec kept its slot");
+            assertEquals(List.of(), b.env.live().unsettled(), "close would wait for the flow of an exec that never had one");
         } finally {
             hold.countDown();
         }
@@ -167,6 +168,7 @@ class CoreEnvironmentTest {
         GuardMode.Verdict guard = b.env.commandGuard();
         assertTrue(guard.on(), guard.describe());
         assertTrue(b.env.strippedSecretVariables().contains("HOME"), b.env.strippedSecretVariables().toString());
+        assertTrue(b.env.defaultChildUnset().contains("HOME"), "a stripped variable is not proposed for unsetting: " + b.env.defaultChildUnset());
     }
 
     /** A backend type this environment does not run on. */
@@ -284,6 +286,7 @@ class CoreEnvironmentTest {
         assertTrue(bound[0] != null, "the backend was never bound to the core");
         assertEquals("bound\n", new String(bound[0].run("echo bound\n", null).stdout(), java.nio.charset.StandardCharsets.UTF_8));
         assertFalse(bound[0].isClosed());
+        assertTrue(bound[0].shellFiles().stat(dir.toString()).isPresent(), "the core's shell files are not reachable");
         b.env.close();
         assertTrue(bound[0].isClosed());
     }
@@ -299,5 +302,20 @@ class CoreEnvironmentTest {
         // The test backend's own API has no mkdirs: a call that reached the shell scripts would have made the dir.
         assertThrows(UnsupportedOperationException.class, () -> b.env.files().mkdirs(dir.resolve("made").toString()));
         assertFalse(Files.exists(dir.resolve("made")));
+    }
+
+    /** A backend that declares a hook it does not give is refused at open, with one line saying what to do. */
+    @Test
+    void aBackendThatDeclaresFilesOutputWithoutFilesIsRefusedAtOpen() {
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> opened.add(new HostBackend(
+                HostBackend.settings(dir.resolve("base")), Capabilities.pipe().withOutputTransport(dev.airlock.OutputTransport.FILES),
+                List.of()) {
+            @Override
+            public java.util.Optional<dev.airlock.RemoteFiles> files() {
+                return java.util.Optional.empty();
+            }
+        }));
+        assertEquals("the host backend declares FILES output but gives no native files() to download them with;"
+                + " return one, or declare OutputTransport.STREAM", e.getMessage());
     }
 }

@@ -255,7 +255,7 @@ class NativeWritesTest {
         assertSame(outer.payload(), inner.payload(), "a re-entered write got a second source");
         inner.close();
         assertArrayEquals(data, inner.payload().open().readAllBytes(), "the inner write's end stopped the outer one's source");
-        Thread closer = new Thread(() -> writes.abortAll(TimeUnit.MILLISECONDS.toNanos(HANG_MS)));
+        Thread closer = new Thread(() -> writes.abortAll(TimeUnit.MILLISECONDS.toNanos(10 * HANG_MS)));
         closer.start();
         closer.join(200);
         assertTrue(closer.isAlive(), "close did not wait for the outer write, which still runs");

@@ -286,4 +286,33 @@ class RawRunsTest {
         assertEquals("the sandbox ended (test)", why.getMessage());
         b.script = HostBackend.Fault.NONE;
     }
+
+    /** On a backend that takes stdin streamed by offset, a raw run's input goes through its writer; a failing source is refused. */
+    @Test
+    void streamedInputReachesTheScriptAndAFailingSourceIsRefused() throws Exception {
+        HostBackend b = opened.add(new HostBackend(HostBackend.settings(dir), Capabilities.builder().stdinMode(dev.airlock.StdinMode.PAYLOAD)
+                .payloadStrategy(dev.airlock.PayloadStrategy.STREAMED).build(), List.of()));
+        byte[] data = new byte[200_000];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = (byte) (i % 251);
+        }
+        int before = b.chunks.size();
+        RawResult r = b.env.runRaw("cat\n", Payload.of(data));
+        assertEquals(0, r.exit());
+        assertArrayEquals(data, r.stdout());
+        assertTrue(b.chunks.size() > before, "the input did not go through the backend's stdin writer");
+        java.io.InputStream failing = new java.io.InputStream() {
+            private int left = 1000;
+
+            @Override
+            public int read() throws IOException {
+                if (left-- > 0) {
+                    return 'x';
+                }
+                throw new IOException("the source broke");
+            }
+        };
+        IOException e = assertThrows(IOException.class, () -> b.env.runRaw("cat >/dev/null\n", Payload.ofStream(failing)));
+        assertTrue(e.getMessage().startsWith("delivering input failed: ") && e.getMessage().contains("the source broke"), e.getMessage());
+    }
 }

@@ -115,6 +115,19 @@ class SessionLifecycleTest {
         assertFalse(Files.exists(snapshot.getParent()), "the session's directory was left on the target");
     }
 
+    /** A snapshot of exactly the cap is still saved whole. */
+    @Test
+    void aSnapshotOfExactlyTheCapIsSaved() throws Exception {
+        HostBackend b = open();
+        MemoryStore store = new MemoryStore(null);
+        Session s = b.env.session(store);
+        assertEquals(0, s.exec(ExecRequest.of("export NEW=1")).exitCode());
+        Files.write(Path.of(SessionScript.snapshotPath(s.directory())), new byte[SessionStore.MAX_SNAPSHOT_BYTES]);
+        s.close();
+        assertEquals(1, store.saves.size(), "a snapshot of exactly the cap was refused");
+        assertEquals(SessionStore.MAX_SNAPSHOT_BYTES, store.saves.get(0).length);
+    }
+
     /** An environment closed under the session: closing the session then saves nothing and throws nothing. */
     @Test
     void aSessionOfAClosedEnvironmentClosesQuietlyWithoutSaving() {
@@ -134,6 +147,7 @@ class SessionLifecycleTest {
         try (Session s = b.env.session()) {
             Execution first = s.start(ExecRequest.of("sleep 30"));
             SessionBusyException e = assertThrows(SessionBusyException.class, () -> s.start(ExecRequest.of("echo second")));
+            assertEquals("busy", e.kind());
             assertEquals("another command of session " + s.id() + " still runs and airlock.session.wait=false;"
                     + " wait for it to end, or drop that setting to queue behind it", e.getMessage());
             first.cancel();
@@ -183,7 +197,7 @@ class SessionLifecycleTest {
     /** Close waits for the exec that runs: the state it leaves is the one saved, and its directory is gone afterwards. */
     @Test
     void closeWaitsForTheRunningExecAndSavesWhatItLeft() throws Exception {
-        HostBackend b = open();
+        HostBackend b = open("airlock.session.wait", "false");
         MemoryStore store = new MemoryStore(null);
         Session s = b.env.session(store);
         Path go = dir.resolve("go");
@@ -194,6 +208,8 @@ class SessionLifecycleTest {
         closer.start();
         closer.join(300);
         assertTrue(closer.isAlive(), "close did not wait for the running exec");
+        // Closing: a new exec is refused as closed at once, not as busy
+        assertThrows(EnvironmentClosedException.class, () -> s.start(ExecRequest.of("echo no")));
         Files.createFile(go);
         assertEquals(0, HostBackend.within(running).exitCode());
         closer.join(HostBackend.HANG.toMillis());
@@ -201,5 +217,45 @@ class SessionLifecycleTest {
         assertEquals(1, store.saves.size());
         assertTrue(store.text().contains("set-by-the-running-exec"), "the running exec's state was not saved: " + store.text());
         assertFalse(Files.exists(Path.of(s.directory())), "the session's directory was left on the target");
+    }
+
+    /** An exec queued behind the running one when the session closes is refused as closed, never run. */
+    @Test
+    void anExecQueuedWhenTheSessionClosesIsRefusedNotRun() throws Exception {
+        HostBackend b = open();
+        Session s = b.env.session();
+        Path go = dir.resolve("go");
+        Execution running = s.start(ExecRequest.of("while [ ! -e " + dev.airlock.shell.Shell.quote(go.toString())
+                + " ]; do sleep 0.02; done"));
+        b.awaitLaunched();
+        Throwable[] queued = new Throwable[1];
+        Thread waiter = new Thread(() -> {
+            try {
+                s.start(ExecRequest.of("touch " + dev.airlock.shell.Shell.quote(dir.resolve("ran").toString())));
+            } catch (Throwable t) {
+                queued[0] = t;
+            }
+        });
+        waiter.start();
+        awaitWaiting(waiter);
+        Thread closer = new Thread(s::close);
+        closer.start();
+        awaitWaiting(closer);
+        Files.createFile(go);
+        assertEquals(0, HostBackend.within(running).exitCode());
+        waiter.join(HostBackend.HANG.toMillis());
+        closer.join(HostBackend.HANG.toMillis());
+        assertFalse(waiter.isAlive() || closer.isAlive(), "the queued exec or the close never returned");
+        assertTrue(queued[0] instanceof EnvironmentClosedException, String.valueOf(queued[0]));
+        assertFalse(Files.exists(dir.resolve("ran")), "an exec ran in a closed session");
+    }
+
+    /** Waits until {@code t} is parked (queued on the session's permit). */
+    private static void awaitWaiting(Thread t) throws InterruptedException {
+        long until = System.nanoTime() + HostBackend.HANG.toNanos();
+        while (t.getState() != Thread.State.WAITING) {
+            assertTrue(System.nanoTime() < until, t.getName() + " never queued: " + t.getState());
+            Thread.sleep(5);
+        }
     }
 }
