@@ -144,6 +144,37 @@ class CoreEnvironmentTest {
         assertFalse(HostBackend.alive(b.launched.get(0).pid()), "the cancelled command still runs");
     }
 
+    /**
+     * A stop that takes longer than the kill grace plus 5 s (a kill that never answers, and a slack
+     * of 6 s): the interrupted caller still gets the cancelled result at the stop bound, not a
+     * "did not stop" error while the core is still within its own bound.
+     */
+    @Test
+    void anInterruptedExecWaitsOutTheWholeStopBound() throws Exception {
+        HostBackend b = open("airlock.kill.slack", "6s");
+        b.kill = HostBackend.Fault.STALL_UNINTERRUPTIBLY;
+        ExecResult[] result = new ExecResult[1];
+        Throwable[] thrown = new Throwable[1];
+        Thread caller = new Thread(() -> {
+            try {
+                result[0] = b.exec(ExecRequest.of("sleep 30"));
+            } catch (Throwable t) {
+                thrown[0] = t;
+            }
+        });
+        caller.start();
+        try {
+            b.awaitLaunched();
+            caller.interrupt();
+            caller.join(HostBackend.HANG.toMillis() + 20_000);
+            assertFalse(caller.isAlive(), "an interrupted exec did not return");
+            assertEquals(null, thrown[0], "the interrupted exec failed while the core was still within its stop bound");
+            assertTrue(result[0] != null && result[0].cancelled(), String.valueOf(result[0]));
+        } finally {
+            b.release.countDown();
+        }
+    }
+
     /** The open event names the probed target; what the environment tells of itself is the backend's. */
     @Test
     void theOpenEventAndTheEnvironmentsOwnFacts() {
