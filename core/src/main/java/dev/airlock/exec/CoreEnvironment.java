@@ -247,7 +247,8 @@ public final class CoreEnvironment implements ContainedEnvironment {
             // Thread interrupt means cancel.
             e.cancel();
             try {
-                return e.await(config.killGrace().plusSeconds(5)).orElseThrow(() ->
+                // The stop bound, not the grace: a slow declared kill or a large slack still ends within it.
+                return e.await(config.stopBound().plusSeconds(5)).orElseThrow(() ->
                         new BackendException("the command did not stop after the interrupt"));
             } catch (InterruptedException again) {
                 throw new BackendException("interrupted twice while cancelling the command");
