@@ -19,7 +19,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the pool is full or shut down.
  */
 final class Workers {
-    private final String name;
+    /** Numbers the environments of this JVM, so a thread dump tells two environments of one backend apart. */
+    private static final AtomicInteger ENVIRONMENTS = new AtomicInteger();
+
+    /** {@code airlock-NAME#K-}: what this environment's thread names start with. */
+    private final String threadPrefix;
     private final ExecutorService pool;
     private final ScheduledExecutorService timers;
 
@@ -27,10 +31,10 @@ final class Workers {
     static final int SPARE = 16;
 
     Workers(String name) {
-        this.name = name;
+        this.threadPrefix = "airlock-" + name + "#" + ENVIRONMENTS.incrementAndGet() + "-";
         AtomicInteger n = new AtomicInteger();
         ThreadFactory tf = r -> {
-            Thread t = new Thread(r, "airlock-" + name + "-" + n.incrementAndGet());
+            Thread t = new Thread(r, threadPrefix + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
@@ -40,6 +44,11 @@ final class Workers {
         this.pool = new ThreadPoolExecutor(0, LiveExecs.MAX_LIVE * 5 + SPARE, 30, TimeUnit.SECONDS,
                 new SynchronousQueue<>(), tf);
         this.timers = Executors.newSingleThreadScheduledExecutor(tf);
+    }
+
+    /** What the names of this environment's threads start with, and no other environment's. */
+    String threadPrefix() {
+        return threadPrefix;
     }
 
     /** Runs {@code task} on the pool; false when no thread is free (or the pool is shut down). */
@@ -55,7 +64,7 @@ final class Workers {
     /** Runs {@code task} on the pool, or on a thread of its own when the pool cannot take it. */
     void runAsync(Runnable task) {
         if (!tryExecute(task)) {
-            Thread t = new Thread(task, "airlock-" + name + "-extra");
+            Thread t = new Thread(task, threadPrefix + "extra");
             t.setDaemon(true);
             t.start();
         }

@@ -82,8 +82,8 @@ class LifecycleTest {
     }
 
     private static long threads(HostBackend b) {
-        String prefix = "airlock-" + b.name() + "-";
-        // Only this environment's: the names carry the backend's name, and the earlier tests' are gone or going.
+        // Only this environment's: an earlier test's environment may still be ending its own.
+        String prefix = b.env.workers().threadPrefix();
         return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix) && t.isAlive()).count();
     }
 

@@ -60,7 +60,7 @@ class WorkersTest {
             }));
             assertTrue(ran.await(WAIT_S, TimeUnit.SECONDS));
             assertTrue(on.get().isDaemon(), "a pool thread must not keep the JVM alive");
-            assertTrue(on.get().getName().startsWith("airlock-named-"), on.get().getName());
+            assertTrue(on.get().getName().startsWith("airlock-named#") && on.get().getName().startsWith(w.threadPrefix()), on.get().getName());
         } finally {
             w.shutdown();
         }
