@@ -37,23 +37,24 @@ class LauncherArchiveIT {
         Files.copy(Airlock.JAR, target.resolve("airlock.jar"));
 
         Result first = run(root, script, Map.of());
-        assertEquals(0, first.exit, first.out);
-        assertFalse(Files.exists(target.resolve("airlock.jsa.failed")), "the archive's training failed: " + first.out);
+        assertEquals(0, first.exit, first.err);
+        assertFalse(Files.exists(target.resolve("airlock.jsa.failed")), "the archive's training failed: " + first.err);
         assertTrue(Files.size(target.resolve("airlock.jsa")) > 0, "no archive was made");
 
         // -Xshare:on makes the JVM refuse to start when it cannot map the archive it is given.
         Result second = run(root, script, Map.of("AIRLOCK_JAVA_OPTS", "-Xshare:on"));
-        assertEquals(0, second.exit, "the archive was not mapped: " + second.out);
-        assertEquals("mapped\n", second.out);
+        assertEquals(0, second.exit, "the archive was not mapped: " + second.err);
+        assertEquals("mapped\n", second.out, second.err); // stdout alone: a host without bubblewrap warns on stderr
     }
 
-    private record Result(int exit, String out) {
+    private record Result(int exit, String out, String err) {
     }
 
     private static Result run(Path cwd, Path script, Map<String, String> env) throws IOException, InterruptedException {
         List<String> argv = new ArrayList<>(List.of(script.toString(), "--backend", "local", "--set", "airlock.container=no",
                 "exec", "echo mapped"));
-        ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd.toFile()).redirectErrorStream(true)
+        Path err = Files.createTempFile(cwd, "stderr", ".txt");
+        ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd.toFile()).redirectError(err.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         pb.environment().keySet().removeIf(k -> k.startsWith("AIRLOCK_"));
         pb.environment().putAll(env);
@@ -63,6 +64,6 @@ class LauncherArchiveIT {
             p.destroyForcibly();
             throw new AssertionError("./airlock did not end");
         }
-        return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8));
+        return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8), Files.readString(err));
     }
 }
