@@ -240,7 +240,15 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     @Override
     public ExecResult exec(ExecRequest request) {
-        Execution e = start(request);
+        return awaitCancellingOnInterrupt(start(request));
+    }
+
+    /**
+     * Waits for {@code e}; an interrupt of the waiting thread cancels the command and waits for
+     * its stop, within the stop bound, then returns the cancelled result with the interrupt kept.
+     * Plain execs and a session's execs alike.
+     */
+    private ExecResult awaitCancellingOnInterrupt(Execution e) {
         try {
             return e.await();
         } catch (InterruptedException ie) {
@@ -283,7 +291,18 @@ public final class CoreEnvironment implements ContainedEnvironment {
     @Override
     public Session session(SessionStore store) {
         ensureOpen();
-        return new ShellSession(this, (request, hook) -> startRun(request, false, hook),
+        ShellSession.Starter starter = new ShellSession.Starter() {
+            @Override
+            public Execution start(ExecRequest request, SessionHook hook) {
+                return startRun(request, false, hook);
+            }
+
+            @Override
+            public ExecResult await(Execution e) {
+                return awaitCancellingOnInterrupt(e);
+            }
+        };
+        return new ShellSession(this, starter,
                 settings.getBoolean(ShellSession.WAIT_KEY, true), store);
     }
 

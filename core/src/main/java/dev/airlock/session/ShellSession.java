@@ -16,7 +16,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -31,10 +30,15 @@ public final class ShellSession implements Session {
     /** {@code false}: a second exec of a busy session fails at once instead of waiting. */
     public static final String WAIT_KEY = "airlock.session.wait";
 
-    /** How the environment starts a request with a session's hook in its run. */
-    @FunctionalInterface
+    /** How the environment starts a request with a session's hook in its run, and waits for one. */
     public interface Starter {
         Execution start(ExecRequest request, SessionHook hook);
+
+        /**
+         * Waits for {@code e} as the environment's own {@code exec} does: an interrupt cancels the
+         * command and waits for its stop within the environment's stop bound, the interrupt kept.
+         */
+        ExecResult await(Execution e);
     }
 
     private final Environment env;
@@ -74,20 +78,7 @@ public final class ShellSession implements Session {
 
     @Override
     public ExecResult exec(ExecRequest request) {
-        Execution e = start(request);
-        try {
-            return e.await();
-        } catch (InterruptedException ie) {
-            e.cancel(); // thread interrupt means cancel, as for a plain exec
-            try {
-                return e.await(Duration.ofSeconds(30)).orElseThrow(() ->
-                        new BackendException("the session's command did not stop after the interrupt"));
-            } catch (InterruptedException again) {
-                throw new BackendException("interrupted twice while cancelling the session's command");
-            } finally {
-                Thread.currentThread().interrupt();
-            }
-        }
+        return starter.await(start(request)); // an interrupt cancels, as for a plain exec
     }
 
     @Override
