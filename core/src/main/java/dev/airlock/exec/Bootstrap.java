@@ -12,6 +12,7 @@ import dev.airlock.Target;
 import dev.airlock.WriteOptions;
 import dev.airlock.containment.ContainerDetection;
 import dev.airlock.containment.Containment;
+import dev.airlock.containment.OwnState;
 import dev.airlock.containment.ContainmentSettings;
 import dev.airlock.containment.Shims;
 import dev.airlock.containment.TargetProbe;
@@ -39,6 +40,20 @@ final class Bootstrap {
     }
 
     private Bootstrap() {
+    }
+
+    /**
+     * Whether the environment's commands run unsandboxed on the JVM's own host as its user (or as
+     * root), so that they can write Airlock's config and approvals: the backend declares no
+     * isolation and the probed target is this machine.
+     */
+    static boolean commandsCanWriteOwnState(Backend backend, Target target) {
+        if (!backend.isolation().startsWith("none") || target.container()) {
+            return false;
+        }
+        String jvmUser = System.getProperty("user.name", "");
+        boolean sameUser = target.user().equals(jvmUser) || "root".equals(target.user());
+        return sameUser && target.hostname().equals(OwnState.hostName());
     }
 
     /** A backend's declared transports and ports need their hooks: one clear line for the plugin's author otherwise. */

@@ -3,7 +3,6 @@ package dev.airlock.exec;
 import dev.airlock.spi.RemoteProcess;
 import dev.airlock.BackendException;
 import dev.airlock.Capabilities;
-import dev.airlock.ConfigurationException;
 import dev.airlock.EnvironmentClosedException;
 import dev.airlock.ExecRequest;
 import dev.airlock.ExecResult;
@@ -17,7 +16,6 @@ import dev.airlock.containment.ContainedEnvironment;
 import dev.airlock.containment.Containment;
 import dev.airlock.containment.ContainmentSettings;
 import dev.airlock.containment.OwnState;
-import dev.airlock.containment.SecretVariables;
 import dev.airlock.containment.StateWitness;
 import dev.airlock.event.ExecTransition;
 import dev.airlock.safety.GuardMode;
@@ -28,18 +26,15 @@ import dev.airlock.session.ShellSession;
 import dev.airlock.settings.Settings;
 import dev.airlock.spi.Backend;
 import dev.airlock.spi.CoreAccess;
-import dev.airlock.spi.Deadline;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.RawResult;
 import dev.airlock.spi.StdinWriter;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -63,7 +58,7 @@ public final class CoreEnvironment implements ContainedEnvironment {
     private final Reaper reaper;
     private final Lifecycle lifecycle;
     private final AtomicLong execIds = new AtomicLong();
-    private final SecretVariables secrets;
+    private final ChildVariables children;
     private final ContainmentSettings containmentSettings;
     private final RemoteFiles shellFiles;
     private final NativeWrites nativeWrites;
@@ -82,8 +77,8 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.id = backend.id();
         this.settings = context.settings();
         this.config = CoreSettings.from(settings, backend.killStepCost());
-        this.secrets = SecretVariables.from(settings);
         this.containmentSettings = ContainmentSettings.from(settings);
+        this.children = new ChildVariables(backend, settings, containmentSettings);
         this.listeners = new Listeners(name, id, context.listeners(), settings);
         this.workers = new Workers(name);
         this.rawRuns = new RawRuns(this);
@@ -119,26 +114,12 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.shell = probed.shell();
         Bootstrap.prepare(this, probed.plan());
         backend.onTargetReady(target, containment);
-        if (commandsCanWriteOwnState()) {
+        if (Bootstrap.commandsCanWriteOwnState(backend, target)) {
             stateWitness = Optional.of(StateWitness.of(OwnState.stateFiles(settings)));
         }
         lifecycle.registerShutdownHook();
         emit("open", target.user() + "@" + target.hostname(), Map.of("home", containment.home(),
                 "container", target.container(), "profile", containment.profile().label()));
-    }
-
-    /**
-     * Whether this environment's commands run unsandboxed on the JVM's own host as its user (or as
-     * root), so that they can write Airlock's config and approvals: the backend declares no
-     * isolation and the probed target is this machine.
-     */
-    private boolean commandsCanWriteOwnState() {
-        if (!backend.isolation().startsWith("none") || target.container()) {
-            return false;
-        }
-        String jvmUser = System.getProperty("user.name", "");
-        boolean sameUser = target.user().equals(jvmUser) || "root".equals(target.user());
-        return sameUser && target.hostname().equals(OwnState.hostName());
     }
 
     Optional<StateWitness> stateWitness() {
@@ -365,35 +346,22 @@ public final class CoreEnvironment implements ContainedEnvironment {
 
     /** The variables a child gets on top of the inherited environment: containment's, then the request's. */
     Map<String, String> childSet(ExecRequest req) {
-        return containment().childVariables(target().scratchDir(), req.env());
+        return children.set(containment(), target(), req);
     }
 
     @Override
     public Set<String> strippedSecretVariables() {
-        return secrets.among(System.getenv());
+        return children.strippedSecrets();
     }
 
-    /**
-     * The core's proposal of variables no child inherits: the JVM's secrets and containment's list.
-     * Worked out once: this JVM's environment is fixed for its life, and so are the settings, and
-     * judging every variable by name and value cost a tenth of the JVM's CPU per local exec.
-     */
+    /** The core's proposal of variables no child inherits (see {@link ChildVariables#proposedUnset}). */
     Set<String> defaultChildUnset() {
-        Set<String> d = defaultChildUnset;
-        if (d == null) {
-            Set<String> out = new TreeSet<>(secrets.among(System.getenv()));
-            out.addAll(containmentSettings.unset());
-            d = java.util.Collections.unmodifiableSet(out);
-            defaultChildUnset = d;
-        }
-        return new TreeSet<>(d);
+        return children.proposedUnset();
     }
-
-    private volatile Set<String> defaultChildUnset;
 
     /** What the backend removes from every child's inherited environment. */
     Set<String> childUnset() {
-        return backend.childUnset(defaultChildUnset());
+        return children.unset();
     }
 
     // ---------------------------------------------------------------- raw runs and events
@@ -477,11 +445,11 @@ public final class CoreEnvironment implements ContainedEnvironment {
         live.remove(run);
     }
 
-    void linger(dev.airlock.spi.RemoteProcess p, Reaper.Identity identity) {
+    void linger(RemoteProcess p, Reaper.Identity identity) {
         live.linger(p, identity);
     }
 
-    void unlinger(dev.airlock.spi.RemoteProcess p) {
+    void unlinger(RemoteProcess p) {
         live.unlinger(p);
     }
 
