@@ -152,8 +152,8 @@ final class VercelFiles extends ForwardingRemoteFiles {
      */
     static String placeStaged(String t, String staged, long size, WriteOptions options) {
         return "st=" + Shell.quotePath(staged) + "\ntmp=\nmade=\nd=\n"
-                + "trap 'rm -f -- \"$st\" ${tmp:+\"$tmp\"}; [ -z \"$made\" ] || { c=$d; while [ \"$c\" != \"$made\" ] && [ \"$c\" != / ];"
-                + " do rmdir -- \"$c\" 2>/dev/null || break; c=$(dirname -- \"$c\"); done; }' EXIT\n"
+                + "trap 'rm -f -- \"$st\" ${tmp:+\"$tmp\"}; [ -z \"$made\" ] || { c=$d; e=$made\n"
+                + AsideWrite.removeMadeLoop() + "}' EXIT\n"
                 + "trap 'exit 143' TERM INT HUP\n"
                 + AsideWrite.enter(t, options.createParents(), USE_SHELL, "", "")
                 + "mv -f -- \"$st\" \"$tmp\" && [ -f \"$tmp\" ] || { echo \"the uploaded file is gone\" >&2; exit 7; }\n"

@@ -123,8 +123,15 @@ public final class AsideWrite {
      * stops it.
      */
     public static String removeMade(String dir, String createdFrom) {
-        return "c=" + Shell.quote(dir) + "\ne=" + Shell.quote(createdFrom) + "\n"
-                + "while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do\n"
+        return "c=" + Shell.quote(dir) + "\ne=" + Shell.quote(createdFrom) + "\n" + removeMadeLoop();
+    }
+
+    /**
+     * {@link #removeMade}'s loop, from the directory in {@code $c} up to the one in {@code $e}. It
+     * holds no single quote, so a script's exit trap can carry it ({@code trap '... LOOP' EXIT}).
+     */
+    public static String removeMadeLoop() {
+        return "while [ \"$c\" != \"$e\" ] && [ \"$c\" != / ]; do\n"
                 + "    if [ -e \"$c\" ] || [ -L \"$c\" ]; then rmdir -- \"$c\" 2>/dev/null || break; fi\n"
                 + "    c=$(dirname -- \"$c\")\ndone\n";
     }
