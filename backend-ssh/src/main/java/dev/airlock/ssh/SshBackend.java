@@ -296,7 +296,7 @@ public final class SshBackend implements Backend, Killer {
     public void onTargetReady(Target target, Containment containment) {
         privateDir = target.privateDir();
         String mark = SshLeftovers.markScript(privateDir, ResourceLabels.now(false), id);
-        if (!said("ok", throughControl(mark + "echo ok\n"))) {
+        if (!said("ok", throughControl(mark + "echo ok\n", ssh.connectTimeout()))) {
             try {
                 RawResult r = core.run(mark, null);
                 if (r.exit() != 0) {
@@ -340,12 +340,23 @@ public final class SshBackend implements Backend, Killer {
 
     /** {@code script}'s stdout through the control shell (started if need be); null when it cannot run there. */
     private String throughControl(String script) {
+        return throughControl(script, CONTROL_ANSWER);
+    }
+
+    /**
+     * {@code script}'s stdout through the control shell, waiting up to {@code bound} for it: the
+     * open's steps (probe, home, labels) wait within the open's deadline rather than the kill
+     * steps' 2 s. A step past that bound falls back to a login of its own, and a probe that had
+     * already made its private dir then made a second one: the first stayed behind, unlabelled,
+     * where gc never removes anything.
+     */
+    private String throughControl(String script, Duration bound) {
         ControlShell c = startControl();
         if (c == null || c.dead()) {
             return null;
         }
         try {
-            return c.run(script);
+            return c.run(script, bound);
         } catch (IOException e) {
             LOG.debug("through the control shell on {} failed: {}", ssh.display(), e.getMessage());
             return null;
@@ -363,7 +374,8 @@ public final class SshBackend implements Backend, Killer {
             return Optional.empty();
         }
         String script = TargetProbe.script(privateDirBase, !privateDirBase.contains("$"));
-        String answer = throughControl("(eval " + Shell.quote(script) + ")\nprintf '%s' \"@airlock-probe-exit=$?\"\n");
+        String answer = throughControl("(eval " + Shell.quote(script) + ")\nprintf '%s' \"@airlock-probe-exit=$?\"\n",
+                deadline.remaining());
         String end = "@airlock-probe-exit=0";
         if (answer == null || !answer.endsWith(end) || answer.indexOf('\uFFFD') >= 0) {
             return Optional.empty();
@@ -379,7 +391,7 @@ public final class SshBackend implements Backend, Killer {
     /** The profile home through the control shell: no login of its own. */
     @Override
     public boolean makeHome(String home, Deadline deadline) {
-        return said("ok", throughControl("umask 077\nmkdir -p -- " + Shell.quotePath(home) + " && echo ok\n"));
+        return said("ok", throughControl("umask 077\nmkdir -p -- " + Shell.quotePath(home) + " && echo ok\n", deadline.remaining()));
     }
 
     /** The private dir's removal at close through the control shell: no login of its own. */

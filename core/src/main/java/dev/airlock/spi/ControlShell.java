@@ -127,7 +127,12 @@ public final class ControlShell implements AutoCloseable {
         return run(script, answerBound);
     }
 
-    private synchronized String run(String script, Duration bound) throws IOException {
+    /**
+     * {@link #run(String)} with a bound of its own for this answer: a step that may take longer
+     * than a kill's (a probe at open, within the open's deadline) instead of counting the shell gone
+     * and running again elsewhere, which would do its work twice.
+     */
+    public synchronized String run(String script, Duration bound) throws IOException {
         if (dead) {
             throw new IOException("the control shell ended");
         }
