@@ -73,11 +73,15 @@ public final class OutputPump implements Runnable {
 
     /**
      * Waits for end-of-output after the command exited. A background process that keeps the
-     * pipe open would hold it forever: stop waiting once no byte arrived for {@code grace}.
+     * pipe open would hold it forever: stop waiting once no byte arrived for {@code grace}, counted
+     * from this call at the earliest. A remote command's last bytes may come after its exit status
+     * (OpenSSH sends exit-status, then what is still in the command's pipe), and a command that was
+     * silent before its exit must not lose them.
      */
     public boolean finish(Duration grace) throws InterruptedException {
+        long exited = System.nanoTime();
         while (!end.await(50, TimeUnit.MILLISECONDS)) {
-            if (!writing && System.nanoTime() - lastActivity > grace.toNanos()) {
+            if (!writing && System.nanoTime() - Math.max(lastActivity, exited) > grace.toNanos()) {
                 detached = true;
                 end.await(50, TimeUnit.MILLISECONDS); // let an in-flight write finish
                 return false;

@@ -170,4 +170,38 @@ class OutputPumpTest {
         assertEquals("abcdefghij", sink.toString(java.nio.charset.StandardCharsets.US_ASCII));
         writer.join();
     }
+
+    /**
+     * A command silent for longer than the grace whose last bytes come after its exit status (OpenSSH
+     * sends exit-status, then what is left in the command's pipe): the grace counts from the exit,
+     * not from the last byte before it. It once counted from the last byte, so such bytes were
+     * dropped after 50 ms and the result said exit 0 with no output.
+     */
+    @Test
+    void bytesThatTrailTheExitOfASilentCommandAreWaitedFor() throws Exception {
+        PipedInputStream in = new PipedInputStream(1 << 16);
+        PipedOutputStream out = new PipedOutputStream(in);
+        ByteArrayOutputStream sink = new ByteArrayOutputStream();
+        OutputPump p = new OutputPump(in, sink);
+        run(p);
+        Duration grace = Duration.ofSeconds(3);
+        // Silent for longer than the grace before the exit (the pump was made when the command started).
+        Thread.sleep(grace.toMillis() + 500);
+        CountDownLatch exited = new CountDownLatch(1);
+        Thread late = new Thread(() -> {
+            try {
+                exited.await();
+                Thread.sleep(300); // behind the exit status, on its way
+                out.write("n3 done\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                out.close();
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        late.start();
+        exited.countDown();
+        assertTrue(p.finish(grace), "the drain gave up on bytes that came right after the exit");
+        assertEquals("n3 done\n", sink.toString(java.nio.charset.StandardCharsets.US_ASCII));
+        late.join();
+    }
 }
