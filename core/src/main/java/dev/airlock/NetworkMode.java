@@ -17,7 +17,7 @@ public enum NetworkMode {
     ON,
     /** No network at all: nothing outside the sandbox answers, not even the host's loopback. */
     OFF,
-    /** Only named destinations ({@code airlock.network.allow.NAME}); no backend enforces it yet. */
+    /** Only the destinations of {@link NetworkAllowlist} ({@code airlock.network.allow.NAME}). */
     ALLOWLIST;
 
     /** The one setting for every backend. */
@@ -45,17 +45,24 @@ public enum NetworkMode {
      */
     public static NetworkMode require(Settings settings, String backend, Set<NetworkMode> enforced) {
         NetworkMode mode = from(settings);
-        if (enforced.contains(mode)) {
-            return mode;
+        NetworkAllowlist allow = NetworkAllowlist.from(settings);
+        if (mode != ALLOWLIST && !allow.isEmpty()) {
+            throw new ConfigurationException(allow.entries().get(0).key() + " is set, but " + KEY + "=" + mode.label()
+                    + " does not read it; set " + KEY + "=allowlist, or remove the " + NetworkAllowlist.PREFIX + ".* keys");
         }
-        if (mode == ALLOWLIST) {
-            throw new ConfigurationException(KEY + "=allowlist is not supported yet by the " + backend
-                    + " backend; use on or off");
+        if (enforced.contains(mode)) {
+            if (mode == ALLOWLIST && allow.isEmpty()) {
+                throw new ConfigurationException(KEY + "=allowlist names no destination; add " + NetworkAllowlist.PREFIX
+                        + ".NAME=HOST-OR-CIDR[:PORT] (like 10.0.0.0/8), or set " + KEY + "=off");
+            }
+            return mode;
         }
         String can = enforced.stream().map(NetworkMode::label).collect(Collectors.toCollection(TreeSet::new)).stream()
                 .collect(Collectors.joining(", "));
+        String others = mode == ALLOWLIST ? "that enforces allowlists (modal, daytona, vercel)"
+                : "that can cut the network (local under bubblewrap, docker, modal, daytona, vercel)";
         throw new ConfigurationException("the " + backend + " backend cannot enforce " + KEY + "=" + mode.label()
                 + " (it enforces: " + (can.isEmpty() ? "none" : can) + "); set " + KEY + " to one of those, or choose a"
-                + " backend that can cut the network (local under bubblewrap, docker, modal, daytona, vercel)");
+                + " backend " + others);
     }
 }

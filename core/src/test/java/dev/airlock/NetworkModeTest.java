@@ -33,11 +33,30 @@ class NetworkModeTest {
     }
 
     @Test
-    void allowlistIsNotSupportedYetByAnyBackend() {
+    void allowlistWhereTheBackendCannotEnforceItNamesTheBackendsThatCan() {
         ConfigurationException e = assertThrows(ConfigurationException.class,
-                () -> NetworkMode.require(Settings.of(NetworkMode.KEY, "allowlist"), "docker",
-                        EnumSet.of(NetworkMode.ON, NetworkMode.OFF)));
-        assertEquals("airlock.network=allowlist is not supported yet by the docker backend; use on or off", e.getMessage());
+                () -> NetworkMode.require(Settings.of(NetworkMode.KEY, "allowlist", "airlock.network.allow.corp", "10.0.0.0/8"),
+                        "docker", EnumSet.of(NetworkMode.ON, NetworkMode.OFF)));
+        assertEquals("the docker backend cannot enforce airlock.network=allowlist (it enforces: off, on); set airlock.network"
+                + " to one of those, or choose a backend that enforces allowlists (modal, daytona, vercel)", e.getMessage());
+    }
+
+    @Test
+    void anAllowlistWithNoDestinationIsRefused() {
+        ConfigurationException e = assertThrows(ConfigurationException.class,
+                () -> NetworkMode.require(Settings.of(NetworkMode.KEY, "allowlist"), "modal", EnumSet.allOf(NetworkMode.class)));
+        assertEquals("airlock.network=allowlist names no destination; add airlock.network.allow.NAME=HOST-OR-CIDR[:PORT]"
+                + " (like 10.0.0.0/8), or set airlock.network=off", e.getMessage());
+    }
+
+    @Test
+    void destinationsWithoutTheAllowlistModeAreRefusedRatherThanIgnored() {
+        ConfigurationException e = assertThrows(ConfigurationException.class,
+                () -> NetworkMode.require(Settings.of("airlock.network.allow.corp", "10.0.0.0/8"), "modal", EnumSet.allOf(NetworkMode.class)));
+        assertEquals("airlock.network.allow.corp is set, but airlock.network=on does not read it; set airlock.network=allowlist,"
+                + " or remove the airlock.network.allow.* keys", e.getMessage());
+        assertEquals(NetworkMode.ALLOWLIST, NetworkMode.require(Settings.of(NetworkMode.KEY, "allowlist",
+                "airlock.network.allow.corp", "10.0.0.0/8"), "modal", EnumSet.allOf(NetworkMode.class)));
     }
 
     @Test

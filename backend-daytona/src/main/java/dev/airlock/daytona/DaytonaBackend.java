@@ -26,6 +26,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.stream.Collectors;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
@@ -142,6 +143,16 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
         labels.forEach(l::put);
         if (s.network() == NetworkMode.OFF) {
             b.put("networkBlockAll", true); // airlock.network=off, as the SDK's networkBlockAll sends it
+        } else if (s.network() == NetworkMode.ALLOWLIST) {
+            // As the SDK sends networkAllowList and domainAllowList: comma-separated, each only when set.
+            String ranges = s.allowed().stream().filter(e -> e.cidr()).map(e -> e.destination()).collect(Collectors.joining(","));
+            String domains = s.allowed().stream().filter(e -> !e.cidr()).map(e -> e.destination()).collect(Collectors.joining(","));
+            if (!ranges.isEmpty()) {
+                b.put("networkAllowList", ranges);
+            }
+            if (!domains.isEmpty()) {
+                b.put("domainAllowList", domains);
+            }
         }
         b.put("autoStopInterval", s.autoStopMinutes());
         b.put("autoDeleteInterval", keep ? -1 : s.autoDeleteMinutes());

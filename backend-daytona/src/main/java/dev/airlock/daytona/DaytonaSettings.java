@@ -1,6 +1,7 @@
 package dev.airlock.daytona;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.NetworkAllowlist;
 import dev.airlock.NetworkMode;
 import dev.airlock.settings.Secret;
 import dev.airlock.settings.Settings;
@@ -8,6 +9,7 @@ import dev.airlock.settings.Settings;
 import java.net.URI;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -21,7 +23,8 @@ public record DaytonaSettings(URI apiUrl, Secret apiKey, Optional<String> target
                               Optional<String> snapshot, Optional<Integer> cpu, Optional<Integer> memory,
                               Optional<Integer> disk, Map<String, String> env, Map<String, String> labels,
                               int autoStopMinutes, int autoDeleteMinutes, Optional<String> sandboxId,
-                              Duration startTimeout, NetworkMode network, Duration previewExpiry) {
+                              Duration startTimeout, NetworkMode network, Duration previewExpiry,
+                              List<NetworkAllowlist.Entry> allowed) {
     public static final String PREFIX = "airlock.daytona";
     public static final String API_URL = PREFIX + ".api-url";
     public static final String API_KEY = PREFIX + ".api-key";
@@ -47,10 +50,14 @@ public record DaytonaSettings(URI apiUrl, Secret apiKey, Optional<String> target
     public DaytonaSettings {
         env = Map.copyOf(env);
         labels = Map.copyOf(labels);
+        allowed = List.copyOf(allowed);
     }
 
-    /** {@code off} is the create's {@code networkBlockAll}; the CIDR allowlist is not wired yet. */
-    public static final Set<NetworkMode> NETWORK_MODES = EnumSet.of(NetworkMode.ON, NetworkMode.OFF);
+    /**
+     * {@code off} is the create's {@code networkBlockAll}; {@code allowlist} its
+     * {@code networkAllowList} (ranges) and {@code domainAllowList} (host names), on every port.
+     */
+    public static final Set<NetworkMode> NETWORK_MODES = EnumSet.allOf(NetworkMode.class);
 
     public static DaytonaSettings from(Settings s, Map<String, String> processEnv) {
         NetworkMode network = NetworkMode.require(s, "daytona", NETWORK_MODES); // before anything is created
@@ -90,7 +97,8 @@ public record DaytonaSettings(URI apiUrl, Secret apiKey, Optional<String> target
         }
         return new DaytonaSettings(api, key.get(), s.get(TARGET).filter(v -> !v.isBlank()), image, snapshot, cpu, memory,
                 disk, s.keys(ENV), s.keys(LABELS), autoStop, autoDelete, s.get(SANDBOX_ID).filter(v -> !v.isBlank()),
-                s.getDuration(START_TIMEOUT, Duration.ofMinutes(5)), network, previewExpiry(s));
+                s.getDuration(START_TIMEOUT, Duration.ofMinutes(5)), network, previewExpiry(s),
+                network == NetworkMode.ALLOWLIST ? NetworkAllowlist.from(s).onEveryPort("daytona", true) : List.of());
     }
 
     private static Duration previewExpiry(Settings s) {

@@ -65,16 +65,23 @@ class DaytonaEnvironmentTest {
     }
 
     @Test
-    void networkOffIsTheCreatesNetworkBlockAllAndAllowlistIsRefusedBeforeACreate() throws IOException {
+    void networkOffIsTheCreatesNetworkBlockAllAndAllowlistItsAllowLists() throws IOException {
         start(FaultPlan.none());
-        try (Environment off = open(settings("airlock.network", "off")); Environment on = open(settings("airlock.network", "on"))) {
+        try (Environment off = open(settings("airlock.network", "off")); Environment on = open(settings("airlock.network", "on"));
+             Environment listed = open(settings("airlock.network", "allowlist", "airlock.network.allow.corp", "10.0.0.0/8",
+                     "airlock.network.allow.one", "203.0.113.7", "airlock.network.allow.npm", "registry.npmjs.org"))) {
             assertTrue(emulator.networkBlocked(DaytonaBackend.of(off).sandboxId()), "off must create the sandbox with networkBlockAll");
             assertFalse(emulator.networkBlocked(DaytonaBackend.of(on).sandboxId()));
+            assertEquals(List.of("", ""), emulator.allowLists(DaytonaBackend.of(on).sandboxId()));
+            assertFalse(emulator.networkBlocked(DaytonaBackend.of(listed).sandboxId()));
+            assertEquals(List.of("10.0.0.0/8,203.0.113.7/32", "registry.npmjs.org"), emulator.allowLists(DaytonaBackend.of(listed).sandboxId()));
         }
         int made = emulator.sandboxIds().size();
-        ConfigurationException e = assertThrows(ConfigurationException.class, () -> open(settings("airlock.network", "allowlist")).close());
-        assertEquals("airlock.network=allowlist is not supported yet by the daytona backend; use on or off", e.getMessage());
-        assertEquals(made, emulator.sandboxIds().size(), "no sandbox may be created for a refused mode");
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> open(settings("airlock.network", "allowlist",
+                "airlock.network.allow.web", "203.0.113.7:443")).close());
+        assertEquals("airlock.network.allow.web=203.0.113.7/32:443: the daytona backend's allowlist takes host names and IPv4"
+                + " ranges on every port (like 10.0.0.0/8), not a port", e.getMessage());
+        assertEquals(made, emulator.sandboxIds().size(), "no sandbox may be created for a refused allowlist");
     }
 
     @Test

@@ -142,7 +142,8 @@ class DockerSettingsTest {
     void allowlistIsRefusedBeforeAnyContainerIsMade() {
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> Environments.open(
                 Settings.of("airlock.backend", "docker", DockerSettings.IMAGE, "img", "airlock.network", "allowlist")));
-        assertEquals("airlock.network=allowlist is not supported yet by the docker backend; use on or off", e.getMessage());
+        assertEquals("the docker backend cannot enforce airlock.network=allowlist (it enforces: off, on); set airlock.network"
+                + " to one of those, or choose a backend that enforces allowlists (modal, daytona, vercel)", e.getMessage());
     }
 
     @Test

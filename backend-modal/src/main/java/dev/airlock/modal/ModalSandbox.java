@@ -124,9 +124,17 @@ final class ModalSandbox implements AutoCloseable {
                 // No entrypoint: the service's default keeps the sandbox up until its timeout or a terminate.
                 .setResources(Resources.newBuilder().setMilliCpu(s.milliCpu()).setMemoryMb(s.memoryMb()))
                 .setTimeoutSecs((int) s.sandboxTimeout().toSeconds())
-                // airlock.network=off: blocked both ways the service reads it (the SDKs set both).
+                // airlock.network=off: blocked both ways the service reads it (the SDKs set both);
+                // allowlist: ranges and domains as the SDK's outbound allowlists send them (type ALLOWLIST).
                 .setBlockNetwork(s.network() == NetworkMode.OFF)
-                .setNetworkAccess(NetworkAccess.newBuilder().setNetworkAccessType(s.network() == NetworkMode.OFF ? 2 : 1))
+                .setNetworkAccess(NetworkAccess.newBuilder()
+                        .setNetworkAccessType(switch (s.network()) {
+                            case ON -> 1;
+                            case OFF -> 2;
+                            case ALLOWLIST -> 3;
+                        })
+                        .addAllAllowedCidrs(s.allowed().stream().filter(e -> e.cidr()).map(e -> e.destination()).toList())
+                        .addAllAllowedDomains(s.allowed().stream().filter(e -> !e.cidr()).map(e -> e.destination()).toList()))
                 .setEnvironmentVariables(StringMap.newBuilder().putAllContents(s.env()));
         s.workdir().ifPresent(def::setWorkdir);
         if (!s.ports().isEmpty()) {

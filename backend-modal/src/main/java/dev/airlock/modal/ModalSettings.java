@@ -1,6 +1,7 @@
 package dev.airlock.modal;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.NetworkAllowlist;
 import dev.airlock.NetworkMode;
 import dev.airlock.settings.Secret;
 import dev.airlock.settings.Settings;
@@ -10,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -24,7 +26,7 @@ public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, S
                             String image, int milliCpu, int memoryMb, Duration sandboxTimeout, Optional<String> workdir,
                             Map<String, String> env, Optional<Path> caFile, Optional<String> sandboxId, boolean v2,
                             Duration apiTimeout, Optional<String> imageBuilderVersion, NetworkMode network,
-                            java.util.SortedSet<Integer> ports, Optional<String> snapshot) {
+                            java.util.SortedSet<Integer> ports, Optional<String> snapshot, List<NetworkAllowlist.Entry> allowed) {
     public static final String PREFIX = "airlock.modal";
     public static final String SERVER_URL = PREFIX + ".server-url";
     public static final String TOKEN_ID = PREFIX + ".token-id";
@@ -49,8 +51,11 @@ public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, S
      */
     public static final String SNAPSHOT = PREFIX + ".snapshot";
     public static final String DEFAULT_SERVER_URL = "https://api.modal.com:443";
-    /** {@code off} is the create's {@code block_network}; allowlists (CIDRs) are not wired yet. */
-    public static final Set<NetworkMode> NETWORK_MODES = EnumSet.of(NetworkMode.ON, NetworkMode.OFF);
+    /**
+     * {@code off} is the create's {@code block_network}; {@code allowlist} its CIDR and domain
+     * allowlists (on every port: an entry with a port is refused at open, never widened).
+     */
+    public static final Set<NetworkMode> NETWORK_MODES = EnumSet.allOf(NetworkMode.class);
 
     public static ModalSettings from(Settings s, Map<String, String> processEnv) {
         NetworkMode network = NetworkMode.require(s, "modal", NETWORK_MODES); // before anything is created
@@ -112,7 +117,7 @@ public record ModalSettings(URI serverUrl, Secret tokenId, Secret tokenSecret, S
                 s.getDuration(API_TIMEOUT, Duration.ofSeconds(60)),
                 s.get(IMAGE_BUILDER_VERSION).or(() -> Optional.ofNullable(processEnv.get("MODAL_IMAGE_BUILDER_VERSION")))
                         .map(String::trim).filter(v -> !v.isEmpty()), network, java.util.Collections.unmodifiableSortedSet(ports),
-                snapshot);
+                snapshot, network == NetworkMode.ALLOWLIST ? NetworkAllowlist.from(s).onEveryPort("modal", true) : List.of());
     }
 
     /** Whether the control plane is on loopback: the official SDKs then speak plaintext to the router too. */

@@ -2,6 +2,7 @@ package dev.airlock.vercel;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.airlock.AirlockException;
 import dev.airlock.BackendException;
@@ -134,6 +135,12 @@ final class VercelApi implements AutoCloseable {
         settings.snapshot().ifPresent(id -> body.putObject("source").put("type", "snapshot").put("snapshotId", id));
         if (settings.network() == NetworkMode.OFF) {
             body.putObject("networkPolicy").put("mode", "deny-all"); // as the SDK sends networkPolicy: "deny-all"
+        } else if (settings.network() == NetworkMode.ALLOWLIST) {
+            // As the SDK sends networkPolicy {allow: [domains], subnets: {allow: [ranges]}}.
+            ObjectNode policy = body.putObject("networkPolicy");
+            ArrayNode domains = policy.putArray("allow");
+            ArrayNode ranges = policy.putObject("subnets").putArray("allow");
+            settings.allowed().forEach(e -> (e.cidr() ? ranges : domains).add(e.destination()));
         }
         String path = settings.runtime().isPresent() ? "/v2/sandboxes" : "/v3/sandboxes";
         try {

@@ -1,6 +1,7 @@
 package dev.airlock.vercel;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.NetworkAllowlist;
 import dev.airlock.NetworkMode;
 import dev.airlock.settings.Secret;
 import dev.airlock.settings.Settings;
@@ -19,7 +20,7 @@ import java.util.Set;
 record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> teamId, String projectId,
                       Optional<String> image, Optional<String> runtime, int vcpus, Duration timeout,
                       Map<String, String> env, List<Integer> ports, boolean persistent, Optional<String> sandboxId,
-                      NetworkMode network, Optional<String> snapshot) {
+                      NetworkMode network, Optional<String> snapshot, List<NetworkAllowlist.Entry> allowed) {
     static final String PREFIX = "airlock.vercel";
     static final String API_URL = PREFIX + ".api-url";
     static final String TOKEN = PREFIX + ".token";
@@ -42,8 +43,11 @@ record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> te
     static final String TEAM_VARIABLE = "VERCEL_TEAM_ID";
     static final String PROJECT_VARIABLE = "VERCEL_PROJECT_ID";
 
-    /** {@code off} is the create's network policy {@code deny-all}; domain and CIDR lists are not wired yet. */
-    static final Set<NetworkMode> NETWORK_MODES = EnumSet.of(NetworkMode.ON, NetworkMode.OFF);
+    /**
+     * {@code off} is the create's network policy {@code deny-all}; {@code allowlist} its domains
+     * ({@code allow}) and ranges ({@code subnets.allow}), on every port.
+     */
+    static final Set<NetworkMode> NETWORK_MODES = EnumSet.allOf(NetworkMode.class);
 
     static VercelSettings from(Settings s, Map<String, String> processEnv) {
         NetworkMode network = NetworkMode.require(s, "vercel", NETWORK_MODES); // before anything is created
@@ -85,7 +89,8 @@ record VercelSettings(String apiUrl, Optional<Secret> token, Optional<String> te
                         .map(String::trim).filter(v -> !v.isEmpty()),
                 s.get(PROJECT_ID).filter(v -> !v.isBlank()).or(() -> Optional.ofNullable(processEnv.get(PROJECT_VARIABLE)))
                         .orElse("").trim(), image, runtime, vcpus, timeout,
-                Map.copyOf(s.keys(ENV)), ports, s.getBoolean(PERSISTENT, false), sandboxId, network, snapshot);
+                Map.copyOf(s.keys(ENV)), ports, s.getBoolean(PERSISTENT, false), sandboxId, network, snapshot,
+                network == NetworkMode.ALLOWLIST ? NetworkAllowlist.from(s).onEveryPort("vercel", true) : List.of());
     }
 
     /** The token, or one line saying how to give it. */

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -44,8 +45,20 @@ class VercelNetworkTest {
     }
 
     @Test
-    void allowlistIsRefusedInOneLine() {
-        ConfigurationException e = assertThrows(ConfigurationException.class, () -> open("allowlist").close());
-        assertEquals("airlock.network=allowlist is not supported yet by the vercel backend; use on or off", e.getMessage());
+    void allowlistSendsItsDomainsAndRangesAsTheSdksNetworkPolicy() {
+        try (Environment env = new VercelProvider().open(OpenContext.of(fixture.settings().with(Map.of("airlock.network", "allowlist",
+                "airlock.network.allow.corp", "10.0.0.0/8", "airlock.network.allow.npm", "registry.npmjs.org",
+                "airlock.network.allow.wild", "*.example.com"))))) {
+            assertEquals("custom", fixture.emulator.networkMode(env.id()));
+            assertEquals(List.of(List.of("registry.npmjs.org", "*.example.com"), List.of("10.0.0.0/8")), fixture.emulator.allowLists(env.id()));
+        }
+    }
+
+    @Test
+    void anAllowlistEntryWithAPortIsRefusedInOneLine() {
+        ConfigurationException e = assertThrows(ConfigurationException.class, () -> new VercelProvider().open(OpenContext.of(
+                fixture.settings().with(Map.of("airlock.network", "allowlist", "airlock.network.allow.web", "registry.npmjs.org:443")))).close());
+        assertEquals("airlock.network.allow.web=registry.npmjs.org:443: the vercel backend's allowlist takes host names and IPv4"
+                + " ranges on every port (like 10.0.0.0/8), not a port", e.getMessage());
     }
 }

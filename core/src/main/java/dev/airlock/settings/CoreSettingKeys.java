@@ -10,7 +10,9 @@ public final class CoreSettingKeys {
     public static final List<SettingKey> ALL = List.of(
             SettingKey.of("airlock.backend", "name", "local", "which backend opens environments"),
             SettingKey.of("airlock.network", "on | off | allowlist", "on",
-                    "off: commands reach no network, not even the host's loopback; refused where the backend cannot enforce it (allowlist: not yet)"),
+                    "off: commands reach no network, not even the host's loopback; allowlist: only the airlock.network.allow destinations; a mode the backend cannot enforce is refused at open"),
+            SettingKey.of("airlock.network.allow.NAME", "host or IPv4 CIDR, then :PORT", "",
+                    "with airlock.network=allowlist, a destination commands may reach (10.0.0.0/8, 203.0.113.7:443, registry.npmjs.org); all others are out of reach"),
             SettingKey.of("airlock.ports", "list of ports", "",
                     "ports Environment.ports() may expose, declared at open: docker publishes these at create (other ports are refused there); local and ssh expose any port"),
             SettingKey.of("airlock.snapshot.timeout", "duration", "30m",

@@ -1767,6 +1767,35 @@ public abstract class EnvironmentCompatibilityKit {
             }
         }
 
+        private Environment openWithAllowlist(String destination) {
+            assumeCapability(environment().capabilities().networkModes().contains(NetworkMode.ALLOWLIST),
+                    "capabilities().networkModes() does not declare allowlist");
+            return open(Map.of(NetworkMode.KEY, "allowlist", dev.airlock.NetworkAllowlist.PREFIX + ".kit", destination));
+        }
+
+        @Promise("with airlock.network=allowlist, a server on the host's loopback that the list does not name is out of reach")
+        @Test
+        void withAnAllowlistAnUnnamedServerIsOutOfReach() throws IOException {
+            // TEST-NET-1 (RFC 5737): never this host, so the host's loopback is not on the list.
+            try (java.net.ServerSocket server = hostServer(); Environment env = openWithAllowlist("192.0.2.0/24")) {
+                ExecResult r = run(env, probe("127.0.0.1", server.getLocalPort()));
+                String said = r.stdout().text() + r.stderr().text();
+                assertFalse(said.contains(REACHED), "a command reached a server the allowlist does not name: " + said);
+                assertTrue(r.exitCode() != 0, "connecting to a server the allowlist does not name must fail, got exit 0: " + said);
+            }
+        }
+
+        @Promise("with airlock.network=allowlist, where commands share the host's network, a server it names answers")
+        @Test
+        void withAnAllowlistANamedServerAnswers() throws IOException {
+            assumeCapability(sharesHostLoopback(), "this backend's network is not the host's (sharesHostLoopback() is"
+                    + " false), so no server on this machine can be named to it");
+            try (java.net.ServerSocket server = hostServer(); Environment env = openWithAllowlist("127.0.0.1:" + server.getLocalPort())) {
+                ExecResult r = run(env, probe("127.0.0.1", server.getLocalPort()));
+                assertEquals(REACHED + "\n", r.stdout().text(), "a server the allowlist names must answer; stderr: " + r.stderr().text());
+            }
+        }
+
         @Promise("a network mode the backend does not declare is refused at open in one line naming the backend, before any command")
         @Test
         void anUndeclaredModeIsRefusedAtOpen() {

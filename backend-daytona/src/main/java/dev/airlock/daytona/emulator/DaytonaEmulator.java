@@ -186,6 +186,12 @@ public final class DaytonaEmulator implements Emulator {
         return boxes.get(sandboxId).record.path("networkBlockAll").asBoolean(false);
     }
 
+    /** What the create of this sandbox asked for {@code networkAllowList} and {@code domainAllowList} (empty: not sent). */
+    public List<String> allowLists(String sandboxId) {
+        JsonNode r = boxes.get(sandboxId).record;
+        return List.of(r.path("networkAllowList").asText(""), r.path("domainAllowList").asText(""));
+    }
+
     /** Ids of the sandboxes that exist (not yet deleted). */
     public List<String> sandboxIds() {
         return List.copyOf(boxes.keySet());
@@ -298,6 +304,14 @@ public final class DaytonaEmulator implements Emulator {
         // Emulated commands always run in a network namespace of their own (no route out): what
         // networkBlockAll promises; the record says what the create asked, as the service's does.
         r.put("networkBlockAll", body.path("networkBlockAll").asBoolean(false));
+        // The allowlists as the create sent them; an allowlisted sandbox reaches nothing here either
+        // (stricter than the service, never kinder).
+        if (body.hasNonNull("networkAllowList")) {
+            r.put("networkAllowList", body.get("networkAllowList").asText());
+        }
+        if (body.hasNonNull("domainAllowList")) {
+            r.put("domainAllowList", body.get("domainAllowList").asText());
+        }
         r.put("autoStopInterval", body.path("autoStopInterval").asInt(15));
         r.put("autoArchiveInterval", body.path("autoArchiveInterval").asInt(10080));
         r.put("autoDeleteInterval", body.path("autoDeleteInterval").asInt(-1));

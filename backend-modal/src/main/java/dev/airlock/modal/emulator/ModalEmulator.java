@@ -142,6 +142,11 @@ public final class ModalEmulator implements Emulator {
         return state.sandbox(sandboxId).networkBlocked;
     }
 
+    /** The network access the create of this sandbox asked for, allowlists included. */
+    public dev.airlock.modal.proto.NetworkAccess networkAccess(String sandboxId) {
+        return state.sandbox(sandboxId).networkAccess;
+    }
+
     /** Sandboxes that exist and are not terminated (for tests: none may be left behind). */
     public int liveSandboxes() {
         return state.live();

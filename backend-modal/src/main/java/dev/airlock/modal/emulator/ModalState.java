@@ -42,6 +42,8 @@ final class ModalState {
         final Map<Integer, Tunnel> tunnels = new java.util.TreeMap<>();
         /** Whether the create blocked the network ({@code block_network} or a BLOCKED network_access). */
         volatile boolean networkBlocked;
+        /** The network access the create asked for, as sent (its allowlists included). */
+        volatile dev.airlock.modal.proto.NetworkAccess networkAccess;
 
         Box(String id, String taskId, boolean v2, EmulatedSandbox sandbox, Map<String, String> env, String workdir,
             String appId, String name, Map<String, String> tags, double createdAt) {
@@ -165,6 +167,28 @@ final class ModalState {
         }
     }
 
+    private static final java.util.regex.Pattern CIDR = java.util.regex.Pattern.compile(
+            "((25[0-5]|2[0-4]\\d|1?\\d?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1?\\d?\\d)(/(3[0-2]|[12]?\\d))?");
+
+    /**
+     * The network asked: not blocked and allowlisted at once (the SDKs refuse that pair too), an
+     * allowlist only with its type, each range an IPv4 CIDR. Refused INVALID_ARGUMENT before
+     * anything is made.
+     */
+    static void checkNetwork(Sandbox def) {
+        dev.airlock.modal.proto.NetworkAccess n = def.getNetworkAccess();
+        boolean listed = n.getAllowedCidrsCount() + n.getAllowedDomainsCount() > 0;
+        if (listed && (def.getBlockNetwork() || n.getNetworkAccessType() != 3)) {
+            throw Status.INVALID_ARGUMENT.withDescription("allowed CIDRs and domains need network access type ALLOWLIST"
+                    + " and an unblocked network").asRuntimeException();
+        }
+        for (String c : n.getAllowedCidrsList()) {
+            if (!CIDR.matcher(c).matches()) {
+                throw Status.INVALID_ARGUMENT.withDescription("invalid CIDR in the allowlist: " + c).asRuntimeException();
+            }
+        }
+    }
+
     /** Each declared port a TCP port, once. */
     static void checkPorts(Sandbox def) {
         java.util.Set<Integer> seen = new java.util.HashSet<>();
@@ -189,6 +213,7 @@ final class ModalState {
 
     Box create(Sandbox def, boolean v2, String appId, Map<String, String> tags) {
         checkLimits(def);
+        checkNetwork(def);
         checkPorts(def);
         if (!knowsImage(def.getImageId())) {
             throw SnapshotImages.unknown(def.getImageId());
@@ -269,6 +294,9 @@ final class ModalState {
         // what block_network promises; what the create asked is kept for tests to read.
         box.tunnels.putAll(tunnels);
         box.networkBlocked = def.getBlockNetwork() || def.getNetworkAccess().getNetworkAccessType() == 2;
+        // An allowlisted sandbox reaches nothing here either: no destination it names is reachable
+        // from an emulated sandbox, which is stricter than the service, never kinder.
+        box.networkAccess = def.getNetworkAccess();
         byId.put(id, box);
         byTask.put(task, box);
         int timeout = def.getTimeoutSecs() == 0 ? defaultTimeout : def.getTimeoutSecs();

@@ -216,6 +216,12 @@ public final class VercelEmulator implements Emulator {
     }
 
     /** The network policy mode the create of this sandbox asked for (allow-all when it named none). */
+    /** A custom network policy's domains, then its ranges, as the create sent them. */
+    public List<List<String>> allowLists(String sandboxName) {
+        SandboxState sb = sandboxes.get(sandboxName);
+        return List.of(sb.allowedDomains, sb.allowedCidrs);
+    }
+
     public String networkMode(String sandboxName) {
         return sandboxes.get(sandboxName).networkMode;
     }
@@ -268,6 +274,9 @@ public final class VercelEmulator implements Emulator {
         volatile SessionState current;
         /** The create's network policy mode (allow-all, deny-all, or custom for lists); commands never have a route out here. */
         volatile String networkMode = "allow-all";
+        /** A custom policy's domains and ranges, as the create sent them ({@code allow}, {@code subnets.allow}). */
+        volatile List<String> allowedDomains = List.of();
+        volatile List<String> allowedCidrs = List.of();
         final long timeout;
         /** The snapshot a resume boots from: the last one taken of it, or one set by an update; null for none. */
         volatile String currentSnapshotId;
@@ -419,7 +428,12 @@ public final class VercelEmulator implements Emulator {
             if (owner.runtime != null) {
                 n.put("runtime", owner.runtime);
             }
-            n.putObject("networkPolicy").put("mode", owner.networkMode);
+            ObjectNode policy = n.putObject("networkPolicy").put("mode", owner.networkMode);
+            if (owner.networkMode.equals("custom")) {
+                // The response's (legacy) shape, which the SDK reads back into {allow, subnets}.
+                owner.allowedDomains.forEach(policy.putArray("allowedDomains")::add);
+                owner.allowedCidrs.forEach(policy.putArray("allowedCIDRs")::add);
+            }
             if (stoppedAt != 0) {
                 n.put("stoppedAt", stoppedAt).put("duration", stoppedAt - startedAt);
             }
@@ -665,6 +679,13 @@ public final class VercelEmulator implements Emulator {
                 strings(body.get("tags")), strings(body.get("env")), vcpus,
                 Optional.ofNullable(text(body, "image")).orElse("vercel/sandbox/universal"), runtime, timeout, ports);
         sb.networkMode = networkMode;
+        if (networkMode.equals("custom")) {
+            JsonNode allow = policy.path("allow");
+            List<String> domains = new ArrayList<>();
+            (allow.isObject() ? allow.fieldNames() : texts(allow).iterator()).forEachRemaining(domains::add);
+            sb.allowedDomains = List.copyOf(domains);
+            sb.allowedCidrs = texts(policy.path("subnets").path("allow"));
+        }
         SessionState s = new SessionState(sb, from);
         sb.current = s;
         sandboxes.put(name, sb);
@@ -1223,6 +1244,15 @@ public final class VercelEmulator implements Emulator {
     private static String text(JsonNode n, String field) {
         JsonNode v = n.get(field);
         return v == null || v.isNull() ? null : v.asText();
+    }
+
+    /** An array's texts; anything else is none. */
+    private static List<String> texts(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        if (array.isArray()) {
+            array.forEach(v -> out.add(v.asText()));
+        }
+        return List.copyOf(out);
     }
 
     private static Map<String, String> strings(JsonNode n) {
