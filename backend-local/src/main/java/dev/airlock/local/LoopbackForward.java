@@ -26,8 +26,8 @@ import java.util.concurrent.TimeUnit;
  * inside the namespace ({@link NetworkAnchor#enter}), which connects with its {@code /dev/tcp} and
  * copies the connection's bytes to the socket and the socket's back; this class copies between the
  * client and the relay's pipes. The relay holds nothing a command could use: it is in no pid
- * namespace a command sees, and as root it runs as {@code nobody} (setpriv), so its only reach is
- * the namespace's loopback, the one place the command already is.
+ * namespace a command sees, it keeps no capability (setpriv), and as root of the host it runs as
+ * {@code nobody}: its only reach is the namespace's loopback, where the command already is.
  *
  * <p>A port nothing listens on resets the connection, as a refused connect would. The connection
  * ends when the server closes its side. A client that closes its sending side while the server
@@ -70,10 +70,15 @@ final class LoopbackForward implements AutoCloseable {
         List<String> argv = new ArrayList<>();
         LocalBackend.findOnPath("setsid").ifPresent(s -> argv.add(s.toString()));
         argv.addAll(network.enter());
-        if (!network.ownUserNamespace()) { // root: the relay needs none of it
-            LocalBackend.findOnPath("setpriv").ifPresent(s -> argv.addAll(List.of(s.toString(),
-                    "--reuid=65534", "--regid=65534", "--clear-groups", "--")));
-        }
+        // No capability survives into bash, even as root of the anchor's user namespace; as root of
+        // the host's, nobody too (no other uid is mapped in a user namespace of the anchor's own).
+        LocalBackend.findOnPath("setpriv").ifPresent(s -> {
+            argv.add(s.toString());
+            if (!network.ownUserNamespace()) {
+                argv.addAll(List.of("--reuid=65534", "--regid=65534", "--clear-groups"));
+            }
+            argv.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
+        });
         argv.addAll(List.of(bash.toString(), "-c", RELAY, "airlock-relay", Integer.toString(port)));
         LoopbackForward f = new LoopbackForward(port, List.copyOf(argv),
                 new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));

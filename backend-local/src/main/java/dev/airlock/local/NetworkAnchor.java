@@ -30,8 +30,8 @@ import java.util.concurrent.TimeUnit;
  * its own, so a terminal's Ctrl-C to this JVM's group does not end it under a running environment.
  *
  * <p>As root the anchor is in the host's user namespace and commands join its network with
- * {@code nsenter --net}. Not root, a network namespace can only be made and entered inside a user
- * namespace of one's own: the anchor makes one mapping this user to itself ({@code --keep-caps},
+ * {@code nsenter --net}. Not root (or root without CAP_SYS_ADMIN, as in a container), a network
+ * namespace can only be made and entered inside a user namespace of one's own: the anchor makes one mapping this user to itself ({@code --keep-caps},
  * so the script may bring the loopback up) and commands enter it too ({@code nsenter --user
  * --preserve-credentials}); bubblewrap then nests its own user namespace under it as it always
  * does, and every capability is dropped before the command.
@@ -74,18 +74,31 @@ final class NetworkAnchor implements AutoCloseable {
     /**
      * Makes the namespace and waits for its loopback to be up.
      *
-     * @param root whether this JVM runs as uid 0 (then no user namespace of its own is needed)
+     * @param root whether this JVM runs as uid 0: then the namespace is made in the host's user
+     *             namespace, and where that is not allowed (root without CAP_SYS_ADMIN, as in a
+     *             container) in a user namespace of its own, as for any other user
      * @throws BackendUnavailableException when the namespace cannot be made here (one line, what to do)
      */
     static NetworkAnchor start(boolean root) {
+        tool("nsenter"); // every command needs it: refused now rather than at the first exec
+        if (root) {
+            try {
+                return launch(false);
+            } catch (BackendUnavailableException e) {
+                // no CAP_SYS_ADMIN on the host's user namespace: a user namespace of its own, below
+            }
+        }
+        return launch(true);
+    }
+
+    private static NetworkAnchor launch(boolean ownUserNamespace) {
         List<String> argv = new ArrayList<>();
         LocalBackend.findOnPath("setsid").ifPresent(s -> argv.add(s.toString()));
         argv.add(tool("unshare"));
-        if (!root) {
+        if (ownUserNamespace) {
             argv.addAll(List.of("--user", "--map-current-user", "--keep-caps"));
         }
         argv.addAll(List.of("--net", "--", "/bin/sh", "-c", SETUP));
-        tool("nsenter"); // every command needs it: refused now rather than at the first exec
         Process p;
         try {
             p = new ProcessBuilder(argv).redirectErrorStream(true).start();
@@ -96,7 +109,7 @@ final class NetworkAnchor implements AutoCloseable {
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = r.readLine()) != null; ) {
                 if (line.equals(READY)) {
-                    return hold(p, !root);
+                    return hold(p, ownUserNamespace);
                 }
                 if (said.length() < 500) {
                     said.append(said.length() == 0 ? "" : " ").append(line.strip());
