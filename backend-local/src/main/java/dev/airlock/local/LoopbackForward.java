@@ -190,11 +190,24 @@ final class LoopbackForward implements AutoCloseable {
             }
             Process p = relay;
             if (p != null) {
-                // setsid made the relay's pid its group: bash and both of its cats, killed together.
+                // setsid made the relay's pid its group: bash and both of its cats, killed together,
+                // and waited for, so a closed port has no relay left when close returns.
+                List<ProcessHandle> group = new ArrayList<>();
                 for (long pid : Procfs.groupMembersExcept(p.pid(), "")) {
-                    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+                    ProcessHandle.of(pid).ifPresent(group::add);
                 }
-                p.destroyForcibly();
+                group.add(p.toHandle());
+                group.forEach(ProcessHandle::destroyForcibly);
+                for (ProcessHandle h : group) {
+                    try {
+                        h.onExit().get(10, TimeUnit.SECONDS);
+                    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                        // a KILLed process that has not ended within 10 s: nothing more to do from here
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                }
             }
         }
     }

@@ -155,6 +155,41 @@ class LocalPortsTest {
     }
 
     @Test
+    void closingAPortEndsItsListenerConnectionsAndRelaysWhileTheServerStays() throws Exception {
+        byte[] served = served();
+        try (Environment env = openOffline()) {
+            serve(env, served);
+            String net = env.exec(ExecRequest.of("readlink /proc/self/ns/net")).stdout().text().strip();
+            List<Long> before = inNetwork(net); // the anchor and the server
+            URI url = env.ports().expose(8080);
+            Http.fetch(url.resolve("/served.bin"), Duration.ofSeconds(30));
+            try (Socket held = new Socket(url.getHost(), url.getPort())) {
+                held.getOutputStream().write("GET /served.bin HTTP/1.0\r\n".getBytes(StandardCharsets.US_ASCII));
+                while (relays(net, before).stream().noneMatch(p -> p.endsWith(" bash"))) {
+                    Thread.sleep(50); // the relay starts as the connection is accepted
+                }
+                env.ports().close(8080);
+                held.setSoTimeout(30_000);
+                assertEquals(-1, readOrReset(held), "the held connection must end with its port");
+            }
+            assertEquals(List.of(), relays(net, before), "relay processes (bash, cat) still running after close(8080)");
+            assertThrows(ConnectException.class, () -> new Socket(url.getHost(), url.getPort()).close(),
+                    url + " still accepts connections after close(8080)");
+            ExecResult next = env.exec(ExecRequest.builder(CLIENT).timeout(Duration.ofSeconds(60)).build());
+            assertArrayEquals(served, next.stdout().bytes(), "the server must still answer inside: " + next.stderr().text());
+        }
+    }
+
+    /**
+     * The processes in network {@code net} that were not there {@code before} the port was
+     * exposed and are a relay's (bash, cat), with their names; not the server's own per-connection children.
+     */
+    private static List<String> relays(String net, List<Long> before) throws IOException {
+        return inNetwork(net).stream().filter(pid -> !before.contains(pid)).map(pid -> pid + " " + comm(pid))
+                .filter(p -> p.endsWith(" bash") || p.endsWith(" cat")).toList();
+    }
+
+    @Test
     void withTheNetworkOffCommandsReachNeitherTheHostsLoopbackNorAnotherEnvironment() throws Exception {
         try (ServerSocket host = hostServer(); Environment env = openOffline(); Environment other = openOffline()) {
             serve(other, served());
