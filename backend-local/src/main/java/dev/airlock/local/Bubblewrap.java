@@ -151,8 +151,8 @@ final class Bubblewrap {
     /**
      * Plans the sandbox for a probed target and checks that bubblewrap can make it here.
      *
-     * @throws ConfigurationException     when a writable bind would expose /, a real home, the shared temp dir or a credential dir
      * @param network with the network off, the environment's own network every command joins; empty with it on
+     * @throws ConfigurationException     when a writable bind would expose /, a real home, the shared temp dir or a credential dir
      * @throws BackendUnavailableException when bubblewrap cannot create its namespaces here
      */
     static Bubblewrap plan(Path bwrap, Target t, Containment c, LocalSettings s, Settings settings, Map<String, String> env,

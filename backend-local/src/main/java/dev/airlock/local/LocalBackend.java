@@ -245,6 +245,9 @@ public final class LocalBackend implements Backend, Killer {
                 if (n == null) {
                     return URI.create("http://127.0.0.1:" + port + "/");
                 }
+                if (n.closed()) {
+                    throw new IOException("the local environment " + id + " has ended its own network; open a new one");
+                }
                 LoopbackForward f = LoopbackForward.open(n, port, id);
                 LoopbackForward before = forwards.put(port, f);
                 if (before != null) {
@@ -375,6 +378,11 @@ public final class LocalBackend implements Backend, Killer {
             LOG.warn(warning);
         }
         Bubblewrap b = sandbox;
+        NetworkAnchor n = network;
+        if (b != null && n != null && n.closed()) {
+            // Its descriptor numbers may name other files now (another environment's network, even).
+            throw new IOException("the local environment " + id + " has ended its own network; open a new one");
+        }
         List<String> argv = new ArrayList<>();
         argv.add(setsid);
         // A JVM under nohup must not hand the command an ignored SIGHUP; one that ignores none of

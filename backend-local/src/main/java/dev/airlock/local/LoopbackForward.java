@@ -190,23 +190,39 @@ final class LoopbackForward implements AutoCloseable {
             }
             Process p = relay;
             if (p != null) {
-                // setsid made the relay's pid its group: bash and both of its cats, killed together,
-                // and waited for, so a closed port has no relay left when close returns.
-                List<ProcessHandle> group = new ArrayList<>();
+                end(p);
+            }
+        }
+
+        /**
+         * Ends the relay, so a closed port has none left when close returns: bash first (once it
+         * is gone nothing forks any more), then what it forked, found by its process group (setsid
+         * made bash's pid the group's), until none is left.
+         */
+        private void end(Process p) {
+            killAndWait(List.of(p.toHandle()));
+            for (int round = 0; round < 10; round++) {
+                List<ProcessHandle> left = new ArrayList<>();
                 for (long pid : Procfs.groupMembersExcept(p.pid(), "")) {
-                    ProcessHandle.of(pid).ifPresent(group::add);
+                    ProcessHandle.of(pid).ifPresent(left::add);
                 }
-                group.add(p.toHandle());
-                group.forEach(ProcessHandle::destroyForcibly);
-                for (ProcessHandle h : group) {
-                    try {
-                        h.onExit().get(10, TimeUnit.SECONDS);
-                    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                        // a KILLed process that has not ended within 10 s: nothing more to do from here
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
+                if (left.isEmpty()) {
+                    return;
+                }
+                killAndWait(left);
+            }
+        }
+
+        private void killAndWait(List<ProcessHandle> processes) {
+            processes.forEach(ProcessHandle::destroyForcibly);
+            for (ProcessHandle h : processes) {
+                try {
+                    h.onExit().get(10, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                    // a KILLed process that has not ended within 10 s: the next round finds it again
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
                 }
             }
         }

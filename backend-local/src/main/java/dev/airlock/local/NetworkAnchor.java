@@ -63,6 +63,8 @@ final class NetworkAnchor implements AutoCloseable {
     private final List<FileInputStream> held;
     /** {@code /proc/JVM/fd/N} of {@link #held}, in the same order. */
     private final List<String> paths;
+    /** Set before the descriptors close: their numbers may then name other files. */
+    private volatile boolean closed;
 
     private NetworkAnchor(Process anchor, boolean ownUserNamespace, List<FileInputStream> held, List<String> paths) {
         this.anchor = anchor;
@@ -185,9 +187,15 @@ final class NetworkAnchor implements AutoCloseable {
         return anchor.pid();
     }
 
+    /** Whether {@link #close} was called: {@link #enter} no longer names this namespace. */
+    boolean closed() {
+        return closed;
+    }
+
     /** Ends the anchor (by its pid) and lets go of the namespace; idempotent. */
     @Override
     public void close() {
+        closed = true;
         end(anchor);
         held.forEach(NetworkAnchor::closeQuietly);
     }
