@@ -31,10 +31,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>As root the anchor is in the host's user namespace and commands join its network with
  * {@code nsenter --net}. Not root (or root without CAP_SYS_ADMIN, as in a container), a network
- * namespace can only be made and entered inside a user namespace of one's own: the anchor makes one mapping this user to itself ({@code --keep-caps},
- * so the script may bring the loopback up) and commands enter it too ({@code nsenter --user
- * --preserve-credentials}); bubblewrap then nests its own user namespace under it as it always
- * does, and every capability is dropped before the command.
+ * namespace can only be made and entered inside a user namespace of one's own: the anchor makes
+ * one mapping this user to itself ({@code --keep-caps}, so the script may bring the loopback up)
+ * and commands enter it too ({@code nsenter --user --preserve-credentials}); bubblewrap then nests
+ * its own user namespace under it as it always does, and every capability is dropped before the
+ * command. The anchor's {@code cat} keeps its capabilities there, which reach that namespace only.
  *
  * <p>Why entered through this JVM's descriptors and not the anchor's pid: at start this class
  * opens the anchor's namespace files and keeps them open, and every {@link #enter} names them as
