@@ -48,13 +48,21 @@ final class Bubblewrap {
      * cannot be had (not root, no unshare); unshare execs bwrap, so the process stays the same.
      */
     private final List<String> frozenMounts;
+    /**
+     * Before everything, with {@code airlock.network=off}: {@link NetworkAnchor#enter}, so bwrap
+     * starts in the environment's own network (shared by all its commands) instead of making one
+     * per command with {@code --unshare-net}. Empty with the network on.
+     */
+    private final List<String> network;
 
-    private Bubblewrap(Path bwrap, List<String> args, List<String> nest, String description, List<String> frozenMounts) {
+    private Bubblewrap(Path bwrap, List<String> args, List<String> nest, String description, List<String> frozenMounts,
+                       List<String> network) {
         this.bwrap = bwrap;
         this.args = List.copyOf(args);
         this.nest = List.copyOf(nest);
         this.description = description;
         this.frozenMounts = List.copyOf(frozenMounts);
+        this.network = List.copyOf(network);
     }
 
     /** The binary: {@code airlock.local.bwrap} when set (and executable), else {@code bwrap} on PATH. */
@@ -79,7 +87,7 @@ final class Bubblewrap {
             try {
                 new Bubblewrap(b, List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
                         "--unshare-ipc", "--unshare-uts", "--unshare-user-try", "--cap-drop", "ALL", "--die-with-parent"),
-                        List.of(), "", frozenMounts(runsAsRoot())).check();
+                        List.of(), "", frozenMounts(runsAsRoot()), List.of()).check();
                 return Optional.empty();
             } catch (BackendUnavailableException e) {
                 return Optional.of(e.getMessage());
@@ -88,7 +96,7 @@ final class Bubblewrap {
     }
 
     /** Whether this JVM runs as uid 0: the owner of its own /proc entry (standard NIO, no JDK-internal API). */
-    private static boolean runsAsRoot() {
+    static boolean runsAsRoot() {
         try {
             return Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
         } catch (IOException | RuntimeException e) {
@@ -105,7 +113,8 @@ final class Bubblewrap {
 
     /** The command line for {@code shell -c script} inside the sandbox (after {@code setsid}). */
     List<String> argv(String shell, String script) {
-        List<String> argv = new ArrayList<>(args.size() + nest.size() + 9);
+        List<String> argv = new ArrayList<>(args.size() + nest.size() + 16);
+        argv.addAll(network);
         argv.addAll(frozenMounts);
         argv.add(bwrap.toString());
         argv.addAll(args);
@@ -142,10 +151,12 @@ final class Bubblewrap {
     /**
      * Plans the sandbox for a probed target and checks that bubblewrap can make it here.
      *
+     * @param network with the network off, the environment's own network every command joins; empty with it on
      * @throws ConfigurationException     when a writable bind would expose /, a real home, the shared temp dir or a credential dir
      * @throws BackendUnavailableException when bubblewrap cannot create its namespaces here
      */
-    static Bubblewrap plan(Path bwrap, Target t, Containment c, LocalSettings s, Settings settings, Map<String, String> env) {
+    static Bubblewrap plan(Path bwrap, Target t, Containment c, LocalSettings s, Settings settings, Map<String, String> env,
+                           Optional<NetworkAnchor> network) {
         Set<Path> realHomes = new LinkedHashSet<>();
         for (String h : List.of(c.realHome(), t.passwdHome(), t.processHome())) {
             if (!h.isEmpty()) {
@@ -372,8 +383,8 @@ final class Bubblewrap {
         });
         mounts.forEach(m -> m.seal(a));
         a.addAll(List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts"));
-        if (!s.network()) {
-            a.add("--unshare-net");
+        if (!s.network() && network.isEmpty()) {
+            a.add("--unshare-net"); // not reached from LocalBackend (it always makes the anchor); never the host's network
         }
         // No capability inside, so a command run as root cannot unmount, remount or mount its way out
         // (umount /run, mount -o remount,rw /, umount -l /proc); a user namespace where the kernel
@@ -387,7 +398,9 @@ final class Bubblewrap {
         String description = "bwrap: read-only /, its own /run, /dev and /proc, /tmp a dir of its own kept until close;"
                 + " the real home and /etc/shadow"
                 + " hidden; writable: "
-                + String.join(", ", writable.values()) + "; network " + (s.network() ? "on" : "off");
+                + String.join(", ", writable.values()) + "; network "
+                + (s.network() ? "on" : "off (a namespace of the environment's own, only its loopback, shared by its commands)");
+        List<String> enter = network.map(NetworkAnchor::enter).orElse(List.of());
         Optional<Path> unshare = LocalBackend.findOnPath("unshare");
         Optional<Path> setpriv = LocalBackend.findOnPath("setpriv");
         List<String> frozen = frozenMounts(t.uid() == 0);
@@ -403,7 +416,7 @@ final class Bubblewrap {
             List<String> nest = List.of(unshare.get().toString(), "--user", "--map-current-user", "--",
                     setpriv.get().toString(), "--bounding-set=-all", "--");
             Bubblewrap b = new Bubblewrap(bwrap, nested, nest, description + "; the command in a user namespace of its own",
-                    frozen);
+                    frozen, enter);
             try {
                 b.check();
                 return b;
@@ -415,7 +428,7 @@ final class Bubblewrap {
             description += "; the command's parent (bwrap's init) is within its reach, so it could change its exit"
                     + " status (no unshare or setpriv on PATH: install util-linux)";
         }
-        Bubblewrap b = new Bubblewrap(bwrap, a, List.of(), description, frozen);
+        Bubblewrap b = new Bubblewrap(bwrap, a, List.of(), description, frozen, enter);
         b.check();
         return b;
     }

@@ -77,6 +77,10 @@ public final class LocalBackend implements Backend, Killer {
     /** The one-line warning the first exec logs when bubblewrap was wanted and cannot run; null once logged or when none. */
     private final java.util.concurrent.atomic.AtomicReference<String> unenforcedWarning;
     private volatile Bubblewrap sandbox;
+    /** Under bubblewrap with the network off: the environment's own network, made before the sandbox is planned. */
+    private volatile NetworkAnchor network;
+    /** The exposed ports of {@link #network}, by port; ended at close before the anchor. */
+    private final Map<Integer, LoopbackForward> forwards = new java.util.concurrent.ConcurrentHashMap<>();
     /** Where commands start when {@code airlock.local.workdir} is {@code none}. */
     private volatile String childrenHome;
     private volatile CoreAccess core;
@@ -95,7 +99,7 @@ public final class LocalBackend implements Backend, Killer {
                 // Only bubblewrap's own network namespace cuts the network; a bare host process keeps the host's.
                 .withNetworkModes(bwrap.isPresent() ? EnumSet.of(NetworkMode.ON, NetworkMode.OFF) : EnumSet.of(NetworkMode.ON))
                 // A command's port is this host's own port (it shares the host's network); with the
-                // network off the port forwarder refuses, saying why.
+                // network off, a forward into the environment's own network.
                 .withPorts(dev.airlock.PortSupport.ANY)
                 .withStdinMode(local.stdinMode())
                 .withNativeEnv(local.nativeEnv())
@@ -173,8 +177,18 @@ public final class LocalBackend implements Backend, Killer {
     @Override
     public void onTargetReady(Target target, Containment containment) {
         childrenHome = containment.home();
-        if (bwrap.isPresent()) {
-            sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv());
+        if (bwrap.isEmpty()) {
+            return;
+        }
+        if (!local.network()) {
+            network = NetworkAnchor.start(Bubblewrap.runsAsRoot());
+        }
+        try {
+            sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv(),
+                    Optional.ofNullable(network));
+        } catch (RuntimeException e) {
+            endNetwork();
+            throw e;
         }
     }
 
@@ -217,20 +231,49 @@ public final class LocalBackend implements Backend, Killer {
     }
 
     /**
-     * The port itself on this host's loopback: commands share the host's network. Under bubblewrap
-     * with the network off they have a namespace of their own, which nothing here forwards into, so
-     * the port is refused in one line.
+     * The port itself on this host's loopback where commands share the host's network. Under
+     * bubblewrap with the network off they share a namespace of the environment's own
+     * ({@link NetworkAnchor}): a {@link LoopbackForward} listens on the host's loopback and relays
+     * into it, until the port or the environment is closed.
      */
     @Override
     public Optional<PortForwarder> portForwarder() {
-        return Optional.of((port, deadline) -> {
-            if (bwrap.isPresent() && !local.network()) {
-                throw new ConfigurationException("port " + port + " of the local sandbox cannot be reached: with "
-                        + NetworkMode.KEY + "=off its commands have a network of their own that Airlock does not forward"
-                        + " into; open it with " + NetworkMode.KEY + "=on to expose ports");
+        return Optional.of(new PortForwarder() {
+            @Override
+            public URI open(int port, Deadline deadline) throws IOException {
+                NetworkAnchor n = network;
+                if (n == null) {
+                    return URI.create("http://127.0.0.1:" + port + "/");
+                }
+                if (n.closed()) {
+                    throw new IOException("the local environment " + id + " has ended its own network; open a new one");
+                }
+                LoopbackForward f = LoopbackForward.open(n, port, id);
+                LoopbackForward before = forwards.put(port, f);
+                if (before != null) {
+                    before.close(); // the core opens a port once; a second forward would only leak the first
+                }
+                return f.url();
             }
-            return URI.create("http://127.0.0.1:" + port + "/");
+
+            @Override
+            public void close(int port, URI uri) {
+                LoopbackForward f = forwards.remove(port);
+                if (f != null) {
+                    f.close();
+                }
+            }
         });
+    }
+
+    /** Ends every forward, then the anchor: nothing of the environment's own network outlives it. */
+    private void endNetwork() {
+        forwards.values().forEach(LoopbackForward::close);
+        forwards.clear();
+        NetworkAnchor n = network;
+        if (n != null) {
+            n.close();
+        }
     }
 
     @Override
@@ -284,11 +327,18 @@ public final class LocalBackend implements Backend, Killer {
     /** The private dir is a bind mount point inside the sandbox, so it is removed from the host side. */
     @Override
     public void stopSandbox(Deadline deadline) {
+        endNetwork(); // the commands were killed before: what is left in the namespace are forwards and the anchor
         Bubblewrap b = sandbox;
         if (b == null) {
             return;
         }
         HostDirs.removeTree(Path.of(core.target().privateDir())); // best effort, as for any backend's private dir
+    }
+
+    /** Also where open failed after the anchor was made, before any sandbox stop. */
+    @Override
+    public void close() {
+        endNetwork();
     }
 
     @Override
@@ -328,6 +378,11 @@ public final class LocalBackend implements Backend, Killer {
             LOG.warn(warning);
         }
         Bubblewrap b = sandbox;
+        NetworkAnchor n = network;
+        if (b != null && n != null && n.closed()) {
+            // Its descriptor numbers may name other files now (another environment's network, even).
+            throw new IOException("the local environment " + id + " has ended its own network; open a new one");
+        }
         List<String> argv = new ArrayList<>();
         argv.add(setsid);
         // A JVM under nohup must not hand the command an ignored SIGHUP; one that ignores none of
