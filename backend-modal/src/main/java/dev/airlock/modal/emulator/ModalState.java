@@ -320,7 +320,7 @@ final class ModalState {
         if (box.result.complete(r)) {
             box.sandbox.stop();
             box.execs.values().forEach(e -> {
-                e.exit.complete(137);
+                e.exit.complete(dev.airlock.emulator.SandboxProcess.Exit.signal(9)); // killed with the sandbox
                 e.stdout.delete();
                 e.stderr.delete();
             });

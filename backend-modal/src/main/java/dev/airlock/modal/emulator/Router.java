@@ -139,9 +139,9 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                 if (!done) {
                     p.signal(9);
                 }
-                e.exit.complete(p.waitFor());
+                e.exit.complete(p.exit());
             } catch (InterruptedException ie) {
-                e.exit.complete(137);
+                e.exit.complete(SandboxProcess.Exit.signal(9));
             }
         }, "exec-wait-" + r.getExecId());
         waiter.setDaemon(true);
@@ -192,7 +192,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                     }
                     e.stdout.close();
                     e.stderr.close();
-                    e.exit.complete(code);
+                    e.exit.complete(SandboxProcess.Exit.code(code));
                 }, "fs-read-" + r.getExecId());
                 t.setDaemon(true);
                 t.start();
@@ -210,7 +210,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                     }
                     e.stdout.close();
                     e.stderr.close();
-                    e.exit.complete(failure.isPresent() ? 1 : 0);
+                    e.exit.complete(SandboxProcess.Exit.code(failure.isPresent() ? 1 : 0));
                 });
                 return self[0];
             }
@@ -298,7 +298,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         e.stderr.append(err, 0, err.length);
         e.stdout.close();
         e.stderr.close();
-        e.exit.complete(1);
+        e.exit.complete(SandboxProcess.Exit.code(1));
         return e;
     }
 
@@ -443,8 +443,9 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
     @Override
     public void taskExecWait(TaskExecWaitRequest r, StreamObserver<TaskExecWaitResponse> out) {
         ExecState e = exec(r.getTaskId(), r.getExecId());
-        int code = e.exit.join();
-        out.onNext(TaskExecWaitResponse.newBuilder().setCode(code).build());
+        SandboxProcess.Exit x = e.exit.join();
+        TaskExecWaitResponse.Builder b = TaskExecWaitResponse.newBuilder();
+        out.onNext((x.signalled() ? b.setSignal(x.value()) : b.setCode(x.value())).build());
         out.onCompleted();
     }
 
@@ -453,7 +454,12 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         ExecState e = exec(r.getTaskId(), r.getExecId());
         TaskExecPollResponse.Builder b = TaskExecPollResponse.newBuilder();
         if (e.exit.isDone()) {
-            b.setCode(e.exit.join());
+            SandboxProcess.Exit x = e.exit.join();
+            if (x.signalled()) {
+                b.setSignal(x.value());
+            } else {
+                b.setCode(x.value());
+            }
         }
         out.onNext(b.build());
         out.onCompleted();
