@@ -115,9 +115,15 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         Map<String, String> env = new HashMap<>(b.env);
         env.putAll(r.getEnvMap());
         String cwd = r.hasWorkdir() && !r.getWorkdir().isBlank() ? r.getWorkdir() : b.workdir;
+        List<String> argv = r.getCommandArgsList();
+        Optional<PTYInfo> pty = r.hasPtyInfo() ? Optional.of(r.getPtyInfo()) : Optional.empty();
+        if (PtyExec.wanted(pty)) {
+            argv = PtyExec.argv(argv, pty.get(), env);
+            env = PtyExec.env(env, pty.get());
+        }
         SandboxProcess p;
         try {
-            p = b.sandbox.exec(new EmulatedSandbox.Command("TaskExecStart", r.getCommandArgsList(), cwd, env,
+            p = b.sandbox.exec(new EmulatedSandbox.Command("TaskExecStart", argv, cwd, env,
                     r.getExecId(), r.getSerializedSize(), fault));
         } catch (IOException | RuntimeException e) {
             throw Status.INVALID_ARGUMENT.withDescription("cannot start " + r.getCommandArgs(0) + ": " + e.getMessage())
