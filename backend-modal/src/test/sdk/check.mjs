@@ -90,11 +90,19 @@ const tCode = await t.wait();
 if (tCode !== 0 || !/^\/dev\/pts\/\d+\r\nerr\r\nxterm-256color\r\n24 80\r\n$/.test(tOut) || tErr !== "") {
   fail(`a pty exec: exit ${tCode}, stdout ${JSON.stringify(tOut)}, stderr ${JSON.stringify(tErr)}`);
 }
+// A sandbox-level pty (for its entrypoint, which the emulator does not run) is refused, never dropped.
+try {
+  const ptySb = await modal.sandboxes.create(app, image, { pty: true });
+  await ptySb.terminate();
+  fail("a sandbox with pty: true was made");
+} catch (ex) {
+  if (ex.code !== 3) fail(`a sandbox with pty: true: expected gRPC code 3 (INVALID_ARGUMENT), got ${ex.code}: ${ex.message}`);
+}
 const nt = await sb.exec(["sh", "-c", "tty; echo err >&2"]);
 const ntOut = await nt.stdout.readText();
 const ntErr = await nt.stderr.readText();
 if ((await nt.wait()) !== 0 || ntOut !== "not a tty\n" || ntErr !== "err\n") fail(`an exec without pty: stdout ${JSON.stringify(ntOut)}, stderr ${JSON.stringify(ntErr)}`);
-console.log(`pty: ${JSON.stringify(tOut.split("\r\n")[0])}, stderr merged, \\r\\n; without pty: not a tty`);
+console.log(`pty: ${JSON.stringify(tOut.split("\r\n")[0])}, stderr merged, \\r\\n; without pty: not a tty; a sandbox pty refused`);
 
 // Files through modal-sandbox-fs-tools.
 const file = Buffer.concat([Buffer.from([0, 255, 10, 13]), randomBytes(700 * 1024)]);

@@ -165,6 +165,18 @@ final class ModalState {
         }
     }
 
+    /**
+     * A sandbox-level pseudo-terminal is refused INVALID_ARGUMENT (emulator wording), never
+     * dropped: it is for the sandbox's entrypoint, which the emulator does not run. An exec's
+     * {@code pty_info} is emulated ({@link PtyExec}).
+     */
+    static void checkPty(Sandbox def) {
+        if (def.hasPtyInfo() && def.getPtyInfo().getEnabled()) {
+            throw Status.INVALID_ARGUMENT.withDescription("pty_info on a sandbox is not supported by this emulator (it runs no"
+                    + " entrypoint); exec a command with a pty instead").asRuntimeException();
+        }
+    }
+
     /** Each declared port a TCP port, once. */
     static void checkPorts(Sandbox def) {
         java.util.Set<Integer> seen = new java.util.HashSet<>();
@@ -190,6 +202,7 @@ final class ModalState {
     Box create(Sandbox def, boolean v2, String appId, Map<String, String> tags) {
         checkLimits(def);
         checkPorts(def);
+        checkPty(def);
         if (!knowsImage(def.getImageId())) {
             throw SnapshotImages.unknown(def.getImageId());
         }

@@ -1,6 +1,6 @@
 package dev.airlock.modal.emulator;
 
-import dev.airlock.modal.proto.router.PTYInfo;
+import dev.airlock.modal.proto.PTYInfo;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -5,6 +5,7 @@ import com.google.protobuf.UnsafeByteOperations;
 import dev.airlock.emulator.EmulatedSandbox;
 import dev.airlock.emulator.Fault;
 import dev.airlock.emulator.SandboxProcess;
+import dev.airlock.modal.proto.PTYInfo;
 import dev.airlock.modal.proto.router.*;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
