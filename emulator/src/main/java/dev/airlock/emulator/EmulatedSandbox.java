@@ -46,6 +46,8 @@ import java.util.concurrent.TimeUnit;
  * Under gVisor ({@link Gvisor}) the same root, mounts and namespaces are a runsc container's, and
  * its commands run on gVisor's kernel instead of the host's.
  * {@link SandboxIsolation} says which mechanism, or why there is none (then every exec is refused).
+ * How a command ended, a code or the signal that killed it, comes from an {@link ExitWaiter} in its
+ * chain ({@link SandboxProcess#exit()}), since every other link folds signal N into 128+N.
  *
  * <p>{@link #stop()} kills every process group the sandbox started, then every process that
  * still carries its marker variable, and waits for them to go. The file methods resolve paths as
