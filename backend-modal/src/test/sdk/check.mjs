@@ -1,5 +1,6 @@
 // Modal's official JS SDK (npm `modal`, pinned in package.json) against the Airlock Modal
-// emulator: create, exec with binary stdin, file write and read, lookup by name, tags, tunnels,
+// emulator: create, exec with binary stdin, exec ends by signal and by code, exec with a pty,
+// file write and read, lookup by name, tags, tunnels,
 // filesystem snapshots (image from id, delete), terminate. Run by ModalSdkIT
 // with MODAL_SERVER_URL, MODAL_TOKEN_ID, MODAL_TOKEN_SECRET set; MODAL_SANDBOX_V2=0 selects the
 // V1 family. Prints one line per step, "ok" last; any mismatch exits non-zero.
@@ -69,6 +70,39 @@ const err = await e.stderr.readText();
 const code7 = await e.wait();
 if (code7 !== 7 || err !== "oops\n") fail(`exit ${code7}, stderr ${JSON.stringify(err)}`);
 console.log("exec exit code and stderr: ok");
+
+// How an exec ended: the router answers signal N for a command a signal killed and code N for
+// one that exited; the SDK's wait() reports a signal as 128+N, so KILL is 137, TERM 143, and an
+// `exit 137` is 137 too.
+for (const [script, want] of [["kill -KILL $$", 137], ["kill -TERM $$", 143], ["exit 137", 137]]) {
+  const s = await sb.exec(["sh", "-c", script]);
+  const got = await s.wait();
+  if (got !== want) fail(`${script}: wait() gave ${got}, expected ${want}`);
+}
+console.log("exec ends: SIGKILL 137, SIGTERM 143, exit 137 137");
+
+// pty: a real terminal, as the service gives: tty names it, stderr comes on stdout, \n as \r\n,
+// TERM from the SDK's pty_info, the size 24x80 it asks for. Without pty, no terminal.
+const t = await sb.exec(["sh", "-c", "tty; echo err >&2; echo $TERM; stty size"], { pty: true });
+const tOut = await t.stdout.readText();
+const tErr = await t.stderr.readText();
+const tCode = await t.wait();
+if (tCode !== 0 || !/^\/dev\/pts\/\d+\r\nerr\r\nxterm-256color\r\n24 80\r\n$/.test(tOut) || tErr !== "") {
+  fail(`a pty exec: exit ${tCode}, stdout ${JSON.stringify(tOut)}, stderr ${JSON.stringify(tErr)}`);
+}
+// A sandbox-level pty (for its entrypoint, which the emulator does not run) is refused, never dropped.
+try {
+  const ptySb = await modal.sandboxes.create(app, image, { pty: true });
+  await ptySb.terminate();
+  fail("a sandbox with pty: true was made");
+} catch (ex) {
+  if (ex.code !== 3) fail(`a sandbox with pty: true: expected gRPC code 3 (INVALID_ARGUMENT), got ${ex.code}: ${ex.message}`);
+}
+const nt = await sb.exec(["sh", "-c", "tty; echo err >&2"]);
+const ntOut = await nt.stdout.readText();
+const ntErr = await nt.stderr.readText();
+if ((await nt.wait()) !== 0 || ntOut !== "not a tty\n" || ntErr !== "err\n") fail(`an exec without pty: stdout ${JSON.stringify(ntOut)}, stderr ${JSON.stringify(ntErr)}`);
+console.log(`pty: ${JSON.stringify(tOut.split("\r\n")[0])}, stderr merged, \\r\\n; without pty: not a tty; a sandbox pty refused`);
 
 // Files through modal-sandbox-fs-tools.
 const file = Buffer.concat([Buffer.from([0, 255, 10, 13]), randomBytes(700 * 1024)]);

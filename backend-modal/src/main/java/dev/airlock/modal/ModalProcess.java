@@ -11,6 +11,7 @@ import dev.airlock.modal.proto.router.TaskExecStdioReadResponse;
 import dev.airlock.modal.proto.router.TaskExecWaitRequest;
 import dev.airlock.modal.proto.router.TaskExecWaitResponse;
 import dev.airlock.spi.Deadline;
+import dev.airlock.spi.ProcessEnd;
 import dev.airlock.spi.RemoteProcess;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -131,7 +132,7 @@ final class ModalProcess implements RemoteProcess {
      * with the real exit code. Waits for the readers after the exit (while they make progress),
      * then reports such an end as lost, which the core turns into a typed error.
      */
-    private int unlessCutShort(int status) throws InterruptedException {
+    private ProcessEnd unlessCutShort(ProcessEnd end) throws InterruptedException {
         while (!readersDone.await(20, java.util.concurrent.TimeUnit.MILLISECONDS)) {
             if (writing.get() == 0 && System.nanoTime() - lastActivity > READERS_QUIET_NANOS) {
                 break; // idle: a background job holds the output; the core's grace takes it from here
@@ -139,9 +140,9 @@ final class ModalProcess implements RemoteProcess {
         }
         if (cutShort) {
             LOG.debug("the output of exec {} could not be read to its end", execId);
-            return NO_STATUS;
+            return ProcessEnd.lost();
         }
-        return status;
+        return end;
     }
 
     private static void sleep(long ms) {
@@ -170,6 +171,17 @@ final class ModalProcess implements RemoteProcess {
 
     @Override
     public int waitFor() throws InterruptedException {
+        ProcessEnd end = awaitEnd();
+        return end instanceof ProcessEnd.Lost ? NO_STATUS : end.exitCode();
+    }
+
+    /**
+     * How the exec ended, from {@code TaskExecWait}: a {@code signal} N is {@link ProcessEnd#signalled}
+     * (128+N as Airlock's exit code, as a shell and the SDKs report it), a {@code code} is exited
+     * with it; lost when neither came or an output was cut short ({@link #unlessCutShort}).
+     */
+    @Override
+    public ProcessEnd awaitEnd() throws InterruptedException {
         while (true) {
             if (Thread.interrupted()) {
                 throw new InterruptedException();
@@ -191,15 +203,15 @@ final class ModalProcess implements RemoteProcess {
                 }
                 TaskExecWaitResponse r = w.get();
                 if (r.hasSignal()) {
-                    return unlessCutShort(128 + r.getSignal());
+                    return unlessCutShort(ProcessEnd.signalled(r.getSignal()));
                 }
                 if (r.hasCode()) {
-                    return unlessCutShort(r.getCode());
+                    return unlessCutShort(ProcessEnd.exited(r.getCode()));
                 }
-                return NO_STATUS; // the service must always say code or signal
+                return ProcessEnd.lost(); // the service must always say code or signal
             } catch (RuntimeException e) {
                 LOG.warn("the exit status of exec {} could not be read: {}", execId, e.getMessage());
-                return NO_STATUS;
+                return ProcessEnd.lost();
             }
         }
     }

@@ -46,6 +46,8 @@ import java.util.concurrent.TimeUnit;
  * Under gVisor ({@link Gvisor}) the same root, mounts and namespaces are a runsc container's, and
  * its commands run on gVisor's kernel instead of the host's.
  * {@link SandboxIsolation} says which mechanism, or why there is none (then every exec is refused).
+ * How a command ended, a code or the signal that killed it, comes from an {@link ExitWaiter} in its
+ * chain ({@link SandboxProcess#exit()}), since every other link folds signal N into 128+N.
  *
  * <p>{@link #stop()} kills every process group the sandbox started, then every process that
  * still carries its marker variable, and waits for them to go. The file methods resolve paths as
@@ -328,7 +330,8 @@ public final class EmulatedSandbox implements AutoCloseable {
             if (gvisor.isPresent()) {
                 return execInGvisor(c, gvisor.get());
             }
-            ProcessBuilder pb = new ProcessBuilder(argv(c));
+            Optional<Path> status = ExitWaiter.AVAILABLE ? Optional.of(statusFile()) : Optional.empty();
+            ProcessBuilder pb = new ProcessBuilder(argv(c, status));
             Map<String, String> env = pb.environment();
             env.clear();
             env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
@@ -336,7 +339,7 @@ public final class EmulatedSandbox implements AutoCloseable {
             env.putAll(c.env());
             env.put(MARKER, marker);
             Process p = pb.start();
-            SandboxProcess sp = new SandboxProcess(p, this);
+            SandboxProcess sp = new SandboxProcess(p, this, status);
             processes.add(sp);
             p.onExit().thenRun(() -> processes.remove(sp));
             return sp;
@@ -380,15 +383,19 @@ public final class EmulatedSandbox implements AutoCloseable {
         return sp;
     }
 
-    private List<String> argv(Command c) {
+    private List<String> argv(Command c, Optional<Path> status) {
         List<String> a = new ArrayList<>();
         a.add("setsid"); // its own process group, so a kill takes the whole tree
         if (seccomp.isPresent()) {
             // bwrap reads the filter from a descriptor: opened here, inherited through nsenter.
             a.addAll(List.of("sh", "-c", "exec \"$@\" 3<\"$0\"", seccomp.get().toString()));
         }
+        if (status.isPresent()) {
+            // The exit waiter's descriptor, to a file outside the root: inherited down to the waiter, never by the command.
+            a.addAll(List.of("sh", "-c", "exec \"$@\" " + ExitWaiter.FD + ">\"$0\"", status.get().toString()));
+        }
         a.addAll(namespaces.orElseThrow().enter(c.cwd(), c.asRoot() ? 0 : user.uid(), root, isolation.bwrap(), systemDirs(),
-                overlays(), seccomp.isPresent()));
+                overlays(), seccomp.isPresent(), status.isPresent() ? ExitWaiter.argv() : List.of()));
         // A service's sandbox starts its commands with default signal dispositions, whatever this
         // JVM inherited (under nohup SIGHUP is ignored, and children would inherit that).
         a.addAll(DEFAULT_SIGNALS);
@@ -398,6 +405,16 @@ public final class EmulatedSandbox implements AutoCloseable {
 
     private Path seccompFile() {
         return root.resolveSibling(root.getFileName() + ".seccomp");
+    }
+
+    /** The directory, beside the root, of the exit waiters' status files. */
+    private Path statusDir() {
+        return root.resolveSibling(root.getFileName() + ".exits");
+    }
+
+    /** A new exec's status file (see {@link ExitWaiter}), outside the root: no command reaches it. */
+    private Path statusFile() throws IOException {
+        return Files.createDirectories(statusDir()).resolve(UUID.randomUUID() + ".status");
     }
 
     /** The host's system dirs a command sees read-only (real directories, not the usr-merge links). */
@@ -488,6 +505,7 @@ public final class EmulatedSandbox implements AutoCloseable {
         stop();
         try {
             deleteTree(root);
+            deleteTree(statusDir());
             Files.deleteIfExists(seccompFile());
             for (Path overlay : overlays().values()) {
                 Files.deleteIfExists(overlay);

@@ -214,11 +214,20 @@ final class Namespaces implements AutoCloseable {
      *   <li>unshare: nsenter into every namespace and the root (it forks into the pid namespace and
      *       waits outside it), then {@code setpriv}.</li>
      * </ul>
+     * {@code waiter} (an {@link ExitWaiter}'s argv, or empty) goes where the command's status is
+     * still whole and out of the command's reach: as root with bubblewrap, inside bwrap above the
+     * {@code nsenter --pid} (bwrap would turn a signal into 128+N); with unshare, on the host above
+     * the nsenter. Not root with bubblewrap, bwrap itself is inside the pid namespace, so the
+     * waiter is too, just under it: there a command can reach it, as it can reach bwrap.
      */
     List<String> enter(String cwd, int uid, Path root, Optional<Path> bwrap, List<String> systemDirs,
-                       Map<String, Path> overlays, boolean seccomp) {
+                       Map<String, Path> overlays, boolean seccomp, List<String> waiter) {
         String t = Long.toString(target);
-        List<String> a = new ArrayList<>(List.of("nsenter", "--target", t));
+        List<String> a = new ArrayList<>();
+        if (kind == SandboxIsolation.Kind.UNSHARE) {
+            a.addAll(waiter);
+        }
+        a.addAll(List.of("nsenter", "--target", t));
         if (kind == SandboxIsolation.Kind.BWRAP && SandboxIsolation.privileged()) {
             a.addAll(List.of("--net", "--ipc", "--uts", "--", bwrap.orElseThrow().toString(), "--bind", root.toString(), "/"));
             a.addAll(bwrapBinds(systemDirs, overlays));
@@ -230,7 +239,9 @@ final class Namespaces implements AutoCloseable {
             if (seccomp) {
                 a.addAll(List.of("--seccomp", "3"));
             }
-            a.addAll(List.of("--chdir", cwd, "--", "nsenter", "--target", t, "--pid", "--", "unshare", "--mount-proc", "--"));
+            a.addAll(List.of("--chdir", cwd, "--"));
+            a.addAll(waiter);
+            a.addAll(List.of("nsenter", "--target", t, "--pid", "--", "unshare", "--mount-proc", "--"));
             a.addAll(dropPrivileges(uid));
             return a;
         }
@@ -249,6 +260,7 @@ final class Namespaces implements AutoCloseable {
                 a.addAll(List.of("--seccomp", "3"));
             }
             a.addAll(List.of("--chdir", cwd, "--"));
+            a.addAll(waiter);
         } else {
             a.addAll(dropPrivileges(uid));
             a.addAll(List.of("env", "-C", cwd));

@@ -55,6 +55,52 @@ class EmulatedSandboxTest {
     }
 
     @Test
+    void aSignalIsToldFromAnExitOfTheSameStatusUnderBwrap() throws Exception {
+        aSignalIsToldFromAnExitOfTheSameStatus(Services.bwrap());
+    }
+
+    @Test
+    void aSignalIsToldFromAnExitOfTheSameStatusUnderUnshare() throws Exception {
+        aSignalIsToldFromAnExitOfTheSameStatus(Services.unshare());
+    }
+
+    /**
+     * A command killed by SIGKILL or SIGTERM ends by that signal; one that runs {@code exit 137}
+     * exits 137, though its host process's exit value is the same 137 both ways; a shell that
+     * reports its child's signal exits 143.
+     */
+    private void aSignalIsToldFromAnExitOfTheSameStatus(SandboxIsolation iso) throws Exception {
+        try (EmulatedSandbox sb = sandbox(iso)) {
+            assertEquals(SandboxProcess.Exit.signal(9), exit(sb, "kill -KILL $$"));
+            assertEquals(SandboxProcess.Exit.signal(15), exit(sb, "kill -TERM $$"));
+            assertEquals(SandboxProcess.Exit.code(137), exit(sb, "exit 137"));
+            assertEquals(SandboxProcess.Exit.code(143), exit(sb, "sh -c 'kill -TERM $$'"), "the shell reports its child's signal as 143");
+            assertEquals(SandboxProcess.Exit.code(0), exit(sb, "true"));
+            assertEquals(128 + 9, exit(sb, "kill -KILL $$").shellStatus());
+        }
+    }
+
+    private static SandboxProcess.Exit exit(EmulatedSandbox sb, String script) throws Exception {
+        SandboxProcess p = sb.exec(EmulatedSandbox.Command.shell("exec", script, sb.home(), Map.of(), UUID.randomUUID().toString()));
+        p.stdin().close();
+        p.stdout().readAllBytes();
+        p.stderr().readAllBytes();
+        return p.exit();
+    }
+
+    @Test
+    void theEmulatorsOwnKillOfTheGroupReadsAsThatSignal() throws Exception {
+        try (EmulatedSandbox sb = sandbox(Services.bwrap())) {
+            SandboxProcess p = sb.exec(EmulatedSandbox.Command.shell("exec", "echo up; sleep 600", sb.home(), Map.of(),
+                    UUID.randomUUID().toString()));
+            p.stdin().close();
+            assertEquals("up", new String(p.stdout().readNBytes(2), StandardCharsets.UTF_8));
+            p.signal(9);
+            assertEquals(SandboxProcess.Exit.signal(9), p.exit());
+        }
+    }
+
+    @Test
     void commandsRunAsTheSandboxsUserUnderBwrap() throws Exception {
         commandsRunAsTheSandboxsUser(Services.bwrap());
     }

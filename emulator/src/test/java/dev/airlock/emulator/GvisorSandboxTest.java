@@ -57,6 +57,24 @@ class GvisorSandboxTest {
         return run(sb, script, new byte[0]);
     }
 
+    /**
+     * Under gVisor the status comes from the {@code runsc exec} client, which reports a signal as
+     * 128+N (it has no other way), and nothing outside the container sees the raw status: a
+     * signal reads as that code here, while bubblewrap and unshare tell it apart
+     * ({@code EmulatedSandboxTest}). Pinned, so a runsc that starts to tell is noticed.
+     */
+    @Test
+    void aSignalReadsAs128PlusNUnderGvisor() throws Exception {
+        try (EmulatedSandbox sb = sandbox()) {
+            SandboxProcess p = sb.exec(EmulatedSandbox.Command.shell("exec", "kill -KILL $$", "/root", Map.of(),
+                    UUID.randomUUID().toString()));
+            p.stdin().close();
+            p.stdout().readAllBytes();
+            p.stderr().readAllBytes();
+            assertEquals(SandboxProcess.Exit.code(137), p.exit());
+        }
+    }
+
     @Test
     void ordinaryWorkAndByteExactFilesThroughTheFileApi() throws Exception {
         try (EmulatedSandbox sb = sandbox()) {

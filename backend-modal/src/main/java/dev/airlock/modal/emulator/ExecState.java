@@ -1,6 +1,7 @@
 package dev.airlock.modal.emulator;
 
 import com.google.protobuf.ByteString;
+import dev.airlock.emulator.SandboxProcess;
 import io.grpc.Status;
 
 import java.io.IOException;
@@ -11,14 +12,15 @@ import java.util.concurrent.CompletableFuture;
 /**
  * One exec on the router: its stdin by offset (a resent chunk is acknowledged and not written
  * twice, a gap is refused, a write after EOF or after the exit fails), its two outputs kept
- * whole on disk ({@link OutputLog}), and its exit code. Stdin is passed on chunk by chunk as it
+ * whole on disk ({@link OutputLog}), and its exit (a code or a signal). Stdin is passed on chunk by chunk as it
  * arrives, to a process or to the emulator's own sink (fs-tools' WriteFile), never gathered.
  */
 final class ExecState {
     final String execId;
     final OutputLog stdout;
     final OutputLog stderr;
-    final CompletableFuture<Integer> exit = new CompletableFuture<>();
+    /** How it ended: a code, or the signal that killed it (TaskExecWait's oneof). */
+    final CompletableFuture<SandboxProcess.Exit> exit = new CompletableFuture<>();
     private final OutputStream stdin;
     private final Runnable onEof;
     private long written;

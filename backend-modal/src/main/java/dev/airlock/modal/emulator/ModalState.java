@@ -189,6 +189,18 @@ final class ModalState {
         }
     }
 
+    /**
+     * A sandbox-level pseudo-terminal is refused INVALID_ARGUMENT (emulator wording), never
+     * dropped: it is for the sandbox's entrypoint, which the emulator does not run. An exec's
+     * {@code pty_info} is emulated ({@link PtyExec}).
+     */
+    static void checkPty(Sandbox def) {
+        if (def.hasPtyInfo() && def.getPtyInfo().getEnabled()) {
+            throw Status.INVALID_ARGUMENT.withDescription("pty_info on a sandbox is not supported by this emulator (it runs no"
+                    + " entrypoint); exec a command with a pty instead").asRuntimeException();
+        }
+    }
+
     /** Each declared port a TCP port, once. */
     static void checkPorts(Sandbox def) {
         java.util.Set<Integer> seen = new java.util.HashSet<>();
@@ -215,6 +227,7 @@ final class ModalState {
         checkLimits(def);
         checkNetwork(def);
         checkPorts(def);
+        checkPty(def);
         if (!knowsImage(def.getImageId())) {
             throw SnapshotImages.unknown(def.getImageId());
         }
@@ -348,7 +361,7 @@ final class ModalState {
         if (box.result.complete(r)) {
             box.sandbox.stop();
             box.execs.values().forEach(e -> {
-                e.exit.complete(137);
+                e.exit.complete(dev.airlock.emulator.SandboxProcess.Exit.signal(9)); // killed with the sandbox
                 e.stdout.delete();
                 e.stderr.delete();
             });

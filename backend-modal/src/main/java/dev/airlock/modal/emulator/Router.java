@@ -5,6 +5,7 @@ import com.google.protobuf.UnsafeByteOperations;
 import dev.airlock.emulator.EmulatedSandbox;
 import dev.airlock.emulator.Fault;
 import dev.airlock.emulator.SandboxProcess;
+import dev.airlock.modal.proto.PTYInfo;
 import dev.airlock.modal.proto.router.*;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -115,9 +116,15 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         Map<String, String> env = new HashMap<>(b.env);
         env.putAll(r.getEnvMap());
         String cwd = r.hasWorkdir() && !r.getWorkdir().isBlank() ? r.getWorkdir() : b.workdir;
+        List<String> argv = r.getCommandArgsList();
+        Optional<PTYInfo> pty = r.hasPtyInfo() ? Optional.of(r.getPtyInfo()) : Optional.empty();
+        if (PtyExec.wanted(pty)) {
+            argv = PtyExec.argv(argv, pty.get(), env);
+            env = PtyExec.env(env, pty.get());
+        }
         SandboxProcess p;
         try {
-            p = b.sandbox.exec(new EmulatedSandbox.Command("TaskExecStart", r.getCommandArgsList(), cwd, env,
+            p = b.sandbox.exec(new EmulatedSandbox.Command("TaskExecStart", argv, cwd, env,
                     r.getExecId(), r.getSerializedSize(), fault));
         } catch (IOException | RuntimeException e) {
             throw Status.INVALID_ARGUMENT.withDescription("cannot start " + r.getCommandArgs(0) + ": " + e.getMessage())
@@ -139,9 +146,9 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                 if (!done) {
                     p.signal(9);
                 }
-                e.exit.complete(p.waitFor());
+                e.exit.complete(p.exit());
             } catch (InterruptedException ie) {
-                e.exit.complete(137);
+                e.exit.complete(SandboxProcess.Exit.signal(9));
             }
         }, "exec-wait-" + r.getExecId());
         waiter.setDaemon(true);
@@ -192,7 +199,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                     }
                     e.stdout.close();
                     e.stderr.close();
-                    e.exit.complete(code);
+                    e.exit.complete(SandboxProcess.Exit.code(code));
                 }, "fs-read-" + r.getExecId());
                 t.setDaemon(true);
                 t.start();
@@ -210,7 +217,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
                     }
                     e.stdout.close();
                     e.stderr.close();
-                    e.exit.complete(failure.isPresent() ? 1 : 0);
+                    e.exit.complete(SandboxProcess.Exit.code(failure.isPresent() ? 1 : 0));
                 });
                 return self[0];
             }
@@ -298,7 +305,7 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         e.stderr.append(err, 0, err.length);
         e.stdout.close();
         e.stderr.close();
-        e.exit.complete(1);
+        e.exit.complete(SandboxProcess.Exit.code(1));
         return e;
     }
 
@@ -443,8 +450,9 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
     @Override
     public void taskExecWait(TaskExecWaitRequest r, StreamObserver<TaskExecWaitResponse> out) {
         ExecState e = exec(r.getTaskId(), r.getExecId());
-        int code = e.exit.join();
-        out.onNext(TaskExecWaitResponse.newBuilder().setCode(code).build());
+        SandboxProcess.Exit x = e.exit.join();
+        TaskExecWaitResponse.Builder b = TaskExecWaitResponse.newBuilder();
+        out.onNext((x.signalled() ? b.setSignal(x.value()) : b.setCode(x.value())).build());
         out.onCompleted();
     }
 
@@ -453,7 +461,12 @@ final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
         ExecState e = exec(r.getTaskId(), r.getExecId());
         TaskExecPollResponse.Builder b = TaskExecPollResponse.newBuilder();
         if (e.exit.isDone()) {
-            b.setCode(e.exit.join());
+            SandboxProcess.Exit x = e.exit.join();
+            if (x.signalled()) {
+                b.setSignal(x.value());
+            } else {
+                b.setCode(x.value());
+            }
         }
         out.onNext(b.build());
         out.onCompleted();
