@@ -187,28 +187,6 @@ class DockerRoundTripsTest {
         }
     }
 
-    /** A small write whose exec start the daemon never answers (api-timeout 3 s): it fails, the target keeps its bytes, and the next write lands. */
-    @Test
-    void aSmallWriteWhoseStartIsNeverAnsweredLeavesTheOldBytesAndTheNextWriteLands() throws Exception {
-        try (UnixSocketProxy proxy = new UnixSocketProxy(SOCKET);
-             Environment env = Environments.open(DockerFixture.settings(DockerSettings.HOST, proxy.url(), DockerSettings.API_TIMEOUT, "3s"))) {
-            byte[] old = random(4096, 7);
-            env.files().write("/srv/h", Payload.of(old), WriteOptions.defaults().withCreateParents(true));
-            proxy.stallExecStarts();
-            try {
-                assertThrows(AirlockException.class, () -> env.files().write("/srv/h", random(4096, 8)));
-            } finally {
-                proxy.resumeExecStarts();
-            }
-            assertTrue(proxy.stalledExecStarts() >= 1, "the write's exec start was held");
-            assertArrayEquals(old, env.files().read("/srv/h").readAllBytes());
-            awaitNoTempFile(env, "/srv");
-            byte[] next = random(4096, 9);
-            env.files().write("/srv/h", next);
-            assertArrayEquals(next, env.files().read("/srv/h").readAllBytes());
-        }
-    }
-
     /**
      * The write's script ends in the container on its own time after the caller heard of the
      * failure: waits (bounded, a minute) until its temp file is gone, then says whether it is.
