@@ -52,6 +52,11 @@ import java.util.stream.Collectors;
  * backend's native files, so the core's guard applies the same write rules before either route,
  * and the archive route keeps the shell write's steps: a temp sibling, the mode, the exec user as
  * owner, the size checked, a rename. Not the default: measured, it is not faster (docs/backends.md, Docker).
+ *
+ * <p>One exec more runs from open to close: the control shell, started with the container, which
+ * answers the probe, the profile home, the guard's path resolutions and the private dir's removal
+ * (each a line each way, where an exec of its own is a round trip into the container). So open
+ * costs the container and one exec, a small write one exec (the shell write's script), and close none.
  */
 public final class DockerBackend implements Backend, Killer {
     /** The control shell's builtins and /proc scan answer in milliseconds; past this it is taken for gone. */
