@@ -24,9 +24,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What an agent's turn costs in commands started in the container (docker execs, each a round
- * trip the daemon makes into the container): open starts one, the control shell, which answers
- * the probe, the profile home, every write's path resolution and the private dir's removal at
- * close; a small write is one exec. Counted as the exec starts reaching the daemon through a proxy.
+ * trip the daemon makes into the container) and in API calls: open creates and starts the
+ * container (no image inspect first: the create says whether it is here) and starts one exec,
+ * the control shell, which answers the probe, the profile home, every write's path resolution
+ * and the private dir's removal at close; a small write is one exec. Counted as the requests
+ * reaching the daemon through a proxy.
  * And what a write that fails or loses its connection leaves: the old bytes and no temp file.
  */
 @ExtendWith(DockerFixture.class)
@@ -70,6 +72,8 @@ class DockerRoundTripsTest {
             env.close();
             long atClose = execStarts(proxy) - beforeClose;
             assertEquals(1, atOpen, "open: the control shell only (the probe and the profile home run in it)");
+            assertEquals(java.util.List.of(), proxy.requests().stream().filter(l -> l.matches("GET (/v[0-9.]+)?/images/.*/json")).toList(),
+                    "the image is not inspected before a create that finds it");
             assertEquals(1, firstWrite, "the first write: its own exec (the guard's rules and the path resolved in the control shell)");
             assertEquals(1, secondWrite, "a write: its own exec");
             assertEquals(0, atClose, "close: the private dir is removed in the control shell");
