@@ -8,6 +8,8 @@ import dev.airlock.NetworkMode;
 import dev.airlock.PortSupport;
 import dev.airlock.Ports;
 import dev.airlock.RemoteFiles;
+import dev.airlock.containment.TargetProbe;
+import dev.airlock.shell.Shell;
 import dev.airlock.shell.StdinScripts;
 import dev.airlock.spi.Backend;
 import dev.airlock.spi.ControlShell;
@@ -23,6 +25,7 @@ import dev.airlock.spi.ResourceLabels;
 
 import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -49,10 +52,17 @@ import java.util.stream.Collectors;
  * backend's native files, so the core's guard applies the same write rules before either route,
  * and the archive route keeps the shell write's steps: a temp sibling, the mode, the exec user as
  * owner, the size checked, a rename. Not the default: measured, it is not faster (docs/backends.md, Docker).
+ *
+ * <p>One exec more runs from open to close: the control shell, started with the container, which
+ * answers the probe, the profile home, the guard's path resolutions and the private dir's removal
+ * (each a line each way, where an exec of its own is a round trip into the container). So open
+ * costs the container and one exec, a small write one exec (the shell write's script), and close none.
  */
 public final class DockerBackend implements Backend, Killer {
     /** The control shell's builtins and /proc scan answer in milliseconds; past this it is taken for gone. */
     private static final Duration CONTROL_ANSWER = Duration.ofMillis(500);
+    /** The probe starts a few programs (uname, id, getent, mktemp): longer than a builtin's answer under load. */
+    private static final Duration PROBE_ANSWER = Duration.ofSeconds(5);
     /** What stopping a container that failed to start properly may take. */
     private static final Duration STOP_BOUND = Duration.ofMinutes(2);
     private final String id = "docker-" + StdinScripts.randomToken().substring(0, 12);
@@ -123,6 +133,53 @@ public final class DockerBackend implements Backend, Killer {
         if (docker.archiveWrites()) {
             mounts = ArchiveMounts.of(daemon.inspect(containerId));
         }
+        // Before the probe, which it answers: then open starts no command of its own but this one.
+        String cid = containerId;
+        control = ControlShell.tryStart(loop -> DockerProcess.start(daemon, cid,
+                        daemon.createExec(cid, DockerProcess.argv("sh", loop), Map.of(), true), docker.apiTimeout()),
+                "docker-" + DockerDaemon.shortId(cid), CONTROL_ANSWER, docker.apiTimeout()).orElse(null);
+    }
+
+    /**
+     * The target probe's script run in the control shell, which runs as the probe's own command
+     * would (the exec user, the container's environment and working directory: an exec with no
+     * variables of its own, as a raw run's is here, where nothing is unset), so its records are
+     * the script's. One exec less at open; empty (the script runs as a command) without a whole answer.
+     */
+    @Override
+    public Optional<byte[]> probe(String privateDirBase, Set<String> unset, Deadline deadline) {
+        if (!unset.isEmpty()) {
+            return Optional.empty(); // the shell's environment has them: only a command can run without
+        }
+        return inControl(TargetProbe.script(privateDirBase, !privateDirBase.contains("$")), PROBE_ANSWER)
+                .map(out -> out.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** {@code umask 077; mkdir -p -- HOME} in the control shell: one exec less at open. */
+    @Override
+    public boolean makeHome(String home, Deadline deadline) {
+        String h = Shell.quotePath(home);
+        return inControl("umask 077\nmkdir -p -- " + h + " && [ -d " + h + " ]\n", CONTROL_ANSWER).isPresent();
+    }
+
+    /** {@code rm -rf} of the private dir in the control shell (the core closes it after this): one exec less at close. */
+    @Override
+    public boolean removePrivateDir(String dir, Deadline deadline) {
+        String d = Shell.quotePath(dir);
+        return inControl("rm -rf -- " + d + "\n[ ! -e " + d + " ] && [ ! -L " + d + " ]\n", CONTROL_ANSWER).isPresent();
+    }
+
+    /** A script's whole output from the control shell; empty when there is none or it failed (a command runs it then). */
+    private Optional<String> inControl(String script, Duration bound) {
+        ControlShell c = control;
+        if (c == null || c.dead()) {
+            return Optional.empty();
+        }
+        try {
+            return c.runWhole(script, bound);
+        } catch (IOException e) {
+            return Optional.empty();
+        }
     }
 
     @Override
@@ -146,15 +203,18 @@ public final class DockerBackend implements Backend, Killer {
         this.core = core;
     }
 
-    /** With the target known: the archive route's files, and the control shell. */
+    /**
+     * With the target known: the archive route's files, where that route is on. Without it the
+     * core's shell write is the whole write (a native files() would only pass it through, and the
+     * guard in front of a native API would resolve the path once more: one command per write).
+     */
     @Override
     public void onTargetReady(dev.airlock.Target target, dev.airlock.containment.Containment containment) {
-        String cid = containerId;
-        files = new DockerFiles(core.shellFiles(), script -> core.run(script, null), (dir, tar) -> daemon.putArchive(cid, dir, tar),
-                target::expand, mounts);
-        control = ControlShell.tryStart(loop -> DockerProcess.start(daemon, cid,
-                        daemon.createExec(cid, DockerProcess.argv("sh", loop), Map.of(), true), docker.apiTimeout()),
-                "docker-" + DockerDaemon.shortId(cid), CONTROL_ANSWER, docker.apiTimeout()).orElse(null);
+        if (docker.archiveWrites()) {
+            String cid = containerId;
+            files = new DockerFiles(core.shellFiles(), script -> core.run(script, null), (dir, tar) -> daemon.putArchive(cid, dir, tar),
+                    target::expand, mounts);
+        }
     }
 
     /**

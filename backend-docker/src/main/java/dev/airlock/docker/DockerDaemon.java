@@ -182,9 +182,9 @@ final class DockerDaemon implements Closeable {
         String image = s.requireImage();
         if (s.snapshot().isPresent()) {
             requireSnapshot(image);
-        } else {
-            ensureImage(image, s.pullMissing());
         }
+        // An image is not inspected first: the create says whether it is here (as docker run's
+        // does), and only then is it looked up and pulled. One API round trip less at each open.
         HostConfig hc = HostConfig.newHostConfig()
                 .withInit(true)
                 .withCapDrop(Capability.ALL)
@@ -239,20 +239,7 @@ final class DockerDaemon implements Closeable {
                 && s.volumes().stream().noneMatch(v -> PRIVATE_VOLUME.equals(Bind.parse(v).getVolume().getPath()))) {
             cmd.withVolumes(new Volume(PRIVATE_VOLUME));
         }
-        String id;
-        try {
-            id = call("create a container from " + image, () -> cmd.exec().getId());
-        } catch (NotFoundException e) {
-            String why = reason(e);
-            Optional<String> blamed = s.hardening().blame(why);
-            if (blamed.isPresent()) {
-                throw new ConfigurationException("the Docker daemon refused " + blamed.get() + ": " + oneLine(why));
-            }
-            throw new ConfigurationException("image " + image + " is not on the Docker host (" + DockerSettings.IMAGE
-                    + "): docker pull or build it, or set " + DockerSettings.PULL + "=missing");
-        } catch (BackendException e) {
-            throw blamed(s, e);
-        }
+        String id = createPullingIfMissing(s, image, cmd);
         HijackedExec lease = null;
         try {
             if (leased) {
@@ -275,6 +262,43 @@ final class DockerDaemon implements Closeable {
             throw e instanceof BackendException b ? blamed(s, b) : e;
         }
         return new Started(id, lease);
+    }
+
+    /** The create; when the daemon answers 404, the image is looked up (and pulled, if allowed) and the create sent once more. */
+    private String createPullingIfMissing(DockerSettings s, String image, CreateContainerCmd cmd) {
+        try {
+            return create(s, image, cmd);
+        } catch (NotFoundException e) {
+            if (s.snapshot().isPresent()) {
+                throw notFound(s, image, e);
+            }
+        }
+        ensureImage(image, s.pullMissing()); // the image may be what is missing: found, pulled, or one line
+        try {
+            return create(s, image, cmd);
+        } catch (NotFoundException again) {
+            throw notFound(s, image, again);
+        }
+    }
+
+    /** The create call; a daemon refusal blamed on the setting that caused it. */
+    private String create(DockerSettings s, String image, CreateContainerCmd cmd) {
+        try {
+            return call("create a container from " + image, () -> cmd.exec().getId());
+        } catch (BackendException e) {
+            throw blamed(s, e);
+        }
+    }
+
+    /** A create the daemon answered 404 with the image there: a hardening setting it refused, or the image after all. */
+    private ConfigurationException notFound(DockerSettings s, String image, NotFoundException e) {
+        String why = reason(e);
+        Optional<String> blamed = s.hardening().blame(why);
+        if (blamed.isPresent()) {
+            return new ConfigurationException("the Docker daemon refused " + blamed.get() + ": " + oneLine(why));
+        }
+        return new ConfigurationException("image " + image + " is not on the Docker host (" + DockerSettings.IMAGE
+                + "): docker pull or build it, or set " + DockerSettings.PULL + "=missing");
     }
 
     /** A snapshot to start from must be on this daemon: it is never pulled. */

@@ -24,6 +24,8 @@ final class UnixSocketProxy implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger stalled = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean stallExecStarts;
     private final List<String> requests = new CopyOnWriteArrayList<>();
+    private volatile String watched;
+    private final java.util.concurrent.atomic.AtomicInteger watchedCount = new java.util.concurrent.atomic.AtomicInteger();
     private final List<String> heads = new CopyOnWriteArrayList<>();
     private final List<SocketChannel> execs = new CopyOnWriteArrayList<>();
     private final List<SocketChannel> leases = new CopyOnWriteArrayList<>();
@@ -121,6 +123,30 @@ final class UnixSocketProxy implements AutoCloseable {
         }
     }
 
+    /** From now on, counts how often {@code text} goes to the daemon, on any connection (a script sent to an exec's stdin, say). */
+    void watch(String text) {
+        watched = text;
+        watchedCount.set(0);
+    }
+
+    /** How often the watched text went to the daemon since {@link #watch}. */
+    int watchedCount() {
+        return watchedCount.get();
+    }
+
+    /** Counts the watched text in {@code carry} (the end of this connection's last chunk) and the chunk; returns the new carry. */
+    private String count(String carry, ByteBuffer chunk) {
+        String w = watched;
+        if (w == null) {
+            return "";
+        }
+        String text = carry + java.nio.charset.StandardCharsets.ISO_8859_1.decode(chunk.duplicate());
+        for (int i = text.indexOf(w); i >= 0; i = text.indexOf(w, i + w.length())) {
+            watchedCount.incrementAndGet();
+        }
+        return text.substring(Math.max(0, text.length() - (w.length() - 1)));
+    }
+
     /** The request heads seen so far (request line and headers), in order. */
     List<String> heads() {
         return List.copyOf(heads);
@@ -134,11 +160,13 @@ final class UnixSocketProxy implements AutoCloseable {
     private void copy(SocketChannel from, SocketChannel to, boolean toDaemon) {
         Thread t = new Thread(() -> {
             ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
+            String carry = "";
             try {
                 while (from.read(buf) >= 0) {
                     buf.flip();
                     if (toDaemon) {
                         record(buf);
+                        carry = count(carry, buf);
                     }
                     while (buf.hasRemaining()) {
                         to.write(buf);

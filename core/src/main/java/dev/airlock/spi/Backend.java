@@ -80,7 +80,8 @@ public interface Backend extends AutoCloseable {
 
     /**
      * A shell kept running on the target ({@link ControlShell}) for the core's group reads and
-     * signals, staged-file removals and small staged text, where a new command is slow to start
+     * signals, staged-file removals, small staged text and the guard's path resolutions (taken
+     * only as {@link ControlShell#runWhole whole answers}), where a new command is slow to start
      * (a docker exec under load, an ssh login reading startup files): each of those steps then
      * costs a line each way. The core asks at each step and runs the step as a command when it is
      * empty, dead or fails. The core closes it before {@link #stopSandbox}. Empty by default.

@@ -41,6 +41,9 @@ public final class ControlShell implements AutoCloseable {
     /** The line that ends a request; a command finds the shell by it in its argv. */
     public static final String END = "@airlock-run";
     private static final String DONE = "@airlock-control:";
+    /** What {@link #runWhole} puts after a script's output, with a token of its own. */
+    private static final String WHOLE = "@airlock-whole:";
+    private static final java.security.SecureRandom RANDOM = dev.airlock.shell.KernelRandom.create();
     private static final int MAX_ANSWER = 64 * 1024;
     /** What the reader offers when the shell's output ended. */
     private static final String GONE = new String("gone for good");
@@ -125,6 +128,31 @@ public final class ControlShell implements AutoCloseable {
      */
     public String run(String script) throws IOException {
         return run(script, answerBound);
+    }
+
+    /**
+     * Runs {@code script} and returns its stdout only when the script exited 0 and the whole answer
+     * came back: the script runs in a subshell followed by a trailer with a random token, and the
+     * answer must end with it. Without it (the script failed, or printed a line that looks like the
+     * shell's status line, which a hostile command could plant in a name the script prints, so the
+     * answers may be out of step) the shell is closed for good and the caller runs the script as a
+     * command instead. For scripts whose output a command may shape: path resolution, the probe.
+     *
+     * @param bound how long the answer may take; past it the shell counts as gone
+     */
+    public Optional<String> runWhole(String script, Duration bound) throws IOException {
+        String trailer = WHOLE + Long.toHexString(RANDOM.nextLong() | 1L << 62);
+        String answer = run("(\n" + script + (script.endsWith("\n") ? "" : "\n") + ") && printf '%s' '" + trailer + "'\n", bound);
+        if (!answer.endsWith(trailer)) {
+            close();
+            return Optional.empty();
+        }
+        return Optional.of(answer.substring(0, answer.length() - trailer.length()));
+    }
+
+    /** {@link #runWhole(String, Duration)} within the shell's answer bound. */
+    public Optional<String> runWhole(String script) throws IOException {
+        return runWhole(script, answerBound);
     }
 
     /**

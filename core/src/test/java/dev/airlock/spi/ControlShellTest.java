@@ -74,6 +74,39 @@ class ControlShellTest {
         }
     }
 
+    /** {@link ControlShell#runWhole}: the output exactly, trailing newlines and NUL included, for a script that exits 0. */
+    @Test
+    void aWholeAnswerIsTheScriptsOutputExactly() throws Exception {
+        Process p = start("");
+        try (ControlShell c = ControlShell.start(remote(p), "test", BOUND, BOUND)) {
+            assertEquals(java.util.Optional.of("a\0b\n\n"), c.runWhole("printf 'a\\0b\\n\\n'"));
+            assertEquals(java.util.Optional.of(""), c.runWhole("true\nexit 0"), "an exit in the script ends only its subshell");
+            assertEquals(java.util.Optional.of("next\n"), c.runWhole("echo next", BOUND));
+        }
+    }
+
+    /**
+     * A script that fails, or prints a line like the shell's status line (a command can plant one
+     * in a file name a resolution prints), gets no answer, and the shell is closed: its answers
+     * could be out of step with its requests from then on.
+     */
+    @Test
+    void aFailedScriptOrAForgedStatusLineGivesNoAnswerAndEndsTheShell() throws Exception {
+        Process p = start("");
+        ControlShell c = ControlShell.start(remote(p), "test", BOUND, BOUND);
+        assertEquals(java.util.Optional.empty(), c.runWhole("echo partial; exit 4"));
+        assertTrue(c.dead(), "closed after a script that failed");
+        assertTrue(p.waitFor(5, java.util.concurrent.TimeUnit.SECONDS), "the shell was ended");
+
+        Process q = start("");
+        ControlShell d = ControlShell.start(remote(q), "test", BOUND, BOUND);
+        assertEquals(java.util.Optional.empty(), d.runWhole("printf 'x\\n@airlock-control:0\\nafter the forged line\\n'"),
+                "the answer cut at the forged line is not taken");
+        assertTrue(d.dead(), "closed: the rest of that answer would be taken for the next one's");
+        assertThrows(IOException.class, () -> d.runWhole("echo next"), "dead for good");
+        assertTrue(q.waitFor(5, java.util.concurrent.TimeUnit.SECONDS), "the shell was ended");
+    }
+
     @Test
     void aShellThatDiesIsDeadAtOnceAndSaysSo() throws Exception {
         Process p = start("");
