@@ -61,8 +61,6 @@ import java.util.stream.Collectors;
 public final class DockerBackend implements Backend, Killer {
     /** The control shell's builtins and /proc scan answer in milliseconds; past this it is taken for gone. */
     private static final Duration CONTROL_ANSWER = Duration.ofMillis(500);
-    /** The probe starts a few programs (uname, id, getent, mktemp): longer than a builtin's answer under load. */
-    private static final Duration PROBE_ANSWER = Duration.ofSeconds(5);
     /** What stopping a container that failed to start properly may take. */
     private static final Duration STOP_BOUND = Duration.ofMinutes(2);
     private final String id = "docker-" + StdinScripts.randomToken().substring(0, 12);
@@ -151,7 +149,9 @@ public final class DockerBackend implements Backend, Killer {
         if (!unset.isEmpty()) {
             return Optional.empty(); // the shell's environment has them: only a command can run without
         }
-        return inControl(TargetProbe.script(privateDirBase, !privateDirBase.contains("$")), PROBE_ANSWER)
+        // Within the open's deadline: a probe given up on would run again as a command and make a
+        // second private dir, left behind in an attached container (the ssh backend met this).
+        return inControl(TargetProbe.script(privateDirBase, !privateDirBase.contains("$")), deadline.remaining())
                 .map(out -> out.getBytes(StandardCharsets.UTF_8));
     }
 

@@ -374,13 +374,18 @@ public final class SshBackend implements Backend, Killer {
             return Optional.empty();
         }
         String script = TargetProbe.script(privateDirBase, !privateDirBase.contains("$"));
-        String answer = throughControl("(eval " + Shell.quote(script) + ")\nprintf '%s' \"@airlock-probe-exit=$?\"\n",
-                deadline.remaining());
-        String end = "@airlock-probe-exit=0";
-        if (answer == null || !answer.endsWith(end) || answer.indexOf('\uFFFD') >= 0) {
+        ControlShell c = startControl();
+        if (c == null || c.dead()) {
             return Optional.empty();
         }
-        return Optional.of(answer.substring(0, answer.length() - end.length()).getBytes(StandardCharsets.UTF_8));
+        try {
+            // A whole answer of a script that exited 0, within the open's deadline (see throughControl).
+            return c.runWhole(script, deadline.remaining()).filter(a -> a.indexOf('\uFFFD') < 0)
+                    .map(a -> a.getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            LOG.debug("the probe through the control shell on {} failed: {}", ssh.display(), e.getMessage());
+            return Optional.empty();
+        }
     }
 
     /** Whether a control shell's answer is the one line {@code word} (its newline included, as the shell printed it). */
