@@ -98,6 +98,14 @@ try {
 } catch (ex) {
   if (ex.code !== 3) fail(`a sandbox with pty: true: expected gRPC code 3 (INVALID_ARGUMENT), got ${ex.code}: ${ex.message}`);
 }
+// So is a sandbox command (its entrypoint): the service would run it and end the sandbox with it.
+try {
+  const cmdSb = await modal.sandboxes.create(app, image, { command: ["sleep", "1"] });
+  await cmdSb.terminate();
+  fail("a sandbox with a command (entrypoint) was made");
+} catch (ex) {
+  if (ex.code !== 3) fail(`a sandbox with a command: expected gRPC code 3 (INVALID_ARGUMENT), got ${ex.code}: ${ex.message}`);
+}
 const nt = await sb.exec(["sh", "-c", "tty; echo err >&2"]);
 const ntOut = await nt.stdout.readText();
 const ntErr = await nt.stderr.readText();

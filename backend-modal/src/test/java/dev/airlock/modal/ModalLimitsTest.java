@@ -49,6 +49,14 @@ class ModalLimitsTest {
                         + " 344064 MiB (336 GiB))");
     }
 
+    /** The SDK's {@code command} (an entrypoint) is refused, never dropped: the emulator runs no entrypoint. */
+    @Test
+    void anEntrypointIsRefusedNotIgnored() {
+        assertRefused(Sandbox.newBuilder().setTimeoutSecs(60).addEntrypointArgs("sleep").addEntrypointArgs("1"),
+                "Modal refused SandboxCreate (INVALID_ARGUMENT) (entrypoint_args on a sandbox are not run by this emulator;"
+                        + " create it without a command and exec the command instead)");
+    }
+
     @Test
     void theClientSaysSoInOneLine() {
         long live = ((dev.airlock.modal.emulator.ModalEmulator) EMULATOR.served.emulator()).liveSandboxes();

@@ -201,6 +201,19 @@ final class ModalState {
         }
     }
 
+    /**
+     * An entrypoint ({@code entrypoint_args}, the SDK's {@code command}) is refused INVALID_ARGUMENT
+     * (emulator wording), never dropped: the service runs it as the sandbox's main process and ends
+     * the sandbox with it, which this emulator does not. A sandbox without one stays up until its
+     * timeout or a terminate, as on the service.
+     */
+    static void checkEntrypoint(Sandbox def) {
+        if (def.getEntrypointArgsCount() > 0) {
+            throw Status.INVALID_ARGUMENT.withDescription("entrypoint_args on a sandbox are not run by this emulator;"
+                    + " create it without a command and exec the command instead").asRuntimeException();
+        }
+    }
+
     /** Each declared port a TCP port, once. */
     static void checkPorts(Sandbox def) {
         java.util.Set<Integer> seen = new java.util.HashSet<>();
@@ -228,6 +241,7 @@ final class ModalState {
         checkNetwork(def);
         checkPorts(def);
         checkPty(def);
+        checkEntrypoint(def);
         if (!knowsImage(def.getImageId())) {
             throw SnapshotImages.unknown(def.getImageId());
         }
