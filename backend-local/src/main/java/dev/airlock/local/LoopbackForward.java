@@ -1,19 +1,17 @@
 package dev.airlock.local;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.spi.LoopbackListener;
+
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -48,14 +46,12 @@ final class LoopbackForward implements AutoCloseable {
 
     private final int port;
     private final List<String> relayArgv;
-    private final ServerSocket listener;
-    private final Set<Connection> open = ConcurrentHashMap.newKeySet();
+    private LoopbackListener listener;
     private volatile boolean closed;
 
-    private LoopbackForward(int port, List<String> relayArgv, ServerSocket listener) {
+    private LoopbackForward(int port, List<String> relayArgv) {
         this.port = port;
         this.relayArgv = relayArgv;
-        this.listener = listener;
     }
 
     /**
@@ -80,55 +76,25 @@ final class LoopbackForward implements AutoCloseable {
             argv.addAll(List.of("--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"));
         });
         argv.addAll(List.of(bash.toString(), "-c", RELAY, "airlock-relay", Integer.toString(port)));
-        LoopbackForward f = new LoopbackForward(port, List.copyOf(argv),
-                new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
-        Thread accept = new Thread(f::acceptLoop, "airlock-" + environment + "-port-" + port);
-        accept.setDaemon(true);
-        accept.start();
+        LoopbackForward f = new LoopbackForward(port, List.copyOf(argv));
+        f.listener = LoopbackListener.start("airlock-" + environment + "-port-" + port, client -> f.new Connection(client));
         return f;
     }
 
     /** {@code http://127.0.0.1:N/}, N the listener's port. */
     URI url() {
-        return URI.create("http://127.0.0.1:" + listener.getLocalPort() + "/");
-    }
-
-    private void acceptLoop() {
-        while (!closed) {
-            Socket client;
-            try {
-                client = listener.accept();
-            } catch (IOException e) {
-                return; // closed
-            }
-            Connection c = new Connection(client);
-            open.add(c);
-            if (closed) {
-                c.close();
-                return;
-            }
-            Thread t = new Thread(c::run, Thread.currentThread().getName() + "-conn");
-            t.setDaemon(true);
-            t.start();
-        }
+        return listener.url();
     }
 
     /** Ends the listener, every connection and every relay. Idempotent. */
     @Override
     public void close() {
         closed = true;
-        try {
-            listener.close();
-        } catch (IOException e) {
-            // closing a listener: nothing more to free
-        }
-        for (Connection c : List.copyOf(open)) {
-            c.close();
-        }
+        listener.close();
     }
 
     /** One client connection and its relay. */
-    private final class Connection {
+    private final class Connection implements LoopbackListener.Carrier {
         private final Socket client;
         private volatile Process relay;
 
@@ -136,7 +102,8 @@ final class LoopbackForward implements AutoCloseable {
             this.client = client;
         }
 
-        void run() {
+        @Override
+        public void carry() {
             try {
                 Process p = new ProcessBuilder(relayArgv).redirectError(ProcessBuilder.Redirect.DISCARD).start();
                 relay = p;
@@ -156,9 +123,7 @@ final class LoopbackForward implements AutoCloseable {
                 // the client went away, or the relay was ended: nothing more to carry
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-            } finally {
-                close();
-            }
+            } // the listener closes the connection and ends the relay when this returns
         }
 
         /** The client's bytes to the relay; its end of input closes the relay's stdin. */
@@ -181,8 +146,8 @@ final class LoopbackForward implements AutoCloseable {
             return total;
         }
 
-        void close() {
-            open.remove(this);
+        @Override
+        public void close() {
             try {
                 client.close();
             } catch (IOException e) {

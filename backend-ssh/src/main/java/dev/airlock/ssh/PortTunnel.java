@@ -1,16 +1,13 @@
 package dev.airlock.ssh;
 
+import dev.airlock.spi.LoopbackListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,43 +29,33 @@ final class PortTunnel implements AutoCloseable {
     private final Connections connections;
     private final int remotePort;
     private final String host;
-    private final ServerSocket listener;
-    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private LoopbackListener listener;
 
-    private PortTunnel(Connections connections, int remotePort, String host, ServerSocket listener) {
+    private PortTunnel(Connections connections, int remotePort, String host) {
         this.connections = connections;
         this.remotePort = remotePort;
         this.host = host;
-        this.listener = listener;
     }
 
     /** Listens on a free port of this machine's loopback and starts accepting. */
     static PortTunnel open(Connections connections, int remotePort, String host) throws IOException {
-        PortTunnel t = new PortTunnel(connections, remotePort, host, new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
-        daemon("airlock-ssh-port-" + remotePort, t::accept).start();
+        PortTunnel t = new PortTunnel(connections, remotePort, host);
+        t.listener = LoopbackListener.start("airlock-ssh-port-" + remotePort, s -> new LoopbackListener.Carrier() {
+            @Override
+            public void carry() {
+                t.serve(s);
+            }
+
+            @Override
+            public void close() {
+                closeQuietly(s); // the channel's stream ends with it, and serve's try closes the channel
+            }
+        });
         return t;
     }
 
     int localPort() {
-        return listener.getLocalPort();
-    }
-
-    private void accept() {
-        while (true) {
-            Socket s;
-            try {
-                s = listener.accept();
-            } catch (IOException e) {
-                return; // closed
-            }
-            open.add(s);
-            if (listener.isClosed()) {
-                closeQuietly(s);
-                open.remove(s);
-                return;
-            }
-            daemon("airlock-ssh-port-" + remotePort + "-conn", () -> serve(s)).start();
-        }
+        return listener.port();
     }
 
     /** Carries one connection: the host's bytes back on a second thread, ours out on this one. */
@@ -100,10 +87,7 @@ final class PortTunnel implements AutoCloseable {
             LOG.debug("port {} of {}: {}", remotePort, host, e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } finally {
-            closeQuietly(s);
-            open.remove(s);
-        }
+        } // the listener closes the socket when this returns
     }
 
     private static void copy(InputStream in, OutputStream out) throws IOException {
@@ -118,14 +102,7 @@ final class PortTunnel implements AutoCloseable {
     /** No new connection is accepted, and the ones carried end. */
     @Override
     public void close() {
-        try {
-            listener.close();
-        } catch (IOException e) {
-            LOG.debug("closing the listener of port {} failed: {}", remotePort, e.getMessage());
-        }
-        for (Socket s : open) {
-            closeQuietly(s);
-        }
+        listener.close();
     }
 
     private static void closeQuietly(Socket s) {

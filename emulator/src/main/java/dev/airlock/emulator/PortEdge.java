@@ -1,10 +1,10 @@
 package dev.airlock.emulator;
 
+import dev.airlock.spi.LoopbackListener;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.time.Duration;
@@ -12,9 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -78,15 +76,13 @@ public final class PortEdge implements AutoCloseable {
     private final EmulatedSandbox sandbox;
     private final int port;
     private final Gate gate;
-    private final ServerSocket listener;
-    private final Set<Connection> open = ConcurrentHashMap.newKeySet();
+    private LoopbackListener listener;
     private volatile boolean closed;
 
-    private PortEdge(EmulatedSandbox sandbox, int port, Gate gate, ServerSocket listener) {
+    private PortEdge(EmulatedSandbox sandbox, int port, Gate gate) {
         this.sandbox = sandbox;
         this.port = port;
         this.gate = gate;
-        this.listener = listener;
     }
 
     /**
@@ -108,15 +104,13 @@ public final class PortEdge implements AutoCloseable {
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("not a TCP port: " + port);
         }
-        PortEdge edge = new PortEdge(sandbox, port, Objects.requireNonNull(gate, "gate"),
-                new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+        PortEdge edge = new PortEdge(sandbox, port, Objects.requireNonNull(gate, "gate"));
+        edge.listener = LoopbackListener.start("airlock-emulator-edge-" + sandbox.id() + "-" + port,
+                client -> edge.new Connection(client));
         if (!sandbox.addEdge(edge)) {
             edge.listener.close();
             throw new IllegalStateException("sandbox " + sandbox.id() + " is stopped");
         }
-        Thread accept = new Thread(edge::acceptLoop, "airlock-emulator-edge-" + sandbox.id() + "-" + port);
-        accept.setDaemon(true);
-        accept.start();
         return edge;
     }
 
@@ -127,37 +121,17 @@ public final class PortEdge implements AutoCloseable {
 
     /** The port this edge listens on, on {@code 127.0.0.1}. */
     public int port() {
-        return listener.getLocalPort();
+        return listener.port();
     }
 
     /** The edge's loopback host, {@code 127.0.0.1}. */
     public String host() {
-        return listener.getInetAddress().getHostAddress();
+        return "127.0.0.1";
     }
 
     /** {@code http://127.0.0.1:PORT/}. */
     public URI url() {
-        return URI.create("http://" + host() + ":" + port() + "/");
-    }
-
-    private void acceptLoop() {
-        while (!closed) {
-            Socket client;
-            try {
-                client = listener.accept();
-            } catch (IOException e) {
-                return; // closed
-            }
-            Connection c = new Connection(client);
-            open.add(c);
-            if (closed) {
-                c.close();
-                return;
-            }
-            Thread t = new Thread(c::run, "airlock-emulator-edge-" + sandbox.id() + "-" + port + "-conn");
-            t.setDaemon(true);
-            t.start();
-        }
+        return listener.url();
     }
 
     /** Ends the listener and every connection and relay it carries. Idempotent. */
@@ -165,14 +139,7 @@ public final class PortEdge implements AutoCloseable {
     public void close() {
         closed = true;
         sandbox.removeEdge(this);
-        try {
-            listener.close();
-        } catch (IOException e) {
-            // closing a listener: nothing more to free
-        }
-        for (Connection c : List.copyOf(open)) {
-            c.close();
-        }
+        listener.close();
     }
 
     @Override
@@ -181,7 +148,7 @@ public final class PortEdge implements AutoCloseable {
     }
 
     /** One client connection and its relay in the sandbox. */
-    private final class Connection {
+    private final class Connection implements LoopbackListener.Carrier {
         private final Socket client;
         private volatile SandboxProcess relay;
 
@@ -189,7 +156,8 @@ public final class PortEdge implements AutoCloseable {
             this.client = client;
         }
 
-        void run() {
+        @Override
+        public void carry() {
             try {
                 byte[] first;
                 if (gate == Gate.OPEN) {
@@ -276,8 +244,8 @@ public final class PortEdge implements AutoCloseable {
             close();
         }
 
-        void close() {
-            open.remove(this);
+        @Override
+        public void close() {
             try {
                 client.close();
             } catch (IOException e) {
