@@ -4,14 +4,13 @@ import dev.airlock.Capabilities;
 import dev.airlock.DeniedException;
 import dev.airlock.StdinMode;
 import dev.airlock.spi.ControlShell;
+import dev.airlock.spi.HostProcesses;
 import dev.airlock.spi.RemoteProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,7 +18,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalLong;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -116,31 +114,6 @@ class ControlShellGuardTest {
     }
 
     private static RemoteProcess remote(Process p) {
-        return new RemoteProcess() {
-            @Override
-            public OutputStream stdin() {
-                return p.getOutputStream();
-            }
-
-            @Override
-            public InputStream stdout() {
-                return p.getInputStream();
-            }
-
-            @Override
-            public InputStream stderr() {
-                return p.getErrorStream();
-            }
-
-            @Override
-            public int waitFor() throws InterruptedException {
-                return p.waitFor();
-            }
-
-            @Override
-            public OptionalLong processGroup() {
-                return OptionalLong.empty();
-            }
-        };
+        return HostProcesses.remote(p);
     }
 }

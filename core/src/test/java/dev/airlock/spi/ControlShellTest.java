@@ -3,10 +3,7 @@ package dev.airlock.spi;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.time.Duration;
-import java.util.OptionalLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -22,32 +19,7 @@ class ControlShellTest {
     }
 
     private static RemoteProcess remote(Process p) {
-        return new RemoteProcess() {
-            @Override
-            public OutputStream stdin() {
-                return p.getOutputStream();
-            }
-
-            @Override
-            public InputStream stdout() {
-                return p.getInputStream();
-            }
-
-            @Override
-            public InputStream stderr() {
-                return p.getErrorStream();
-            }
-
-            @Override
-            public int waitFor() throws InterruptedException {
-                return p.waitFor();
-            }
-
-            @Override
-            public OptionalLong processGroup() {
-                return OptionalLong.empty();
-            }
-        };
+        return HostProcesses.remote(p);
     }
 
     @Test
