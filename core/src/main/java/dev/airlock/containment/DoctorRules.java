@@ -210,6 +210,11 @@ final class DoctorRules {
             return new Row("network", Verdict.LEAKS, "airlock.network=off was asked, but the probe found " + routes
                     + " route(s) out of the sandbox");
         }
+        if ("allowlist".equals(f.get("network_asked"))) {
+            // The service filters outside the sandbox; nothing inside shows its rules, so no verdict of enforcement.
+            return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox;"
+                    + " airlock.network=allowlist is the service's filter outside it, which no probe inside can read");
+        }
         return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox:"
                 + " commands reach a network (airlock.network=off cuts it where the backend can)");
     }

@@ -133,6 +133,10 @@ class DoctorJudgeTest {
         DoctorReport.Row on = Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow();
         assertEquals(Verdict.NOT_APPLICABLE, on.verdict());
         assertTrue(on.evidence().contains("found 3 route(s) out of the sandbox"), on.evidence());
+        f.put("network_asked", "allowlist");
+        DoctorReport.Row listed = Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow();
+        assertEquals(Verdict.NOT_APPLICABLE, listed.verdict(), "an allowlist the probe cannot see must not be called enforced");
+        assertTrue(listed.evidence().contains("the service's filter outside it, which no probe inside can read"), listed.evidence());
         f.put("network_asked", "off");
         DoctorReport.Row asked = Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow();
         assertEquals(Verdict.LEAKS, asked.verdict(), "off was asked but the probe found routes: " + asked.evidence());
