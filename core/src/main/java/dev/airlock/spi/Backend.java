@@ -85,6 +85,10 @@ public interface Backend extends AutoCloseable {
      * (a docker exec under load, an ssh login reading startup files): each of those steps then
      * costs a line each way. The core asks at each step and runs the step as a command when it is
      * empty, dead or fails. The core closes it before {@link #stopSandbox}. Empty by default.
+     *
+     * <p>It must run where commands run, as their user, with their view of the filesystem (the same
+     * container, host and mounts): the guard judges a path by what this shell resolves it to, so a
+     * shell outside a sandbox's mounts would judge paths the commands never see.
      */
     default Optional<ControlShell> controlShell() {
         return Optional.empty();
