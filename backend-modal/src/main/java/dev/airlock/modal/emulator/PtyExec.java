@@ -1,6 +1,7 @@
 package dev.airlock.modal.emulator;
 
 import dev.airlock.modal.proto.PTYInfo;
+import dev.airlock.shell.Shell;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -37,10 +38,10 @@ final class PtyExec {
             sh.append("stty rows ").append(info.getWinszRows()).append(" cols ").append(info.getWinszCols()).append(" 2>/dev/null; ");
         }
         String shell = env.get("SHELL");
-        sh.append(shell == null ? "unset SHELL; " : "SHELL=" + quote(shell) + "; export SHELL; ");
+        sh.append(shell == null ? "unset SHELL; " : "SHELL=" + Shell.quote(shell) + "; export SHELL; ");
         sh.append("exec");
         for (String a : argv) {
-            sh.append(' ').append(quote(a));
+            sh.append(' ').append(Shell.quote(a));
         }
         return List.of("script", "-q", "-e", "-c", sh.toString(), "/dev/null");
     }
@@ -59,10 +60,5 @@ final class PtyExec {
         if (!value.isEmpty()) {
             env.put(name, value);
         }
-    }
-
-    /** {@code s} as one word of a POSIX shell. */
-    static String quote(String s) {
-        return "'" + s.replace("'", "'\\''") + "'";
     }
 }
