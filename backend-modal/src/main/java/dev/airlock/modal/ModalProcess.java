@@ -54,12 +54,18 @@ final class ModalProcess implements RemoteProcess {
     private volatile long lastActivity = System.nanoTime();
     /** An output could not be read to its end (resumes spent, or a failure that is not retried). */
     private volatile boolean cutShort;
+    /** Asks the service whether the sandbox has ended: its one line then, else empty. */
+    private final java.util.function.Supplier<java.util.Optional<dev.airlock.AirlockException>> sandboxEnded;
+    /** Set when the sandbox ended under this exec: what {@link #lostReason} answers. */
+    private volatile dev.airlock.AirlockException ended;
 
-    ModalProcess(ModalClient client, String taskId, String execId, String sandboxId) {
+    ModalProcess(ModalClient client, String taskId, String execId, String sandboxId,
+            java.util.function.Supplier<java.util.Optional<dev.airlock.AirlockException>> sandboxEnded) {
         this.client = client;
         this.taskId = taskId;
         this.execId = execId;
         this.resource = Resource.sandbox(sandboxId);
+        this.sandboxEnded = sandboxEnded;
     }
 
     void startReaders() {
@@ -203,17 +209,43 @@ final class ModalProcess implements RemoteProcess {
                 }
                 TaskExecWaitResponse r = w.get();
                 if (r.hasSignal()) {
-                    return unlessCutShort(ProcessEnd.signalled(r.getSignal()));
+                    return r.getSignal() == SIGKILL ? unlessSandboxEnded(ProcessEnd.signalled(SIGKILL))
+                            : unlessCutShort(ProcessEnd.signalled(r.getSignal()));
                 }
                 if (r.hasCode()) {
-                    return unlessCutShort(ProcessEnd.exited(r.getCode()));
+                    // 137: a shell's report of a child killed by SIGKILL, as the sandbox's end does
+                    return r.getCode() == 128 + SIGKILL ? unlessSandboxEnded(ProcessEnd.exited(r.getCode()))
+                            : unlessCutShort(ProcessEnd.exited(r.getCode()));
                 }
-                return ProcessEnd.lost(); // the service must always say code or signal
+                return unlessSandboxEnded(ProcessEnd.lost()); // the service must always say code or signal
             } catch (RuntimeException e) {
                 LOG.warn("the exit status of exec {} could not be read: {}", execId, e.getMessage());
-                return ProcessEnd.lost();
+                return unlessSandboxEnded(ProcessEnd.lost());
             }
         }
+    }
+
+    private static final int SIGKILL = 9;
+
+    /**
+     * {@code end}, unless the sandbox ended under the command: its end (killed, or no status) is
+     * then the sandbox's, not the command's, and the exec fails with the sandbox's ended line
+     * ({@link #lostReason}) rather than passing 137 for the command's own exit. Asked only for a
+     * kill (signal 9, or the 137 the wrapping shell reports for its killed child) or a lost end,
+     * so a command's ordinary exit costs no round trip.
+     */
+    private ProcessEnd unlessSandboxEnded(ProcessEnd end) throws InterruptedException {
+        java.util.Optional<dev.airlock.AirlockException> why = sandboxEnded.get();
+        if (why.isPresent()) {
+            ended = why.get();
+            return ProcessEnd.lost();
+        }
+        return end instanceof ProcessEnd.Lost ? end : unlessCutShort(end);
+    }
+
+    @Override
+    public java.util.Optional<dev.airlock.AirlockException> lostReason() {
+        return java.util.Optional.ofNullable(ended);
     }
 
     /** Empty: the core's launcher record names the group (the shell leads it, see {@link ModalBackend#WRAPPER}). */

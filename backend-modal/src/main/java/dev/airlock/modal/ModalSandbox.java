@@ -272,12 +272,29 @@ final class ModalSandbox implements AutoCloseable {
      */
     private RuntimeException endedOr(RuntimeException refused) {
         try {
-            SandboxGetTaskIdResponse r = taskState();
-            return r.hasTaskResult() && r.getTaskResult().getStatus() != 0 ? ended(r) : refused;
+            return askEnded().<RuntimeException>map(e -> e).orElse(refused);
         } catch (RuntimeException unknown) {
             refused.addSuppressed(unknown);
             return refused;
         }
+    }
+
+    /**
+     * The sandbox's ended line when the service says it has ended (asked after an exec was killed
+     * or lost its status: the ttl may have run out under it), else empty, also when the service
+     * cannot be asked (the exec's own end then stands).
+     */
+    private java.util.Optional<dev.airlock.AirlockException> endedNow() {
+        try {
+            return askEnded().map(e -> e);
+        } catch (RuntimeException unknown) {
+            return java.util.Optional.empty();
+        }
+    }
+
+    private java.util.Optional<dev.airlock.BackendUnavailableException> askEnded() {
+        SandboxGetTaskIdResponse r = taskState();
+        return r.hasTaskResult() && r.getTaskResult().getStatus() != 0 ? java.util.Optional.of(ended(r)) : java.util.Optional.empty();
     }
 
     /**
@@ -305,7 +322,7 @@ final class ModalSandbox implements AutoCloseable {
         } catch (BackendException refused) {
             throw endedOr(refused);
         }
-        ModalProcess p = new ModalProcess(client, task, execId, sandboxId);
+        ModalProcess p = new ModalProcess(client, task, execId, sandboxId, this::endedNow);
         p.startReaders();
         return p;
     }

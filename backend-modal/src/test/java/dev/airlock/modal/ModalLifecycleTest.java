@@ -108,6 +108,34 @@ class ModalLifecycleTest {
         assertEquals("--ttl 90000s is beyond Modal's sandbox lifetime: 1s to 24h", tooLong.getMessage());
     }
 
+    /**
+     * A sandbox that ends under a running command (its ttl, or {@code down} from elsewhere) kills
+     * the command with it: the exec fails with the sandbox's ended line, never passes the kill's
+     * 137 for the command's own exit (CI once saw the target probe of an attach fail with "exit
+     * 137" when the ttl ran out during it).
+     */
+    @Test
+    void aCommandTheSandboxEndsUnderFailsWithTheEndedLineNotExit137() throws Exception {
+        ModalProvider p = new ModalProvider();
+        String id = p.up(EMULATOR.settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
+        var attach = EMULATOR.settings().with(ModalSettings.SANDBOX_ID, id);
+        try (Environment a = p.open(OpenContext.of(attach))) {
+            var running = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> a.exec(ExecRequest.of("touch /tmp/started; sleep 60")));
+            try (Environment b = p.open(OpenContext.of(attach))) {
+                long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+                while (!b.exec(ExecRequest.of("test -f /tmp/started")).succeeded() && System.nanoTime() < end) {
+                    Thread.sleep(100);
+                }
+            }
+            p.down(EMULATOR.settings(), id);
+            java.util.concurrent.ExecutionException failed = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> running.get(60, java.util.concurrent.TimeUnit.SECONDS), () -> "the exec passed: " + running.join());
+            assertTrue(failed.getCause() instanceof dev.airlock.AirlockException, String.valueOf(failed.getCause()));
+            assertEndedLine(id, (Exception) failed.getCause());
+        }
+    }
+
     private static void assertEndedLine(String id, Exception e) {
         assertTrue(e.getMessage().startsWith("the Modal sandbox " + id + " has ended")
                 && e.getMessage().endsWith("make a new one with 'airlock --backend modal up --ttl DURATION' and attach to that")
