@@ -247,9 +247,40 @@ public final class DaytonaBackend implements Backend, Stager, Killer {
             throw new IOException(e.getMessage(), e);
         }
         long handle = handles.incrementAndGet();
-        DaytonaProcess p = new DaytonaProcess(toolbox, handle, session, cmd, out, err, () -> running.remove(handle));
+        DaytonaProcess p = new DaytonaProcess(toolbox, handle, session, cmd, out, err, () -> running.remove(handle),
+                this::endedNow);
         running.put(handle, p);
         return p;
+    }
+
+    /** The states of a sandbox that runs no more commands until someone starts (or re-creates) it. */
+    private static final java.util.Set<String> ENDED_STATES =
+            java.util.Set.of("stopping", "stopped", "destroying", "destroyed", "archiving", "archived", "error", "build_failed");
+
+    /**
+     * One line saying the sandbox ended, when the service says so (asked after a command's end was
+     * lost: the sandbox may have been stopped or deleted under it); empty while it is started, and
+     * when the service cannot be asked (the lost connection then stands).
+     */
+    private Optional<AirlockException> endedNow() {
+        String state;
+        try {
+            state = api.get(sandboxId).path("state").asText("");
+        } catch (dev.airlock.EnvironmentClosedException gone) {
+            state = "deleted";
+        } catch (AirlockException e) {
+            if (!(e.getCause() instanceof WireFailure w && w.httpStatus() == 404)) {
+                return Optional.empty();
+            }
+            state = "deleted";
+        }
+        if (!state.equals("deleted") && !ENDED_STATES.contains(state)) {
+            return Optional.empty();
+        }
+        return Optional.of(new dev.airlock.BackendUnavailableException("the Daytona sandbox " + sandboxId + " has ended (it is "
+                + state + ", which ended its commands)" + (attached
+                ? "; make a new one with 'airlock --backend daytona up --ttl DURATION' and attach to that"
+                : "; open a new environment")));
     }
 
     /**

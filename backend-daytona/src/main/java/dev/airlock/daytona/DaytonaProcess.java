@@ -35,14 +35,19 @@ final class DaytonaProcess implements RemoteProcess {
     private final Tail out;
     private final Tail err;
     private final Runnable onRelease;
+    /** Asks the service whether the sandbox has ended: its one line then, else empty. */
+    private final java.util.function.Supplier<Optional<AirlockException>> sandboxEnded;
+    /** Set when the sandbox ended under this command: what {@link #lostReason} answers. */
+    private volatile AirlockException ended;
     private final AtomicBoolean released = new AtomicBoolean();
     private volatile boolean killed;
     private volatile boolean sessionDeleted;
     private Integer exit;
 
     DaytonaProcess(DaytonaApi.Toolbox toolbox, long handle, String session, String cmdId, String outPath, String errPath,
-                   Runnable onRelease) {
+                   Runnable onRelease, java.util.function.Supplier<Optional<AirlockException>> sandboxEnded) {
         this.toolbox = toolbox;
+        this.sandboxEnded = sandboxEnded;
         this.handle = handle;
         this.session = session;
         this.cmdId = cmdId;
@@ -110,8 +115,20 @@ final class DaytonaProcess implements RemoteProcess {
             // output. Reporting the end as lost makes the exec fail with a typed error instead.
             code = NO_STATUS;
         }
+        if (code == NO_STATUS) {
+            ended = sandboxEnded.get().orElse(null); // the sandbox's end, not the connection's
+        }
         exit = code;
         return code;
+    }
+
+    /**
+     * The sandbox's ended line when the service said, after this command's end was lost, that the
+     * sandbox is gone (stopped, deleted, in error): its end took the command with it.
+     */
+    @Override
+    public Optional<AirlockException> lostReason() {
+        return Optional.ofNullable(ended);
     }
 
     /**

@@ -294,6 +294,33 @@ class DaytonaEnvironmentTest {
         assertThrows(ConfigurationException.class, () -> p.down(settings(), id));
     }
 
+    /**
+     * A sandbox removed under a running command (down from elsewhere, or the service's auto-delete)
+     * ends the command with it: the exec fails with one line saying the sandbox is gone and what
+     * to do, not "the connection was lost" (and no kill is tried over a connection to nothing).
+     */
+    @Test
+    void aCommandTheSandboxEndsUnderFailsWithTheEndedLine() throws Exception {
+        start(FaultPlan.none());
+        DaytonaProvider p = new DaytonaProvider();
+        String id = p.up(settings(), Duration.ofMinutes(90));
+        try (Environment env = open(settings(DaytonaSettings.SANDBOX_ID, id))) {
+            var running = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> env.exec(ExecRequest.of("touch /tmp/started; sleep 60")));
+            long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+            while (!env.exec(ExecRequest.of("test -f /tmp/started")).succeeded() && System.nanoTime() < end) {
+                Thread.sleep(100);
+            }
+            p.down(settings(), id);
+            java.util.concurrent.ExecutionException failed = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> running.get(60, java.util.concurrent.TimeUnit.SECONDS), () -> "the exec passed: " + running.join());
+            String line = failed.getCause().getMessage();
+            assertTrue(failed.getCause() instanceof dev.airlock.BackendUnavailableException, failed.getCause() + "");
+            assertEquals("the Daytona sandbox " + id + " has ended (it is deleted, which ended its commands); make a new one"
+                    + " with 'airlock --backend daytona up --ttl DURATION' and attach to that", line);
+        }
+    }
+
     @Test
     void gcRemovesOrphansButKeepsWhatUpMade() throws IOException {
         start(FaultPlan.none());
