@@ -198,17 +198,24 @@ final class NamespaceFirewall {
      */
     static void enforce(Plan plan, long pid, String containerId) {
         String cid = DockerDaemon.shortId(containerId);
-        Path proc = Path.of("/proc", Long.toString(pid));
-        String cmdline;
+        String cgroup;
         try {
-            cmdline = new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8);
+            cgroup = Files.readString(Path.of("/proc", Long.toString(pid), "cgroup"));
         } catch (IOException e) {
-            cmdline = "";
+            cgroup = "";
         }
-        // --init makes docker-init the container's first process: anything else is another pid namespace's process.
-        if (pid <= 0 || !cmdline.contains("docker-init")) {
+        // The process's cgroup names its container: else the pid is another pid namespace's (a daemon elsewhere).
+        if (pid <= 0 || !cgroup.contains(containerId)) {
             throw new BackendException("airlock.network=allowlist: the process " + pid + " of container " + cid
-                    + " is not visible on this machine, so its network cannot be filtered; run Airlock where dockerd runs");
+                    + " is not visible on this machine, so its network cannot be filtered; run Airlock where the daemon"
+                    + " runs; the container was removed");
+        }
+        // Never the host's network: a rule set written there would cut this machine off (a mistake upstream, a
+        // network mode that shares a namespace, must not come to that).
+        String net = namespace(Path.of("/proc", Long.toString(pid), "ns", "net"));
+        if (net.isEmpty() || net.equals(namespace(Path.of("/proc/self/ns/net"))) || net.equals(namespace(Path.of("/proc/1/ns/net")))) {
+            throw new BackendException("airlock.network=allowlist: container " + cid + " does not have a network namespace"
+                    + " of its own (" + (net.isEmpty() ? "unreadable" : net) + "), so no rules were written; the container was removed");
         }
         Result put = run(List.of(tool("nsenter"), "-t", Long.toString(pid), "-n", tool("nft"), "-f", "-"), ruleset(plan));
         if (put.exit != 0) {
@@ -253,6 +260,15 @@ final class NamespaceFirewall {
             return Optional.of(gateway + ":" + port + " (not on the list) was unreachable from inside: " + firstLine(r.err));
         } catch (IOException e) {
             return Optional.empty(); // no listener on the gateway here: nothing to check with
+        }
+    }
+
+    /** A namespace link's target ({@code net:[4026531833]}), or empty when it cannot be read. */
+    private static String namespace(Path link) {
+        try {
+            return Files.readSymbolicLink(link).toString();
+        } catch (IOException | UnsupportedOperationException e) {
+            return "";
         }
     }
 

@@ -148,11 +148,12 @@ class DockerAllowlistTest {
     }
 
     @Test
-    void theCheckAtOpenIsWhatDoctorReports() {
+    void doctorReportsWhatTheCheckFromInsideFound() {
         try (Environment env = Environments.open(allowlist())) {
-            String isolation = DockerBackend.of(env).isolation();
-            assertTrue(isolation.matches(".*verified: " + Pattern.quote(gateway) + ":\\d+ \\(not on the list\\) was unreachable"
-                    + " from inside: .*No route to host.*"), isolation);
+            dev.airlock.containment.DoctorReport report = dev.airlock.containment.Doctor.report(env, allowlist());
+            assertTrue(report.isolation().matches(".*verified: " + Pattern.quote(gateway) + ":\\d+ \\(not on the list\\) was"
+                    + " unreachable from inside: .*No route to host.*"), report.isolation());
+            assertTrue(report.toText().contains("not on the list) was unreachable from inside"), report.toText());
         }
     }
 
