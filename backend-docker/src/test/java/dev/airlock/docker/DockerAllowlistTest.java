@@ -172,6 +172,22 @@ class DockerAllowlistTest {
     }
 
     @Test
+    void aContainerKeptByUpHasTheRulesToo() throws Exception {
+        DockerProvider provider = new DockerProvider();
+        String id = provider.up(allowlist(), Duration.ZERO);
+        try {
+            DockerFixture.Result yes = DockerFixture.docker(null, 60, "exec", id, "sh", "-c", connect(listed));
+            assertEquals(LISTED, yes.out(), "the listed server must answer in the kept container: " + yes.err());
+            DockerFixture.Result no = DockerFixture.docker(null, 60, "exec", id, "sh", "-c", connect(unlisted));
+            assertNotEquals(0, no.exit(), "the unlisted server must be out of reach in the kept container: " + no.out());
+            assertEquals(0, unlistedConnections.get(), "the unlisted server was reached from the kept container");
+        } finally {
+            provider.down(allowlist(), id);
+        }
+        assertContainerGone(id);
+    }
+
+    @Test
     void rulesThatCannotBeWrittenRemoveTheContainer() throws Exception {
         Path failing = Files.createTempFile("airlock-failing-nft", ".sh");
         try {
