@@ -281,6 +281,13 @@ final class DockerDaemon implements Closeable {
         try {
             InspectContainerResponse r = inspect(id);
             long pid = r.getState() == null || r.getState().getPidLong() == null ? 0 : r.getState().getPidLong();
+            if (pid <= 0) {
+                InspectContainerResponse.ContainerState st = r.getState();
+                throw new BackendException("the docker container " + shortId(id) + " stopped as it started"
+                        + (st == null ? "" : " (" + st.getStatus() + (st.getExitCodeLong() == null ? "" : ", exit code "
+                        + st.getExitCodeLong()) + (st.getError() == null || st.getError().isEmpty() ? "" : ": " + oneLine(st.getError())) + ")")
+                        + ", so airlock.network=allowlist's rules were not written; the container was removed");
+            }
             NamespaceFirewall.enforce(allowlist.get(), pid, id);
             String gateway = r.getNetworkSettings() == null || r.getNetworkSettings().getNetworks() == null
                     || r.getNetworkSettings().getNetworks().get("bridge") == null ? null
