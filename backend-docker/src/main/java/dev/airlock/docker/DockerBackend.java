@@ -74,14 +74,18 @@ public final class DockerBackend implements Backend, Killer {
     private volatile ArchiveMounts mounts = ArchiveMounts.NONE;
     private volatile DockerFiles files;
     private volatile ControlShell control;
+    /** {@code airlock.network=allowlist}'s plan, if asked; and what its check at open found unreachable. */
+    private final Optional<NamespaceFirewall.Plan> allowlist;
+    private volatile String allowlistVerified;
 
-    private DockerBackend(DockerSettings docker, DockerDaemon daemon) {
+    private DockerBackend(DockerSettings docker, DockerDaemon daemon, Optional<NamespaceFirewall.Plan> allowlist) {
         this.docker = docker;
         this.daemon = daemon;
+        this.allowlist = allowlist;
         this.attached = docker.container().isPresent();
         this.capabilities = Capabilities.pipe()
                 .withNativeEnv(true)
-                .withNetworkModes(NETWORK_MODES)
+                .withNetworkModes(networkModes(docker))
                 .withAttachable(true)
                 // Published when the container is created (airlock.ports), read back from inspect.
                 .withPorts(PortSupport.DECLARED)
@@ -93,12 +97,27 @@ public final class DockerBackend implements Backend, Killer {
     /** {@code off} is {@code --network none}: the container has only its own loopback. */
     private static final Set<NetworkMode> NETWORK_MODES = EnumSet.of(NetworkMode.ON, NetworkMode.OFF);
 
+    /**
+     * The modes enforced here: {@code allowlist} only in a container Airlock creates, with a daemon
+     * on this machine that this JVM can write packet filter rules for ({@link NamespaceFirewall}).
+     */
+    static Set<NetworkMode> networkModes(DockerSettings docker) {
+        Set<NetworkMode> modes = EnumSet.copyOf(NETWORK_MODES);
+        if (docker.container().isEmpty() && docker.runtime().filter(r -> !r.equals("runc")).isEmpty()
+                && NamespaceFirewall.whyNotEnforceable(docker).isEmpty()) {
+            modes.add(NetworkMode.ALLOWLIST);
+        }
+        return modes;
+    }
+
     static Environment open(OpenContext context, DockerSettings docker) {
-        NetworkMode.require(context.settings(), "docker", NETWORK_MODES); // before a container exists
+        // Before a container exists: an allowlist this daemon cannot enforce is one line saying why.
+        Optional<NamespaceFirewall.Plan> allowlist = NamespaceFirewall.plan(context.settings(), docker);
+        NetworkMode.require(context.settings(), "docker", networkModes(docker));
         DockerDaemon daemon = new DockerDaemon(docker);
         DockerBackend backend;
         try {
-            backend = new DockerBackend(docker, daemon);
+            backend = new DockerBackend(docker, daemon, allowlist);
         } catch (RuntimeException e) {
             daemon.close();
             throw e;
@@ -124,9 +143,10 @@ public final class DockerBackend implements Backend, Killer {
             containerId = daemon.requireRunning(docker.container().get()).getId();
         } else {
             DockerDaemon.Started started = daemon.createAndStart(docker, "airlock-" + id.substring("docker-".length()),
-                    DockerDaemon.labels(docker, id, false), true);
+                    DockerDaemon.labels(docker, id, false), true, allowlist);
             containerId = started.id();
             lease = started.lease();
+            allowlistVerified = started.verified();
         }
         if (docker.archiveWrites()) {
             mounts = ArchiveMounts.of(daemon.inspect(containerId));
@@ -185,6 +205,22 @@ public final class DockerBackend implements Backend, Killer {
     @Override
     public String name() {
         return "docker";
+    }
+
+    /**
+     * For {@code doctor}, under an allowlist: what the check at open found (a connection from
+     * inside the container's network to a destination off the list did not arrive), or that no
+     * check could be made. Otherwise the default (the container is the isolation).
+     */
+    @Override
+    public String isolation() {
+        if (allowlist.isEmpty()) {
+            return Backend.super.isolation();
+        }
+        String v = allowlistVerified;
+        return "airlock.network=allowlist: nftables rules in the container's network namespace, written from the host"
+                + (v == null ? " (not verified from inside: no bash here to connect with, or the list names the bridge gateway)"
+                : "; verified: " + v);
     }
 
     @Override

@@ -168,8 +168,11 @@ final class DockerDaemon implements Closeable {
         return l;
     }
 
-    /** A started container and its lease (null for a kept one): closing the lease ends the container. */
-    record Started(String id, HijackedExec lease) {
+    /**
+     * A started container and its lease (null for a kept one): closing the lease ends the container.
+     * {@code verified}: under an allowlist, what {@link NamespaceFirewall#verify} found unreachable; else null.
+     */
+    record Started(String id, HijackedExec lease, String verified) {
     }
 
     /**
@@ -179,6 +182,16 @@ final class DockerDaemon implements Closeable {
      * the container stops and is removed. {@code airlock up} containers are not leased.
      */
     Started createAndStart(DockerSettings s, String name, Map<String, String> labels, boolean leased) {
+        return createAndStart(s, name, labels, leased, Optional.empty());
+    }
+
+    /**
+     * {@link #createAndStart(DockerSettings, String, Map, boolean)}, with {@code airlock.network=allowlist}'s
+     * plan: its host names in {@code /etc/hosts}, and its rules written into the container's network
+     * namespace after the start, before anything else runs there (the container is removed if they cannot be).
+     */
+    Started createAndStart(DockerSettings s, String name, Map<String, String> labels, boolean leased,
+                           Optional<NamespaceFirewall.Plan> allowlist) {
         String image = s.requireImage();
         if (s.snapshot().isPresent()) {
             requireSnapshot(image);
@@ -205,6 +218,7 @@ final class DockerDaemon implements Closeable {
             hc.withBinds(binds);
         }
         s.runtime().ifPresent(hc::withRuntime);
+        allowlist.filter(p -> !p.extraHosts().isEmpty()).ifPresent(p -> hc.withExtraHosts(p.extraHosts().toArray(String[]::new)));
         CreateContainerCmd cmd = client.createContainerCmd(image)
                 .withName(name)
                 .withEntrypoint("sh", "-c", leased ? LEASED_KEEPALIVE : KEEPALIVE)
@@ -261,7 +275,31 @@ final class DockerDaemon implements Closeable {
             }
             throw e instanceof BackendException b ? blamed(s, b) : e;
         }
-        return new Started(id, lease);
+        if (allowlist.isEmpty()) {
+            return new Started(id, lease, null);
+        }
+        try {
+            InspectContainerResponse r = inspect(id);
+            long pid = r.getState() == null || r.getState().getPidLong() == null ? 0 : r.getState().getPidLong();
+            if (pid <= 0) {
+                InspectContainerResponse.ContainerState st = r.getState();
+                throw new BackendException("the docker container " + shortId(id) + " stopped as it started"
+                        + (st == null ? "" : " (" + st.getStatus() + (st.getExitCodeLong() == null ? "" : ", exit code "
+                        + st.getExitCodeLong()) + (st.getError() == null || st.getError().isEmpty() ? "" : ": " + oneLine(st.getError())) + ")")
+                        + ", so airlock.network=allowlist's rules were not written; the container was removed");
+            }
+            NamespaceFirewall.enforce(allowlist.get(), pid, id);
+            String gateway = r.getNetworkSettings() == null || r.getNetworkSettings().getNetworks() == null
+                    || r.getNetworkSettings().getNetworks().get("bridge") == null ? null
+                    : r.getNetworkSettings().getNetworks().get("bridge").getGateway();
+            return new Started(id, lease, NamespaceFirewall.verify(allowlist.get(), pid, gateway, id).orElse(null));
+        } catch (RuntimeException e) {
+            remove(id); // its network was never filtered: nothing may run in it
+            if (lease != null) {
+                lease.close();
+            }
+            throw e;
+        }
     }
 
     /** The create; when the daemon answers 404, the image is looked up (and pulled, if allowed) and the create sent once more. */

@@ -122,7 +122,9 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
         String image = s.requireImage();
         try (DockerDaemon daemon = new DockerDaemon(s)) {
             String token = StdinScripts.randomToken().substring(0, 12);
-            return daemon.createAndStart(s, "airlock-up-" + token, DockerDaemon.labels(s, "up-" + token, true), false).id();
+            // Under an allowlist the kept container gets its rules too; they stay in its namespace until it is removed.
+            return daemon.createAndStart(s, "airlock-up-" + token, DockerDaemon.labels(s, "up-" + token, true), false,
+                    NamespaceFirewall.plan(settings, s)).id();
         } catch (RuntimeException e) {
             throw e instanceof AirlockException ? e : new dev.airlock.BackendException("airlock up with image " + image + " failed: " + e, e);
         }

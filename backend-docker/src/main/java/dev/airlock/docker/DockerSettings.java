@@ -335,7 +335,7 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
 
     /**
      * The container's network: {@code airlock.docker.network} when set, else none, or the daemon's
-     * default bridge when {@code airlock.network=on} is asked. {@code airlock.network=off} with a
+     * default bridge when {@code airlock.network=on} or {@code allowlist} is asked. {@code airlock.network=off} with a
      * network other than none is a conflict, never a container on that network.
      */
     private static String network(Settings s) {
@@ -348,7 +348,8 @@ public record DockerSettings(URI host, Optional<String> image, Optional<String> 
             throw new ConfigurationException(NetworkMode.KEY + "=off and " + NETWORK + "=" + own.get()
                     + " disagree: off means --network none; remove one of them");
         }
-        return own.orElse(NetworkMode.isSet(s) && mode == NetworkMode.ON ? "bridge" : "none");
+        // allowlist: the default bridge, with the rules NamespaceFirewall writes into the container's namespace.
+        return own.orElse(NetworkMode.isSet(s) && mode != NetworkMode.OFF ? "bridge" : "none");
     }
 
     private static Optional<String> nonBlank(Settings s, String key) {

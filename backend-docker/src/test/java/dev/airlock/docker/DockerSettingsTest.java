@@ -139,11 +139,13 @@ class DockerSettingsTest {
     }
 
     @Test
-    void allowlistIsRefusedBeforeAnyContainerIsMade() {
+    void anAllowlistWithARemoteDaemonIsRefusedBeforeAnyContainerIsMade() {
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> Environments.open(
-                Settings.of("airlock.backend", "docker", DockerSettings.IMAGE, "img", "airlock.network", "allowlist")));
-        assertEquals("the docker backend cannot enforce airlock.network=allowlist (it enforces: off, on); set airlock.network"
-                + " to one of those, or choose a backend that enforces allowlists (modal, daytona, vercel)", e.getMessage());
+                Settings.of("airlock.backend", "docker", DockerSettings.IMAGE, "img", DockerSettings.HOST, "tcp://192.0.2.1:2375",
+                        "airlock.network", "allowlist", "airlock.network.allow.a", "10.0.0.0/8")));
+        assertEquals("airlock.network=allowlist on docker needs the daemon on this machine, and tcp://192.0.2.1:2375 is"
+                + " remote (the rules are written from the daemon's host into the container's network namespace); run"
+                + " Airlock on that host with its unix:// socket, or use airlock.network=off", e.getMessage());
     }
 
     @Test
