@@ -151,6 +151,32 @@ class SshLoginShellTest {
         assertTrue(Files.notExists(Path.of(privateDir)), "the private dir was left: " + privateDir);
     }
 
+    /**
+     * Close while the waiting channel's login is still in the user's startup files lets them
+     * finish: cut short, they can leave the user's state half made (a {@code pyenv rehash} killed
+     * holding its lock file made every later login on the host wait 60 s for it).
+     */
+    @Test
+    void closeLetsAWaitingLoginFinishTheStartupFiles(@TempDir Path dir) throws Exception {
+        Path bash = SshdServer.find("bash");
+        Services.require(bash != null, "bash is needed as the login shell");
+        Path home = Files.createDirectories(dir.resolve("home"));
+        Path started = dir.resolve("started");
+        Path finished = dir.resolve("finished");
+        Files.writeString(home.resolve(".bashrc"), "echo s >> '" + started + "'\nsleep 1\necho f >> '" + finished + "'\n");
+        Path shell = dir.resolve("slow-rc-login");
+        Files.writeString(shell, "#!/bin/sh\nHOME='" + home + "'; export HOME\nexec " + bash + " \"$@\"\n");
+        Files.setPosixFilePermissions(shell, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (SshdServer server = SshdServer.start(shell)) {
+            try (Environment env = Environments.open(server.settings())) {
+                assertEquals(0, env.exec(ExecRequest.of("true")).exitCode());
+                assertEquals(0, env.exec(ExecRequest.of("true")).exitCode()); // opens the next one's login
+                assertEquals(4, awaitLines(started, 4), "the control shell, two execs and the waiting login");
+            }
+            assertEquals(lines(started), lines(finished), "a login's startup files were cut short at close");
+        }
+    }
+
     /** The lines of {@code file} once it has {@code n} (or after 30 s, whatever it has then). */
     private static long awaitLines(Path file, long n) throws Exception {
         long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
