@@ -30,24 +30,11 @@ public final class DaytonaEmulatorHeapProbe {
                         "-Dairlock.emulator.state-dir=" + tmp.resolve("state")), System.getProperty("java.class.path"),
                 Map.of(DaytonaEmulator.API_KEY_VARIABLE, "dtn_probe"), tmp.resolve("emulator.log"))) {
             Settings s = Settings.of(DaytonaSettings.API_URL, e.url().toString(), DaytonaSettings.API_KEY, "dtn_probe");
-            String result;
-            try (Environment env = new DaytonaProvider().open(OpenContext.of(s))) {
-                if (leg.equals("read")) {
-                    env.files().write("/tmp/a.bin", Payload.ofStream(TransferCheck.pseudoRandom(size, 1), size));
+            e.report(leg, args[0], () -> {
+                try (Environment env = new DaytonaProvider().open(OpenContext.of(s))) {
+                    return e.transferPeak(env, leg, size).toString();
                 }
-                e.heapPeak();
-                if (leg.equals("read")) {
-                    try (InputStream in = env.files().read("/tmp/a.bin")) {
-                        TransferCheck.sha256(in);
-                    }
-                } else {
-                    env.files().write("/tmp/a.bin", Payload.ofStream(TransferCheck.pseudoRandom(size, 1), size));
-                }
-                result = e.heapPeak().toString();
-            } catch (Exception | Error failed) {
-                result = "FAILED" + (e.alive() ? " " + failed : " (the emulator ran out of heap)");
-            }
-            System.out.println(leg + " " + args[0] + ": " + result);
+            });
         }
         System.exit(0);
     }

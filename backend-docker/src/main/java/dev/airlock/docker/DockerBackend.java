@@ -223,6 +223,12 @@ public final class DockerBackend implements Backend, Killer {
                 : "; verified: " + v);
     }
 
+    /** What the check at open found: the doctor's network row reads it (see {@link NamespaceFirewall#verify}). */
+    @Override
+    public Optional<String> allowlistCheck() {
+        return allowlist.isEmpty() ? Optional.empty() : Optional.ofNullable(allowlistVerified);
+    }
+
     @Override
     public String id() {
         return id;

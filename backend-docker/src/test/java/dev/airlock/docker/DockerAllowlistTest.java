@@ -153,6 +153,9 @@ class DockerAllowlistTest {
             dev.airlock.containment.DoctorReport report = dev.airlock.containment.Doctor.report(env, allowlist());
             assertTrue(report.isolation().matches(".*verified: " + Pattern.quote(gateway) + ":\\d+ \\(not on the list\\) was"
                     + " unreachable from inside: .*No route to host.*"), report.isolation());
+            dev.airlock.containment.DoctorReport.Row network = report.row("network").orElseThrow();
+            assertEquals(dev.airlock.containment.DoctorReport.Verdict.CONTAINED_ENFORCED, network.verdict(), network.evidence());
+            assertTrue(network.evidence().contains("checked from outside: " + gateway + ":"), network.evidence());
             assertTrue(report.toText().contains("not on the list) was unreachable from inside"), report.toText());
         }
     }

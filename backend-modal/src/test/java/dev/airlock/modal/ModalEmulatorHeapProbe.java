@@ -32,8 +32,7 @@ public final class ModalEmulatorHeapProbe {
                         ModalEmulator.TOKEN_SECRET_VARIABLE, "as-probe-secret"), tmp.resolve("emulator.log"))) {
             Settings s = Settings.of(Map.of(ModalSettings.SERVER_URL, e.url().toString(),
                     ModalSettings.TOKEN_ID, "ak-probe", ModalSettings.TOKEN_SECRET, "as-probe-secret"));
-            String result;
-            try {
+            e.report(leg, args[0], () -> {
                 if (leg.startsWith("fs-")) {
                     try (ModalClient client = ModalProvider.client(s); ModalSandbox sb = ModalSandbox.create(client, false)) {
                         if (leg.equals("fs-read")) {
@@ -45,28 +44,13 @@ public final class ModalEmulatorHeapProbe {
                         } else {
                             FsToolsTransfer.write(sb, "/tmp/b.bin", size, 2);
                         }
-                        result = e.heapPeak().toString();
-                    }
-                } else {
-                    try (Environment env = new ModalProvider().open(OpenContext.of(s))) {
-                        if (leg.equals("read")) {
-                            env.files().write("/tmp/a.bin", Payload.ofStream(TransferCheck.pseudoRandom(size, 1), size));
-                        }
-                        e.heapPeak();
-                        if (leg.equals("read")) {
-                            try (InputStream in = env.files().read("/tmp/a.bin")) {
-                                TransferCheck.sha256(in);
-                            }
-                        } else {
-                            env.files().write("/tmp/a.bin", Payload.ofStream(TransferCheck.pseudoRandom(size, 1), size));
-                        }
-                        result = e.heapPeak().toString();
+                        return e.heapPeak().toString();
                     }
                 }
-            } catch (Exception | Error failed) {
-                result = "FAILED" + (e.alive() ? " " + failed : " (the emulator ran out of heap)");
-            }
-            System.out.println(leg + " " + args[0] + ": " + result);
+                try (Environment env = new ModalProvider().open(OpenContext.of(s))) {
+                    return e.transferPeak(env, leg, size).toString();
+                }
+            });
         }
         System.exit(0);
     }

@@ -33,42 +33,26 @@ public final class VercelEmulatorHeapProbe {
                 tmp.resolve("emulator.log"))) {
             Settings s = Settings.of("airlock.vercel.api-url", e.url().toString(), "airlock.vercel.token", "probe-token",
                     "airlock.vercel.project-id", "prj_probe", "airlock.vercel.team-id", "team_probe");
-            String result;
-            try {
-                if (leg.equals("logs")) {
-                    try (VercelApi api = new VercelApi(VercelSettings.from(s, Map.of()), s)) {
-                        VercelApi.SessionInfo info = api.create(Map.of());
-                        try {
-                            e.heapPeak();
-                            String cmd = api.run(info.sessionId(), List.of("sh", "-c", "yes 0123456789abcdef | head -c " + size), null);
-                            long[] n = {0};
-                            api.followLogs(info.sessionId(), cmd, line -> n[0] += line.length());
-                            api.await(info.sessionId(), cmd);
-                            result = e.heapPeak() + " (" + (n[0] >> 20) + " MiB of NDJSON)";
-                        } finally {
-                            api.delete(info.sandboxName());
-                        }
-                    }
-                } else {
+            e.report(leg, args[0], () -> {
+                if (!leg.equals("logs")) {
                     try (Environment env = new VercelProvider().open(OpenContext.of(s))) {
-                        if (leg.equals("read")) {
-                            env.files().write("/tmp/a.bin", Payload.ofStream(TransferCheck.pseudoRandom(size, 1), size));
-                        }
-                        e.heapPeak();
-                        if (leg.equals("read")) {
-                            try (InputStream in = env.files().read("/tmp/a.bin")) {
-                                TransferCheck.sha256(in);
-                            }
-                        } else {
-                            env.files().write("/tmp/a.bin", Payload.ofStream(TransferCheck.pseudoRandom(size, 1), size));
-                        }
-                        result = e.heapPeak().toString();
+                        return e.transferPeak(env, leg, size).toString();
                     }
                 }
-            } catch (Exception | Error failed) {
-                result = "FAILED" + (e.alive() ? " " + failed : " (the emulator ran out of heap)");
-            }
-            System.out.println(leg + " " + args[0] + ": " + result);
+                try (VercelApi api = new VercelApi(VercelSettings.from(s, Map.of()), s)) {
+                    VercelApi.SessionInfo info = api.create(Map.of());
+                    try {
+                        e.heapPeak();
+                        String cmd = api.run(info.sessionId(), List.of("sh", "-c", "yes 0123456789abcdef | head -c " + size), null);
+                        long[] n = {0};
+                        api.followLogs(info.sessionId(), cmd, line -> n[0] += line.length());
+                        api.await(info.sessionId(), cmd);
+                        return e.heapPeak() + " (" + (n[0] >> 20) + " MiB of NDJSON)";
+                    } finally {
+                        api.delete(info.sandboxName());
+                    }
+                }
+            });
         }
         System.exit(0);
     }

@@ -14,6 +14,9 @@ public interface ContainedEnvironment extends Environment {
     /** How commands are isolated beyond their environment, in one line; "none" when they are not. */
     String isolation();
 
+    /** What a check from outside found of {@code airlock.network=allowlist} (see {@link dev.airlock.spi.Backend#allowlistCheck}). */
+    java.util.Optional<String> allowlistCheck();
+
     /** Whether the command guard is in force here, and why ({@code airlock.guard}). */
     GuardMode.Verdict commandGuard();
 

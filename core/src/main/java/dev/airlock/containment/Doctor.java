@@ -109,6 +109,10 @@ public final class Doctor {
             sibling.cancel();
         }
         facts.put("network_asked", dev.airlock.NetworkMode.from(settings).label()); // judged against what the probe found
+        facts.remove(DoctorRules.ALLOWLIST_CHECKED); // never the probe's to say (a command could print it)
+        if (env instanceof ContainedEnvironment ae) {
+            ae.allowlistCheck().ifPresent(c -> facts.put(DoctorRules.ALLOWLIST_CHECKED, c));
+        }
         if ("1".equals(facts.get("survivor_started"))) {
             facts.put("survivors", Integer.toString(killSurvivors(env, survivorMarker)));
         }

@@ -197,6 +197,9 @@ final class DoctorRules {
      * What the probe found of the network (routes past the sandbox's loopback), not what was asked:
      * a route out under {@code airlock.network=off} is a leak.
      */
+    /** The fact naming what {@link dev.airlock.spi.Backend#allowlistCheck} found; set by the doctor, never by the probe. */
+    static final String ALLOWLIST_CHECKED = "allowlist_checked";
+
     private static Row network(Map<String, String> f) {
         if (!f.containsKey("routes")) {
             return new Row("network", Verdict.NOT_APPLICABLE, "no /proc/net/route on the target to read the routes from");
@@ -211,9 +214,16 @@ final class DoctorRules {
                     + " route(s) out of the sandbox");
         }
         if ("allowlist".equals(f.get("network_asked"))) {
-            // The service filters outside the sandbox; nothing inside shows its rules, so no verdict of enforcement.
+            String checked = f.get(ALLOWLIST_CHECKED);
+            if (checked != null) {
+                // Rules outside the commands' reach, and a connection they should stop was stopped.
+                return new Row("network", Verdict.CONTAINED_ENFORCED, "airlock.network=allowlist is a packet filter no"
+                        + " command can change, checked from outside: " + checked);
+            }
+            // The filter is outside the sandbox and nothing here checked it, so no verdict of enforcement.
             return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox;"
-                    + " airlock.network=allowlist is the service's filter outside it, which no probe inside can read");
+                    + " airlock.network=allowlist is a filter outside it, which no probe inside can read and this"
+                    + " backend did not check");
         }
         return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox:"
                 + " commands reach a network (airlock.network=off cuts it where the backend can)");

@@ -183,6 +183,11 @@ public final class CoreEnvironment implements ContainedEnvironment {
         return backend.isolation();
     }
 
+    @Override
+    public Optional<String> allowlistCheck() {
+        return backend.allowlistCheck();
+    }
+
     /** {@link Backend#credentialsReadOnly}, for the guard's rules. */
     boolean credentialsReadOnly() {
         return backend.credentialsReadOnly();

@@ -205,6 +205,17 @@ public interface Backend extends AutoCloseable {
     }
 
     /**
+     * Under {@code airlock.network=allowlist}, what a check made from outside the commands' reach
+     * found, in one line for {@code doctor}: a destination the list does not name, where this side
+     * listened, that a connection from inside the sandbox did not reach. Empty when no such check
+     * ran; {@code doctor} then calls the allowlist nothing it could verify. A backend says so only
+     * for a filter a command cannot change (rules in a namespace it holds no capability over).
+     */
+    default java.util.Optional<String> allowlistCheck() {
+        return java.util.Optional.empty();
+    }
+
+    /**
      * True when the transport's output tells nothing of what a command left running: it ends when
      * the command itself exits, or the daemon keeps it open after the exit only for a drain time
      * of its own (Docker's exec streams), or it is files read after the exit (Vercel). The core

@@ -136,7 +136,13 @@ class DoctorJudgeTest {
         f.put("network_asked", "allowlist");
         DoctorReport.Row listed = Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow();
         assertEquals(Verdict.NOT_APPLICABLE, listed.verdict(), "an allowlist the probe cannot see must not be called enforced");
-        assertTrue(listed.evidence().contains("the service's filter outside it, which no probe inside can read"), listed.evidence());
+        assertTrue(listed.evidence().contains("a filter outside it, which no probe inside can read"), listed.evidence());
+        f.put(DoctorRules.ALLOWLIST_CHECKED, "172.17.0.1:4242 (not on the list) was unreachable from inside");
+        DoctorReport.Row checked = Doctor.judge("docker", HOST, plan(), "on", "none", f).row("network").orElseThrow();
+        assertEquals(Verdict.CONTAINED_ENFORCED, checked.verdict(), "an allowlist checked from outside: " + checked.evidence());
+        assertTrue(checked.evidence().endsWith("checked from outside: 172.17.0.1:4242 (not on the list) was unreachable from inside"),
+                checked.evidence());
+        f.remove(DoctorRules.ALLOWLIST_CHECKED);
         f.put("network_asked", "off");
         DoctorReport.Row asked = Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow();
         assertEquals(Verdict.LEAKS, asked.verdict(), "off was asked but the probe found routes: " + asked.evidence());

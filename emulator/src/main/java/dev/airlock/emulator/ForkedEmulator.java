@@ -144,6 +144,40 @@ public final class ForkedEmulator implements AutoCloseable {
         throw new IOException("the emulator ended (exit " + waitQuietly(process) + ")");
     }
 
+    /**
+     * The heap peak of one transfer of {@code size} pseudo-random bytes through {@code env}'s files
+     * at {@code /tmp/a.bin}: leg {@code read} reads (and hashes) a file written before the
+     * measurement; any other leg writes it. What a heap probe of each emulator measures.
+     */
+    public HeapPeak transferPeak(dev.airlock.Environment env, String leg, long size) throws IOException {
+        if (leg.equals("read")) {
+            env.files().write("/tmp/a.bin", dev.airlock.Payload.ofStream(TransferCheck.pseudoRandom(size, 1), size));
+        }
+        heapPeak();
+        if (leg.equals("read")) {
+            try (java.io.InputStream in = env.files().read("/tmp/a.bin")) {
+                TransferCheck.sha256(in);
+            }
+        } else {
+            env.files().write("/tmp/a.bin", dev.airlock.Payload.ofStream(TransferCheck.pseudoRandom(size, 1), size));
+        }
+        return heapPeak();
+    }
+
+    /**
+     * Prints a heap probe's line, {@code LEG XMX: RESULT}: what {@code probe} answered, or
+     * {@code FAILED} with why (the emulator ran out of heap when it died under the probe).
+     */
+    public void report(String leg, String xmx, java.util.concurrent.Callable<String> probe) {
+        String result;
+        try {
+            result = probe.call();
+        } catch (Exception | Error failed) {
+            result = "FAILED" + (alive() ? " " + failed : " (the emulator ran out of heap)");
+        }
+        System.out.println(leg + " " + xmx + ": " + result);
+    }
+
     /** Ends the child (its shutdown hook stops its sandboxes) and waits for it, then kills it if it lingers. */
     @Override
     public void close() {
