@@ -84,11 +84,15 @@ class LocalAllowlistTest {
     }
 
     private static Environment open(Map<String, String> allow) {
+        return new LocalProvider().open(OpenContext.of(settings(allow)));
+    }
+
+    private static Settings settings(Map<String, String> allow) {
         Settings s = BWRAP;
         for (Map.Entry<String, String> e : allow.entrySet()) {
             s = s.with(NetworkAllowlist.PREFIX + "." + e.getKey(), e.getValue());
         }
-        return new LocalProvider().open(OpenContext.of(s));
+        return s;
     }
 
     /** Connects to HOST:PORT with bash's /dev/tcp and prints what the server sends. */
@@ -155,6 +159,20 @@ class LocalAllowlistTest {
         }
         assertFalse(ProcessHandle.of(anchor).map(ProcessHandle::isAlive).orElse(false), "the anchor " + anchor + " outlived close");
         assertFalse(ProcessHandle.of(link).map(ProcessHandle::isAlive).orElse(false), "slirp4netns " + link + " outlived close");
+    }
+
+    @Test
+    void doctorSaysAServerTheListDoesNotNameDidNotAnswer() {
+        requireTools();
+        // A host loopback port on the list: slirp4netns relays 10.0.2.2, so only the filter keeps the doctor's server out.
+        Settings s = settings(Map.of("db", "127.0.0.1:" + listed));
+        dev.airlock.containment.DoctorReport r;
+        try (Environment env = new LocalProvider().open(OpenContext.of(s))) {
+            r = dev.airlock.containment.Doctor.report(env, s);
+        }
+        dev.airlock.containment.DoctorReport.Row row = r.row("network").orElseThrow();
+        assertEquals(dev.airlock.containment.DoctorReport.Verdict.NOT_APPLICABLE, row.verdict(), r.toText());
+        assertTrue(row.evidence().contains("did not answer it at 127.0.0.1 " + AllowlistFilter.HOST_LOOPBACK + " port"), r.toText());
     }
 
     @Test

@@ -210,6 +210,18 @@ final class DoctorRules {
             return new Row("network", Verdict.LEAKS, "airlock.network=off was asked, but the probe found " + routes
                     + " route(s) out of the sandbox");
         }
+        if ("allowlist".equals(f.get("network_asked")) && f.containsKey("unlisted_tried")) {
+            // What the probe reached: a server the list does not name answering is a leak, whoever filters.
+            String where = f.get("unlisted_tried") + " port " + f.getOrDefault("unlisted_port", "?");
+            if (!f.getOrDefault("unlisted_reached", "").isEmpty()) {
+                return new Row("network", Verdict.LEAKS, "airlock.network=allowlist was asked, but a server it does not name"
+                        + " (this machine's loopback) answered the probe at " + f.get("unlisted_reached") + " port "
+                        + f.getOrDefault("unlisted_port", "?"));
+            }
+            return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox;"
+                    + " a server airlock.network=allowlist does not name (this machine's loopback) did not answer it at "
+                    + where + "; what the list lets through was not probed");
+        }
         if ("allowlist".equals(f.get("network_asked"))) {
             // The service filters outside the sandbox; nothing inside shows its rules, so no verdict of enforcement.
             return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox;"
