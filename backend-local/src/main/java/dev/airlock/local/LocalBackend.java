@@ -142,13 +142,14 @@ public final class LocalBackend implements Backend, Killer {
         AllowlistFilter allowlist = null;
         if (NetworkMode.isSet(context.settings()) && NetworkMode.from(context.settings()) == NetworkMode.ALLOWLIST) {
             if (!isolate) {
-                throw new ConfigurationException(NetworkMode.KEY + "=allowlist needs bubblewrap's own network namespace,"
-                        + " and commands here run without it (isolation: " + why + "); install bubblewrap and drop "
-                        + LocalSettings.ISOLATION + "=none, or use the docker backend");
+                throw new ConfigurationException(NetworkMode.KEY + "=allowlist needs bubblewrap's own network namespace"
+                        + " on the local backend, and commands here run without it (isolation: " + why + "); install"
+                        + " bubblewrap and drop " + LocalSettings.ISOLATION + "=none, or use the docker backend");
             }
             Optional<String> missing = allowlistMissing();
             if (missing.isPresent()) {
-                throw new BackendUnavailableException(NetworkMode.KEY + "=allowlist on the local backend needs "
+                // As the core refuses a mode a backend does not declare (and here it is not declared).
+                throw new ConfigurationException(NetworkMode.KEY + "=allowlist on the local backend needs "
                         + missing.get() + " on PATH to enforce it; install it, or open with " + NetworkMode.KEY + "=off");
             }
             allowlist = AllowlistFilter.of(local.allowlist()); // names resolved now: a bad one refused before anything runs
