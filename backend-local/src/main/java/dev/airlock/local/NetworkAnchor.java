@@ -101,6 +101,8 @@ final class NetworkAnchor implements AutoCloseable {
         try {
             n.hosts = Files.createTempFile("airlock-hosts-", "");
             Files.writeString(n.hosts, filter.hostsFile(), StandardCharsets.UTF_8);
+            // world-readable like the /etc/hosts it stands for: a command's program may drop to another user
+            Files.setPosixFilePermissions(n.hosts, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
             n.link = SlirpLink.start(n.paths.get(0), n.ownUserNamespace ? Optional.of(n.paths.get(1)) : Optional.empty(),
                     filter.reachesHostLoopback());
             return n;

@@ -191,6 +191,21 @@ class LocalAllowlistTest {
     }
 
     @Test
+    void aListedNameIsAllowedAtTheAddressesItResolvedToAndCommandsFindItInTheirHostsFile() {
+        NetworkAllowlist list = NetworkAllowlist.from(Settings.of(NetworkAllowlist.PREFIX + ".reg", "registry.example:443"));
+        AllowlistFilter f = AllowlistFilter.of(list, name -> new InetAddress[] {InetAddress.getByAddress(name, new byte[] {(byte) 203, 0, 113, 9})});
+        assertTrue(f.hostsFile().contains("203.0.113.9\tregistry.example\n"), f.hostsFile());
+        assertTrue(f.ruleset().contains("ip daddr 203.0.113.9/32 tcp dport 443 accept"), f.ruleset());
+        requireTools();
+        try (Environment env = open(Map.of("db", "localhost:" + listed))) {
+            ExecResult hosts = run(env, "cat /etc/hosts");
+            assertTrue(hosts.stdout().text().startsWith("# airlock.network=allowlist"), "commands must see the generated hosts file: "
+                    + hosts.stdout().text() + hosts.stderr().text());
+            assertEquals(LISTED + "\n", run(env, connect("localhost", listed)).stdout().text(), "localhost:PORT on the list is the host's port");
+        }
+    }
+
+    @Test
     void aNameThatDoesNotResolveIsOneLine() {
         NetworkAllowlist list = NetworkAllowlist.from(Settings.of(NetworkAllowlist.PREFIX + ".reg", "registry.example:443"));
         ConfigurationException e = assertThrows(ConfigurationException.class, () -> AllowlistFilter.of(list, name -> {
