@@ -67,7 +67,11 @@ class LocalAllowlistTest {
 
     /** A server on this host's 127.0.0.1 sending {@code bytes} to whoever connects; its port. */
     private int serve(String bytes) throws IOException {
-        ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        return serve(bytes, InetAddress.getLoopbackAddress());
+    }
+
+    private int serve(String bytes, InetAddress at) throws IOException {
+        ServerSocket server = new ServerSocket(0, 50, at);
         servers.add(server);
         Thread t = new Thread(() -> {
             while (!server.isClosed()) {
@@ -123,6 +127,39 @@ class LocalAllowlistTest {
             assertOutOfReach(env, AllowlistFilter.HOST_LOOPBACK, unlisted, "slirp4netns's name for the host's loopback");
             assertOutOfReach(env, AllowlistFilter.HOST_LOOPBACK, listed, "the host's loopback by slirp4netns's name, not rewritten");
         }
+    }
+
+    /**
+     * A destination off slirp4netns's network, by address and port: this machine's own non-loopback
+     * address (the kernel delivers to it locally; nothing leaves the machine), one port listed and
+     * one not. The unlisted one is refused by the filter's last rules alone.
+     */
+    @Test
+    void anAddressAndPortOnTheListAnswersAndAnotherPortThereDoesNot() throws IOException {
+        requireTools();
+        InetAddress own = ownAddress();
+        int open = serve(LISTED, own);
+        int closed = serve(UNLISTED, own);
+        try (Environment env = open(Map.of("lan", own.getHostAddress() + ":" + open))) {
+            ExecResult r = run(env, connect(own.getHostAddress(), open));
+            assertEquals(LISTED + "\n", r.stdout().text(), "the listed address and port must answer; stderr: " + r.stderr().text());
+            assertOutOfReach(env, own.getHostAddress(), closed, "a port the list does not name at a listed address");
+        }
+    }
+
+    /** An IPv4 address of this machine other than the loopback (the test skips where there is none). */
+    private static InetAddress ownAddress() throws IOException {
+        for (java.net.NetworkInterface i : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+            if (i.isUp() && !i.isLoopback()) {
+                for (InetAddress a : java.util.Collections.list(i.getInetAddresses())) {
+                    if (a instanceof java.net.Inet4Address && !a.getHostAddress().startsWith("10.0.2.")) {
+                        return a;
+                    }
+                }
+            }
+        }
+        Services.require(false, "this machine has no IPv4 address but the loopback's");
+        throw new IllegalStateException();
     }
 
     @Test
