@@ -150,7 +150,8 @@ public final class LocalBackend implements Backend, Killer {
             if (missing.isPresent()) {
                 // As the core refuses a mode a backend does not declare (and here it is not declared).
                 throw new ConfigurationException(NetworkMode.KEY + "=allowlist on the local backend needs "
-                        + missing.get() + " on PATH to enforce it; install it, or open with " + NetworkMode.KEY + "=off");
+                        + missing.get() + " to enforce it, which this machine lacks; provide it, or open with "
+                        + NetworkMode.KEY + "=off");
             }
             allowlist = AllowlistFilter.of(local.allowlist()); // names resolved now: a bad one refused before anything runs
         }
@@ -172,6 +173,9 @@ public final class LocalBackend implements Backend, Killer {
         }
         if (NetworkAnchor.find("nft").isEmpty()) {
             return Optional.of("nftables' nft (the filter inside it)");
+        }
+        if (!Files.isReadable(Path.of("/dev/net/tun")) || !Files.isWritable(Path.of("/dev/net/tun"))) {
+            return Optional.of("a /dev/net/tun this user can open (slirp4netns makes its interface with it)");
         }
         return Optional.empty();
     }
