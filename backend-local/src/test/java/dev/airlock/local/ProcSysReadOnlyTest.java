@@ -25,7 +25,7 @@ class ProcSysReadOnlyTest {
         Services.require(Bubblewrap.runsAsRoot(), "the net sysctls are writable only by a uid mapped to root; this JVM is not root");
         try (Environment env = new LocalProvider().open(OpenContext.of(Settings.of("airlock.container", "no",
                 "airlock.local.isolation", "bwrap", "airlock.local.workdir", "none", "airlock.network", "on")))) {
-            ExecResult r = env.exec(ExecRequest.of("f=/proc/sys/net/ipv4/ip_forward; v=$(cat $f) && echo \"$v\" >$f && echo written"));
+            ExecResult r = env.exec(ExecRequest.of("f=/proc/sys/net/ipv4/conf/all/route_localnet; v=$(cat $f) && echo \"$v\" >$f && echo written"));
             String said = r.stdout().text() + r.stderr().text();
             assertTrue(r.exitCode() != 0 && !said.contains("written") && said.contains("Read-only file system"),
                     "a root command wrote the host's net sysctls: " + said);
