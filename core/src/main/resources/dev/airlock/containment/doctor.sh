@@ -104,7 +104,7 @@ if [ -r /proc/net/route ]; then
 fi
 # under an allowlist: does a server the list does not name answer? (the doctor's own, on the JVM's
 # loopback port $AIRLOCK_DOCTOR_UNLISTED_PORT, tried at 127.0.0.1 and at the default gateway)
-if [ -n "${AIRLOCK_DOCTOR_UNLISTED_PORT:-}" ] && command -v bash >/dev/null 2>&1; then
+if [ -n "${AIRLOCK_DOCTOR_UNLISTED_PORT:-}" ] && command -v bash >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then
     gw=$(awk 'NR > 1 && $2 == "00000000" { g = $3; printf "%d.%d.%d.%d", "0x" substr(g, 7, 2), "0x" substr(g, 5, 2), "0x" substr(g, 3, 2), "0x" substr(g, 1, 2); exit }' /proc/net/route 2>/dev/null)
     reached=
     tried=
