@@ -162,6 +162,23 @@ class LocalAllowlistTest {
         throw new IllegalStateException();
     }
 
+    /** {@code expose} relays into the environment's own loopback under an allowlist as with the network off. */
+    @Test
+    void anExposedPortServesTheHostThroughTheFilter() throws Exception {
+        requireTools();
+        Services.require(LocalBackend.findOnPath("busybox").isPresent(), "busybox is not installed (its httpd serves the port)");
+        try (Environment env = open(Map.of("db", "127.0.0.1:" + listed))) {
+            String dir = env.target().scratchDir() + "/www";
+            env.files().mkdirs(dir);
+            env.files().write(dir + "/served.txt", "served in the allowlisted sandbox".getBytes(StandardCharsets.UTF_8));
+            env.start(ExecRequest.of("exec busybox httpd -f -p 127.0.0.1:8080 -h " + dir));
+            run(env, "until busybox wget -q -O /dev/null http://127.0.0.1:8080/served.txt 2>/dev/null; do sleep 0.1; done");
+            java.net.URI url = env.ports().expose(8080);
+            assertEquals("served in the allowlisted sandbox", new String(dev.airlock.tck.Http.fetch(url.resolve("/served.txt"),
+                    Duration.ofSeconds(30)), StandardCharsets.UTF_8));
+        }
+    }
+
     @Test
     void aRootCommandCannotUndoTheRules() {
         requireTools();
