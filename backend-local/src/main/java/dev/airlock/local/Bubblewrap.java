@@ -209,6 +209,13 @@ final class Bubblewrap {
         refuseLinkedGitMetadata(writable.keySet(), new ArrayList<>(writable.keySet()));
 
         List<String> a = new ArrayList<>(List.of("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"));
+        // bwrap covers /proc/sys read-only only where it could write it, and a command mapped to root
+        // can still write the net.* sysctls of the network namespace it is in (the kernel gives their
+        // owner's rights to the uid that is root of the namespace's owner): the host's with the network
+        // on, an allowlist's route_localnet with one. Read-only for every command.
+        if (Files.isDirectory(Path.of("/proc/sys"))) {
+            a.addAll(List.of("--ro-bind", "/proc/sys", "/proc/sys"));
+        }
         // The shared temp dirs are the environment's own: a dir in its private dir, bound in their
         // place, so what one command leaves in /tmp the next one finds, the host's /tmp stays out of
         // reach, and close removes it all with the private dir.
@@ -346,6 +353,11 @@ final class Bubblewrap {
                 add(a, "--ro-bind", Path.of("/dev/null"), Path.of(secret));
             }
         }
+        // Under an allowlist no DNS gets through: the listed names, resolved at open, are in this file.
+        Optional<Path> hosts = network.flatMap(NetworkAnchor::hosts);
+        if (hosts.isPresent() && Files.exists(Path.of("/etc/hosts"))) {
+            add(a, "--ro-bind", hosts.get(), Path.of("/etc/hosts"));
+        }
         Set<Path> readOnly = new LinkedHashSet<>();
         for (Path home : protectedHomes) {
             for (String d : Safety.hardDeniedHomeDirs()) {
@@ -399,7 +411,11 @@ final class Bubblewrap {
                 + " the real home and /etc/shadow"
                 + " hidden; writable: "
                 + String.join(", ", writable.values()) + "; network "
-                + (s.network() ? "on" : "off (a namespace of the environment's own, only its loopback, shared by its commands)");
+                + (s.network() ? "on" : !s.allowlist().isEmpty()
+                        ? "allowlist (a namespace of the environment's own, shared by its commands, reaching only "
+                                + String.join(", ", s.allowlist().entries().stream().map(Object::toString).toList())
+                                + " through slirp4netns and an nftables filter)"
+                        : "off (a namespace of the environment's own, only its loopback, shared by its commands)");
         List<String> enter = network.map(NetworkAnchor::enter).orElse(List.of());
         Optional<Path> unshare = LocalBackend.findOnPath("unshare");
         Optional<Path> setpriv = LocalBackend.findOnPath("setpriv");

@@ -87,8 +87,12 @@ public final class LocalBackend implements Backend, Killer {
     private final LocalFiles nativeFiles = new LocalFiles(() -> core.files(), p -> core.target().expand(p),
             this::startDirectory, this::ensureOpen);
 
+    /** Under {@code airlock.network=allowlist}: the filter, resolved at open; null in every other mode. */
+    private final AllowlistFilter allowlist;
+
     private LocalBackend(Settings settings, LocalSettings local, Optional<Path> bwrap, String noIsolation,
-                         String unenforcedWarning) {
+                         String unenforcedWarning, AllowlistFilter allowlist) {
+        this.allowlist = allowlist;
         this.settings = settings;
         this.local = local;
         this.bwrap = bwrap;
@@ -97,7 +101,9 @@ public final class LocalBackend implements Backend, Killer {
         this.setsid = findOnPath("setsid").map(Path::toString).orElse("setsid");
         this.capabilities = Capabilities.pipe()
                 // Only bubblewrap's own network namespace cuts the network; a bare host process keeps the host's.
-                .withNetworkModes(bwrap.isPresent() ? EnumSet.of(NetworkMode.ON, NetworkMode.OFF) : EnumSet.of(NetworkMode.ON))
+                // An allowlist is that namespace with a filtered way out, where the tools for it are here.
+                .withNetworkModes(bwrap.isEmpty() ? EnumSet.of(NetworkMode.ON) : allowlistMissing().isEmpty()
+                        ? EnumSet.allOf(NetworkMode.class) : EnumSet.of(NetworkMode.ON, NetworkMode.OFF))
                 // A command's port is this host's own port (it shares the host's network); with the
                 // network off, a forward into the environment's own network.
                 .withPorts(dev.airlock.PortSupport.ANY)
@@ -133,6 +139,22 @@ public final class LocalBackend implements Backend, Killer {
             warning = "commands on this machine are not contained: " + unusable.orElse("")
                     + " (set " + LocalSettings.ISOLATION + "=none to choose this and silence the warning)";
         }
+        AllowlistFilter allowlist = null;
+        if (NetworkMode.isSet(context.settings()) && NetworkMode.from(context.settings()) == NetworkMode.ALLOWLIST) {
+            if (!isolate) {
+                throw new ConfigurationException(NetworkMode.KEY + "=allowlist needs bubblewrap's own network namespace"
+                        + " on the local backend, and commands here run without it (isolation: " + why + "); install"
+                        + " bubblewrap and drop " + LocalSettings.ISOLATION + "=none, or use the docker backend");
+            }
+            Optional<String> missing = allowlistMissing();
+            if (missing.isPresent()) {
+                // As the core refuses a mode a backend does not declare (and here it is not declared).
+                throw new ConfigurationException(NetworkMode.KEY + "=allowlist on the local backend needs "
+                        + missing.get() + " to enforce it, which this machine lacks; provide it, or open with "
+                        + NetworkMode.KEY + "=off");
+            }
+            allowlist = AllowlistFilter.of(local.allowlist()); // names resolved now: a bad one refused before anything runs
+        }
         if (!isolate && !local.network() && (NetworkMode.isSet(context.settings()) || context.settings().get(LocalSettings.NETWORK).isPresent())) {
             throw new ConfigurationException((NetworkMode.isSet(context.settings()) ? NetworkMode.KEY : LocalSettings.NETWORK)
                     + "=off needs bubblewrap's own network namespace, and commands here run without it (isolation: " + why
@@ -141,7 +163,21 @@ public final class LocalBackend implements Backend, Killer {
         why += ". " + UNENFORCED;
         OpenContext opening = isolate ? withProfileHome(context) : context;
         return opening.open(new LocalBackend(opening.settings(), local, isolate ? bwrap : Optional.empty(), why,
-                isolate ? null : warning));
+                isolate ? null : warning, allowlist));
+    }
+
+    /** What an allowlist needs here besides bubblewrap and util-linux: the link out and the filter; empty when both are. */
+    private static Optional<String> allowlistMissing() {
+        if (!SlirpLink.available()) {
+            return Optional.of("slirp4netns (the way out of the environment's own network)");
+        }
+        if (NetworkAnchor.find("nft").isEmpty()) {
+            return Optional.of("nftables' nft (the filter inside it)");
+        }
+        if (!Files.isReadable(Path.of("/dev/net/tun")) || !Files.isWritable(Path.of("/dev/net/tun"))) {
+            return Optional.of("a /dev/net/tun this user can open (slirp4netns makes its interface with it)");
+        }
+        return Optional.empty();
     }
 
     @Override
@@ -181,7 +217,8 @@ public final class LocalBackend implements Backend, Killer {
             return;
         }
         if (!local.network()) {
-            network = NetworkAnchor.start(Bubblewrap.runsAsRoot());
+            network = allowlist != null ? NetworkAnchor.start(Bubblewrap.runsAsRoot(), allowlist)
+                    : NetworkAnchor.start(Bubblewrap.runsAsRoot());
         }
         try {
             sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv(),
@@ -264,6 +301,11 @@ public final class LocalBackend implements Backend, Killer {
                 }
             }
         });
+    }
+
+    /** The environment's own network (network off or an allowlist, under bubblewrap); empty otherwise. For tests. */
+    Optional<NetworkAnchor> networkAnchor() {
+        return Optional.ofNullable(network);
     }
 
     /** Ends every forward, then the anchor: nothing of the environment's own network outlives it. */

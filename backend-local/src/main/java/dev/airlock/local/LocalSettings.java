@@ -1,6 +1,7 @@
 package dev.airlock.local;
 
 import dev.airlock.ConfigurationException;
+import dev.airlock.NetworkAllowlist;
 import dev.airlock.NetworkMode;
 import dev.airlock.StdinMode;
 import dev.airlock.settings.Settings;
@@ -25,7 +26,8 @@ import java.util.Optional;
  *       real home hidden, writable binds only for the children's home, the private dir, the working directory
  *       and airlock.local.writable.*; none runs commands as this JVM's children, contained only for commands
  *       that keep to their environment</td></tr>
- *   <tr><td>airlock.local.network</td><td>on|off</td><td>on; off in the eval profile</td><td>off cuts the network under bwrap (loopback only); airlock.network, when set, wins and this may only agree with it</td></tr>
+ *   <tr><td>airlock.local.network</td><td>on|off</td><td>on; off in the eval profile</td><td>off cuts the network under bwrap (loopback only); airlock.network, when set, wins and this may only agree with it
+ *       (airlock.network=allowlist: a namespace of the environment's own with a filtered way out, see {@link AllowlistFilter})</td></tr>
  *   <tr><td>airlock.local.workdir</td><td>path|none</td><td>the JVM's working directory</td>
  *       <td>the agent's project: writable under bwrap, where commands start</td></tr>
  *   <tr><td>airlock.local.writable.NAME</td><td>path</td><td></td><td>more writable binds under bwrap</td></tr>
@@ -36,11 +38,14 @@ import java.util.Optional;
  * </table>
  *
  * @param isolation empty when not set: the environment decides (bwrap where it runs here)
+ * @param network   whether commands share the host's network ({@code airlock.network=on}); false with the
+ *                  network off and with an allowlist (both: a namespace of the environment's own)
+ * @param allowlist the destinations under {@code airlock.network=allowlist}; empty in every other mode
  * @param workdir   empty for "none"
  */
 record LocalSettings(StdinMode stdinMode, boolean nativeEnv, Optional<Isolation> isolation, boolean network,
-                     Optional<String> workdir, Map<String, String> writable, Map<String, String> readable,
-                     Optional<String> bwrap) {
+                     NetworkAllowlist allowlist, Optional<String> workdir, Map<String, String> writable,
+                     Map<String, String> readable, Optional<String> bwrap) {
     static final String STDIN_MODE = "airlock.local.stdin-mode";
     static final String ENV_MODE = "airlock.local.env-mode";
     static final String ISOLATION = "airlock.local.isolation";
@@ -61,6 +66,7 @@ record LocalSettings(StdinMode stdinMode, boolean nativeEnv, Optional<Isolation>
         // abstract sockets and loopback ports reachable, so it starts with a network of its own.
         String networkDefault = dev.airlock.containment.ContainmentSettings.from(s).eval() ? "off" : "on";
         boolean network = "on".equals(s.getChoice(NETWORK, networkDefault, "on", "off"));
+        NetworkAllowlist allowlist = new NetworkAllowlist(java.util.List.of());
         if (NetworkMode.isSet(s)) {
             // airlock.network is the one key for every backend; the older local key may only agree with it.
             NetworkMode asked = NetworkMode.from(s);
@@ -69,7 +75,10 @@ record LocalSettings(StdinMode stdinMode, boolean nativeEnv, Optional<Isolation>
                         + (network ? "on" : "off") + " disagree; remove " + NETWORK + " (" + NetworkMode.KEY
                         + " is the one setting for every backend)");
             }
-            network = asked != NetworkMode.OFF;
+            network = asked == NetworkMode.ON;
+            if (asked == NetworkMode.ALLOWLIST) {
+                allowlist = NetworkAllowlist.from(s);
+            }
         }
         String dir = s.get(WORKDIR).map(String::trim).filter(v -> !v.isEmpty()).orElse(System.getProperty("user.dir"));
         Optional<String> workdir = dir.equals("none") ? Optional.empty() : Optional.of(absolute(WORKDIR, dir));
@@ -78,7 +87,7 @@ record LocalSettings(StdinMode stdinMode, boolean nativeEnv, Optional<Isolation>
         Map<String, String> readable = s.keys(READABLE);
         readable.forEach((name, path) -> absolute(READABLE + "." + name, path.trim()));
         Optional<String> bwrap = s.get(BWRAP).map(String::trim).filter(v -> !v.isEmpty()).map(v -> absolute(BWRAP, v));
-        return new LocalSettings(mode, nativeEnv, isolation, network, workdir, writable, readable, bwrap);
+        return new LocalSettings(mode, nativeEnv, isolation, network, allowlist, workdir, writable, readable, bwrap);
     }
 
     private static String absolute(String key, String path) {

@@ -13,6 +13,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -45,6 +47,13 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Commands cannot reach the anchor: each runs in a pid namespace of its own (bubblewrap's),
  * where neither the anchor nor a relay is visible; other environments have other anchors.
+ *
+ * <p>Under {@code airlock.network=allowlist} the same namespace gets a way out: before its ready
+ * line the setup script loads the {@link AllowlistFilter}'s nftables rules (it holds the namespace's
+ * capabilities; no command has run yet, and none could load rules: bubblewrap's user namespace,
+ * nested below, owns nothing of this network namespace and every capability is dropped), then this
+ * JVM attaches a {@link SlirpLink} and writes the hosts file commands see. Close ends the link, then
+ * the anchor.
  */
 final class NetworkAnchor implements AutoCloseable {
     private static final String READY = "airlock-network-ready";
@@ -55,6 +64,9 @@ final class NetworkAnchor implements AutoCloseable {
     private static final String SETUP = String.join("\n",
             "PATH=$PATH:/usr/sbin:/sbin",
             "if command -v ip >/dev/null 2>&1; then ip link set lo up; else busybox ip link set lo up; fi || exit 97",
+            // $1: an allowlist's rules (none with the network off); $2 non-empty: 127.0.0.1 ports are rewritten off the loopback
+            "if [ -n \"$1\" ]; then printf '%s' \"$1\" | nft -f - || exit 96; fi",
+            "if [ -n \"$2\" ]; then echo 1 >/proc/sys/net/ipv4/conf/all/route_localnet || exit 95; fi",
             "echo " + READY,
             "exec cat >/dev/null");
 
@@ -66,12 +78,41 @@ final class NetworkAnchor implements AutoCloseable {
     private final List<String> paths;
     /** Set before the descriptors close: their numbers may then name other files. */
     private volatile boolean closed;
+    /** Under an allowlist: the way out, and the hosts file commands see. */
+    private volatile SlirpLink link;
+    private volatile Path hosts;
 
     private NetworkAnchor(Process anchor, boolean ownUserNamespace, List<FileInputStream> held, List<String> paths) {
         this.anchor = anchor;
         this.ownUserNamespace = ownUserNamespace;
         this.held = held;
         this.paths = paths;
+    }
+
+    /**
+     * Makes the namespace with {@code filter}'s rules loaded before its ready line, then attaches
+     * slirp4netns and writes the hosts file.
+     *
+     * @throws BackendUnavailableException when the namespace, its rules or its link cannot be made here
+     */
+    static NetworkAnchor start(boolean root, AllowlistFilter filter) {
+        tool("nft", NetworkMode.ALLOWLIST); // refused by name now, not as the setup script's "not found"
+        NetworkAnchor n = start(root, Optional.of(filter));
+        try {
+            n.hosts = Files.createTempFile("airlock-hosts-", "");
+            Files.writeString(n.hosts, filter.hostsFile(), StandardCharsets.UTF_8);
+            // world-readable like the /etc/hosts it stands for: a command's program may drop to another user
+            Files.setPosixFilePermissions(n.hosts, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+            n.link = SlirpLink.start(n.paths.get(0), n.ownUserNamespace ? Optional.of(n.paths.get(1)) : Optional.empty(),
+                    filter.reachesHostLoopback());
+            return n;
+        } catch (IOException e) {
+            n.close();
+            throw unavailable(NetworkMode.ALLOWLIST, e.getMessage());
+        } catch (RuntimeException e) {
+            n.close();
+            throw e;
+        }
     }
 
     /**
@@ -83,36 +124,44 @@ final class NetworkAnchor implements AutoCloseable {
      * @throws BackendUnavailableException when the namespace cannot be made here (one line, what to do)
      */
     static NetworkAnchor start(boolean root) {
-        tool("nsenter"); // every command needs it: refused now rather than at the first exec
+        return start(root, Optional.empty());
+    }
+
+    private static NetworkAnchor start(boolean root, Optional<AllowlistFilter> filter) {
+        NetworkMode mode = filter.isPresent() ? NetworkMode.ALLOWLIST : NetworkMode.OFF;
+        tool("nsenter", mode); // every command needs it: refused now rather than at the first exec
         if (root) {
             try {
-                return launch(false);
+                return launch(false, filter);
             } catch (BackendUnavailableException e) {
                 // no CAP_SYS_ADMIN on the host's user namespace: a user namespace of its own, below
             }
         }
-        return launch(true);
+        return launch(true, filter);
     }
 
-    private static NetworkAnchor launch(boolean ownUserNamespace) {
+    private static NetworkAnchor launch(boolean ownUserNamespace, Optional<AllowlistFilter> filter) {
+        NetworkMode mode = filter.isPresent() ? NetworkMode.ALLOWLIST : NetworkMode.OFF;
         List<String> argv = new ArrayList<>();
         LocalBackend.findOnPath("setsid").ifPresent(s -> argv.add(s.toString()));
-        argv.add(tool("unshare"));
+        argv.add(tool("unshare", mode));
         if (ownUserNamespace) {
             argv.addAll(List.of("--user", "--map-current-user", "--keep-caps"));
         }
-        argv.addAll(List.of("--net", "--", "/bin/sh", "-c", SETUP));
+        argv.addAll(List.of("--net", "--", "/bin/sh", "-c", SETUP, "airlock-network",
+                filter.map(AllowlistFilter::ruleset).orElse(""),
+                filter.filter(AllowlistFilter::reachesHostLoopback).map(f -> "rewrite").orElse("")));
         Process p;
         try {
             p = new ProcessBuilder(argv).redirectErrorStream(true).start();
         } catch (IOException e) {
-            throw unavailable(e.getMessage());
+            throw unavailable(mode, e.getMessage());
         }
         StringBuilder said = new StringBuilder();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = r.readLine()) != null; ) {
                 if (line.equals(READY)) {
-                    return hold(p, ownUserNamespace);
+                    return hold(p, ownUserNamespace, mode);
                 }
                 if (said.length() < 500) {
                     said.append(said.length() == 0 ? "" : " ").append(line.strip());
@@ -122,11 +171,11 @@ final class NetworkAnchor implements AutoCloseable {
             said.append(e.getMessage());
         }
         end(p);
-        throw unavailable(said.length() == 0 ? "unshare exited " + exit(p) : said.toString());
+        throw unavailable(mode, said.length() == 0 ? "unshare exited " + exit(p) : said.toString());
     }
 
     /** Opens the anchor's namespace files, so they outlive any confusion about its pid. */
-    private static NetworkAnchor hold(Process p, boolean ownUserNamespace) {
+    private static NetworkAnchor hold(Process p, boolean ownUserNamespace, NetworkMode mode) {
         List<FileInputStream> held = new ArrayList<>();
         List<String> paths = new ArrayList<>();
         try {
@@ -144,7 +193,7 @@ final class NetworkAnchor implements AutoCloseable {
         } catch (IOException e) {
             held.forEach(NetworkAnchor::closeQuietly);
             end(p);
-            throw unavailable(e.getMessage());
+            throw unavailable(mode, e.getMessage());
         }
     }
 
@@ -170,7 +219,7 @@ final class NetworkAnchor implements AutoCloseable {
      * anchor's user namespace too when not root (this user keeps its uid there).
      */
     List<String> enter() {
-        List<String> a = new ArrayList<>(List.of(tool("nsenter"), "--net=" + paths.get(0)));
+        List<String> a = new ArrayList<>(List.of(tool("nsenter", NetworkMode.OFF), "--net=" + paths.get(0)));
         if (ownUserNamespace) {
             a.addAll(List.of("--user=" + paths.get(1), "--preserve-credentials"));
         }
@@ -193,12 +242,35 @@ final class NetworkAnchor implements AutoCloseable {
         return closed;
     }
 
-    /** Ends the anchor (by its pid) and lets go of the namespace; idempotent. */
+    /** Under an allowlist, the hosts file bubblewrap binds at {@code /etc/hosts}; empty with the network off. */
+    Optional<Path> hosts() {
+        return Optional.ofNullable(hosts);
+    }
+
+    /** Under an allowlist, slirp4netns's pid; empty with the network off. */
+    OptionalLong linkPid() {
+        SlirpLink l = link;
+        return l == null ? OptionalLong.empty() : OptionalLong.of(l.pid());
+    }
+
+    /** Ends the link and the anchor (by their pids) and lets go of the namespace; idempotent. */
     @Override
     public void close() {
         closed = true;
+        SlirpLink l = link;
+        if (l != null) {
+            l.close();
+        }
         end(anchor);
         held.forEach(NetworkAnchor::closeQuietly);
+        Path h = hosts;
+        if (h != null) {
+            try {
+                Files.deleteIfExists(h);
+            } catch (IOException e) {
+                // a temp file of a few lines; the OS's temp cleaning takes it
+            }
+        }
     }
 
     private static void end(Process p) {
@@ -227,14 +299,23 @@ final class NetworkAnchor implements AutoCloseable {
         }
     }
 
-    private static String tool(String name) {
-        return LocalBackend.findOnPath(name).map(Path::toString).orElseThrow(() -> new BackendUnavailableException(NetworkMode.KEY + "=off under bubblewrap"
-                + " needs util-linux's " + name + " on PATH for the environment's own network; install util-linux"));
+    /** {@code name} on PATH, else in the sbin directories (where Debian puts nft, and a user's PATH may not reach). */
+    static Optional<Path> find(String name) {
+        return LocalBackend.findOnPath(name).or(() -> java.util.stream.Stream.of("/usr/sbin", "/sbin")
+                .map(d -> Path.of(d, name)).filter(Files::isExecutable).findFirst());
     }
 
-    private static BackendUnavailableException unavailable(String why) {
-        return new BackendUnavailableException(NetworkMode.KEY + "=off cannot make the environment's own network here ("
-                + why.strip().replace('\n', ' ') + "); enable user namespaces (user.max_user_namespaces > 0), or open with "
-                + NetworkMode.KEY + "=on");
+    private static String tool(String name, NetworkMode mode) {
+        String from = name.equals("nft") ? "nftables' nft" : "util-linux's " + name;
+        return find(name).map(Path::toString).orElseThrow(() -> new BackendUnavailableException(NetworkMode.KEY
+                + "=" + mode.label() + " under bubblewrap needs " + from + " on PATH for the environment's own network; install "
+                + (name.equals("nft") ? "nftables" : "util-linux")));
+    }
+
+    private static BackendUnavailableException unavailable(NetworkMode mode, String why) {
+        return new BackendUnavailableException(NetworkMode.KEY + "=" + mode.label() + " cannot make the environment's own network"
+                + " here (" + why.strip().replace('\n', ' ') + "); " + (mode == NetworkMode.ALLOWLIST
+                ? "the kernel must allow network namespaces and nftables in them; open with " + NetworkMode.KEY + "=off, or use the docker backend"
+                : "enable user namespaces (user.max_user_namespaces > 0), or open with " + NetworkMode.KEY + "=on"));
     }
 }

@@ -74,6 +74,9 @@ public final class Doctor {
                 .timeout(Duration.ofSeconds(120)).build());
         ExecResult r;
         Map<String, String> facts;
+        // Under an allowlist, a server no list names (this JVM's, on its loopback): the probe says whether it answered.
+        UnlistedServer unlisted = dev.airlock.NetworkMode.from(settings) == dev.airlock.NetworkMode.ALLOWLIST
+                ? UnlistedServer.start() : null;
         try {
             try {
                 running.await(30, TimeUnit.SECONDS);
@@ -97,6 +100,9 @@ public final class Doctor {
                 own.removeIf(String::isEmpty);
                 probe.env("AIRLOCK_DOCTOR_STATE", String.join("\n", own));
             }
+            if (unlisted != null) {
+                probe.env("AIRLOCK_DOCTOR_UNLISTED_PORT", Integer.toString(unlisted.port()));
+            }
             r = env.exec(probe.build());
             if (r.exitCode() != 0) {
                 String err = r.stderr().text().strip();
@@ -105,8 +111,14 @@ public final class Doctor {
                         + ")" + (err.isEmpty() ? "" : ": " + (nl < 0 ? err : err.substring(0, nl))));
             }
             facts = new LinkedHashMap<>(parse(r.stdout().bytes()));
+            if (unlisted != null) {
+                facts.put("unlisted_port", Integer.toString(unlisted.port()));
+            }
         } finally {
             sibling.cancel();
+            if (unlisted != null) {
+                unlisted.close();
+            }
         }
         facts.put("network_asked", dev.airlock.NetworkMode.from(settings).label()); // judged against what the probe found
         facts.remove(DoctorRules.ALLOWLIST_CHECKED); // never the probe's to say (a command could print it)
@@ -126,6 +138,42 @@ public final class Doctor {
         }
         DoctorReport report = judge(env.name(), env.target(), plan, guard, isolation, facts);
         return env instanceof ContainedEnvironment ae ? report.withRow(secretVariables(ae.strippedSecretVariables())) : report;
+    }
+
+    /** A server on this JVM's loopback that no allowlist names, answering {@code airlock-doctor-unlisted} until closed. */
+    private record UnlistedServer(java.net.ServerSocket socket) implements AutoCloseable {
+        static UnlistedServer start() {
+            try {
+                java.net.ServerSocket s = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+                Thread t = new Thread(() -> {
+                    while (!s.isClosed()) {
+                        try (java.net.Socket c = s.accept()) {
+                            c.getOutputStream().write("airlock-doctor-unlisted\n".getBytes(StandardCharsets.UTF_8));
+                        } catch (IOException e) {
+                            // closed, or a client gone: nothing to answer
+                        }
+                    }
+                }, "airlock-doctor-unlisted");
+                t.setDaemon(true);
+                t.start();
+                return new UnlistedServer(s);
+            } catch (IOException e) {
+                throw new UncheckedIOException("the doctor cannot listen on this machine's loopback: " + e.getMessage(), e);
+            }
+        }
+
+        int port() {
+            return socket.getLocalPort();
+        }
+
+        @Override
+        public void close() {
+            try {
+                socket.close();
+            } catch (IOException e) {
+                // a listening socket: nothing more to free
+            }
+        }
     }
 
     /**

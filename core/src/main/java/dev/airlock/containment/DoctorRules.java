@@ -193,13 +193,13 @@ final class DoctorRules {
                 + " the buses, an SSH agent) is here");
     }
 
+    /** The fact naming what {@link dev.airlock.spi.Backend#allowlistCheck} found; set by the doctor, never by the probe. */
+    static final String ALLOWLIST_CHECKED = "allowlist_checked";
+
     /**
      * What the probe found of the network (routes past the sandbox's loopback), not what was asked:
      * a route out under {@code airlock.network=off} is a leak.
      */
-    /** The fact naming what {@link dev.airlock.spi.Backend#allowlistCheck} found; set by the doctor, never by the probe. */
-    static final String ALLOWLIST_CHECKED = "allowlist_checked";
-
     private static Row network(Map<String, String> f) {
         if (!f.containsKey("routes")) {
             return new Row("network", Verdict.NOT_APPLICABLE, "no /proc/net/route on the target to read the routes from");
@@ -214,19 +214,38 @@ final class DoctorRules {
                     + " route(s) out of the sandbox");
         }
         if ("allowlist".equals(f.get("network_asked"))) {
-            String checked = f.get(ALLOWLIST_CHECKED);
-            if (checked != null) {
-                // Rules outside the commands' reach, and a connection they should stop was stopped.
-                return new Row("network", Verdict.CONTAINED_ENFORCED, "airlock.network=allowlist is a packet filter no"
-                        + " command can change, checked from outside: " + checked);
-            }
-            // The filter is outside the sandbox and nothing here checked it, so no verdict of enforcement.
-            return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox;"
-                    + " airlock.network=allowlist is a filter outside it, which no probe inside can read and this"
-                    + " backend did not check");
+            return allowlist(f, routes);
         }
         return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox:"
                 + " commands reach a network (airlock.network=off cuts it where the backend can)");
+    }
+
+    /**
+     * Under {@code airlock.network=allowlist}: a server the list does not name (this JVM's, on its
+     * loopback) answering the probe is a leak, whoever filters. Enforced only when the backend
+     * checked its filter from outside the commands' reach ({@link #ALLOWLIST_CHECKED}): the probe's
+     * own word that nothing answered is a command's output, which could be forged, so alone it is
+     * no verdict of enforcement.
+     */
+    private static Row allowlist(Map<String, String> f, int routes) {
+        String port = f.getOrDefault("unlisted_port", "?");
+        if (!f.getOrDefault("unlisted_reached", "").isEmpty()) {
+            return new Row("network", Verdict.LEAKS, "airlock.network=allowlist was asked, but a server it does not name"
+                    + " (this machine's loopback) answered the probe at " + f.get("unlisted_reached") + " port " + port);
+        }
+        String checked = f.get(ALLOWLIST_CHECKED);
+        if (checked != null) {
+            return new Row("network", Verdict.CONTAINED_ENFORCED, "airlock.network=allowlist is a packet filter no"
+                    + " command can change, checked from outside: " + checked);
+        }
+        if (f.containsKey("unlisted_tried")) {
+            return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox;"
+                    + " a server airlock.network=allowlist does not name (this machine's loopback) did not answer it at "
+                    + f.get("unlisted_tried") + " port " + port + "; what the list lets through was not probed");
+        }
+        return new Row("network", Verdict.NOT_APPLICABLE, "the probe found " + routes + " route(s) out of the sandbox;"
+                + " airlock.network=allowlist is a filter outside it, which no probe inside can read and this"
+                + " backend did not check");
     }
 
     /** How this backend gives commands a network of their own, for the sockets row's advice. */

@@ -102,6 +102,20 @@ fi
 if [ -r /proc/net/route ]; then
     p routes "$({ awk 'NR > 1 && $1 != "lo" { n++ } END { print n + 0 }' /proc/net/route; awk '$10 != "lo" { n++ } END { print n + 0 }' /proc/net/ipv6_route 2>/dev/null || echo 0; } | awk '{ n += $1 } END { print n + 0 }')"
 fi
+# under an allowlist: does a server the list does not name answer? (the doctor's own, on the JVM's
+# loopback port $AIRLOCK_DOCTOR_UNLISTED_PORT, tried at 127.0.0.1 and at the default gateway)
+if [ -n "${AIRLOCK_DOCTOR_UNLISTED_PORT:-}" ] && command -v bash >/dev/null 2>&1 && command -v timeout >/dev/null 2>&1; then
+    gw=$(awk 'NR > 1 && $2 == "00000000" { g = $3; printf "%d.%d.%d.%d", "0x" substr(g, 7, 2), "0x" substr(g, 5, 2), "0x" substr(g, 3, 2), "0x" substr(g, 1, 2); exit }' /proc/net/route 2>/dev/null)
+    reached=
+    tried=
+    for a in 127.0.0.1 $gw; do
+        tried="$tried $a"
+        got=$(timeout 10 bash -c 'exec 3<>"/dev/tcp/$0/$1" && head -c 64 <&3' "$a" "$AIRLOCK_DOCTOR_UNLISTED_PORT" 2>/dev/null)
+        case $got in airlock-doctor-unlisted*) reached="$reached $a" ;; esac
+    done
+    p unlisted_tried "${tried# }"
+    p unlisted_reached "${reached# }"
+fi
 if [ -r /proc/self/cmdline ]; then
     p procs "$(ls -d /proc/[0-9]* 2>/dev/null | wc -l | tr -d ' ')"
     # the markers reach grep as patterns on stdin; printf is a builtin, so they never enter an argv

@@ -143,6 +143,23 @@ class DoctorJudgeTest {
         assertTrue(checked.evidence().endsWith("checked from outside: 172.17.0.1:4242 (not on the list) was unreachable from inside"),
                 checked.evidence());
         f.remove(DoctorRules.ALLOWLIST_CHECKED);
+        f.put("unlisted_tried", "127.0.0.1 10.0.2.2");
+        f.put("unlisted_port", "4321");
+        f.put("unlisted_reached", "");
+        DoctorReport.Row unreached = Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow();
+        assertEquals(Verdict.NOT_APPLICABLE, unreached.verdict(), unreached.evidence());
+        assertTrue(unreached.evidence().contains("did not answer it at 127.0.0.1 10.0.2.2 port 4321"), unreached.evidence());
+        f.put("unlisted_reached", "10.0.2.2");
+        DoctorReport.Row reached = Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow();
+        assertEquals(Verdict.LEAKS, reached.verdict(), "a server the list does not name answered: " + reached.evidence());
+        assertTrue(reached.evidence().contains("answered the probe at 10.0.2.2 port 4321"), reached.evidence());
+        f.put(DoctorRules.ALLOWLIST_CHECKED, "172.17.0.1:4242 (not on the list) was unreachable from inside");
+        assertEquals(Verdict.LEAKS, Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow().verdict(),
+                "an unlisted server that answered is a leak whatever a check from outside said");
+        f.remove(DoctorRules.ALLOWLIST_CHECKED);
+        f.remove("unlisted_tried");
+        f.remove("unlisted_reached");
+        f.remove("unlisted_port");
         f.put("network_asked", "off");
         DoctorReport.Row asked = Doctor.judge("local", HOST, plan(), "on", "none", f).row("network").orElseThrow();
         assertEquals(Verdict.LEAKS, asked.verdict(), "off was asked but the probe found routes: " + asked.evidence());
