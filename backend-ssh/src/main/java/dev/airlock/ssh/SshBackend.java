@@ -74,17 +74,8 @@ public final class SshBackend implements Backend, Killer {
     /** Guards the start of the control shell and the waiting channel (open's steps run them once). */
     private final Object startLock = new Object();
     private boolean controlStarted;
-    /**
-     * A waiting channel (see {@link WarmChannel}): the one opened at open for the first launch,
-     * then, from the second launch on, one opened beside each launch for the next; null while
-     * none waits.
-     */
+    /** The channel opened at open for the first launch (see {@link WarmChannel}); null once taken. */
     private WarmChannel warm;
-    /** A waiting channel is being opened for the next launch (at most one at a time). */
-    private boolean refilling;
-    /** Closed: no waiting channel is opened any more, and one that comes late is discarded. */
-    private boolean stopped;
-    private final java.util.concurrent.atomic.AtomicInteger launches = new java.util.concurrent.atomic.AtomicInteger();
     /**
      * Why the waiting channel, the environment's first, could not open (a refused login, an
      * unreachable host); thrown by the next launch, the core's own probe, instead of logging in
@@ -191,9 +182,6 @@ public final class SshBackend implements Backend, Killer {
         }
         rethrowFirstFailure();
         WarmChannel warm = takeWarm();
-        if (launches.incrementAndGet() > 1) {
-            SshLeftovers.BEATS.execute(this::refillWarm);
-        }
         if (warm != null) {
             SshProcess p = warm.start(launch.shell(), launch.script());
             if (p != null) {
@@ -201,40 +189,6 @@ public final class SshBackend implements Backend, Killer {
             }
         }
         return connections.exec(command);
-    }
-
-    /**
-     * Opens a waiting channel for the next launch, when none waits or is being opened: its login
-     * (the user's startup files, 80-100 ms on a quick host, seconds with a slow {@code ~/.bashrc})
-     * then runs while this command does, and the next command starts at once, as the first one
-     * does. From the second launch on only: an environment that runs one command (a CLI
-     * {@code exec}) pays no login it never uses. The cost is one idle login shell on the host per
-     * environment, ended at close; and the next command runs after startup files read when this
-     * one started, as the first command's were read at open.
-     */
-    private void refillWarm() {
-        synchronized (startLock) {
-            if (warm != null || refilling || stopped) {
-                return;
-            }
-            refilling = true;
-        }
-        WarmChannel opened = null;
-        try {
-            opened = WarmChannel.open(connections);
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("no waiting channel for the next command on {}: {}", ssh.display(), e.getMessage());
-        }
-        synchronized (startLock) {
-            refilling = false;
-            if (opened != null && !stopped && warm == null) {
-                warm = opened;
-                return;
-            }
-        }
-        if (opened != null) {
-            opened.discard(); // closed meanwhile
-        }
     }
 
     private void rethrowFirstFailure() throws IOException {
@@ -484,12 +438,7 @@ public final class SshBackend implements Backend, Killer {
         if (beat != null) {
             beat.cancel(false);
         }
-        WarmChannel unused;
-        synchronized (startLock) {
-            stopped = true;
-            unused = warm;
-            warm = null;
-        }
+        WarmChannel unused = takeWarm();
         if (unused != null) {
             unused.discard();
         }

@@ -72,31 +72,12 @@ final class WarmChannel {
         }
     }
 
-    /**
-     * How long {@link #discard} lets a login that is still reading the user's startup files finish
-     * them: cutting one short can leave the user's state half made (a {@code pyenv rehash} killed
-     * with its lock file in place made every later login on that host wait 60 s for the lock).
-     */
-    static final java.time.Duration LOGIN_FINISH = java.time.Duration.ofSeconds(5);
-
-    /**
-     * Ends the waiting shell unused: end of input, which its {@code read} takes once the login's
-     * startup files have run; waits up to {@link #LOGIN_FINISH} for that end, then releases the
-     * channel.
-     */
+    /** Ends the waiting shell unused: end of input, then the channel's release. */
     void discard() {
         try {
             process.stdin().close();
         } catch (IOException e) {
             LOG.debug("closing the waiting channel's input: {}", e.getMessage());
-        }
-        long end = System.nanoTime() + LOGIN_FINISH.toNanos();
-        try {
-            while (!process.ended() && System.nanoTime() < end) {
-                Thread.sleep(10);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
         process.release();
     }
