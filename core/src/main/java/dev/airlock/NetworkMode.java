@@ -59,8 +59,8 @@ public enum NetworkMode {
         }
         String can = enforced.stream().map(NetworkMode::label).collect(Collectors.toCollection(TreeSet::new)).stream()
                 .collect(Collectors.joining(", "));
-        String others = mode == ALLOWLIST ? "that enforces allowlists (modal, daytona, vercel)"
-                : "that can cut the network (local under bubblewrap, docker, modal, daytona, vercel)";
+        String others = (mode == ALLOWLIST ? "that enforces allowlists" : "that can cut the network")
+                + " (local under bubblewrap, docker, modal, daytona, vercel)";
         throw new ConfigurationException("the " + backend + " backend cannot enforce " + KEY + "=" + mode.label()
                 + " (it enforces: " + (can.isEmpty() ? "none" : can) + "); set " + KEY + " to one of those, or choose a"
                 + " backend " + others);

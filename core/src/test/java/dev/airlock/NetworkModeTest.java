@@ -38,7 +38,8 @@ class NetworkModeTest {
                 () -> NetworkMode.require(Settings.of(NetworkMode.KEY, "allowlist", "airlock.network.allow.corp", "10.0.0.0/8"),
                         "docker", EnumSet.of(NetworkMode.ON, NetworkMode.OFF)));
         assertEquals("the docker backend cannot enforce airlock.network=allowlist (it enforces: off, on); set airlock.network"
-                + " to one of those, or choose a backend that enforces allowlists (modal, daytona, vercel)", e.getMessage());
+                + " to one of those, or choose a backend that enforces allowlists (local under bubblewrap, docker, modal, daytona,"
+                + " vercel)", e.getMessage());
     }
 
     @Test

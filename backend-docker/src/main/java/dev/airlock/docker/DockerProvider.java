@@ -48,7 +48,7 @@ public final class DockerProvider implements EnvironmentProvider, SandboxLifecyc
                 SettingKey.of(DockerSettings.CPUS, "decimal", "unlimited", "like --cpus"),
                 SettingKey.of(DockerSettings.MEMORY, "size", "unlimited", "memory limit, swap included"),
                 SettingKey.of(DockerSettings.PIDS_LIMIT, "int", "512", "most processes in the container"),
-                SettingKey.of(DockerSettings.NETWORK, "string", "none (bridge under airlock.network=on)", "none, bridge or a network name; off (airlock.network) is none"),
+                SettingKey.of(DockerSettings.NETWORK, "string", "none (bridge under airlock.network=on or allowlist)", "none, bridge or a network name; off (airlock.network) is none, allowlist takes bridge only"),
                 SettingKey.of(DockerSettings.USER, "user[:group]", "the image's", "user for the container and its commands"),
                 SettingKey.of(DockerSettings.WORKDIR, "path", "the image's", "working directory of the container"),
                 SettingKey.of(DockerSettings.ENV + SettingKey.NAME, "string", "", "variables of the container"),

@@ -12,10 +12,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Inet4Address;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -237,29 +234,21 @@ final class NamespaceFirewall {
      * list names the gateway on every port).
      */
     static Optional<String> verify(Plan plan, long pid, String gateway, String containerId) {
-        Optional<Path> bash = program("bash");
-        if (bash.isEmpty() || gateway == null || gateway.isBlank()) {
+        if (gateway == null || gateway.isBlank()) {
             return Optional.empty();
         }
-        try (ServerSocketChannel listener = ServerSocketChannel.open()) {
-            listener.bind(new InetSocketAddress(InetAddress.getByName(gateway), 0));
-            int port = ((InetSocketAddress) listener.getLocalAddress()).getPort();
-            if (covers(plan, gateway, port)) {
-                return Optional.empty();
-            }
-            Result r = run(List.of(tool("nsenter"), "-t", Long.toString(pid), "-n", bash.get().toString(), "-c",
-                    "exec 3<>\"/dev/tcp/$0/$1\"", gateway, Integer.toString(port)), "");
-            listener.configureBlocking(false);
-            try (SocketChannel arrived = listener.accept()) {
-                if (arrived != null || r.exit == 0) {
-                    throw new BackendException("airlock.network=allowlist: from inside container " + DockerDaemon.shortId(containerId)
-                            + " a connection to " + gateway + ":" + port + ", which the list does not name, got through;"
-                            + " the container was removed");
-                }
-            }
-            return Optional.of(gateway + ":" + port + " (not on the list) was unreachable from inside: " + firstLine(r.err));
+        InetAddress address;
+        try {
+            address = InetAddress.getByName(gateway);
         } catch (IOException e) {
-            return Optional.empty(); // no listener on the gateway here: nothing to check with
+            return Optional.empty();
+        }
+        try {
+            return dev.airlock.spi.AllowlistCheck.unlistedUnreachable(address, gateway,
+                    List.of(tool("nsenter"), "-t", Long.toString(pid), "-n", "--"), port -> covers(plan, gateway, port),
+                    "container " + DockerDaemon.shortId(containerId));
+        } catch (BackendException leaked) {
+            throw new BackendException(leaked.getMessage() + "; the container was removed");
         }
     }
 

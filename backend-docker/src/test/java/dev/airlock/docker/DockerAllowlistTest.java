@@ -151,12 +151,12 @@ class DockerAllowlistTest {
     void doctorReportsWhatTheCheckFromInsideFound() {
         try (Environment env = Environments.open(allowlist())) {
             dev.airlock.containment.DoctorReport report = dev.airlock.containment.Doctor.report(env, allowlist());
-            assertTrue(report.isolation().matches(".*verified: " + Pattern.quote(gateway) + ":\\d+ \\(not on the list\\) was"
-                    + " unreachable from inside: .*No route to host.*"), report.isolation());
+            assertTrue(report.isolation().matches(".*verified: " + Pattern.quote(gateway) + ":\\d+ \\(not on the list; this machine listened there\\) was"
+                    + " unreachable from inside container .*No route to host.*"), report.isolation());
             dev.airlock.containment.DoctorReport.Row network = report.row("network").orElseThrow();
             assertEquals(dev.airlock.containment.DoctorReport.Verdict.CONTAINED_ENFORCED, network.verdict(), network.evidence());
             assertTrue(network.evidence().contains("checked from outside: " + gateway + ":"), network.evidence());
-            assertTrue(report.toText().contains("not on the list) was unreachable from inside"), report.toText());
+            assertTrue(report.toText().contains("this machine listened there) was unreachable from inside container"), report.toText());
         }
     }
 

@@ -126,6 +126,11 @@ final class AllowlistFilter {
         return List.copyOf(v4);
     }
 
+    /** Whether an entry names {@code port} of the host's loopback. */
+    boolean namesHostLoopbackPort(int port) {
+        return hostLoopbackPorts.contains(port);
+    }
+
     /** Whether some entry names a port of the host's loopback (slirp4netns must then relay to it). */
     boolean reachesHostLoopback() {
         return !hostLoopbackPorts.isEmpty();

@@ -89,6 +89,8 @@ public final class LocalBackend implements Backend, Killer {
 
     /** Under {@code airlock.network=allowlist}: the filter, resolved at open; null in every other mode. */
     private final AllowlistFilter allowlist;
+    /** What {@link dev.airlock.spi.AllowlistCheck} found at open; null when no check ran. */
+    private volatile String allowlistChecked;
 
     private LocalBackend(Settings settings, LocalSettings local, Optional<Path> bwrap, String noIsolation,
                          String unenforcedWarning, AllowlistFilter allowlist) {
@@ -220,6 +222,17 @@ public final class LocalBackend implements Backend, Killer {
             network = allowlist != null ? NetworkAnchor.start(Bubblewrap.runsAsRoot(), allowlist)
                     : NetworkAnchor.start(Bubblewrap.runsAsRoot());
         }
+        if (allowlist != null) {
+            try {
+                // The way a leak would take: the host's loopback through slirp4netns, at a port the list does not name.
+                allowlistChecked = dev.airlock.spi.AllowlistCheck.unlistedUnreachable(java.net.InetAddress.getLoopbackAddress(),
+                        AllowlistFilter.HOST_LOOPBACK, network.enter(), allowlist::namesHostLoopbackPort,
+                        "the environment's network namespace").orElse(null);
+            } catch (RuntimeException leaked) {
+                endNetwork();
+                throw leaked;
+            }
+        }
         try {
             sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv(),
                     Optional.ofNullable(network));
@@ -259,6 +272,12 @@ public final class LocalBackend implements Backend, Killer {
     public String isolation() {
         Bubblewrap b = sandbox;
         return b != null ? b.describe() : noIsolation;
+    }
+
+    /** What the check at open found of the allowlist's filter, from the namespace's side but outside bubblewrap. */
+    @Override
+    public Optional<String> allowlistCheck() {
+        return Optional.ofNullable(allowlistChecked);
     }
 
     /** Under bubblewrap every protected home's credential dirs are read-only binds (or hidden). */

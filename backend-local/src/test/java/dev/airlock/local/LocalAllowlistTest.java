@@ -216,7 +216,7 @@ class LocalAllowlistTest {
     }
 
     @Test
-    void doctorSaysAServerTheListDoesNotNameDidNotAnswer() {
+    void doctorCallsTheFilterEnforcedOnTheCheckFromOutsideNotOnTheProbesWord() {
         requireTools();
         // A host loopback port on the list: slirp4netns relays 10.0.2.2, so only the filter keeps the doctor's server out.
         Settings s = settings(Map.of("db", "127.0.0.1:" + listed));
@@ -225,8 +225,10 @@ class LocalAllowlistTest {
             r = dev.airlock.containment.Doctor.report(env, s);
         }
         dev.airlock.containment.DoctorReport.Row row = r.row("network").orElseThrow();
-        assertEquals(dev.airlock.containment.DoctorReport.Verdict.NOT_APPLICABLE, row.verdict(), r.toText());
-        assertTrue(row.evidence().contains("did not answer it at 127.0.0.1 " + AllowlistFilter.HOST_LOOPBACK + " port"), r.toText());
+        assertEquals(dev.airlock.containment.DoctorReport.Verdict.CONTAINED_ENFORCED, row.verdict(), r.toText());
+        assertTrue(row.evidence().matches(".*checked from outside: " + java.util.regex.Pattern.quote(AllowlistFilter.HOST_LOOPBACK)
+                + ":\\d+ \\(not on the list; this machine listened there\\) was unreachable from inside the environment's"
+                + " network namespace: .*"), r.toText());
     }
 
     @Test
