@@ -154,10 +154,10 @@ final class NamespaceFirewall {
             return Optional.of("needs Airlock to run as root (nsenter into the container's network namespace to write its"
                     + " rules); run it as root, or use airlock.network=off");
         }
-        if (program("nsenter").isEmpty()) {
+        if (dev.airlock.spi.HostPrograms.find("nsenter").isEmpty()) {
             return Optional.of("needs nsenter on this machine (apt-get install util-linux), or use airlock.network=off");
         }
-        if (program("nft").isEmpty()) {
+        if (dev.airlock.spi.HostPrograms.find("nft").isEmpty()) {
             return Optional.of("needs nft on this machine (apt-get install nftables), or use airlock.network=off");
         }
         return Optional.empty();
@@ -298,27 +298,12 @@ final class NamespaceFirewall {
         return false;
     }
 
-    /** {@code name} on PATH, then the sbin directories where Debian puts nft. */
-    static Optional<Path> program(String name) {
-        List<String> dirs = new ArrayList<>(List.of(System.getenv().getOrDefault("PATH", "").split(":")));
-        dirs.addAll(List.of("/usr/sbin", "/sbin", "/usr/bin", "/bin"));
-        for (String d : dirs) {
-            if (!d.isEmpty()) {
-                Path c = Path.of(d, name);
-                if (Files.isRegularFile(c) && Files.isExecutable(c)) {
-                    return Optional.of(c.toAbsolutePath());
-                }
-            }
-        }
-        return Optional.empty();
-    }
-
     private static String tool(String name) {
         Path nft = nftForTests;
         if (name.equals("nft") && nft != null) {
             return nft.toString();
         }
-        return program(name).map(Path::toString).orElse(name);
+        return dev.airlock.spi.HostPrograms.find(name).map(Path::toString).orElse(name);
     }
 
     private record Result(int exit, String out, String err) {

@@ -71,7 +71,7 @@ final class Bubblewrap {
             Path p = Path.of(s.bwrap().get());
             return Files.isExecutable(p) ? Optional.of(p) : Optional.empty();
         }
-        return LocalBackend.findOnPath("bwrap");
+        return dev.airlock.spi.HostPrograms.onPath("bwrap");
     }
 
     /** What {@link #unusable} found, per binary: the answer does not change while this JVM runs. */
@@ -106,7 +106,7 @@ final class Bubblewrap {
 
     /** {@link #frozenMounts}'s prefix where this process may have it (root, with util-linux's unshare). */
     private static List<String> frozenMounts(boolean root) {
-        Optional<Path> unshare = LocalBackend.findOnPath("unshare");
+        Optional<Path> unshare = dev.airlock.spi.HostPrograms.onPath("unshare");
         return root && unshare.isPresent()
                 ? List.of(unshare.get().toString(), "--mount", "--propagation", "private", "--") : List.of();
     }
@@ -417,8 +417,8 @@ final class Bubblewrap {
                                 + " through slirp4netns and an nftables filter)"
                         : "off (a namespace of the environment's own, only its loopback, shared by its commands)");
         List<String> enter = network.map(NetworkAnchor::enter).orElse(List.of());
-        Optional<Path> unshare = LocalBackend.findOnPath("unshare");
-        Optional<Path> setpriv = LocalBackend.findOnPath("setpriv");
+        Optional<Path> unshare = dev.airlock.spi.HostPrograms.onPath("unshare");
+        Optional<Path> setpriv = dev.airlock.spi.HostPrograms.onPath("setpriv");
         List<String> frozen = frozenMounts(t.uid() == 0);
         if (unshare.isPresent() && setpriv.isPresent()) {
             // bwrap's init (pid 1) is the command's parent and reports its status. The shell gets a

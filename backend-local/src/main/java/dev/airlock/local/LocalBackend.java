@@ -100,7 +100,7 @@ public final class LocalBackend implements Backend, Killer {
         this.bwrap = bwrap;
         this.noIsolation = noIsolation;
         this.unenforcedWarning = new java.util.concurrent.atomic.AtomicReference<>(unenforcedWarning);
-        this.setsid = findOnPath("setsid").map(Path::toString).orElse("setsid");
+        this.setsid = dev.airlock.spi.HostPrograms.onPath("setsid").map(Path::toString).orElse("setsid");
         this.capabilities = Capabilities.pipe()
                 // Only bubblewrap's own network namespace cuts the network; a bare host process keeps the host's.
                 // An allowlist is that namespace with a filtered way out, where the tools for it are here.
@@ -173,7 +173,7 @@ public final class LocalBackend implements Backend, Killer {
         if (!SlirpLink.available()) {
             return Optional.of("slirp4netns (the way out of the environment's own network)");
         }
-        if (NetworkAnchor.find("nft").isEmpty()) {
+        if (dev.airlock.spi.HostPrograms.find("nft").isEmpty()) {
             return Optional.of("nftables' nft (the filter inside it)");
         }
         if (!Files.isReadable(Path.of("/dev/net/tun")) || !Files.isWritable(Path.of("/dev/net/tun"))) {
@@ -514,7 +514,7 @@ public final class LocalBackend implements Backend, Killer {
     private List<String> defaultSignals() {
         List<String> d = defaultSignals;
         if (d == null) {
-            d = findOnPath("env").map(Path::toString).map(Launcher::defaultSignalsArgv)
+            d = dev.airlock.spi.HostPrograms.onPath("env").map(Path::toString).map(Launcher::defaultSignalsArgv)
                     .filter(LocalBackend::works).orElse(List.of());
             defaultSignals = d;
         }
@@ -544,17 +544,6 @@ public final class LocalBackend implements Backend, Killer {
         }
         String home = childrenHome;
         return home == null ? null : new File(home); // the target probe runs before the home is known
-    }
-
-    static Optional<Path> findOnPath(String name) {
-        String path = System.getenv().getOrDefault("PATH", "/usr/local/bin:/usr/bin:/bin");
-        for (String dir : path.split(":")) {
-            Path candidate = Path.of(dir.isEmpty() ? "." : dir, name);
-            if (Files.isExecutable(candidate)) {
-                return Optional.of(candidate);
-            }
-        }
-        return Optional.empty();
     }
 
     /** A host process; being started by setsid, its pid is its process group id. */

@@ -44,7 +44,7 @@ public final class LocalProvider implements EnvironmentProvider {
         if (!Files.isDirectory(Path.of("/proc/self"))) {
             return Availability.unavailable("/proc is not mounted; the local backend needs it");
         }
-        if (LocalBackend.findOnPath("setsid").isEmpty()) {
+        if (dev.airlock.spi.HostPrograms.onPath("setsid").isEmpty()) {
             return Availability.unavailable("setsid is not on PATH; install Debian's util-linux");
         }
         LocalSettings local = LocalSettings.from(settings);

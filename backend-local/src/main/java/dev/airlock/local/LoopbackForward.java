@@ -60,15 +60,15 @@ final class LoopbackForward implements AutoCloseable {
      * @throws ConfigurationException when this host has no bash to relay with (one line)
      */
     static LoopbackForward open(NetworkAnchor network, int port, String environment) throws IOException {
-        Path bash = LocalBackend.findOnPath("bash").orElseThrow(() -> new ConfigurationException("port " + port
+        Path bash = dev.airlock.spi.HostPrograms.onPath("bash").orElseThrow(() -> new ConfigurationException("port " + port
                 + " of the local sandbox needs bash on PATH to relay into its own network (airlock.network=off);"
                 + " install bash, or open with airlock.network=on"));
         List<String> argv = new ArrayList<>();
-        LocalBackend.findOnPath("setsid").ifPresent(s -> argv.add(s.toString()));
+        dev.airlock.spi.HostPrograms.onPath("setsid").ifPresent(s -> argv.add(s.toString()));
         argv.addAll(network.enter());
         // No capability survives into bash, even as root of the anchor's user namespace; as root of
         // the host's, nobody too (no other uid is mapped in a user namespace of the anchor's own).
-        LocalBackend.findOnPath("setpriv").ifPresent(s -> {
+        dev.airlock.spi.HostPrograms.onPath("setpriv").ifPresent(s -> {
             argv.add(s.toString());
             if (!network.ownUserNamespace()) {
                 argv.addAll(List.of("--reuid=65534", "--regid=65534", "--clear-groups"));

@@ -143,7 +143,7 @@ final class NetworkAnchor implements AutoCloseable {
     private static NetworkAnchor launch(boolean ownUserNamespace, Optional<AllowlistFilter> filter) {
         NetworkMode mode = filter.isPresent() ? NetworkMode.ALLOWLIST : NetworkMode.OFF;
         List<String> argv = new ArrayList<>();
-        LocalBackend.findOnPath("setsid").ifPresent(s -> argv.add(s.toString()));
+        dev.airlock.spi.HostPrograms.onPath("setsid").ifPresent(s -> argv.add(s.toString()));
         argv.add(tool("unshare", mode));
         if (ownUserNamespace) {
             argv.addAll(List.of("--user", "--map-current-user", "--keep-caps"));
@@ -299,15 +299,9 @@ final class NetworkAnchor implements AutoCloseable {
         }
     }
 
-    /** {@code name} on PATH, else in the sbin directories (where Debian puts nft, and a user's PATH may not reach). */
-    static Optional<Path> find(String name) {
-        return LocalBackend.findOnPath(name).or(() -> java.util.stream.Stream.of("/usr/sbin", "/sbin")
-                .map(d -> Path.of(d, name)).filter(Files::isExecutable).findFirst());
-    }
-
     private static String tool(String name, NetworkMode mode) {
         String from = name.equals("nft") ? "nftables' nft" : "util-linux's " + name;
-        return find(name).map(Path::toString).orElseThrow(() -> new BackendUnavailableException(NetworkMode.KEY
+        return dev.airlock.spi.HostPrograms.find(name).map(Path::toString).orElseThrow(() -> new BackendUnavailableException(NetworkMode.KEY
                 + "=" + mode.label() + " under bubblewrap needs " + from + " on PATH for the environment's own network; install "
                 + (name.equals("nft") ? "nftables" : "util-linux")));
     }

@@ -41,7 +41,7 @@ final class SlirpLink implements AutoCloseable {
 
     /** Whether slirp4netns is on PATH. */
     static boolean available() {
-        return NetworkAnchor.find("slirp4netns").isPresent();
+        return dev.airlock.spi.HostPrograms.find("slirp4netns").isPresent();
     }
 
     /**
@@ -51,9 +51,9 @@ final class SlirpLink implements AutoCloseable {
      * @param hostLoopback whether {@code 10.0.2.2} relays to the host's loopback (only when the list names a port there)
      */
     static SlirpLink start(String netns, java.util.Optional<String> userns, boolean hostLoopback) {
-        String binary = NetworkAnchor.find("slirp4netns").map(Path::toString).orElseThrow(() -> missing());
+        String binary = dev.airlock.spi.HostPrograms.find("slirp4netns").map(Path::toString).orElseThrow(() -> missing());
         List<String> argv = new ArrayList<>();
-        LocalBackend.findOnPath("setsid").ifPresent(s -> argv.add(s.toString()));
+        dev.airlock.spi.HostPrograms.onPath("setsid").ifPresent(s -> argv.add(s.toString()));
         argv.addAll(List.of(binary, "--configure", "--mtu=65520", "--ready-fd=1", "--exit-fd=0", "--disable-dns",
                 "--enable-sandbox", "--netns-type=path"));
         userns.ifPresent(u -> argv.add("--userns-path=" + u));

@@ -9,8 +9,8 @@ public final class BubblewrapRequirement {
 
     /** Bubblewrap is on PATH and makes a sandbox on this machine. */
     public static void require() {
-        Services.require(LocalBackend.findOnPath("bwrap").isPresent()
-                        && Bubblewrap.unusable(LocalBackend.findOnPath("bwrap").get()).isEmpty(),
+        Services.require(dev.airlock.spi.HostPrograms.onPath("bwrap").isPresent()
+                        && Bubblewrap.unusable(dev.airlock.spi.HostPrograms.onPath("bwrap").get()).isEmpty(),
                 "bubblewrap is not installed or cannot make a sandbox here (apt-get install bubblewrap)");
     }
 }

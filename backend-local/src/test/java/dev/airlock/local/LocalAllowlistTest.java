@@ -1,6 +1,5 @@
 package dev.airlock.local;
 
-import dev.airlock.BackendUnavailableException;
 import dev.airlock.ConfigurationException;
 import dev.airlock.Environment;
 import dev.airlock.ExecRequest;
@@ -166,7 +165,7 @@ class LocalAllowlistTest {
     @Test
     void anExposedPortServesTheHostThroughTheFilter() throws Exception {
         requireTools();
-        Services.require(LocalBackend.findOnPath("busybox").isPresent(), "busybox is not installed (its httpd serves the port)");
+        Services.require(dev.airlock.spi.HostPrograms.onPath("busybox").isPresent(), "busybox is not installed (its httpd serves the port)");
         try (Environment env = open(Map.of("db", "127.0.0.1:" + listed))) {
             String dir = env.target().scratchDir() + "/www";
             env.files().mkdirs(dir);

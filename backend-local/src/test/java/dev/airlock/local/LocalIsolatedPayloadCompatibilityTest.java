@@ -12,7 +12,7 @@ class LocalIsolatedPayloadCompatibilityTest extends EnvironmentCompatibilityKit 
 
     @BeforeAll
     static void needsBubblewrap() {
-        Services.require(LocalBackend.findOnPath("bwrap").isPresent(), "bubblewrap is not installed (apt-get install bubblewrap)");
+        Services.require(dev.airlock.spi.HostPrograms.onPath("bwrap").isPresent(), "bubblewrap is not installed (apt-get install bubblewrap)");
     }
 
     @Override

@@ -29,7 +29,7 @@ class LocalOfflineCompatibilityTest extends EnvironmentCompatibilityKit {
 
     @BeforeAll
     static void needsBubblewrap() {
-        Services.require(LocalBackend.findOnPath("bwrap").isPresent(), "bubblewrap is not installed (apt-get install bubblewrap)");
+        Services.require(dev.airlock.spi.HostPrograms.onPath("bwrap").isPresent(), "bubblewrap is not installed (apt-get install bubblewrap)");
     }
 
     @Override

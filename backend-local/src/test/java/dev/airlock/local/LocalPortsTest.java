@@ -44,8 +44,8 @@ class LocalPortsTest {
 
     @Test
     void underBubblewrapTheUrlIsTheCommandsOwnPort() throws Exception {
-        Services.require(LocalBackend.findOnPath("bwrap").isPresent(), "bubblewrap is not installed (apt-get install bubblewrap)");
-        Services.require(LocalBackend.findOnPath("busybox").isPresent(), "busybox is not installed (its httpd serves the port)");
+        Services.require(dev.airlock.spi.HostPrograms.onPath("bwrap").isPresent(), "bubblewrap is not installed (apt-get install bubblewrap)");
+        Services.require(dev.airlock.spi.HostPrograms.onPath("busybox").isPresent(), "busybox is not installed (its httpd serves the port)");
         int port = freePort();
         try (Environment env = new LocalProvider().open(OpenContext.of(BWRAP))) {
             String dir = env.target().scratchDir() + "/www";
@@ -78,8 +78,8 @@ class LocalPortsTest {
     }
 
     private static Environment openOffline() {
-        Services.require(LocalBackend.findOnPath("bwrap").isPresent(), "bubblewrap is not installed (apt-get install bubblewrap)");
-        Services.require(LocalBackend.findOnPath("busybox").isPresent(), "busybox is not installed (its httpd serves the port)");
+        Services.require(dev.airlock.spi.HostPrograms.onPath("bwrap").isPresent(), "bubblewrap is not installed (apt-get install bubblewrap)");
+        Services.require(dev.airlock.spi.HostPrograms.onPath("busybox").isPresent(), "busybox is not installed (its httpd serves the port)");
         return new LocalProvider().open(OpenContext.of(BWRAP.with("airlock.network", "off")));
     }
 

@@ -23,7 +23,7 @@ class RequestPathTest {
     @ParameterizedTest(name = "isolation {0}, staged script {1}")
     @CsvSource({"none, false", "none, true", "bwrap, false", "bwrap, true"})
     void aRequestPathWithoutTheShellStillRunsTheCommand(String isolation, boolean staged) {
-        Assumptions.assumeTrue(isolation.equals("none") || LocalBackend.findOnPath("bwrap").isPresent(),
+        Assumptions.assumeTrue(isolation.equals("none") || dev.airlock.spi.HostPrograms.onPath("bwrap").isPresent(),
                 "bwrap is not on PATH");
         try (Environment env = Environments.open(Settings.of("airlock.container", "no", "airlock.local.isolation", isolation))) {
             // Longer than argv takes: the command goes up as a staged script.

@@ -10,7 +10,6 @@ import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,7 +49,7 @@ public final class AllowlistCheck {
      */
     public static Optional<String> unlistedUnreachable(InetAddress listenOn, String connectTo, List<String> enter,
                                                        IntPredicate listed, String where) {
-        Optional<Path> bash = program("bash");
+        Optional<Path> bash = HostPrograms.find("bash");
         if (bash.isEmpty()) {
             return Optional.empty();
         }
@@ -109,20 +108,5 @@ public final class AllowlistCheck {
         } catch (IOException e) {
             return "";
         }
-    }
-
-    /** {@code name} as found on this machine's PATH or in the usual system directories. */
-    private static Optional<Path> program(String name) {
-        List<String> dirs = new ArrayList<>(List.of(System.getenv().getOrDefault("PATH", "").split(":")));
-        dirs.addAll(List.of("/usr/bin", "/bin", "/usr/sbin", "/sbin"));
-        for (String d : dirs) {
-            if (!d.isEmpty()) {
-                Path p = Path.of(d, name);
-                if (Files.isExecutable(p)) {
-                    return Optional.of(p);
-                }
-            }
-        }
-        return Optional.empty();
     }
 }

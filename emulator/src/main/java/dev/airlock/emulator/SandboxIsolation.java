@@ -222,15 +222,6 @@ public final class SandboxIsolation {
     }
 
     static Optional<Path> onPath(String name) {
-        String path = System.getenv().getOrDefault("PATH", "/usr/local/bin:/usr/bin:/bin");
-        for (String dir : path.split(File.pathSeparator)) {
-            if (!dir.isEmpty()) {
-                Path p = Path.of(dir, name);
-                if (Files.isExecutable(p)) {
-                    return Optional.of(p);
-                }
-            }
-        }
-        return List.of(Path.of("/usr/bin", name), Path.of("/usr/sbin", name)).stream().filter(Files::isExecutable).findFirst();
+        return dev.airlock.spi.HostPrograms.find(name);
     }
 }
