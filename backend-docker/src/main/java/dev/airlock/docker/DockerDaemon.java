@@ -280,6 +280,13 @@ final class DockerDaemon implements Closeable {
         }
         try {
             InspectContainerResponse r = inspect(id);
+            String runtime = r.getHostConfig() == null ? null : r.getHostConfig().getRuntime();
+            if (runtime == null || !NamespaceFirewall.KERNEL_NETWORK_RUNTIMES.contains(runtime)) {
+                // The daemon's default runtime may be another (gVisor, Kata): their own network stack sends past the rules.
+                throw new BackendException("airlock.network=allowlist: container " + shortId(id) + " runs on the "
+                        + runtime + " runtime, whose own network stack sends past the host's packet filter; make runc the"
+                        + " daemon's default runtime (or use airlock.network=off); the container was removed");
+            }
             long pid = r.getState() == null || r.getState().getPidLong() == null ? 0 : r.getState().getPidLong();
             if (pid <= 0) {
                 InspectContainerResponse.ContainerState st = r.getState();
@@ -294,7 +301,11 @@ final class DockerDaemon implements Closeable {
                     : r.getNetworkSettings().getNetworks().get("bridge").getGateway();
             return new Started(id, lease, NamespaceFirewall.verify(allowlist.get(), pid, gateway, id).orElse(null));
         } catch (RuntimeException e) {
-            remove(id); // its network was never filtered: nothing may run in it
+            try {
+                remove(id); // its network was never filtered: nothing may run in it
+            } catch (RuntimeException notRemoved) {
+                e.addSuppressed(notRemoved);
+            }
             if (lease != null) {
                 lease.close();
             }

@@ -70,8 +70,11 @@ final class NamespaceFirewall {
      * @param allowed    the destinations, host names resolved
      * @param extraHosts {@code NAME:IP} for the create's {@code /etc/hosts}
      */
-    record Plan(List<Allowed> allowed, List<String> extraHosts) {
+    record Plan(List<Allowed> allowed, List<String> extraHosts, List<Integer> published) {
     }
+
+    /** The runtimes whose containers send through the host kernel's stack, where the rules are: runc, crun, and podman's "oci". */
+    static final java.util.Set<String> KERNEL_NETWORK_RUNTIMES = java.util.Set.of("runc", "io.containerd.runc.v2", "crun", "oci");
 
     private NamespaceFirewall() {
     }
@@ -114,7 +117,7 @@ final class NamespaceFirewall {
                 hosts.add(e.destination() + ":" + ip);
             }
         }
-        return Optional.of(new Plan(allowed, hosts));
+        return Optional.of(new Plan(allowed, hosts, List.copyOf(docker.ports())));
     }
 
     /** A host name's IPv4 addresses, resolved by this JVM; one line when it has none. */
@@ -163,10 +166,24 @@ final class NamespaceFirewall {
         return Optional.empty();
     }
 
-    /** The nftables rules for the plan: one table, its output chain dropping all but the plan. */
+    /**
+     * The nftables rules for the plan: one table, its output chain dropping all but the plan, and
+     * its input chain dropping every connection made into the container but to a published port
+     * (replies to the container's own connections pass): a peer on the bridge (another container)
+     * could otherwise hold a channel both ways with a command that the output rules never see
+     * start.
+     */
     static String ruleset(Plan plan) {
         StringBuilder b = new StringBuilder();
         b.append("table inet ").append(TABLE).append(" {\n");
+        b.append("  chain input {\n");
+        b.append("    type filter hook input priority 0; policy drop;\n");
+        b.append("    iifname \"lo\" accept\n");
+        b.append("    ct state established,related accept\n");
+        for (int port : plan.published()) {
+            b.append("    tcp dport ").append(port).append(" accept\n");
+        }
+        b.append("  }\n");
         b.append("  chain output {\n");
         b.append("    type filter hook output priority 0; policy drop;\n");
         b.append("    oifname \"lo\" accept\n");

@@ -106,6 +106,38 @@ class DockerAllowlistTest {
         return "nc " + gateway + " " + to.getLocalPort() + " </dev/null";
     }
 
+    /**
+     * A connection made into the container (a peer on the bridge: here this machine) is dropped
+     * unless to a published port, though a server listens there: otherwise a cooperating peer
+     * would hold a channel both ways with a command, replies the output rules let through.
+     */
+    @Test
+    void aConnectionIntoTheContainerIsDroppedThoughAServerListens() throws Exception {
+        try (Environment env = Environments.open(allowlist())) {
+            dev.airlock.Execution server = env.start(ExecRequest.of("exec nc -ll -p 7000 -e echo inside"));
+            try {
+                long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                String inside = "";
+                while (!inside.equals("inside\n") && System.nanoTime() < end) {
+                    inside = run(env, "nc 127.0.0.1 7000 </dev/null").stdout().text();
+                }
+                assertEquals("inside\n", inside, "the server answers inside the container");
+                String ip = run(env, "hostname -i").stdout().text().trim().split(" ")[0];
+                assertTrue(ip.matches("\\d+\\.\\d+\\.\\d+\\.\\d+"), ip);
+                IOException refused = org.junit.jupiter.api.Assertions.assertThrows(IOException.class, () -> {
+                    try (Socket c = new Socket()) {
+                        c.connect(new java.net.InetSocketAddress(ip, 7000), 3000);
+                        c.setSoTimeout(3000);
+                        c.getInputStream().read();
+                    }
+                }, "a connection into the container at " + ip + ":7000 got through");
+                assertTrue(refused.getMessage() != null, String.valueOf(refused));
+            } finally {
+                server.cancel();
+            }
+        }
+    }
+
     @Test
     void theListedServerAnswersAndTheOtherIsUnreachable() {
         String id;

@@ -91,6 +91,11 @@ final class AllowlistFilter {
                 found.forEach(a -> ranges.add(a + "/32"));
             }
             for (String range : ranges) {
+                if (within(range, SLIRP_NETWORK)) {
+                    throw new ConfigurationException(e.key() + "=" + e + ": " + range + " is inside " + SLIRP_NETWORK
+                            + ", slirp4netns's own network for the environment, which no command reaches; name the host's"
+                            + " loopback as " + LOOPBACK + ":PORT, or use another backend to reach that address");
+                }
                 if (!range.startsWith("127.")) {
                     allowed.add(new Allowed(range, e.port()));
                 } else if (range.equals(LOOPBACK + "/32") && e.port().isPresent()) {
@@ -126,9 +131,35 @@ final class AllowlistFilter {
         return List.copyOf(v4);
     }
 
-    /** Whether an entry names {@code port} of the host's loopback. */
-    boolean namesHostLoopbackPort(int port) {
-        return hostLoopbackPorts.contains(port);
+    /** Whether an entry lets commands reach {@code ip} (IPv4) on {@code port}. */
+    boolean names(String ip, int port) {
+        for (Allowed a : allowed) {
+            if (within(ip + "/32", a.range()) && (a.port().isEmpty() || a.port().getAsInt() == port)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the IPv4 range {@code inner} (A.B.C.D/N) lies wholly inside {@code outer}. */
+    static boolean within(String inner, String outer) {
+        String[] i = inner.split("/");
+        String[] o = outer.split("/");
+        int ip = Integer.parseInt(i[1]);
+        int op = Integer.parseInt(o[1]);
+        if (ip < op) {
+            return false;
+        }
+        long mask = op == 0 ? 0 : (0xFFFFFFFFL << (32 - op)) & 0xFFFFFFFFL;
+        return (toLong(i[0]) & mask) == (toLong(o[0]) & mask);
+    }
+
+    private static long toLong(String ip) {
+        long v = 0;
+        for (String octet : ip.split("\\.")) {
+            v = (v << 8) | Integer.parseInt(octet);
+        }
+        return v;
     }
 
     /** Whether some entry names a port of the host's loopback (slirp4netns must then relay to it). */

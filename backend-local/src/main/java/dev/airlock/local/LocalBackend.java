@@ -224,10 +224,7 @@ public final class LocalBackend implements Backend, Killer {
         }
         if (allowlist != null) {
             try {
-                // The way a leak would take: the host's loopback through slirp4netns, at a port the list does not name.
-                allowlistChecked = dev.airlock.spi.AllowlistCheck.unlistedUnreachable(java.net.InetAddress.getLoopbackAddress(),
-                        AllowlistFilter.HOST_LOOPBACK, network.enter(), allowlist::namesHostLoopbackPort,
-                        "the environment's network namespace").orElse(null);
+                allowlistChecked = checkAllowlist().orElse(null);
             } catch (RuntimeException leaked) {
                 endNetwork();
                 throw leaked;
@@ -272,6 +269,44 @@ public final class LocalBackend implements Backend, Killer {
     public String isolation() {
         Bubblewrap b = sandbox;
         return b != null ? b.describe() : noIsolation;
+    }
+
+    /**
+     * The allowlist's filter checked from the namespace's side (outside bubblewrap, with none of a
+     * command's limits): a connection to one of this machine's own addresses, which slirp4netns
+     * carries out like any destination, at a port the list does not name, so only the filter's
+     * last rule can stop it (the host's loopback, which slirp4netns may not relay at all, would
+     * prove nothing of the filter). Where the list names that address and port, or this machine
+     * has no such address, no check: the doctor then says so.
+     */
+    private Optional<String> checkAllowlist() {
+        Optional<java.net.InetAddress> own = ownAddress();
+        if (own.isEmpty()) {
+            return Optional.empty();
+        }
+        String ip = own.get().getHostAddress();
+        return dev.airlock.spi.AllowlistCheck.unlistedUnreachable(own.get(), ip, network.enter(),
+                port -> allowlist.names(ip, port), "the environment's network namespace");
+    }
+
+    /** An IPv4 address of this machine's, not the loopback's nor inside slirp4netns's own network. */
+    private static Optional<java.net.InetAddress> ownAddress() {
+        try {
+            for (java.net.NetworkInterface n : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+                if (!n.isUp() || n.isLoopback()) {
+                    continue;
+                }
+                for (java.net.InetAddress a : java.util.Collections.list(n.getInetAddresses())) {
+                    if (a instanceof java.net.Inet4Address && !a.isLoopbackAddress()
+                            && !AllowlistFilter.within(a.getHostAddress() + "/32", AllowlistFilter.SLIRP_NETWORK)) {
+                        return Optional.of(a);
+                    }
+                }
+            }
+        } catch (java.net.SocketException e) {
+            // no interfaces to read: no check
+        }
+        return Optional.empty();
     }
 
     /** What the check at open found of the allowlist's filter, from the namespace's side but outside bubblewrap. */

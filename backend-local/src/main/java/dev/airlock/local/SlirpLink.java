@@ -33,6 +33,9 @@ import java.util.concurrent.TimeUnit;
  * ends and so does slirp4netns. {@link #close} ends it by its pid.
  */
 final class SlirpLink implements AutoCloseable {
+    /** How long slirp4netns may take to configure its interface before open gives up on it. */
+    private static final java.time.Duration READY_BOUND = java.time.Duration.ofSeconds(30);
+
     private final Process slirp;
 
     private SlirpLink(Process slirp) {
@@ -69,16 +72,34 @@ final class SlirpLink implements AutoCloseable {
         } catch (IOException e) {
             throw unavailable(e.getMessage());
         }
+        // Bounded: slirp4netns that neither says it is ready nor exits is ended, which ends its stdout too.
+        java.util.concurrent.atomic.AtomicBoolean late = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread watchdog = new Thread(() -> {
+            try {
+                if (!p.waitFor(READY_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                    late.set(true);
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException ready) {
+                // ready in time
+            }
+        }, "airlock-slirp4netns-ready");
+        watchdog.setDaemon(true);
+        watchdog.start();
         try {
             InputStream out = p.getInputStream();
             int b;
             while ((b = out.read()) != -1 && b != '1') {
                 // --ready-fd writes "1" once tap0 is configured; nothing else goes to stdout
             }
-            if (b == '1') {
+            watchdog.interrupt();
+            if (b == '1' && !late.get()) {
                 return new SlirpLink(p);
             }
             end(p);
+            if (late.get()) {
+                throw unavailable("it did not say it was ready within " + READY_BOUND.toSeconds() + " s");
+            }
             String said = Files.readString(log, StandardCharsets.UTF_8).strip().replace('\n', ' ');
             throw unavailable(said.isEmpty() ? "it exited " + p.exitValue() : said.substring(0, Math.min(300, said.length())));
         } catch (IOException e) {

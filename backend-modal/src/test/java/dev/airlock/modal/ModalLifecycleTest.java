@@ -120,19 +120,23 @@ class ModalLifecycleTest {
         String id = p.up(EMULATOR.settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         var attach = EMULATOR.settings().with(ModalSettings.SANDBOX_ID, id);
         try (Environment a = p.open(OpenContext.of(attach))) {
+            java.util.concurrent.ExecutorService own = java.util.concurrent.Executors.newSingleThreadExecutor();
             var running = java.util.concurrent.CompletableFuture.supplyAsync(
-                    () -> a.exec(ExecRequest.of("touch /tmp/started; sleep 60")));
+                    () -> a.exec(ExecRequest.of("touch /tmp/started; sleep 60")), own); // its own thread: never queued behind others
             try (Environment b = p.open(OpenContext.of(attach))) {
                 long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-                while (!b.exec(ExecRequest.of("test -f /tmp/started")).succeeded() && System.nanoTime() < end) {
+                boolean started = false;
+                while (!(started = b.exec(ExecRequest.of("test -f /tmp/started")).succeeded()) && System.nanoTime() < end) {
                     Thread.sleep(100);
                 }
+                assertTrue(started, "the command never started, so its end under the sandbox's would not be what is tested");
             }
             p.down(EMULATOR.settings(), id);
             java.util.concurrent.ExecutionException failed = assertThrows(java.util.concurrent.ExecutionException.class,
                     () -> running.get(60, java.util.concurrent.TimeUnit.SECONDS), () -> "the exec passed: " + running.join());
             assertTrue(failed.getCause() instanceof dev.airlock.AirlockException, String.valueOf(failed.getCause()));
             assertEndedLine(id, (Exception) failed.getCause());
+            own.shutdown();
         }
     }
 

@@ -24,12 +24,14 @@ import java.util.function.IntPredicate;
  * backend whose filter lives in a network namespace on this machine: this JVM listens where a
  * command's packets would arrive if the filter let them through, on a port the list does not name,
  * and a connection is tried from inside that namespace (the backend gives the argv that enters it).
- * A connection that arrives means the rules do not hold, and open must fail; one that does not is
- * the line {@code doctor} reports ({@link Backend#allowlistCheck}). A listener is what makes the
+ * A connection that arrives means the rules do not hold, and open must fail; one refused is the
+ * line {@code doctor} reports ({@link Backend#allowlistCheck}); one that gets no answer at all
+ * proves nothing (a firewall of this machine's may drop it whatever the filter does) and is no check. A listener is what makes the
  * answer mean something: without one, "unreachable" would be true of any closed port.
  */
 public final class AllowlistCheck {
     private static final Duration BOUND = Duration.ofSeconds(30);
+    private static final int TIMED_OUT = 124;
 
     private AllowlistCheck() {
     }
@@ -69,6 +71,10 @@ public final class AllowlistCheck {
                             + connectTo + ":" + port + ", which the list does not name, got through");
                 }
             }
+            if (tried.exit == TIMED_OUT) {
+                // No answer at all: a firewall of this machine's may drop it whatever the filter does; proves nothing.
+                return Optional.empty();
+            }
             return Optional.of(connectTo + ":" + port + " (not on the list; this machine listened there) was unreachable"
                     + " from inside " + where + ": " + tried.why);
         } catch (IOException e) {
@@ -88,7 +94,7 @@ public final class AllowlistCheck {
             if (!p.waitFor(BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();
                 p.waitFor();
-                return new Tried(124, "no answer in " + BOUND.toSeconds() + " s");
+                return new Tried(TIMED_OUT, "no answer in " + BOUND.toSeconds() + " s");
             }
         } catch (InterruptedException e) {
             p.destroyForcibly();
