@@ -290,7 +290,7 @@ public final class LocalBackend implements Backend, Killer {
     }
 
     /** An IPv4 address of this machine's, not the loopback's nor inside slirp4netns's own network. */
-    private static Optional<java.net.InetAddress> ownAddress() {
+    static Optional<java.net.InetAddress> ownAddress() {
         try {
             for (java.net.NetworkInterface n : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
                 if (!n.isUp() || n.isLoopback()) {

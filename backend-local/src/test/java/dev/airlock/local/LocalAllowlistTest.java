@@ -219,6 +219,8 @@ class LocalAllowlistTest {
     @Test
     void doctorCallsTheFilterEnforcedOnTheCheckFromOutsideNotOnTheProbesWord() {
         requireTools();
+        Services.require(LocalBackend.ownAddress().isPresent(), "the check at open needs an IPv4 address of this machine's"
+                + " other than the loopback's, and it has none");
         // A host loopback port on the list: slirp4netns relays 10.0.2.2, so only the filter keeps the doctor's server out.
         Settings s = settings(Map.of("db", "127.0.0.1:" + listed));
         dev.airlock.containment.DoctorReport r;
