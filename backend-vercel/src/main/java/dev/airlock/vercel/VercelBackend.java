@@ -142,7 +142,10 @@ final class VercelBackend implements Backend, Stager, Killer {
             if (!status.equals("running") && !status.equals("pending")) {
                 throw VercelApi.ended(info.sandboxName(), status, null);
             }
-            awaitRunning(api, info.sessionId());
+            if (!status.equals("running")) {
+                // An attached sandbox's session may end while it is waited for (its ttl): the ended line then too.
+                awaitRunning(api, info.sessionId(), attached ? info.sandboxName() : null);
+            }
         } catch (RuntimeException e) {
             if (info != null && !attached) {
                 removeQuietly(api, info);
@@ -191,6 +194,14 @@ final class VercelBackend implements Backend, Stager, Killer {
 
     /** Polls the session until it runs; a session that failed or stopped is an error. */
     static void awaitRunning(VercelApi api, String sessionId) {
+        awaitRunning(api, sessionId, null);
+    }
+
+    /**
+     * Polls the session until it runs; a session that failed or stopped is an error, the sandbox's
+     * ended line when it is {@code attachedName}'s (an {@code up} sandbox whose ttl ran out).
+     */
+    static void awaitRunning(VercelApi api, String sessionId, String attachedName) {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
         while (true) {
             String status = api.session(sessionId).status();
@@ -200,6 +211,9 @@ final class VercelBackend implements Backend, Stager, Killer {
                 case "pending":
                     break;
                 default:
+                    if (attachedName != null) {
+                        throw VercelApi.ended(attachedName, status, null);
+                    }
                     throw new BackendException("the Vercel sandbox session " + sessionId + " is " + status
                             + " instead of running; open a new environment");
             }
