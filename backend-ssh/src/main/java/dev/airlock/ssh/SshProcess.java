@@ -46,6 +46,9 @@ final class SshProcess implements RemoteProcess {
         return stderr;
     }
 
+    /** How long {@link #waitFor} polls every millisecond before every 20 ms. */
+    static final java.time.Duration QUICK_POLL = java.time.Duration.ofMillis(500);
+
     /**
      * Returns as soon as the server's exit-status or exit-signal arrives, not when the channel
      * closes: a background job holding the output open keeps the channel open, and the core's
@@ -54,9 +57,6 @@ final class SshProcess implements RemoteProcess {
      * within it, and a back-off there saw their end up to 20 ms late, about 10 on average, on
      * every exec), then every 20 ms. A channel that closed with neither is a lost connection.
      */
-    /** How long {@link #waitFor} polls every millisecond before every 20 ms. */
-    static final java.time.Duration QUICK_POLL = java.time.Duration.ofMillis(500);
-
     @Override
     public int waitFor() throws InterruptedException {
         long quickUntil = System.nanoTime() + QUICK_POLL.toNanos();
