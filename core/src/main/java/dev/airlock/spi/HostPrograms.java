@@ -14,7 +14,7 @@ import java.util.Optional;
  */
 public final class HostPrograms {
     /** Where Debian puts administration tools (nft, iptables), which a user's {@code PATH} may not reach. */
-    private static final List<String> SYSTEM_DIRS = List.of("/usr/sbin", "/sbin", "/usr/bin", "/bin");
+    private static final List<String> SYSTEM_DIRS = List.of("/usr/sbin", "/usr/local/sbin", "/sbin", "/usr/bin", "/bin");
 
     private HostPrograms() {
     }

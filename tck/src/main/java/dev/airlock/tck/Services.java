@@ -3,10 +3,7 @@ package dev.airlock.tck;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 
 /**
@@ -48,22 +45,11 @@ public final class Services {
     }
 
     /**
-     * The executable {@code name} on {@code PATH} (then in the sbin directories, where Debian puts
-     * daemons such as sshd), or empty.
+     * The executable {@code name} on {@code PATH}, then in the system directories (the sbin ones
+     * included, where Debian puts daemons such as sshd), or empty: {@link dev.airlock.spi.HostPrograms#find}.
      */
     public static Optional<Path> find(String name) {
-        List<String> dirs = new ArrayList<>(List.of(System.getenv().getOrDefault("PATH", "").split(":")));
-        dirs.addAll(List.of("/usr/sbin", "/usr/local/sbin", "/sbin"));
-        for (String d : dirs) {
-            if (d.isEmpty()) {
-                continue;
-            }
-            Path c = Path.of(d, name);
-            if (Files.isRegularFile(c) && Files.isExecutable(c)) {
-                return Optional.of(c.toAbsolutePath());
-            }
-        }
-        return Optional.empty();
+        return dev.airlock.spi.HostPrograms.find(name);
     }
 
     /** {@link #find} or {@link #require}: the program, or a skip (a failure in CI) naming the package. */
