@@ -148,6 +148,11 @@ final class Bubblewrap {
         return description;
     }
 
+    /** The sandbox's file tree read back from its options; empty where they hold one {@link SandboxView} does not know. */
+    Optional<SandboxView> view() {
+        return SandboxView.of(args);
+    }
+
     /**
      * Plans the sandbox for a probed target and checks that bubblewrap can make it here.
      *

@@ -77,6 +77,10 @@ public final class LocalBackend implements Backend, Killer {
     /** The one-line warning the first exec logs when bubblewrap was wanted and cannot run; null once logged or when none. */
     private final java.util.concurrent.atomic.AtomicReference<String> unenforcedWarning;
     private volatile Bubblewrap sandbox;
+    /** {@link #sandbox}'s file tree, set before it; null where its options cannot be read back. */
+    private volatile SandboxView sandboxView;
+    /** {@code files()} under {@link #sandbox}, set before it; null with {@link #sandboxView}. */
+    private volatile SandboxFiles sandboxFiles;
     /** Under bubblewrap with the network off: the environment's own network, made before the sandbox is planned. */
     private volatile NetworkAnchor network;
     /** The exposed ports of {@link #network}, by port; ended at close before the anchor. */
@@ -231,8 +235,12 @@ public final class LocalBackend implements Backend, Killer {
             }
         }
         try {
-            sandbox = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv(),
+            Bubblewrap planned = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv(),
                     Optional.ofNullable(network));
+            sandboxView = planned.view().orElse(null);
+            sandboxFiles = sandboxView == null ? null : new SandboxFiles(sandboxView, () -> core.shellFiles(),
+                    p -> core.target().expand(p), this::ensureOpen);
+            sandbox = planned;
         } catch (RuntimeException e) {
             endNetwork();
             throw e;
@@ -259,10 +267,14 @@ public final class LocalBackend implements Backend, Killer {
         return bwrap.isEmpty() && HostDirs.makeDirs(home);
     }
 
-    /** Unsandboxed, the private dir is removed in Java; under bubblewrap {@link #stopSandbox} removes it. */
+    /**
+     * The private dir is removed in Java, a host directory under bubblewrap too (bound at the same
+     * path; {@link #stopSandbox} removes what commands still running at this point leave after it).
+     * Before the sandbox is planned (an open that failed) the script removes it.
+     */
     @Override
     public boolean removePrivateDir(String dir, Deadline deadline) {
-        return bwrap.isEmpty() && HostDirs.removeTree(Path.of(dir));
+        return (bwrap.isEmpty() || sandbox != null) && HostDirs.removeTree(Path.of(dir));
     }
 
     @Override
@@ -443,12 +455,16 @@ public final class LocalBackend implements Backend, Killer {
     }
 
     /**
-     * Files natively on this host's filesystem, where that is what commands see: not under
-     * bubblewrap (its read-only binds and private mounts are the commands' view).
+     * Files natively on this host's filesystem, where that is what commands see; under bubblewrap,
+     * once the sandbox is planned, through its view ({@link SandboxFiles}: what the view cannot
+     * place runs as a script in the sandbox), and before that (the probe) as scripts.
      */
     @Override
     public Optional<RemoteFiles> files() {
-        if (sandbox != null || bwrap.isPresent()) {
+        if (sandbox != null) {
+            return Optional.ofNullable(sandboxFiles);
+        }
+        if (bwrap.isPresent()) {
             return Optional.empty();
         }
         return Optional.of(nativeFiles);
@@ -456,15 +472,26 @@ public final class LocalBackend implements Backend, Killer {
 
     /**
      * Unsandboxed, Airlock's scripts are this JVM's children on this host, started where commands
-     * start: the guard resolves paths in-process. Under bubblewrap the sandbox's mounts are their view.
+     * start: the guard resolves paths in-process. Under bubblewrap too, through the sandbox's view
+     * ({@link #hostPlace}), once it is planned.
      */
     @Override
     public Optional<Path> hostView() {
+        if (sandbox != null) {
+            return Optional.ofNullable(sandboxView).map(SandboxView::start);
+        }
         if (bwrap.isPresent()) {
             return Optional.empty();
         }
         File start = startDirectory();
         return Optional.of(start != null ? start.toPath() : Path.of("").toAbsolutePath());
+    }
+
+    /** Under bubblewrap, where the sandbox's mounts put a path ({@link SandboxView#hostPlace}); else the path itself. */
+    @Override
+    public Optional<Path> hostPlace(Path path) {
+        SandboxView v = sandboxView;
+        return v == null ? Optional.of(path) : v.hostPlace(path);
     }
 
     @Override

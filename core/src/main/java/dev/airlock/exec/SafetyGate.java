@@ -96,7 +96,7 @@ final class SafetyGate {
                 inherited = vars;
             }
             try {
-                return Optional.of(new HostPaths(start.get(), vars));
+                return Optional.of(new HostPaths(start.get(), vars, env.backend()::hostPlace));
             } catch (HostPaths.Unanswerable e) {
                 return Optional.empty();
             }

@@ -9,6 +9,7 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The answers of {@link TargetResolver#FUNCTIONS} ({@code abs}, {@code canon}, {@code [ -d ]}),
@@ -26,6 +27,12 @@ import java.util.Optional;
  * through {@code /proc} (its {@code self}, {@code cwd} and {@code fd} name this JVM here and the
  * script there; {@code /dev/stdout} leads there too).
  *
+ * <p>The scripts may see the host's files at other places (a sandbox binds a directory of its own
+ * over {@code /tmp}, hides the real home behind an empty one): {@code places} says where a path
+ * they name lies on this host, or that this host cannot tell (then the script answers). Every
+ * look at the file system goes through it, and no link is followed by this host's kernel: each is
+ * read and followed here, in the scripts' names, so a link means here what it means to them.
+ *
  * <p>One instance answers one resolution, as one script run would (each link walk is kept for
  * it), on one thread.
  */
@@ -40,6 +47,7 @@ public final class HostPaths {
     /** The physical paths walked in this resolution (one script run's worth), by the path given. */
     private final Map<String, Optional<String>> walked = new java.util.HashMap<>();
     private final Map<String, String> environment;
+    private final Function<Path, Optional<Path>> places;
 
     /** The script's answer cannot be computed here; run the script. */
     public static final class Unanswerable extends Exception {
@@ -56,6 +64,19 @@ public final class HostPaths {
      * @throws Unanswerable where the host's paths cannot be answered in Java (see the class doc)
      */
     public HostPaths(Path start, Map<String, String> environment) throws Unanswerable {
+        this(start, environment, Optional::of);
+    }
+
+    /**
+     * @param start       the directory the scripts start in, as they name it (relative: from this JVM's directory)
+     * @param environment the variables the scripts inherit ({@code PWD}, {@code AIRLOCK_REAL_HOME} are read)
+     * @param places      where a path the scripts name (absolute, normal, no link before its last name) lies on
+     *                    this host; empty where this host cannot tell ({@link dev.airlock.spi.Backend#hostPlace})
+     * @throws Unanswerable where the host's paths cannot be answered in Java (see the class doc)
+     */
+    public HostPaths(Path start, Map<String, String> environment, Function<Path, Optional<Path>> places)
+            throws Unanswerable {
+        this.places = places;
         String jnu = System.getProperty("sun.jnu.encoding", "");
         if (!jnu.equalsIgnoreCase("UTF-8") && !jnu.equalsIgnoreCase("UTF8")) {
             throw new Unanswerable("file names are decoded as " + jnu + ", the scripts' output as UTF-8");
@@ -70,23 +91,22 @@ public final class HostPaths {
      * An inherited value naming it through {@code .}, {@code ..} or extra slashes is kept by dash
      * and tidied by others, so that case runs the script.
      */
-    private static String pwd(Path start, String inherited) throws Unanswerable {
-        String physical;
-        try {
-            physical = start.toRealPath().toString();
-        } catch (IOException | InvalidPathException e) {
-            throw new Unanswerable("the start directory " + start + " cannot be resolved: " + e.getMessage());
-        }
+    private String pwd(Path start, String inherited) throws Unanswerable {
+        String physical = resolved(start.toString(), true)
+                .orElseThrow(() -> new Unanswerable("the start directory " + start + " cannot be resolved"));
         if (inherited == null || !inherited.startsWith("/")) {
             return physical;
         }
         try {
-            Object here = Files.readAttributes(start, BasicFileAttributes.class).fileKey();
-            Object there = Files.readAttributes(Path.of(inherited), BasicFileAttributes.class).fileKey();
-            if (here == null || !here.equals(there)) {
+            Optional<String> there = resolved(inherited, true);
+            if (there.isEmpty()) {
                 return physical;
             }
-        } catch (IOException | InvalidPathException e) {
+            Object here = Files.readAttributes(host(physical), BasicFileAttributes.class, NOFOLLOW).fileKey();
+            if (here == null || !here.equals(Files.readAttributes(host(there.get()), BasicFileAttributes.class, NOFOLLOW).fileKey())) {
+                return physical;
+            }
+        } catch (IOException e) {
             return physical;
         }
         if (!inherited.equals(Path.of(inherited).normalize().toString())) {
@@ -167,18 +187,29 @@ public final class HostPaths {
         if (p.length() > 1 && p.endsWith("/")) {
             return false;
         }
+        Optional<Path> h = lastName(p);
+        if (h.isEmpty()) {
+            return false;
+        }
         try {
-            return Files.readAttributes(path(p), BasicFileAttributes.class, NOFOLLOW).isSymbolicLink();
+            return Files.readAttributes(h.get(), BasicFileAttributes.class, NOFOLLOW).isSymbolicLink();
         } catch (IOException e) {
             return false;
         }
     }
 
-    /** {@code stat(p)}; Java drops a trailing slash, after which the kernel insists on a directory. */
+    /**
+     * {@code stat(p)}: the file at the end of its links, followed here (see the class doc). A
+     * trailing slash makes the kernel insist on a directory.
+     */
     private Optional<BasicFileAttributes> stat(String p) throws Unanswerable {
         boolean slash = p.length() > 1 && p.endsWith("/");
+        Optional<String> real = resolved(p, true);
+        if (real.isEmpty()) {
+            return Optional.empty();
+        }
         try {
-            BasicFileAttributes a = Files.readAttributes(path(p), BasicFileAttributes.class);
+            BasicFileAttributes a = Files.readAttributes(host(real.get()), BasicFileAttributes.class, NOFOLLOW);
             return slash && !a.isDirectory() ? Optional.empty() : Optional.of(a);
         } catch (IOException e) {
             return Optional.empty();
@@ -187,14 +218,49 @@ public final class HostPaths {
 
     /** {@code $(readlink -- p)}: the link's text, trailing newlines dropped; empty when it fails. */
     private Optional<String> readlink(String p) throws Unanswerable {
-        return linkText(p).map(HostPaths::dropTrailingNewlines);
+        Optional<Path> h = lastName(p);
+        if (h.isEmpty()) {
+            return Optional.empty();
+        }
+        return linkText(h.get(), p).map(HostPaths::dropTrailingNewlines);
+    }
+
+    /**
+     * The host path of {@code p}'s last name in its parent resolved physically (the kernel follows
+     * every link before the last name); empty when the parent does not resolve.
+     */
+    private Optional<Path> lastName(String p) throws Unanswerable {
+        int slash = p.lastIndexOf('/');
+        String name = p.substring(slash + 1);
+        if (name.isEmpty() || name.equals(".") || name.equals("..")) {
+            Optional<String> real = resolved(p, true);
+            return real.isEmpty() ? Optional.empty() : Optional.of(host(real.get()));
+        }
+        Optional<String> parent = resolved(slash <= 0 ? "/" : p.substring(0, slash), true);
+        if (parent.isEmpty()) {
+            return Optional.empty();
+        }
+        String full = parent.get().equals("/") ? "/" + name : parent.get() + "/" + name;
+        if (full.equals("/proc") || full.startsWith("/proc/")) {
+            throw new Unanswerable(p + " leads into /proc, whose names differ for the script");
+        }
+        return Optional.of(host(full));
+    }
+
+    /**
+     * Where {@code p} (a path as the scripts name it, with no link before its last name) lies on
+     * this host.
+     */
+    private Path host(String p) throws Unanswerable {
+        Path named = path(p);
+        return places.apply(named).orElseThrow(() -> new Unanswerable(p + " is where this host's view of the files is not the scripts'"));
     }
 
     /** The link's text as the kernel holds it; empty when it is no link or cannot be read. */
-    private static Optional<String> linkText(String p) throws Unanswerable {
+    private static Optional<String> linkText(Path host, String p) throws Unanswerable {
         String t;
         try {
-            t = Files.readSymbolicLink(path(p)).toString();
+            t = Files.readSymbolicLink(host).toString();
         } catch (IOException e) {
             return Optional.empty();
         }
@@ -211,16 +277,26 @@ public final class HostPaths {
      * {@code self}, {@code cwd} and {@code fd} name this JVM, where the script's name the script.
      */
     private Optional<String> realpath(String p) throws Unanswerable {
-        Optional<String> known = walked.get(p);
+        return resolved(p, false);
+    }
+
+    /**
+     * {@link #realpath}, or with {@code strict} the kernel's own resolution ({@code stat}): a
+     * name that is no directory ends the path, so one with a trailing slash or {@code .} after it
+     * (in the path or in a link's text) fails, where {@code readlink -f} lets it pass.
+     */
+    private Optional<String> resolved(String p, boolean strict) throws Unanswerable {
+        String key = strict ? "\0" + p : p;
+        Optional<String> known = walked.get(key);
         if (known == null) {
-            known = walk(p);
-            walked.put(p, known);
+            known = walk(p, strict);
+            walked.put(key, known);
         }
         return known;
     }
 
-    private Optional<String> walk(String p) throws Unanswerable {
-        java.util.ArrayDeque<String> todo = new java.util.ArrayDeque<>(List.of(p.split("/")));
+    private Optional<String> walk(String p, boolean strict) throws Unanswerable {
+        java.util.ArrayDeque<String> todo = new java.util.ArrayDeque<>(List.of(p.split("/", -1)));
         StringBuilder cur = new StringBuilder();
         int links = 0;
         while (!todo.isEmpty()) {
@@ -238,7 +314,7 @@ public final class HostPaths {
             }
             BasicFileAttributes a;
             try {
-                a = Files.readAttributes(path(next), BasicFileAttributes.class, NOFOLLOW);
+                a = Files.readAttributes(host(next), BasicFileAttributes.class, NOFOLLOW);
             } catch (IOException e) {
                 return Optional.empty();
             }
@@ -246,11 +322,11 @@ public final class HostPaths {
                 if (++links > MAX_HOPS) {
                     return Optional.empty();
                 }
-                String text = linkText(next).orElse(null);
+                String text = linkText(host(next), next).orElse(null);
                 if (text == null) {
                     return Optional.empty();
                 }
-                List<String> parts = List.of(text.split("/"));
+                List<String> parts = List.of(text.split("/", -1));
                 for (int i = parts.size() - 1; i >= 0; i--) {
                     todo.addFirst(parts.get(i));
                 }
@@ -259,12 +335,16 @@ public final class HostPaths {
                 }
                 continue;
             }
-            if (!a.isDirectory() && !todo.stream().allMatch(t -> t.isEmpty() || t.equals("."))) {
+            if (!a.isDirectory() && (strict ? !todo.isEmpty() : !todo.stream().allMatch(t -> t.isEmpty() || t.equals(".")))) {
                 return Optional.empty(); // a file with more names after it
             }
             cur.append('/').append(c);
         }
-        String x = dropTrailingNewlines(cur.length() == 0 ? "/" : cur.toString());
+        String x = cur.length() == 0 ? "/" : cur.toString();
+        if (strict) {
+            return Optional.of(x); // the path itself, for a look at it
+        }
+        x = dropTrailingNewlines(x); // as $(readlink -f) prints it
         return x.isEmpty() ? Optional.empty() : Optional.of(x);
     }
 

@@ -177,11 +177,23 @@ public interface Backend extends AutoCloseable {
      * JVM's environment (less what {@link #childUnset} removes, under native env): the safety rules
      * then answer the path resolution they run before every write and delete in-process, with the
      * answers its script would print ({@link dev.airlock.safety.HostPaths}), and start no process
-     * for it. Empty, the default and wherever the view could differ (a sandbox's own mounts), runs
-     * the script. Asked at each resolution: the answer may change once the target is ready.
+     * for it. A sandbox that shows this host's files at other places says where with
+     * {@link #hostPlace}. Empty, the default, runs the script. Asked at each resolution: the answer
+     * may change once the target is ready.
      */
     default Optional<java.nio.file.Path> hostView() {
         return Optional.empty();
+    }
+
+    /**
+     * Under {@link #hostView}: where a path Airlock's scripts name lies on this host, or empty
+     * where this host cannot tell what they see there (the script then answers). The path is
+     * absolute and normal, with no link before its last name; the answer must not follow one
+     * either. By default the same path: the scripts see this host's files as this JVM does. A
+     * sandbox answers from its mounts (a directory of its own bound over {@code /tmp}, say).
+     */
+    default Optional<java.nio.file.Path> hostPlace(java.nio.file.Path path) {
+        return Optional.of(path);
     }
 
     /**
