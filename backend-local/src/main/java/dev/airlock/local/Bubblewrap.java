@@ -225,13 +225,16 @@ final class Bubblewrap {
         // place, so what one command leaves in /tmp the next one finds, the host's /tmp stays out of
         // reach, and close removes it all with the private dir.
         int n = 0;
+        List<Path> ownTmps = new ArrayList<>();
         for (Path tmp : sharedTmp) {
             if (Files.isDirectory(tmp, LinkOption.NOFOLLOW_LINKS)) {
                 // Not the scratch dir (the private dir's tmp, the children's TMPDIR): the private dir's own
                 // mount point is made inside this one, and would show up in $TMPDIR.
                 Path own = Path.of(t.privateDir(), n++ == 0 ? "sandbox-tmp" : "sandbox-tmp-" + n);
                 HostDirs.makeDirs(own.toString());
-                add(a, "--bind", existing(own.toString(), "the environment's own temp dir"), tmp);
+                Path source = existing(own.toString(), "the environment's own temp dir");
+                add(a, "--bind", source, tmp);
+                ownTmps.add(source);
             }
         }
         a.addAll(List.of("--tmpfs", "/run"));
@@ -253,6 +256,11 @@ final class Bubblewrap {
         // dir under target/) stays writable and a deeper read-only one wins over its writable parent.
         List<Mount> mounts = new ArrayList<>();
         binds.forEach(w -> mounts.add(new Mount(w, Mount.Kind.BIND)));
+        // The environment's own temp dir is the source of /tmp's bind at every launch, and lies in the
+        // private dir, which commands can write: renamed away and replaced by a link to a host dir, it
+        // would give the next command that dir as a writable /tmp. A mount point cannot be renamed or
+        // removed, so it is one (bound to itself, still writable).
+        ownTmps.forEach(own -> mounts.add(new Mount(own, Mount.Kind.BIND)));
         for (Path p : OwnState.programFiles()) {
             if (under(p, binds) && !writable.containsKey(p)) {
                 mounts.add(new Mount(p, Mount.Kind.READ_ONLY));

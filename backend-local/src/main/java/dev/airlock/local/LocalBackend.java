@@ -79,8 +79,6 @@ public final class LocalBackend implements Backend, Killer {
     private volatile Bubblewrap sandbox;
     /** {@link #sandbox}'s file tree, set before it; null where its options cannot be read back. */
     private volatile SandboxView sandboxView;
-    /** {@code files()} under {@link #sandbox}, set before it; null with {@link #sandboxView}. */
-    private volatile SandboxFiles sandboxFiles;
     /** Under bubblewrap with the network off: the environment's own network, made before the sandbox is planned. */
     private volatile NetworkAnchor network;
     /** The exposed ports of {@link #network}, by port; ended at close before the anchor. */
@@ -238,8 +236,6 @@ public final class LocalBackend implements Backend, Killer {
             Bubblewrap planned = Bubblewrap.plan(bwrap.get(), target, containment, local, settings, System.getenv(),
                     Optional.ofNullable(network));
             sandboxView = planned.view().orElse(null);
-            sandboxFiles = sandboxView == null ? null : new SandboxFiles(sandboxView, () -> core.shellFiles(),
-                    p -> core.target().expand(p), this::ensureOpen);
             sandbox = planned;
         } catch (RuntimeException e) {
             endNetwork();
@@ -455,16 +451,14 @@ public final class LocalBackend implements Backend, Killer {
     }
 
     /**
-     * Files natively on this host's filesystem, where that is what commands see; under bubblewrap,
-     * once the sandbox is planned, through its view ({@link SandboxFiles}: what the view cannot
-     * place runs as a script in the sandbox), and before that (the probe) as scripts.
+     * Files natively on this host's filesystem, where that is what commands see: not under
+     * bubblewrap. There a read or write in this JVM would open names in directories commands can
+     * write, where a FIFO renamed in blocks the open for good (Java gives no O_NONBLOCK or
+     * O_DIRECTORY): the scripts run in the sandbox, under the exec's deadline.
      */
     @Override
     public Optional<RemoteFiles> files() {
-        if (sandbox != null) {
-            return Optional.ofNullable(sandboxFiles);
-        }
-        if (bwrap.isPresent()) {
+        if (sandbox != null || bwrap.isPresent()) {
             return Optional.empty();
         }
         return Optional.of(nativeFiles);

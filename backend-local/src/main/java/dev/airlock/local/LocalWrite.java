@@ -129,52 +129,43 @@ final class LocalWrite {
     /** Writes {@code content} into the place, as described on the class. */
     static void writeIn(Place place, String t, Payload content, WriteOptions options) throws IOException {
         try (SecureDirectoryStream<Path> dir = openPhysical(place.dir(), t)) {
-            writeInto(dir, place.dir(), Path.of(place.name()), t, content, options);
-        }
-    }
-
-    /**
-     * Writes {@code content} as {@code name} in {@code dir}, held open (reached without following a
-     * link), whose real path is {@code dirPath}: the temp file, its mode and the rename over the name.
-     */
-    static void writeInto(SecureDirectoryStream<Path> dir, Path dirPath, Path name, String t, Payload content,
-                          WriteOptions options) throws IOException {
-        Path absolute = dirPath.resolve(name);
-        Optional<Integer> existingMode = modeOf(dir, name, absolute);
-        if (existingMode.isEmpty() && isDirectory(dir, name)) {
-            throw new BackendException("write " + t + " failed on local: is a directory: " + t);
-        }
-        Path tmp = Path.of(".airlock-write-" + HexFormat.of().formatHex(bytes()));
-        boolean renamed = false;
-        try {
-            long written;
-            try (SeekableByteChannel ch = dir.newByteChannel(tmp, Set.<java.nio.file.OpenOption>of(StandardOpenOption.CREATE_NEW,
-                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rw-------")))) {
-                written = copy(content, ch);
+            Path name = Path.of(place.name());
+            Optional<Integer> existingMode = modeOf(dir, name, place.path());
+            if (existingMode.isEmpty() && isDirectory(dir, name)) {
+                throw new BackendException("write " + t + " failed on local: is a directory: " + t);
             }
-            long expected = content.length().orElse(-1);
-            if (expected >= 0 && written != expected) {
-                throw new BackendException("write " + t + " failed on local: wrote " + written + " of " + expected + " bytes");
-            }
-            int mode = options.mode().isPresent() ? options.mode().getAsInt() : existingMode.orElseGet(LocalWrite::defaultMode);
-            setMode(dir, tmp, dirPath.resolve(tmp), mode);
-            refuseSpecial(dir, name, absolute, t);
+            Path tmp = Path.of(".airlock-write-" + HexFormat.of().formatHex(bytes()));
+            boolean renamed = false;
             try {
-                dir.move(tmp, dir, name); // renameat: replaces a file or a link at the name, never follows it
-            } catch (IOException e) {
-                if (isDirectory(dir, name)) {
-                    throw new BackendException("write " + t + " failed on local: is a directory (made while writing): " + t);
+                long written;
+                try (SeekableByteChannel ch = dir.newByteChannel(tmp, Set.<java.nio.file.OpenOption>of(StandardOpenOption.CREATE_NEW,
+                        StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(
+                        PosixFilePermissions.fromString("rw-------")))) {
+                    written = copy(content, ch);
                 }
-                throw e;
-            }
-            renamed = true;
-        } finally {
-            if (!renamed) {
+                long expected = content.length().orElse(-1);
+                if (expected >= 0 && written != expected) {
+                    throw new BackendException("write " + t + " failed on local: wrote " + written + " of " + expected + " bytes");
+                }
+                int mode = options.mode().isPresent() ? options.mode().getAsInt() : existingMode.orElseGet(LocalWrite::defaultMode);
+                setMode(dir, tmp, place.dir().resolve(tmp), mode);
+                refuseSpecial(dir, name, place.path(), t);
                 try {
-                    dir.deleteFile(tmp);
-                } catch (IOException ignored) {
-                    // never made, or already gone
+                    dir.move(tmp, dir, name); // renameat: replaces a file or a link at the name, never follows it
+                } catch (IOException e) {
+                    if (isDirectory(dir, name)) {
+                        throw new BackendException("write " + t + " failed on local: is a directory (made while writing): " + t);
+                    }
+                    throw e;
+                }
+                renamed = true;
+            } finally {
+                if (!renamed) {
+                    try {
+                        dir.deleteFile(tmp);
+                    } catch (IOException ignored) {
+                        // never made, or already gone
+                    }
                 }
             }
         }

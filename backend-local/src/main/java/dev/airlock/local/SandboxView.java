@@ -119,19 +119,6 @@ final class SandboxView {
      * doc). Links are not followed: the caller walks from {@link Place#mountRoot} without following one.
      */
     Optional<Place> locate(Path path) {
-        return locate(path, false);
-    }
-
-    /**
-     * {@link #locate}, for a name read or written through its parent directory held open: empty
-     * also where {@code path} is a mount point itself (a file bound over it, a tmpfs on it), since
-     * the parent's entry on this host is not what commands see there.
-     */
-    Optional<Place> locateEntry(Path path) {
-        return locate(path, true);
-    }
-
-    private Optional<Place> locate(Path path, boolean entry) {
         if (!path.isAbsolute() || !path.equals(path.normalize())) {
             return Optional.empty();
         }
@@ -145,9 +132,6 @@ final class SandboxView {
             return Optional.empty();
         }
         Mount m = mounts.get(holder);
-        if (entry && m.destination().equals(path)) {
-            return Optional.empty(); // a mount point: not the entry its parent directory holds on this host
-        }
         return m.source().map(root -> new Place(root.resolve(m.destination().relativize(path).toString()), root, m.writable()));
     }
 
