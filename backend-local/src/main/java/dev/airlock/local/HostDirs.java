@@ -91,6 +91,20 @@ final class HostDirs {
      * removed fails the call.
      */
     private static void removeTree(SecureDirectoryStream<Path> dir, Path name) throws IOException {
+        removeTree(dir, name, 0);
+    }
+
+    /**
+     * How deep a tree is removed here, one open directory handle a level: a command can make a
+     * tree deeper than this JVM's stack or its file descriptors go. Deeper fails the call, and
+     * {@code rm -rf} (which walks any depth) gets what is left.
+     */
+    static final int MAX_DEPTH = 512;
+
+    private static void removeTree(SecureDirectoryStream<Path> dir, Path name, int depth) throws IOException {
+        if (depth >= MAX_DEPTH) {
+            throw new IOException("the tree is deeper than " + MAX_DEPTH + " directories");
+        }
         BasicFileAttributes a;
         try {
             a = dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).readAttributes();
@@ -105,7 +119,7 @@ final class HostDirs {
             List<Path> children = new ArrayList<>();
             sub.forEach(c -> children.add(c.getFileName()));
             for (Path c : children) {
-                removeTree(sub, c);
+                removeTree(sub, c, depth + 1);
             }
         }
         deleteQuietly(dir, name, true);

@@ -36,9 +36,9 @@ final class SandboxView {
      * One mount: where commands see it, and the host directory it shows (empty for a file system
      * of the sandbox's own, a file bound over a file, or a source that is not its real path).
      */
-    private record Mount(Path destination, Optional<Path> source, boolean writable) {
+    private record Mount(Path destination, Optional<Path> source, boolean writable, boolean tmpfs) {
         Mount readOnly() {
-            return new Mount(destination, source, false);
+            return new Mount(destination, source, false, tmpfs);
         }
     }
 
@@ -71,13 +71,13 @@ final class SandboxView {
                     }
                     Path source = Path.of(options.get(++i));
                     Path destination = Path.of(options.get(++i));
-                    mounts.add(new Mount(destination, realDirectory(source), o.equals("--bind")));
+                    mounts.add(new Mount(destination, realDirectory(source), o.equals("--bind"), false));
                 }
                 case "--tmpfs", "--dev", "--proc" -> {
                     if (left < 1) {
                         return Optional.empty();
                     }
-                    mounts.add(new Mount(Path.of(options.get(++i)), Optional.empty(), false));
+                    mounts.add(new Mount(Path.of(options.get(++i)), Optional.empty(), o.equals("--tmpfs"), o.equals("--tmpfs")));
                 }
                 case "--remount-ro" -> {
                     if (left < 1) {
@@ -136,12 +136,15 @@ final class SandboxView {
     }
 
     /**
-     * {@link #locate}'s host path, where a command could reach it as this JVM does: run as root, a
-     * command is root in a user namespace mapping uid 0 alone, whose override of file permissions
-     * covers root's files only, so a directory of another user that does not let everyone in is
-     * left to a script in the sandbox (which meets the refusal the command would).
+     * {@link #locate}'s host path, or a {@link #skeleton} directory's, where a command could reach
+     * it as this JVM does: run as root, a command is root without a capability ({@link #rootMay}),
+     * so a directory it may not search is left to a script in the sandbox (which meets the refusal
+     * the command would).
      */
     Optional<Path> hostPlace(Path path) {
+        if (skeleton(path)) {
+            return Optional.of(path);
+        }
         Optional<Path> h = locate(path).map(Place::host);
         if (h.isPresent() && ROOT && Files.isDirectory(h.get(), LinkOption.NOFOLLOW_LINKS) && !rootMay(h.get(), 01)) {
             return Optional.empty();
@@ -149,22 +152,49 @@ final class SandboxView {
         return h;
     }
 
+    /**
+     * Whether {@code path} is a directory bubblewrap made in a read-only tmpfs on the way to a
+     * deeper mount (the real home's tmpfs, on the way to a working directory inside it), or that
+     * tmpfs's own root: a directory, and never a link, in the sandbox (nothing can change a
+     * read-only tmpfs), which its host path is too. What else a tmpfs holds is not on this host.
+     */
+    private boolean skeleton(Path path) {
+        if (!path.isAbsolute() || !path.equals(path.normalize()) || VOLATILE.stream().anyMatch(path::startsWith)) {
+            return false;
+        }
+        int holder = holder(mounts, path);
+        if (holder < 0 || !mounts.get(holder).tmpfs() || mounts.get(holder).writable()) {
+            return false;
+        }
+        boolean onTheWay = mounts.get(holder).destination().equals(path);
+        for (int j = holder + 1; j < mounts.size() && !onTheWay; j++) {
+            Path d = mounts.get(j).destination();
+            onTheWay = d.startsWith(path) && !d.equals(path);
+        }
+        return onTheWay && Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS);
+    }
+
     /** Whether this JVM runs as root, so its commands as root in a namespace of their own. */
     static final boolean ROOT = Bubblewrap.runsAsRoot();
 
     /**
      * Whether a command run as root may do with {@code host} what {@code bits} asks (4 read, 2
-     * write, 1 search, of the mode's bits for everyone): root owns it, or its mode gives everyone
-     * those bits; false where it cannot be read.
+     * write, 1 search): it is uid and gid 0 with no capability (its bounding set is emptied), so the
+     * mode's owner bits count where root owns it, the group's where group 0 does, else everyone's;
+     * false where they cannot be read.
      */
     static boolean rootMay(Path host, int bits) {
-        return attributes(host).map(a -> (Integer) a.get("uid") == 0 || ((Integer) a.get("mode") & bits) == bits).orElse(false);
+        return attributes(host).map(a -> {
+            int mode = (Integer) a.get("mode");
+            int shift = (Integer) a.get("uid") == 0 ? 6 : (Integer) a.get("gid") == 0 ? 3 : 0;
+            return ((mode >> shift) & bits) == bits;
+        }).orElse(false);
     }
 
     /** The owner and mode of {@code host}, not following a link; empty where they cannot be read. */
-    static Optional<Map<String, Object>> attributes(Path host) {
+    private static Optional<Map<String, Object>> attributes(Path host) {
         try {
-            return Optional.of(Files.readAttributes(host, "unix:uid,mode", LinkOption.NOFOLLOW_LINKS));
+            return Optional.of(Files.readAttributes(host, "unix:uid,gid,mode", LinkOption.NOFOLLOW_LINKS));
         } catch (IOException | RuntimeException e) {
             return Optional.empty();
         }

@@ -53,6 +53,25 @@ class HostDirsTest {
     }
 
     /**
+     * A tree deeper than the removal walks (a command can make one deeper than this JVM's stack)
+     * fails the call with nothing thrown, so {@code rm -rf} gets it; a shallower one goes whole.
+     */
+    @Test
+    void aTreeTooDeepToWalkFailsTheCallInsteadOfTheStack() throws Exception {
+        Path deep = dir.resolve("airlock-deep");
+        Path p = deep;
+        for (int i = 0; i <= HostDirs.MAX_DEPTH; i++) {
+            p = p.resolve("d");
+        }
+        Files.createDirectories(p);
+        assertFalse(HostDirs.removeTree(deep));
+        assertTrue(Files.isDirectory(deep));
+        Path shallow = dir.resolve("airlock-shallow");
+        Files.createDirectories(shallow.resolve("d/".repeat(HostDirs.MAX_DEPTH - 2)));
+        assertTrue(HostDirs.removeTree(shallow));
+    }
+
+    /**
      * A command still running at close swaps a directory of the private dir for a link to a place
      * of the user's while the removal walks it: nothing there is removed (the walk works through
      * directory handles and never follows the link).

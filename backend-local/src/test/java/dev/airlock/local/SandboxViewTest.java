@@ -127,4 +127,25 @@ class SandboxViewTest {
         noStart.remove(i);
         assertEquals(Optional.empty(), SandboxView.of(noStart));
     }
+
+    @Test
+    void theDirectoriesOnTheWayThroughAReadOnlyTmpfsAreAnsweredAndNothingElseInIt() throws IOException {
+        Path home = Files.createDirectories(dir.resolve("home")).toRealPath();
+        Path project = Files.createDirectories(home.resolve("user/project")).toRealPath();
+        Files.createDirectories(home.resolve("user/.ssh"));
+        List<String> a = new ArrayList<>(List.of("--ro-bind", "/", "/", "--tmpfs", home.toString(),
+                "--bind", project.toString(), project.toString()));
+        List<String> sealed = new ArrayList<>(a);
+        sealed.addAll(List.of("--remount-ro", home.toString(), "--chdir", project.toString()));
+        SandboxView v = SandboxView.of(sealed).orElseThrow();
+        assertEquals(Optional.of(home), v.hostPlace(home), "the tmpfs's own root");
+        assertEquals(Optional.of(home.resolve("user")), v.hostPlace(home.resolve("user")), "made on the way to the project");
+        assertEquals(Optional.of(project.resolve("a")), v.hostPlace(project.resolve("a")));
+        assertEquals(Optional.empty(), v.hostPlace(home.resolve("user/.ssh")), "hidden: not in the sandbox at all");
+
+        a.addAll(List.of("--chdir", project.toString()));
+        SandboxView writableTmpfs = SandboxView.of(a).orElseThrow();
+        assertEquals(Optional.empty(), writableTmpfs.hostPlace(home.resolve("user")),
+                "in a tmpfs commands can write, a directory on the way may have been replaced");
+    }
 }

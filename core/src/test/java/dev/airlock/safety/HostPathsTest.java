@@ -274,4 +274,39 @@ class HostPathsTest {
             throw new IOException(e);
         }
     }
+
+    /**
+     * Where the scripts see this host's files at other places (a sandbox's own {@code /tmp}), every
+     * look goes through the places given and links are followed in the scripts' names: an
+     * absolute link's text names a place as the scripts see it, not as this host does.
+     */
+    @Test
+    void aViewThatMovesThePlacesFollowsLinksInTheScriptsNames() throws Exception {
+        Path hostTmp = Files.createDirectories(tmp.resolve("view/own-tmp"));
+        Path hostWork = Files.createDirectories(tmp.resolve("view/work/real"));
+        Path scriptTmp = Path.of("/airlock-view-tmp");
+        Path scriptWork = Path.of("/airlock-view-work");
+        Files.createSymbolicLink(hostTmp.resolve("l"), scriptWork.resolve("real"));  // absolute, in the scripts' names
+        Files.createSymbolicLink(hostTmp.resolve("rel"), Path.of("l"));             // relative, to the link beside it
+        Files.createSymbolicLink(hostTmp.resolve("hidden"), Path.of("/airlock-view-hidden/x"));
+        java.util.function.Function<Path, Optional<Path>> places = p -> {
+            if (p.startsWith(scriptTmp)) {
+                return Optional.of(hostTmp.resolve(scriptTmp.relativize(p).toString()));
+            }
+            if (p.startsWith(scriptWork)) {
+                return Optional.of(hostWork.getParent().resolve(scriptWork.relativize(p).toString()));
+            }
+            if (p.startsWith("/airlock-view-hidden")) {
+                return Optional.empty(); // this host cannot tell
+            }
+            return Optional.of(p);
+        };
+        HostPaths h = new HostPaths(scriptWork, Map.of(), places);
+        assertEquals("/airlock-view-work/real/f", h.canon("/airlock-view-tmp/l/f"));
+        assertEquals("/airlock-view-work/real/f", h.canon("/airlock-view-tmp/rel/f"));
+        assertTrue(h.isDirectory("/airlock-view-tmp/l"));
+        assertFalse(h.isDirectory("/airlock-view-tmp/missing"));
+        assertEquals("/airlock-view-work/real", h.canon(h.abs("real")), "relative names from the scripts' start");
+        assertThrows(HostPaths.Unanswerable.class, () -> new HostPaths(scriptWork, Map.of(), places).canon("/airlock-view-tmp/hidden/y"));
+    }
 }

@@ -394,4 +394,25 @@ class OneRulePerFileTest {
             assertEquals("x", Files.readString(project.resolve("notes.txt")));
         }
     }
+
+    /**
+     * Under bubblewrap a link in the sandbox's own {@code /tmp} (which the host's {@code /tmp} never
+     * shows) that leads to {@code ~/.ssh} takes a write there, so the rule for {@code ~/.ssh/config}
+     * holds for it: the guard reads the link in the sandbox's names (HostPathsTest shows it does so
+     * in this JVM), and the write's own re-check at the physical place would catch it too.
+     */
+    @Test
+    void underBubblewrapTheGuardFollowsALinkInTheSandboxsOwnTmp() throws Exception {
+        BubblewrapRequirement.require();
+        SafetyFixture.ScriptedChannel ch = new SafetyFixture.ScriptedChannel(Decision.ALWAYS);
+        String link = "/tmp/airlock-guard-view-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        try (Environment env = fx.open(ch, "airlock.local.isolation", "bwrap", "airlock.local.workdir", project.toString())) {
+            assertEquals(0, exec(env, "ln -s \"$HOME/.ssh\" " + link).exitCode());
+            assertFalse(Files.exists(Path.of(link), java.nio.file.LinkOption.NOFOLLOW_LINKS), "the link reached the host's /tmp");
+            DeniedException w = assertThrows(DeniedException.class,
+                    () -> env.files().write(link + "/config", "Host a\n".getBytes(StandardCharsets.UTF_8)));
+            assertTrue(w.getMessage().contains("read-only"), w.getMessage());
+            assertFalse(Files.exists(sshConfig()));
+        }
+    }
 }
