@@ -244,23 +244,25 @@ public final class LocalBackend implements Backend, Killer {
     }
 
     /**
-     * Unsandboxed, the probe is answered in Java from this host ({@link LocalProbe}): no script and
-     * none of its processes. Under bubblewrap the script keeps running, as everything there does.
+     * The probe is answered in Java from this host ({@link LocalProbe}): no script and none of its
+     * processes. Under bubblewrap too: the sandbox is planned from the probe's answers, so the
+     * probe's script would run on this host as well, unsandboxed.
      */
     @Override
     public Optional<byte[]> probe(String privateDirBase, Set<String> unset, Deadline deadline) {
-        if (bwrap.isPresent()) {
-            return Optional.empty();
-        }
         Map<String, String> env = new HashMap<>(System.getenv());
         unset.forEach(env::remove);
         return LocalProbe.answer(privateDirBase, env);
     }
 
-    /** Unsandboxed, the profile home is made in Java ({@link HostDirs#makeDirs}), saving a script. */
+    /**
+     * The profile home is made in Java ({@link HostDirs#makeDirs}), saving a script; under
+     * bubblewrap too, where it is made before the sandbox (which binds it) and its script would run
+     * on this host as well.
+     */
     @Override
     public boolean makeHome(String home, Deadline deadline) {
-        return bwrap.isEmpty() && HostDirs.makeDirs(home);
+        return HostDirs.makeDirs(home);
     }
 
     /**
