@@ -12,6 +12,7 @@ import dev.airlock.spi.Launch;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.PortForwarder;
 import dev.airlock.spi.RemoteProcess;
+import dev.airlock.spi.SnapshotLedger;
 import dev.airlock.spi.StdinWriter;
 
 import java.io.IOException;
@@ -47,11 +48,14 @@ public final class ModalBackend implements Backend {
     private final String id = "modal-" + StdinScripts.randomToken().substring(0, 12);
     private final ModalClient client;
     private final ModalSandbox sandbox;
+    /** Where each snapshot taken is recorded, for gc (Modal's images carry no tag to find them by). */
+    private final SnapshotLedger ledger;
     private final Capabilities capabilities;
 
-    private ModalBackend(ModalClient client, ModalSandbox sandbox) {
+    private ModalBackend(ModalClient client, ModalSandbox sandbox, SnapshotLedger ledger) {
         this.client = client;
         this.sandbox = sandbox;
+        this.ledger = ledger;
         this.capabilities = Capabilities.builder().stdinMode(StdinMode.PAYLOAD).payloadStrategy(PayloadStrategy.STREAMED).build()
                 .withNativeEnv(true).withNetworkModes(ModalSettings.NETWORK_MODES).withAttachable(true).withDisposable(!sandbox.attached())
                 .withArgvLimit(60 * 1024)
@@ -60,7 +64,7 @@ public final class ModalBackend implements Backend {
                 .withSnapshots(true);
     }
 
-    static Environment open(OpenContext context, ModalClient client) {
+    static Environment open(OpenContext context, ModalClient client, SnapshotLedger ledger) {
         ModalSandbox sb;
         try {
             sb = client.settings.sandboxId().isPresent() ? ModalSandbox.attach(client, client.settings.sandboxId().get())
@@ -75,7 +79,7 @@ public final class ModalBackend implements Backend {
                 sb.run(ModalSnapshots.sweepScript(context.settings().get("airlock.private-dir.base").orElse("${TMPDIR:-/tmp}")),
                         "remove the private dirs the snapshot holds");
             }
-            backend = new ModalBackend(client, sb);
+            backend = new ModalBackend(client, sb, ledger);
         } catch (RuntimeException e) {
             sb.close();
             client.close();
@@ -138,11 +142,14 @@ public final class ModalBackend implements Backend {
     /**
      * A filesystem snapshot ({@code TaskSnapshotFilesystem}), whose image id opens with
      * {@code airlock.modal.snapshot=ID}. Modal saves the whole filesystem, {@code privateDir} with
-     * it: a sandbox made from the snapshot removes it before its own environment starts.
+     * it: a sandbox made from the snapshot removes it before its own environment starts. Recorded
+     * in the ledger with this sandbox as its source, so {@code gc} can delete it once unused.
      */
     @Override
     public String snapshot(String privateDir, Deadline deadline) throws IOException {
-        return ModalSnapshots.take(client, sandbox.id(), deadline);
+        String id = ModalSnapshots.take(client, sandbox.id(), deadline);
+        ModalSnapshotGc.record(ledger, client.settings, id, sandbox.id());
+        return id;
     }
 
     /**

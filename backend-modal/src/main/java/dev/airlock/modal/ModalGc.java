@@ -57,6 +57,11 @@ final class ModalGc {
     private static List<SandboxInfo> list(ModalClient client, boolean v2) {
         List<SandboxTag> selector = new ArrayList<>();
         ResourceLabels.selector(PREFIX).forEach((k, v) -> selector.add(SandboxTag.newBuilder().setTagName(k).setTagValue(v).build()));
+        return list(client, v2, selector);
+    }
+
+    /** Every running sandbox of one family in the environment carrying {@code selector} (none: every one), page by page. */
+    static List<SandboxInfo> list(ModalClient client, boolean v2, List<SandboxTag> selector) {
         Set<String> seen = new LinkedHashSet<>();
         List<SandboxInfo> out = new ArrayList<>();
         double before = 0;
@@ -80,7 +85,7 @@ final class ModalGc {
         }
     }
 
-    private static Map<String, String> tagMap(SandboxInfo info) {
+    static Map<String, String> tagMap(SandboxInfo info) {
         Map<String, String> m = new LinkedHashMap<>();
         info.getTagsList().forEach(t -> m.put(t.getTagName(), t.getTagValue()));
         return m;

@@ -10,13 +10,33 @@ import dev.airlock.spi.Availability;
 import dev.airlock.spi.EnvironmentProvider;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.SandboxLifecycle;
+import dev.airlock.spi.SnapshotLedger;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /** The {@code modal} backend: Modal sandboxes over Modal's gRPC protocol; {@code up}/{@code down} keep one across invocations. */
 public final class ModalProvider implements EnvironmentProvider, SandboxLifecycle {
+    /** Where {@code $AIRLOCK_HOME} is read (the snapshot ledger's place): the process's, or a test's. */
+    private final Map<String, String> env;
+
+    public ModalProvider() {
+        this(System.getenv());
+    }
+
+    /** With {@code env} standing for the process's environment when finding the snapshot ledger (tests: a temp AIRLOCK_HOME). */
+    ModalProvider(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
+
+    /** This user's ledger of the snapshots Airlock took on Modal ({@link ModalSnapshotGc}). */
+    SnapshotLedger ledger() {
+        return SnapshotLedger.of(name(), env);
+    }
+
     @Override
     public String name() {
         return "modal";
@@ -71,7 +91,7 @@ public final class ModalProvider implements EnvironmentProvider, SandboxLifecycl
 
     @Override
     public Environment open(OpenContext context) {
-        return ModalBackend.open(context, client(context.settings()));
+        return ModalBackend.open(context, client(context.settings()), ledger());
     }
 
     @Override
@@ -101,11 +121,16 @@ public final class ModalProvider implements EnvironmentProvider, SandboxLifecycl
         }
     }
 
-    /** Terminates the running sandboxes this owner tagged (see {@link ModalGc}). */
+    /**
+     * Terminates the running sandboxes this owner tagged (see {@link ModalGc}), then deletes the
+     * snapshots in this user's ledger that nothing needs any more (see {@link ModalSnapshotGc}).
+     */
     @Override
     public List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
         try (ModalClient c = client(settings)) {
-            return ModalGc.collect(c, olderThan, includeKept);
+            List<String> removed = new ArrayList<>(ModalGc.collect(c, olderThan, includeKept));
+            removed.addAll(ModalSnapshotGc.collect(c, ledger(), olderThan, Set.copyOf(removed)));
+            return removed;
         }
     }
 }

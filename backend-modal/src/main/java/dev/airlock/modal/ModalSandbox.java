@@ -9,6 +9,7 @@ import dev.airlock.modal.proto.router.TaskExecStartRequest;
 import io.grpc.StatusRuntimeException;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -141,7 +142,9 @@ final class ModalSandbox implements AutoCloseable {
             def.setOpenPorts(ModalTunnels.declare(s.ports()));
         }
         // Tagged in the create call itself, so no sandbox of ours ever exists untagged for gc to miss.
-        List<SandboxTag> tags = ModalGc.tags(labels);
+        List<SandboxTag> tags = new ArrayList<>(ModalGc.tags(labels));
+        // And the snapshot it is made from: gc keeps a snapshot while a sandbox made from it runs.
+        s.snapshot().ifPresent(from -> tags.add(SandboxTag.newBuilder().setTagName(ModalSnapshotGc.FROM_SNAPSHOT).setTagValue(from).build()));
         String id;
         if (s.v2()) {
             SandboxCreateV2Response r = RateLimitedCreate.send(client.calls.policy(), () -> client.control("SandboxCreateV2",
