@@ -70,6 +70,8 @@ import java.util.zip.GZIPInputStream;
  * resume ({@code GET ?resume=true}) boots the new session from it. A create with
  * {@code source: {type: "snapshot", snapshotId}} starts from a copy of its files; a snapshot that
  * does not exist, was deleted or expired is 410 {@code snapshot_not_found}, as the service answers.
+ * A session booted from a snapshot (create or resume) names it as {@code sourceSnapshotId}, as the
+ * SDK's Session does (the sandbox listing has no such field; gc reads it from the session).
  *
  * Auth: every call carries {@code Authorization: Bearer VERCEL_TOKEN} and {@code ?teamId=VERCEL_TEAM_ID}
  * (the official SDK refuses a token without a team, and the service scopes every sandbox call
