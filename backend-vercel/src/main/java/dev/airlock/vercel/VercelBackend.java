@@ -78,6 +78,7 @@ final class VercelBackend implements Backend, Stager, Killer {
     private final String sandboxName;
     /** Where each snapshot taken is recorded, so gc can delete it once nothing needs it. */
     private final SnapshotLedger ledger;
+    private final VercelSettings settings;
     /** The sandbox's current session: a snapshot stops it and the sandbox goes on in a new one. */
     private volatile String sessionId;
     /** Each exposed port's route URL, as the service's last answer about the sandbox gave it. */
@@ -104,6 +105,7 @@ final class VercelBackend implements Backend, Stager, Killer {
     private VercelBackend(VercelSettings s, VercelApi api, VercelApi.SessionInfo info, boolean attached, SnapshotLedger ledger) {
         this.api = api;
         this.ledger = ledger;
+        this.settings = s;
         this.attached = attached;
         this.sandboxName = info.sandboxName();
         this.sessionId = info.sessionId();
@@ -287,7 +289,7 @@ final class VercelBackend implements Backend, Stager, Killer {
      */
     private void recordSnapshot(String id) {
         try {
-            ledger.record(id, sandboxName, java.time.Instant.now());
+            ledger.record(id, VercelProvider.ledgerSource(settings, sandboxName), java.time.Instant.now());
         } catch (java.io.UncheckedIOException | IllegalArgumentException e) {
             // The cause's kind too: a file system's message is at times only the path it failed on.
             String kind = e.getCause() == null ? "" : " (" + e.getCause().getClass().getSimpleName() + ")";

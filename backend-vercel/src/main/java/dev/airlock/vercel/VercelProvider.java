@@ -143,13 +143,28 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
                         .filter(l -> l.collectable(owner, now, olderThan, includeKept)).isPresent();
                 if (collect) {
                     api.stop(info.sessionId());
-                    api.delete(info.sandboxName(), !snapshotted.contains(info.sandboxName()));
+                    api.delete(info.sandboxName(), !snapshotted.contains(ledgerSource(s, info.sandboxName())));
                     removed.add(info.sandboxName());
                 }
             }
-            removed.addAll(collectSnapshots(api, snapshots, now.minus(olderThan), Set.copyOf(removed)));
+            Set<String> removedNow = new HashSet<>();
+            removed.forEach(name -> removedNow.add(ledgerSource(s, name)));
+            removed.addAll(collectSnapshots(api, s, snapshots, now.minus(olderThan), removedNow));
         }
         return removed;
+    }
+
+    /**
+     * A sandbox as the ledger names it: {@code TEAM/PROJECT/NAME} ({@code -} for no team), since one
+     * ledger serves every team and project this user works in, and a gc judges only its own
+     * project's (a sandbox of another is not in its listing, which would read as gone).
+     */
+    static String ledgerSource(VercelSettings s, String sandboxName) {
+        return scope(s) + sandboxName;
+    }
+
+    private static String scope(VercelSettings s) {
+        return s.teamId().orElse("-") + "/" + s.requireProject() + "/";
     }
 
     /**
@@ -158,17 +173,21 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
      * existing sandbox was made (none has it as its current snapshot or its session's source), and
      * forgets them; one the service no longer has (404, 410, {@code deleted}) is forgotten too. One
      * whose source was deleted in this run ({@code removedNow}) is left for the next run, as
-     * Daytona's gc does. Returns the ids deleted or found gone.
+     * Daytona's gc does. Entries of another team or project are left as they are. Returns the ids
+     * deleted or found gone.
      */
-    static List<String> collectSnapshots(VercelApi api, SnapshotLedger ledger, Instant cutoff, Set<String> removedNow) {
-        List<SnapshotLedger.Entry> old = ledger.entries().stream().filter(e -> !e.taken().isAfter(cutoff)).toList();
+    static List<String> collectSnapshots(VercelApi api, VercelSettings s, SnapshotLedger ledger, Instant cutoff,
+                                         Set<String> removedNow) {
+        String scope = scope(s);
+        List<SnapshotLedger.Entry> old = ledger.entries().stream()
+                .filter(e -> e.source().startsWith(scope) && !e.taken().isAfter(cutoff)).toList();
         if (old.isEmpty()) {
             return List.of();
         }
         Set<String> sandboxes = new HashSet<>();
         Set<String> used = new HashSet<>();
         for (var sb : api.sandboxes()) {
-            sandboxes.add(sb.path("name").asText());
+            sandboxes.add(ledgerSource(s, sb.path("name").asText()));
             String current = sb.path("currentSnapshotId").asText("");
             if (!current.isEmpty()) {
                 used.add(current);

@@ -162,7 +162,8 @@ class VercelSnapshotGcTest {
             orphan = info.sandboxName();
             VercelBackend.awaitRunning(api, info.sessionId());
             id = api.snapshot(info.sessionId());
-            ledger.record(id, orphan, Instant.now().minus(Duration.ofHours(2)));
+            ledger.record(id, VercelProvider.ledgerSource(VercelSettings.from(EMULATOR.settings(), Map.of()), orphan),
+                    Instant.now().minus(Duration.ofHours(2)));
         }
         List<String> first = gc(Duration.ZERO);
         assertTrue(first.contains(orphan), first.toString());
@@ -178,10 +179,30 @@ class VercelSnapshotGcTest {
         try (VercelApi api = api()) {
             api.deleteSnapshot(id);
         }
-        ledger.record("snap_neverexisted0000000000", "sbx-long-gone", Instant.now().minus(Duration.ofDays(1)));
+        ledger.record("snap_neverexisted0000000000", VercelProvider.ledgerSource(VercelSettings.from(EMULATOR.settings(), Map.of()),
+                "sbx-long-gone"), Instant.now().minus(Duration.ofDays(1)));
         List<String> removed = gc(Duration.ZERO);
         assertTrue(removed.contains(id) && removed.contains("snap_neverexisted0000000000"), removed.toString());
         assertEquals(Set.of(), ledgerIds());
+    }
+
+    /**
+     * One ledger serves every project: a snapshot taken in another (its source is not in this
+     * project's listing, which does not mean gone) is neither deleted nor forgotten.
+     */
+    @Test
+    void anotherProjectsSnapshotIsLeftAlone() {
+        String id = takeAndClose();
+        ledger.forget(List.of(id));
+        Settings elsewhere = EMULATOR.settings().with(VercelSettings.PROJECT_ID, "prj_elsewhere");
+        ledger.record(id, VercelProvider.ledgerSource(VercelSettings.from(elsewhere, Map.of()), "sbx-of-elsewhere"),
+                Instant.now().minus(Duration.ofDays(1)));
+        assertFalse(gc(Duration.ZERO).contains(id));
+        assertTrue(EMULATOR.emulator.snapshotExists(id), "gc deleted a snapshot of another project");
+        assertEquals(Set.of(id), ledgerIds(), "gc forgot a snapshot of another project");
+        try (VercelApi api = api()) {
+            api.deleteSnapshot(id);
+        }
     }
 
     /** A ledger that cannot be written costs the snapshot nothing (a warning says gc will not collect it). */
