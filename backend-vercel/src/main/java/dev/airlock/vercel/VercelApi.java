@@ -188,10 +188,10 @@ final class VercelApi implements AutoCloseable {
         return session(n);
     }
 
-    /** Deletes a snapshot; one already gone (404) is fine. */
+    /** Deletes a snapshot; one already gone (404, 410) is fine. */
     void deleteSnapshot(String snapshotId) {
         ignoring(() -> calls.call(CallKind.STATUS, "delete the snapshot", Resource.none(),
-                () -> json(http, new Request.Builder().url(url("/v2/sandboxes/snapshots/" + snapshotId)).delete(), "")), 404);
+                () -> json(http, new Request.Builder().url(url("/v2/sandboxes/snapshots/" + snapshotId)).delete(), "")), 404, 410);
     }
 
     SessionInfo session(String sessionId) {
@@ -216,14 +216,68 @@ final class VercelApi implements AutoCloseable {
 
     /** The sandboxes carrying {@code tag=value}. */
     List<SessionInfo> list(String tag, String value) {
-        JsonNode n = calls.call(CallKind.READ, "list sandboxes", Resource.none(),
-                () -> json(http, new Request.Builder().url(url("/v2/sandboxes", "project", settings.requireProject(),
-                        "tags", tag + ":" + value)).get(), ""));
         List<SessionInfo> out = new ArrayList<>();
-        for (JsonNode sb : n.path("sandboxes")) {
+        for (JsonNode sb : sandboxes("tags", tag + ":" + value)) {
             out.add(sandboxInfo(sb, sb.path("currentSessionId").asText(), sb.path("status").asText(), Map.of()));
         }
         return out;
+    }
+
+    /**
+     * Every sandbox of the project as the listing answers it, page after page (the service's
+     * {@code pagination.next} sent back as {@code cursor} until it is null); {@code filter} is
+     * more query parameters, name then value.
+     */
+    List<JsonNode> sandboxes(String... filter) {
+        List<JsonNode> out = new ArrayList<>();
+        String cursor = null;
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        do {
+            List<String> query = new ArrayList<>(List.of("project", settings.requireProject()));
+            query.addAll(List.of(filter));
+            if (cursor != null) {
+                query.addAll(List.of("cursor", cursor));
+            }
+            HttpUrl u = url("/v2/sandboxes", query.toArray(String[]::new));
+            JsonNode n = calls.call(CallKind.READ, "list sandboxes", Resource.none(),
+                    () -> json(http, new Request.Builder().url(u).get(), ""));
+            n.path("sandboxes").forEach(out::add);
+            JsonNode next = n.path("pagination").path("next");
+            cursor = next.isTextual() && !next.asText().isEmpty() ? next.asText() : null;
+            if (cursor != null && !seen.add(cursor)) {
+                throw new BackendException("Vercel's sandbox listing gave the cursor " + cursor + " twice; it would never end");
+            }
+        } while (cursor != null);
+        return out;
+    }
+
+    /** The snapshot session {@code sessionId} booted from ({@code sourceSnapshotId}); empty for none or a gone session. */
+    Optional<String> sourceSnapshot(String sessionId) {
+        try {
+            JsonNode n = calls.call(CallKind.READ, "get the session", Resource.none(),
+                    () -> json(http, new Request.Builder().url(url("/v2/sandboxes/sessions/" + sessionId)).get(), ""));
+            String id = n.path("session").path("sourceSnapshotId").asText("");
+            return id.isEmpty() ? Optional.empty() : Optional.of(id);
+        } catch (AirlockException e) {
+            if (status(e) == 404 || status(e) == 410) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /** A snapshot's {@code status} (created, failed, deleted); empty when the service no longer knows it (404, 410). */
+    Optional<String> snapshotStatus(String snapshotId) {
+        try {
+            JsonNode n = calls.call(CallKind.READ, "get the snapshot", Resource.none(),
+                    () -> json(http, new Request.Builder().url(url("/v2/sandboxes/snapshots/" + snapshotId)).get(), ""));
+            return Optional.of(n.path("snapshot").path("status").asText(""));
+        } catch (AirlockException e) {
+            if (status(e) == 404 || status(e) == 410) {
+                return Optional.empty();
+            }
+            throw e;
+        }
     }
 
     /** Stops a session; one that is gone, stopped or stopping is fine. */

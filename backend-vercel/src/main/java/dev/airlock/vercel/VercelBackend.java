@@ -23,6 +23,7 @@ import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.PortForwarder;
 import dev.airlock.spi.RemoteProcess;
 import dev.airlock.spi.ResourceLabels;
+import dev.airlock.spi.SnapshotLedger;
 import dev.airlock.spi.Stager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -75,6 +76,9 @@ final class VercelBackend implements Backend, Stager, Killer {
     private final VercelApi api;
     private final boolean attached;
     private final String sandboxName;
+    /** Where each snapshot taken is recorded, so gc can delete it once nothing needs it. */
+    private final SnapshotLedger ledger;
+    private final VercelSettings settings;
     /** The sandbox's current session: a snapshot stops it and the sandbox goes on in a new one. */
     private volatile String sessionId;
     /** Each exposed port's route URL, as the service's last answer about the sandbox gave it. */
@@ -98,8 +102,10 @@ final class VercelBackend implements Backend, Stager, Killer {
     /** Exits not known yet: ended (lost) when the sandbox stops, so no reader waits on a gone sandbox. */
     private final java.util.Set<CompletableFuture<Integer>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    private VercelBackend(VercelSettings s, VercelApi api, VercelApi.SessionInfo info, boolean attached) {
+    private VercelBackend(VercelSettings s, VercelApi api, VercelApi.SessionInfo info, boolean attached, SnapshotLedger ledger) {
         this.api = api;
+        this.ledger = ledger;
+        this.settings = s;
         this.attached = attached;
         this.sandboxName = info.sandboxName();
         this.sessionId = info.sessionId();
@@ -126,7 +132,7 @@ final class VercelBackend implements Backend, Stager, Killer {
         }, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    static Environment open(OpenContext context, VercelSettings s) {
+    static Environment open(OpenContext context, VercelSettings s, SnapshotLedger ledger) {
         VercelApi api = new VercelApi(s, context.settings());
         VercelApi.SessionInfo info = null;
         boolean attached = s.sandboxId().isPresent();
@@ -153,7 +159,7 @@ final class VercelBackend implements Backend, Stager, Killer {
             api.close();
             throw e;
         }
-        return context.open(new VercelBackend(s, api, info, attached));
+        return context.open(new VercelBackend(s, api, info, attached, ledger));
     }
 
     /** The backend of {@code env}, a vercel environment (for tests). */
@@ -268,12 +274,27 @@ final class VercelBackend implements Backend, Stager, Killer {
     @Override
     public String snapshot(String privateDir, Deadline deadline) throws IOException {
         snapshotsTaken = true;
-        return new VercelSnapshot(api, sandboxName).take(sessionId, privateDir, outputDir, next -> {
+        return new VercelSnapshot(api, sandboxName, this::recordSnapshot).take(sessionId, privateDir, outputDir, next -> {
             sessionId = next.sessionId();
             if (!next.routes().isEmpty()) {
                 routes = next.routes();
             }
         });
+    }
+
+    /**
+     * Records a snapshot the service just made in the ledger, before the sandbox resumes (so one
+     * whose resume fails is collected too). A ledger that cannot be written fails nothing: the
+     * snapshot is the caller's either way, only gc will not know it.
+     */
+    private void recordSnapshot(String id) {
+        try {
+            ledger.record(id, VercelProvider.ledgerSource(settings, sandboxName), java.time.Instant.now());
+        } catch (java.io.UncheckedIOException | IllegalArgumentException e) {
+            // The cause's kind too: a file system's message is at times only the path it failed on.
+            String kind = e.getCause() == null ? "" : " (" + e.getCause().getClass().getSimpleName() + ")";
+            LOG.warn("the Vercel snapshot {} will not be collected by 'airlock gc': {}{}", id, e.getMessage(), kind);
+        }
     }
 
     // ---------------------------------------------------------------- hooks

@@ -10,14 +10,34 @@ import dev.airlock.spi.EnvironmentProvider;
 import dev.airlock.spi.OpenContext;
 import dev.airlock.spi.ResourceLabels;
 import dev.airlock.spi.SandboxLifecycle;
+import dev.airlock.spi.SnapshotLedger;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /** The {@code vercel} backend: Vercel Sandbox over its REST API; {@code up}, {@code down}, {@code gc} too. */
 public final class VercelProvider implements EnvironmentProvider, SandboxLifecycle {
+    /** The ledger of the snapshots taken here: Vercel's snapshots carry no tags, so it is how gc knows its own. */
+    private final Supplier<SnapshotLedger> ledger;
+
+    public VercelProvider() {
+        this(() -> SnapshotLedger.of("vercel"));
+    }
+
+    /** With {@code ledger} instead of {@code $AIRLOCK_HOME/snapshots/vercel.ledger} (tests). */
+    VercelProvider(SnapshotLedger ledger) {
+        this(() -> ledger);
+    }
+
+    private VercelProvider(Supplier<SnapshotLedger> ledger) {
+        this.ledger = ledger;
+    }
+
     @Override
     public String name() {
         return "vercel";
@@ -61,7 +81,7 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
 
     @Override
     public Environment open(OpenContext context) {
-        return VercelBackend.open(context, VercelSettings.from(context.settings(), System.getenv()));
+        return VercelBackend.open(context, VercelSettings.from(context.settings(), System.getenv()), ledger.get());
     }
 
     @Override
@@ -101,24 +121,98 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
         }
     }
 
-    /** Stops and deletes the sandboxes this owner tagged that are older than asked ({@code up} ones only when asked). */
+    /**
+     * Stops and deletes the sandboxes this owner tagged that are older than asked ({@code up} ones
+     * only when asked), with the snapshots the service would leave orphaned unless the ledger names
+     * the sandbox (those were handed to a caller), then the ledger's snapshots that nothing needs
+     * ({@link #collectSnapshots}).
+     */
     @Override
     public List<String> gc(Settings settings, Duration olderThan, boolean includeKept) {
         VercelSettings s = VercelSettings.from(settings, System.getenv());
         List<String> removed = new ArrayList<>();
         String owner = ResourceLabels.currentOwner();
-        java.time.Instant now = java.time.Instant.now();
+        Instant now = Instant.now();
+        SnapshotLedger snapshots = ledger.get();
+        // A sandbox the ledger names took snapshots the caller was given: its delete leaves them to the ledger's rule.
+        Set<String> snapshotted = new HashSet<>();
+        snapshots.entries().forEach(e -> snapshotted.add(e.source()));
         try (VercelApi api = new VercelApi(s, settings)) {
             for (VercelApi.SessionInfo info : api.list(VercelBackend.TAG, "1")) {
                 boolean collect = ResourceLabels.parse(info.tags(), VercelBackend.LABEL_PREFIX)
                         .filter(l -> l.collectable(owner, now, olderThan, includeKept)).isPresent();
                 if (collect) {
                     api.stop(info.sessionId());
-                    api.delete(info.sandboxName());
+                    api.delete(info.sandboxName(), !snapshotted.contains(ledgerSource(s, info.sandboxName())));
                     removed.add(info.sandboxName());
                 }
             }
+            Set<String> removedNow = new HashSet<>();
+            removed.forEach(name -> removedNow.add(ledgerSource(s, name)));
+            removed.addAll(collectSnapshots(api, s, snapshots, now.minus(olderThan), removedNow));
         }
         return removed;
+    }
+
+    /**
+     * A sandbox as the ledger names it: {@code TEAM/PROJECT/NAME} ({@code -} for no team), since one
+     * ledger serves every team and project this user works in, and a gc judges only its own
+     * project's (a sandbox of another is not in its listing, which would read as gone).
+     */
+    static String ledgerSource(VercelSettings s, String sandboxName) {
+        return scope(s) + sandboxName;
+    }
+
+    private static String scope(VercelSettings s) {
+        return s.teamId().orElse("-") + "/" + s.requireProject() + "/";
+    }
+
+    /**
+     * Deletes the ledger's snapshots taken at or before {@code cutoff} (the ledger keeps seconds)
+     * whose source sandbox is gone (the environment that took it has closed) and from which no
+     * existing sandbox was made (none has it as its current snapshot or its session's source), and
+     * forgets them; one the service no longer has (404, 410, {@code deleted}) is forgotten too. One
+     * whose source was deleted in this run ({@code removedNow}) is left for the next run, as
+     * Daytona's gc does. Entries of another team or project are left as they are. Returns the ids
+     * deleted or found gone.
+     */
+    static List<String> collectSnapshots(VercelApi api, VercelSettings s, SnapshotLedger ledger, Instant cutoff,
+                                         Set<String> removedNow) {
+        String scope = scope(s);
+        List<SnapshotLedger.Entry> old = ledger.entries().stream()
+                .filter(e -> e.source().startsWith(scope) && !e.taken().isAfter(cutoff)).toList();
+        if (old.isEmpty()) {
+            return List.of();
+        }
+        Set<String> sandboxes = new HashSet<>();
+        Set<String> used = new HashSet<>();
+        for (var sb : api.sandboxes()) {
+            sandboxes.add(ledgerSource(s, sb.path("name").asText()));
+            String current = sb.path("currentSnapshotId").asText("");
+            if (!current.isEmpty()) {
+                used.add(current);
+            }
+            // The listing carries no sourceSnapshotId (the SDK's Sandbox has none): the session says it.
+            String source = sb.path("sourceSnapshotId").asText("");
+            if (!source.isEmpty()) {
+                used.add(source);
+            }
+            String session = sb.path("currentSessionId").asText("");
+            if (!session.isEmpty()) {
+                api.sourceSnapshot(session).ifPresent(used::add);
+            }
+        }
+        List<String> gone = new ArrayList<>();
+        for (SnapshotLedger.Entry e : old) {
+            if (sandboxes.contains(e.source()) || removedNow.contains(e.source()) || used.contains(e.id())) {
+                continue;
+            }
+            if (api.snapshotStatus(e.id()).filter(status -> !status.equals("deleted")).isPresent()) {
+                api.deleteSnapshot(e.id());
+            }
+            gone.add(e.id());
+        }
+        ledger.forget(gone);
+        return gone;
     }
 }

@@ -42,10 +42,13 @@ final class VercelSnapshot {
 
     private final VercelApi api;
     private final String sandboxName;
+    /** Told each snapshot's id as soon as the service made it (the ledger gc reads). */
+    private final java.util.function.Consumer<String> taken;
 
-    VercelSnapshot(VercelApi api, String sandboxName) {
+    VercelSnapshot(VercelApi api, String sandboxName, java.util.function.Consumer<String> taken) {
         this.api = api;
         this.sandboxName = sandboxName;
+        this.taken = taken;
     }
 
     /**
@@ -63,6 +66,7 @@ final class VercelSnapshot {
             try {
                 remove(sessionId, List.of(outputDir, archive));
                 id = api.snapshot(sessionId);
+                taken.accept(id);
                 api.setCurrentSnapshot(sandboxName, id);
                 VercelApi.SessionInfo next = api.resume(sandboxName);
                 VercelBackend.awaitRunning(api, next.sessionId());

@@ -46,7 +46,7 @@ import java.util.zip.GZIPInputStream;
  *
  * <pre>
  * POST   /v3/sandboxes, /v2/sandboxes              sandbox-create   {sandbox, session, routes}
- * GET    /v2/sandboxes?project=&amp;tags=k:v          sandbox-list     {sandboxes, pagination}
+ * GET    /v2/sandboxes?project=&amp;tags=k:v&amp;limit=&amp;cursor=  sandbox-list  {sandboxes, pagination {count, next}}
  * GET    /v2/sandboxes/{name}[?resume=true]        sandbox-get      {sandbox, session, routes, resumed}
  * DELETE /v2/sandboxes/{name}                      sandbox-delete   {sandbox} | 404
  * GET    /v2/sandboxes/sessions/{sid}              session-get      {session, routes}
@@ -70,6 +70,8 @@ import java.util.zip.GZIPInputStream;
  * resume ({@code GET ?resume=true}) boots the new session from it. A create with
  * {@code source: {type: "snapshot", snapshotId}} starts from a copy of its files; a snapshot that
  * does not exist, was deleted or expired is 410 {@code snapshot_not_found}, as the service answers.
+ * A session booted from a snapshot (create or resume) names it as {@code sourceSnapshotId}, as the
+ * SDK's Session does (the sandbox listing has no such field; gc reads it from the session).
  *
  * Auth: every call carries {@code Authorization: Bearer VERCEL_TOKEN} and {@code ?teamId=VERCEL_TEAM_ID}
  * (the official SDK refuses a token without a team, and the service scopes every sandbox call
@@ -115,6 +117,11 @@ public final class VercelEmulator implements Emulator {
     private final List<StagedWrite> writes = Collections.synchronizedList(new ArrayList<>());
     private final ScheduledExecutorService timers;
     private final SnapshotStore snapshots;
+    /** A sandbox listing's page size when the call names none, and the most it may name (the service's are not documented). */
+    static final int PAGE = 20;
+    static final int MAX_PAGE = 100;
+    /** The cursors given out: the last sandbox name of a page and its creation time. */
+    private final Map<String, Long> cursors = new ConcurrentHashMap<>();
     private final VcpuAllocation allocation;
 
     /** A file {@code fs/write} created, with the mode its tar header carried and the mode it got. */
@@ -355,9 +362,13 @@ public final class VercelEmulator implements Emulator {
             this(owner, null);
         }
 
+        /** The snapshot this session booted from ({@code sourceSnapshotId}); null for none. */
+        final String sourceSnapshotId;
+
         /** A new session of {@code owner}, its files those of {@code from} when not null. */
         SessionState(SandboxState owner, SnapshotStore.Snapshot from) throws IOException {
             this.owner = owner;
+            this.sourceSnapshotId = from == null ? null : from.id();
             this.timeout = owner.timeout;
             this.sandbox = EmulatedSandbox.create(id, owner.runtime != null ? owner.runtime : owner.image,
                     context.stateDir().resolve(id), new EmulatedSandbox.User(USER, 1000, cwd), context.isolation(),
@@ -436,6 +447,9 @@ public final class VercelEmulator implements Emulator {
             }
             if (stoppedAt != 0) {
                 n.put("stoppedAt", stoppedAt).put("duration", stoppedAt - startedAt);
+            }
+            if (sourceSnapshotId != null) {
+                n.put("sourceSnapshotId", sourceSnapshotId);
             }
             return n;
         }
@@ -771,12 +785,26 @@ public final class VercelEmulator implements Emulator {
         resp.error(404, "not_found", "no sandbox port is served at " + host);
     }
 
+    /**
+     * {@code GET /v2/sandboxes}: the project's sandboxes (with a {@code tags=k:v} filter), oldest
+     * first, {@code limit} a page (default {@value #PAGE}, at most {@value #MAX_PAGE}; another
+     * value is 400); {@code pagination.next} is the cursor of the next page, null on the last, and
+     * a cursor this listing did not give is 400.
+     */
     private void list(Request req, Response resp) throws IOException {
         Optional<String> project = req.query("project");
         Optional<String> tag = req.query("tags");
-        ObjectNode out = JSON.createObjectNode();
-        var arr = out.putArray("sandboxes");
-        int count = 0;
+        int limit;
+        try {
+            limit = req.query("limit").map(Integer::parseInt).orElse(PAGE);
+        } catch (NumberFormatException e) {
+            limit = -1;
+        }
+        if (limit < 1 || limit > MAX_PAGE) {
+            resp.error(400, "bad_request", "limit must be a number from 1 to " + MAX_PAGE + ", not " + req.query("limit").orElse(""));
+            return;
+        }
+        List<SandboxState> matching = new ArrayList<>();
         for (SandboxState sb : sandboxes.values()) {
             if (project.isPresent() && !project.get().equals(sb.projectId)) {
                 continue;
@@ -789,10 +817,45 @@ public final class VercelEmulator implements Emulator {
                     continue;
                 }
             }
-            arr.add(sb.json());
-            count++;
+            matching.add(sb);
         }
-        out.putObject("pagination").put("count", count).putNull("next");
+        matching.sort(java.util.Comparator.comparingLong((SandboxState sb) -> sb.createdAt).thenComparing(sb -> sb.name));
+        int from = 0;
+        Optional<String> cursor = req.query("cursor");
+        if (cursor.isPresent()) {
+            // The cursor is the last name of the page before (base64url), so a deleted sandbox does not lose it.
+            String after;
+            try {
+                after = new String(java.util.Base64.getUrlDecoder().decode(cursor.get()), java.nio.charset.StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                after = null;
+            }
+            long afterCreated = after == null ? -1 : cursors.getOrDefault(after, -1L);
+            if (afterCreated < 0) {
+                resp.error(400, "bad_request", "invalid cursor: " + cursor.get());
+                return;
+            }
+            String a = after;
+            while (from < matching.size() && (matching.get(from).createdAt < afterCreated
+                    || matching.get(from).createdAt == afterCreated && matching.get(from).name.compareTo(a) <= 0)) {
+                from++;
+            }
+        }
+        int to = Math.min(matching.size(), from + limit);
+        ObjectNode out = JSON.createObjectNode();
+        var arr = out.putArray("sandboxes");
+        for (SandboxState sb : matching.subList(from, to)) {
+            arr.add(sb.json());
+        }
+        var pagination = out.putObject("pagination").put("count", to - from);
+        if (to < matching.size()) {
+            SandboxState last = matching.get(to - 1);
+            cursors.put(last.name, last.createdAt);
+            pagination.put("next", java.util.Base64.getUrlEncoder().withoutPadding()
+                    .encodeToString(last.name.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        } else {
+            pagination.putNull("next");
+        }
         resp.json(200, out.toString());
     }
 
