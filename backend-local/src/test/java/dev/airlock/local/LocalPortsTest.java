@@ -10,7 +10,6 @@ import dev.airlock.tck.Http;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -29,7 +28,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -150,8 +148,7 @@ class LocalPortsTest {
             s.setSoTimeout(30_000);
             assertEquals(-1, readOrReset(s), "the held connection must end with the environment");
         }
-        assertThrows(ConnectException.class, () -> new Socket(url.getHost(), url.getPort()).close(),
-                url + " still accepts connections after close");
+        assertTrue(dev.airlock.tck.Loopback.nothingListens(url.getHost(), url.getPort()), url + " still accepts connections after close");
     }
 
     @Test
@@ -173,7 +170,7 @@ class LocalPortsTest {
                 assertEquals(-1, readOrReset(held), "the held connection must end with its port");
             }
             assertEquals(List.of(), relays(net, before), "relay processes (bash, cat) still running after close(8080)");
-            assertThrows(ConnectException.class, () -> new Socket(url.getHost(), url.getPort()).close(),
+            assertTrue(dev.airlock.tck.Loopback.nothingListens(url.getHost(), url.getPort()),
                     url + " still accepts connections after close(8080)");
             ExecResult next = env.exec(ExecRequest.builder(CLIENT).timeout(Duration.ofSeconds(60)).build());
             assertArrayEquals(served, next.stdout().bytes(), "the server must still answer inside: " + next.stderr().text());

@@ -7,7 +7,6 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
@@ -185,8 +184,7 @@ class PortEdgeTest {
                     // reset: ended too
                 }
             }
-            assertThrows(ConnectException.class, () -> new Socket(edge.host(), edge.port()).close(),
-                    "a closed edge must not take connections");
+            assertTrue(dev.airlock.tck.Loopback.nothingListens(edge.host(), edge.port()), "a closed edge must not take connections");
             long end = System.nanoTime() + WAIT.toNanos();
             while (!noRelay(sb) && System.nanoTime() < end) {
                 Thread.sleep(50);
@@ -200,7 +198,7 @@ class PortEdgeTest {
         try (EmulatedSandbox sb = sandbox()) {
             PortEdge edge = PortEdge.open(sb, 8084);
             sb.stop();
-            assertThrows(ConnectException.class, () -> new Socket(edge.host(), edge.port()).close(),
+            assertTrue(dev.airlock.tck.Loopback.nothingListens(edge.host(), edge.port()),
                     "the edge of a stopped sandbox must not take connections");
             assertThrows(IllegalStateException.class, () -> PortEdge.open(sb, 8085));
         }
