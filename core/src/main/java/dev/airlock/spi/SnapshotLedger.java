@@ -82,7 +82,9 @@ public final class SnapshotLedger {
         synchronized (inProcess) {
             try (FileChannel lock = lock(); FileLock ignored = lock.lock();
                  FileChannel ch = open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
-                ByteBuffer b = StandardCharsets.UTF_8.encode(line);
+                // A line a crash cut short is ended with two empty fields, which no well-formed line
+                // has, so it stays unread (its source may be cut short too) and never heads this one.
+                ByteBuffer b = StandardCharsets.UTF_8.encode(endsTorn() ? "\t\t\n" + line : line);
                 while (b.hasRemaining()) {
                     ch.write(b);
                 }
@@ -135,6 +137,19 @@ public final class SnapshotLedger {
         }
     }
 
+    /** Whether the file's last byte is not a line's end (a write cut short); read under the lock. */
+    private boolean endsTorn() throws IOException {
+        try (FileChannel ch = open(file, StandardOpenOption.READ)) {
+            long size = ch.size();
+            if (size == 0) {
+                return false;
+            }
+            ByteBuffer last = ByteBuffer.allocate(1);
+            ch.read(last, size - 1);
+            return last.get(0) != '\n';
+        }
+    }
+
     /** The lock file beside the ledger (made at need, never replaced, so every process locks the same one). */
     private FileChannel lock() throws IOException {
         Files.createDirectories(file.getParent());
@@ -156,19 +171,30 @@ public final class SnapshotLedger {
         }
     }
 
-    private static String read(FileChannel ch) throws IOException {
-        ByteBuffer all = ByteBuffer.allocate((int) Math.min(ch.size(), 16L << 20));
+    /** The ledger's bound: some 200 000 snapshots. Past it the file is refused whole, never read in part. */
+    private static final long MAX_BYTES = 16L << 20;
+
+    private String read(FileChannel ch) throws IOException {
+        if (ch.size() > MAX_BYTES) {
+            throw new IOException("it is over " + (MAX_BYTES >> 20) + " MiB; move it aside (its snapshots then expire"
+                    + " on the service's schedule) and run gc again");
+        }
+        ByteBuffer all = ByteBuffer.allocate((int) ch.size());
         while (all.hasRemaining() && ch.read(all, all.position()) > 0) {
-            // read to the end (bounded: 16 MiB is some 200 000 snapshots)
+            // read to the end
         }
         all.flip();
         return StandardCharsets.UTF_8.decode(all).toString();
     }
 
-    /** The well-formed lines; a torn or foreign line is skipped (it names nothing to delete). */
+    /**
+     * The well-formed lines; a torn or foreign line is skipped (it names nothing to delete), and so
+     * is a last one without its line's end (a write cut short: its source may be cut short too).
+     */
     private static List<Entry> parse(String text) {
         List<Entry> out = new ArrayList<>();
-        for (String line : text.split("\n")) {
+        int end = text.lastIndexOf('\n');
+        for (String line : (end < 0 ? "" : text.substring(0, end)).split("\n")) {
             String[] f = line.split("\t", -1);
             if (f.length != 3 || !ID.matcher(f[1]).matches() || !ID.matcher(f[2]).matches()) {
                 continue;

@@ -96,4 +96,16 @@ class SnapshotLedgerTest {
         l.record("im-2", "sb", Instant.ofEpochSecond(2));
         assertEquals(List.of("im-1", "im-2"), l.entries().stream().map(SnapshotLedger.Entry::id).toList());
     }
+
+    @Test
+    void aLastLineACrashCutShortIsNotReadAndTheNextRecordStartsAfterIt() throws Exception {
+        SnapshotLedger l = ledger();
+        l.record("im-1", "sb-a", Instant.ofEpochSecond(1));
+        Files.writeString(l.file(), "2\tim-2\tsb-b-cut", java.nio.file.StandardOpenOption.APPEND); // no line end
+        assertEquals(List.of("im-1"), l.entries().stream().map(SnapshotLedger.Entry::id).toList(),
+                "a torn line's source may be cut short: it names nothing");
+        l.record("im-3", "sb-c", Instant.ofEpochSecond(3));
+        assertEquals(List.of(new SnapshotLedger.Entry("im-1", "sb-a", Instant.ofEpochSecond(1)),
+                new SnapshotLedger.Entry("im-3", "sb-c", Instant.ofEpochSecond(3))), l.entries());
+    }
 }
