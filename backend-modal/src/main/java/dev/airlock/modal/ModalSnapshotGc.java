@@ -1,5 +1,6 @@
 package dev.airlock.modal;
 
+import dev.airlock.AirlockException;
 import dev.airlock.modal.proto.SandboxInfo;
 import dev.airlock.modal.proto.SandboxTag;
 import dev.airlock.spi.SnapshotLedger;
@@ -85,10 +86,15 @@ final class ModalSnapshotGc {
             if (running.contains(source) || inUse.contains(e.id())) {
                 continue;
             }
-            if (ModalSnapshots.delete(client, e.id())) {
-                deleted.add(e.id());
+            try {
+                if (ModalSnapshots.delete(client, e.id())) {
+                    deleted.add(e.id());
+                }
+                gone.add(e.id()); // deleted now, or Modal no longer has it (deleted by hand, or expired)
+            } catch (AirlockException failed) {
+                // This one stays in the ledger for the next run; the others are not held up by it.
+                LOG.warn("gc left the Modal snapshot {}: {}", e.id(), why(failed));
             }
-            gone.add(e.id()); // deleted now, or Modal no longer has it (deleted by hand, or expired)
         }
         try {
             ledger.forget(gone);

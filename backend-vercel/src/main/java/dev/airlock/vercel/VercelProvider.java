@@ -22,6 +22,7 @@ import java.util.function.Supplier;
 
 /** The {@code vercel} backend: Vercel Sandbox over its REST API; {@code up}, {@code down}, {@code gc} too. */
 public final class VercelProvider implements EnvironmentProvider, SandboxLifecycle {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(VercelProvider.class);
     /** The ledger of the snapshots taken here: Vercel's snapshots carry no tags, so it is how gc knows its own. */
     private final Supplier<SnapshotLedger> ledger;
 
@@ -203,16 +204,24 @@ public final class VercelProvider implements EnvironmentProvider, SandboxLifecyc
             }
         }
         List<String> gone = new ArrayList<>();
-        for (SnapshotLedger.Entry e : old) {
-            if (sandboxes.contains(e.source()) || removedNow.contains(e.source()) || used.contains(e.id())) {
-                continue;
+        try {
+            for (SnapshotLedger.Entry e : old) {
+                if (sandboxes.contains(e.source()) || removedNow.contains(e.source()) || used.contains(e.id())) {
+                    continue;
+                }
+                try {
+                    if (api.snapshotStatus(e.id()).filter(status -> !status.equals("deleted")).isPresent()) {
+                        api.deleteSnapshot(e.id());
+                    }
+                    gone.add(e.id());
+                } catch (AirlockException failed) {
+                    // This one stays in the ledger for the next run; the others are not held up by it.
+                    LOG.warn("gc left the Vercel snapshot {}: {}", e.id(), failed.getMessage());
+                }
             }
-            if (api.snapshotStatus(e.id()).filter(status -> !status.equals("deleted")).isPresent()) {
-                api.deleteSnapshot(e.id());
-            }
-            gone.add(e.id());
+        } finally {
+            ledger.forget(gone); // what was deleted is forgotten even when a later call fails
         }
-        ledger.forget(gone);
         return gone;
     }
 }
