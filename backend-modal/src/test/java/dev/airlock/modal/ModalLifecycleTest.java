@@ -190,10 +190,14 @@ class ModalLifecycleTest {
      * never a younger one, never another owner's or an untagged one, never one an open environment
      * holds, and a kept one only when asked.
      */
+    /** The gc test's own ledger: the module's other tests record their snapshots in the shared one. */
+    @org.junit.jupiter.api.io.TempDir
+    java.nio.file.Path airlockHome;
+
     @Test
     void gcTerminatesOnlyThisOwnersOrphansAndKeptOnesOnlyWhenAsked() {
         var emulator = (dev.airlock.modal.emulator.ModalEmulator) EMULATOR.served.emulator();
-        ModalProvider p = new ModalProvider();
+        ModalProvider p = new ModalProvider(java.util.Map.of("AIRLOCK_HOME", airlockHome.toString()));
         int before = emulator.liveSandboxes();
         String kept = p.up(EMULATOR.settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         java.util.Set<String> orphans = new java.util.HashSet<>();

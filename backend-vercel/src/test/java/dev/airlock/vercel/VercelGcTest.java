@@ -30,9 +30,13 @@ class VercelGcTest {
         EMULATOR.close();
     }
 
+    /** A ledger of this test's own: the module's other tests record their snapshots in the shared one. */
+    @org.junit.jupiter.api.io.TempDir
+    java.nio.file.Path airlockHome;
+
     @Test
     void gcRemovesOnlyThisOwnersOrphansAndKeptOnesOnlyWhenAsked() {
-        VercelProvider p = new VercelProvider();
+        VercelProvider p = new VercelProvider(dev.airlock.spi.SnapshotLedger.of("vercel", Map.of("AIRLOCK_HOME", airlockHome.toString())));
         String kept = p.up(EMULATOR.settings(), dev.airlock.spi.SandboxLifecycle.DEFAULT_TTL);
         String orphan;
         String foreign;
