@@ -101,7 +101,7 @@ class DaytonaEnvironmentTest {
      * and network namespaces, so the emulator's JVM cannot be signalled and its port cannot be reached.
      */
     @Test
-    void aCommandCannotSignalTheEmulatorOrReachItsPort() throws IOException {
+    void aCommandCannotSignalTheEmulatorOrReachItsPort() throws IOException, InterruptedException {
         SandboxIsolation isolation = SandboxIsolation.detect(Settings.empty());
         dev.airlock.tck.Services.require(isolation.bwrap().isPresent() && "root".equals(System.getProperty("user.name")),
                 "the emulator's sandbox namespaces need bubblewrap and root (CI runs as root): " + isolation.describe());
@@ -117,7 +117,16 @@ class DaytonaEnvironmentTest {
             // A background process that left the exec's session outlives it inside the sandbox, as in a
             // real one (deleting the session kills its group). Matched whole: a pattern found anywhere
             // also matched a launcher process whose argv held this command's text.
-            assertEquals("1\n", env.exec(ExecRequest.of("pgrep -c -f '^sleep 1234[.]5$'")).stdout().text());
+            // Asked until it is there: the background job may not have become `sleep` yet when the exec
+            // that started it ends (setsid forks first); a bound, not a wait for an idle machine.
+            String count = "";
+            for (int i = 0; i < 300 && !count.equals("1\n"); i++) {
+                count = env.exec(ExecRequest.of("pgrep -c -f '^sleep 1234[.]5$'")).stdout().text();
+                if (!count.equals("1\n")) {
+                    Thread.sleep(100);
+                }
+            }
+            assertEquals("1\n", count);
         }
         assertEquals(0, emulator.liveProcesses(), "a sandbox process outlived its sandbox");
     }
