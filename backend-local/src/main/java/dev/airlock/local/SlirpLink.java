@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * gives a fixed address plan whatever the host's interfaces are (so the filter's rules and the host
  * loopback's name, {@code 10.0.2.2}, never depend on the machine), switches that relay off
  * ({@code --disable-host-loopback}) and its DNS off ({@code --disable-dns}), confines itself
- * ({@code --enable-sandbox}), says when the interface is up ({@code --ready-fd}) and ends when a
+ * ({@code --enable-sandbox}: its own mount namespace, no capabilities; and, where it was built with
+ * libseccomp, {@code --enable-seccomp}, see {@link #seccomp}), says when the interface is up ({@code --ready-fd}) and ends when a
  * descriptor closes ({@code --exit-fd}). Pasta copies the host's addresses and routes into the
  * namespace, which makes what a rule names depend on the machine it runs on.
  *
@@ -59,6 +60,9 @@ final class SlirpLink implements AutoCloseable {
         dev.airlock.spi.HostPrograms.onPath("setsid").ifPresent(s -> argv.add(s.toString()));
         argv.addAll(List.of(binary, "--configure", "--mtu=65520", "--ready-fd=1", "--exit-fd=0", "--disable-dns",
                 "--enable-sandbox", "--netns-type=path"));
+        if (seccomp(binary)) {
+            argv.add("--enable-seccomp");
+        }
         userns.ifPresent(u -> argv.add("--userns-path=" + u));
         if (!hostLoopback) {
             argv.add("--disable-host-loopback");
@@ -112,6 +116,38 @@ final class SlirpLink implements AutoCloseable {
                 // a temp file of a few lines; the OS's temp cleaning takes it
             }
         }
+    }
+
+    /** What {@link #seccomp} found, per binary: the answer does not change while this JVM runs. */
+    private static final java.util.Map<String, Boolean> SECCOMP = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Whether {@code binary} can filter its own system calls ({@code --enable-seccomp}): built with
+     * libseccomp, which its {@code --version} names ({@code libseccomp: 2.5.4}). slirp4netns parses
+     * every packet a command sends out; the filter leaves a flaw in that parser (libslirp has had
+     * several) only the calls a network relay needs, on top of {@code --enable-sandbox}. Its help
+     * calls the option experimental; a binary built without libseccomp refuses it, so it is asked
+     * for only where the library is there.
+     */
+    static boolean seccomp(String binary) {
+        return SECCOMP.computeIfAbsent(binary, b -> {
+            try {
+                Process p = new ProcessBuilder(b, "--version").redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                        .redirectErrorStream(true).start();
+                byte[] out = p.getInputStream().readNBytes(4096);
+                if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                    return false;
+                }
+                return p.exitValue() == 0 && java.util.regex.Pattern.compile("(?m)^libseccomp: [0-9]")
+                        .matcher(new String(out, StandardCharsets.UTF_8)).find();
+            } catch (IOException e) {
+                return false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        });
     }
 
     /** Slirp4netns's pid, as this host sees it. */

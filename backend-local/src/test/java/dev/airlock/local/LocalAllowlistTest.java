@@ -17,6 +17,8 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -214,6 +216,22 @@ class LocalAllowlistTest {
         }
         assertFalse(ProcessHandle.of(anchor).map(ProcessHandle::isAlive).orElse(false), "the anchor " + anchor + " outlived close");
         assertFalse(ProcessHandle.of(link).map(ProcessHandle::isAlive).orElse(false), "slirp4netns " + link + " outlived close");
+    }
+
+    /** slirp4netns parses every packet a command sends out: where it can, it filters its own system calls too. */
+    @Test
+    void slirpFiltersItsOwnSystemCallsWhereItWasBuiltToDoSo() throws Exception {
+        requireTools();
+        String binary = dev.airlock.spi.HostPrograms.find("slirp4netns").orElseThrow().toString();
+        Services.require(SlirpLink.seccomp(binary), "this slirp4netns was built without libseccomp (its --version names none)");
+        try (Environment env = open(Map.of("db", "127.0.0.1:" + listed))) {
+            long link = OpenContext.backendOf(env, LocalBackend.class).flatMap(LocalBackend::networkAnchor).orElseThrow()
+                    .linkPid().orElseThrow();
+            String status = Files.readString(Path.of("/proc", Long.toString(link), "status"));
+            assertTrue(status.lines().anyMatch(l -> l.equals("Seccomp:\t2")),
+                    "slirp4netns " + link + " runs without a seccomp filter: " + status.lines().filter(l -> l.startsWith("Seccomp")).toList());
+            assertEquals(LISTED + "\n", run(env, connect("127.0.0.1", listed)).stdout().text(), "the listed server still answers through it");
+        }
     }
 
     @Test
