@@ -28,7 +28,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class McpIT {
     private static final Path CLIENT_DIR = Airlock.ROOT.resolve("cli/src/test/mcp-client");
-    private static final Path TEST_ROOT = Path.of(System.getProperty("airlock.test.root", "/var/tmp/airlock-tests/cli"));
+    private static final Path TEST_ROOT = Path.of(System.getProperty("airlock.test.root",
+            "/var/tmp/airlock-tests-" + System.getProperty("user.name") + "/cli-ide"));
     private static final long HANG_GUARD_SECONDS = 300;
 
     @BeforeEach
