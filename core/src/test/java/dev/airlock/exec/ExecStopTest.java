@@ -293,8 +293,10 @@ class ExecStopTest {
                 backend -> backend.killStepCost = java.time.Duration.ofSeconds(1));
         opened.add(b);
         b.killStepMillis = 500; // two steps outlast the stop bound this backend would have without its declaration
+        // The timeout leaves the command ample time to print first, on a loaded machine too (at 300 ms a
+        // build beside it once had the timeout come before printf ran: nothing to keep).
         ExecResult r = HostBackend.within(b.start(ExecRequest.builder("printf partial; sleep 30")
-                .timeout(java.time.Duration.ofMillis(300)).build()));
+                .timeout(java.time.Duration.ofSeconds(3)).build()));
         assertTrue(r.timedOut(), r.toString());
         assertEquals("partial", r.stdout().text(), "the output of a timed-out command was lost to a slow kill");
         assertTrue(!HostBackend.alive(b.launched.get(0).pid()), "the result came while the timed-out command still ran");
