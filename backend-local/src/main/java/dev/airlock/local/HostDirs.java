@@ -10,11 +10,13 @@ import java.nio.file.SecureDirectoryStream;
 import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
@@ -115,6 +117,7 @@ final class HostDirs {
             deleteQuietly(dir, name, false);
             return;
         }
+        openUp(dir, name);
         try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
             List<Path> children = new ArrayList<>();
             sub.forEach(c -> children.add(c.getFileName()));
@@ -124,6 +127,29 @@ final class HostDirs {
         }
         deleteQuietly(dir, name, true);
     }
+
+    /**
+     * Gives the owner read, write and search on a directory about to be emptied: a command may have
+     * left one it made read-only ({@code chmod 500}), which {@code rm -rf} run by its owner cannot
+     * empty (root's can), so the environment's private dir would outlive close. Through the
+     * directory handle without following a link; a directory this user does not own keeps its
+     * mode, and its removal fails as before.
+     */
+    private static void openUp(SecureDirectoryStream<Path> dir, Path name) {
+        try {
+            PosixFileAttributeView v = dir.getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+            Set<PosixFilePermission> mode = EnumSet.noneOf(PosixFilePermission.class);
+            mode.addAll(v.readAttributes().permissions());
+            if (mode.addAll(OWNER_ALL)) {
+                v.setPermissions(mode);
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            // not ours, or gone: the removal says what is left
+        }
+    }
+
+    private static final Set<PosixFilePermission> OWNER_ALL = EnumSet.of(PosixFilePermission.OWNER_READ,
+            PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE);
 
     private static void deleteQuietly(SecureDirectoryStream<Path> dir, Path name, boolean directory) throws IOException {
         try {

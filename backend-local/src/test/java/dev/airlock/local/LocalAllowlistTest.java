@@ -64,6 +64,9 @@ class LocalAllowlistTest {
         BubblewrapRequirement.require();
         Services.requireProgram("slirp4netns", "slirp4netns");
         Services.requireProgram("nft", "nftables");
+        Path tun = Path.of("/dev/net/tun");
+        Services.require(Files.isReadable(tun) && Files.isWritable(tun), "slirp4netns needs a /dev/net/tun this user can"
+                + " open (here: " + (Files.exists(tun) ? "not this user's to open" : "none") + ")");
     }
 
     /** A server on this host's 127.0.0.1 sending {@code bytes} to whoever connects; its port. */
