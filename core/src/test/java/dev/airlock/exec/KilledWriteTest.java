@@ -47,10 +47,10 @@ class KilledWriteTest {
         }
     }
 
-    /** Waits (bounded) until the write's script has made its temp file. */
-    private void awaitTempFile() throws IOException, InterruptedException {
+    /** Waits (bounded) until the write's script has made its temp file (beside {@code others} already there). */
+    private void awaitTempFile(int others) throws IOException, InterruptedException {
         long until = System.nanoTime() + HostBackend.HANG.toNanos();
-        while (temps().isEmpty()) {
+        while (temps().size() <= others) {
             if (System.nanoTime() > until) {
                 fail("the write's script never made its temp file");
             }
@@ -96,17 +96,19 @@ class KilledWriteTest {
         b.term = HostBackend.Fault.INTERRUPTED_RETURNS; // the SIGTERM is not taken: the SIGKILL after the grace ends the script
         Path target = dir.resolve("f");
         Files.write(target, OLD);
+        // Another write's temp file, as one running beside this one has: not this write's to remove.
+        Files.write(dir.resolve(".airlock-write-0123456789abcdef-other"), OLD);
         CountDownLatch fail = new CountDownLatch(1);
         CompletableFuture<Void> write = CompletableFuture.runAsync(() ->
                 b.env.files().write(target.toString(), Payload.ofStream(halfThenFails(fail), 4096), WriteOptions.defaults()));
-        awaitTempFile();
+        awaitTempFile(1);
         fail.countDown();
         Throwable thrown = assertThrows(java.util.concurrent.ExecutionException.class,
                 () -> write.get(HostBackend.HANG.toMillis(), TimeUnit.MILLISECONDS)).getCause();
         assertTrue(thrown instanceof BackendException && thrown.getMessage().contains("the source failed half-way"), thrown.toString());
         assertTrue(b.signals.stream().anyMatch(s -> s.startsWith("KILL ")), "the script ended by the SIGKILL: " + b.signals);
         assertArrayEquals(OLD, Files.readAllBytes(target), "the old bytes, not half of the new");
-        assertEquals(List.of(), temps(), "no temp file is left");
+        assertEquals(List.of(".airlock-write-0123456789abcdef-other"), temps(), "no temp file of this write is left, the other's stays");
     }
 
     @Test
@@ -118,7 +120,7 @@ class KilledWriteTest {
         try {
             CompletableFuture<Void> write = CompletableFuture.runAsync(() ->
                     b.env.files().write(target.toString(), Payload.ofStream(halfThenFails(fail), 4096), WriteOptions.defaults()));
-            awaitTempFile();
+            awaitTempFile(0);
             // As the OOM killer would: the script's shell, SIGKILLed while cat waits for the rest.
             List<Process> live = b.launched.stream().filter(Process::isAlive).toList();
             assertEquals(1, live.size(), "one script runs: the write's");
