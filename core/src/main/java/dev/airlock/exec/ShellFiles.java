@@ -13,10 +13,11 @@ import dev.airlock.shell.SpecialFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 
@@ -26,7 +27,7 @@ import java.util.Optional;
  * never argv. Paths are quoted once, by {@link Shell}.
  */
 final class ShellFiles implements RemoteFiles {
-    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final CoreEnvironment env;
     private final ShellFileRuns runs;
@@ -237,8 +238,8 @@ final class ShellFiles implements RemoteFiles {
     }
 
     /**
-     * Runs a write's script in {@code dir}. Its EXIT trap removes its temp file, but a script can
-     * end without running it: SIGKILLed (the kill's SIGKILL after the grace, when the SIGTERM
+     * Runs a write's script, whose temp file goes in {@code dir}. Its EXIT trap removes the file,
+     * but a script can end without running it: SIGKILLed (the kill's SIGKILL after the grace, when the SIGTERM
      * reached the shell just before it started {@code cat}, which then blocked on an input the
      * core keeps open until the kill is done; or the OOM killer), or SIGTERMed while {@code mktemp}
      * had made the file but not yet told the script its name. When the run failed (a broken
