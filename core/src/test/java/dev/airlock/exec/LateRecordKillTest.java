@@ -46,7 +46,8 @@ class LateRecordKillTest {
         Path child = dir.resolve("child.pid");
         e[0] = b.start(ExecRequest.of("echo $$ > " + shell + ".tmp; mv " + shell + ".tmp " + shell
                 + "; sleep 60 & echo $! > " + child + ".tmp; mv " + child + ".tmp " + child + "; wait"));
-        for (int i = 0; i < 500 && !(Files.exists(shell) && Files.exists(child)); i++) {
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30); // a bound, not a measure
+        while (!(Files.exists(shell) && Files.exists(child)) && System.nanoTime() < until) {
             Thread.sleep(10);
         }
         long[] pids = {Long.parseLong(Files.readString(shell).strip()), Long.parseLong(Files.readString(child).strip())};
