@@ -343,6 +343,12 @@ public final class DockerBackend implements Backend, Killer {
         core.shellKiller().kill(process, group, force, deadline);
     }
 
+    /** Docker has no exec kill: {@link #kill} signals the group, so without one the core finds it by the nonce. */
+    @Override
+    public boolean killsWithoutGroup() {
+        return false;
+    }
+
     @Override
     public GroupState groupState(long pgid, Deadline deadline) throws IOException {
         return core.shellKiller().groupState(pgid, deadline);

@@ -14,7 +14,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -128,6 +130,69 @@ class DockerRoundTripsTest {
             assertThrows(AirlockException.class, () -> env.files().write("/srv/f", Payload.ofStream(failing, 4096), WriteOptions.defaults()));
             assertArrayEquals(old, env.files().read("/srv/f").readAllBytes(), "the old bytes, not half of the new");
             awaitNoTempFile(env, "/srv");
+        }
+    }
+
+    /**
+     * The write's shell is SIGKILLed while its content streams, as the kill's SIGKILL after the
+     * grace took it when the SIGTERM came just before {@code cat} started (CI saw the temp file
+     * stay), or as the OOM killer would: its EXIT trap never runs, yet once the write has failed
+     * no temp file is there, and the old bytes are.
+     */
+    @Test
+    void aWriteWhoseShellIsKilledOutrightLeavesTheOldBytesAndNoTempFile() throws Exception {
+        try (Environment env = Environments.open(DockerFixture.settings())) {
+            byte[] old = random(4096, 7);
+            env.files().write("/srv/k", Payload.of(old), WriteOptions.defaults().withCreateParents(true));
+            byte[] half = random(2048, 8);
+            CountDownLatch fail = new CountDownLatch(1);
+            InputStream halfThenFails = new InputStream() {
+                private boolean sent;
+
+                @Override
+                public int read() throws IOException {
+                    byte[] one = new byte[1];
+                    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    if (!sent) {
+                        sent = true;
+                        int n = Math.min(len, half.length);
+                        System.arraycopy(half, 0, b, off, n);
+                        return n;
+                    }
+                    try {
+                        fail.await(60, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    throw new IOException("the source failed half-way");
+                }
+            };
+            try {
+                CompletableFuture<Void> write = CompletableFuture.runAsync(() ->
+                        env.files().write("/srv/k", Payload.ofStream(halfThenFails, 4096), WriteOptions.defaults()));
+                String made = tempFiles(env, "/srv");
+                for (int i = 0; i < 600 && made.isEmpty(); i++) {
+                    Thread.sleep(100);
+                    made = tempFiles(env, "/srv");
+                }
+                assertTrue(!made.isEmpty(), "the write's script made its temp file");
+                // The write's shell: the one whose command line makes the temp file (the bracket
+                // keeps this script's own line from matching).
+                String killed = sh(env, "for p in /proc/[0-9]*; do grep -q 'mktemp ./.airlock-writ[e]-' $p/cmdline 2>/dev/null"
+                        + " && kill -KILL ${p#/proc/} && echo ${p#/proc/}; done; true");
+                assertTrue(!killed.isBlank(), "the write's shell was found and killed");
+                fail.countDown();
+                ExecutionException failed = assertThrows(ExecutionException.class, () -> write.get(60, TimeUnit.SECONDS));
+                assertTrue(failed.getCause() instanceof AirlockException, failed.getCause().toString());
+            } finally {
+                fail.countDown();
+            }
+            assertArrayEquals(old, env.files().read("/srv/k").readAllBytes(), "the old bytes, not half of the new");
+            assertEquals("", tempFiles(env, "/srv"), "no temp file is left once the write has failed");
         }
     }
 

@@ -32,7 +32,7 @@ final class Hooks {
     private final ScriptHooks scripts;
     private final Stager stager;
     private final Killer killer;
-    private final boolean nativeKill;
+    private final boolean killsWithoutGroup;
     private final Duration killBound;
     private final Workers workers;
 
@@ -42,7 +42,7 @@ final class Hooks {
         this.scripts = new ScriptHooks(backend, raw);
         this.stager = backend.stager().orElse(scripts);
         this.killer = backend.killer().orElse(scripts);
-        this.nativeKill = backend.killer().isPresent();
+        this.killsWithoutGroup = backend.killer().map(Killer::killsWithoutGroup).orElse(false);
         this.killBound = killBound;
         this.workers = workers;
     }
@@ -158,9 +158,12 @@ final class Hooks {
         });
     }
 
-    /** Whether {@link #kill} can reach a process whose group is unknown (the backend's native killer can). */
+    /**
+     * Whether {@link #kill} can reach a process whose group is unknown: only a native killer can,
+     * and only one that says so ({@link Killer#killsWithoutGroup}); the core's scripts need the group.
+     */
     boolean killsWithoutGroup() {
-        return nativeKill;
+        return killsWithoutGroup;
     }
 
     /** What {@link Shell#leadersByNonceScript} printed: the group leaders whose command line holds {@code nonce}. */

@@ -13,9 +13,11 @@ import dev.airlock.shell.SpecialFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 
@@ -25,6 +27,8 @@ import java.util.Optional;
  * never argv. Paths are quoted once, by {@link Shell}.
  */
 final class ShellFiles implements RemoteFiles {
+    private static final SecureRandom RANDOM = new SecureRandom();
+
     private final CoreEnvironment env;
     private final ShellFileRuns runs;
 
@@ -88,6 +92,7 @@ final class ShellFiles implements RemoteFiles {
      * most {@link #ONE_RUN_MAX} bytes (what such a fall-back may send for nothing), comes here.
      */
     private boolean writeInOneRun(String t, Payload content, WriteOptions options) {
+        WriteTemp temp = new WriteTemp();
         StringBuilder s = new StringBuilder();
         s.append("t=").append(Shell.quotePath(t)).append('\n')
                 .append("tmp=\nmade=\n")
@@ -107,14 +112,14 @@ final class ShellFiles implements RemoteFiles {
         }
         s.append("cd -P -- \"$d\" && [ \"$(pwd -P)\" = \"$d\" ] || exit ").append(PLACE_DIFFERS).append('\n')
                 .append(AsideWrite.refuseDirectory(t))
-                .append("tmp=$(mktemp ./.airlock-write-XXXXXXXXXX) || exit 6\n")
+                .append(temp.make())
                 .append("cat > \"$tmp\" || exit 7\n")
                 .append(AsideWrite.mode(options))
                 .append(AsideWrite.checkSize(content.length().getAsLong()))
                 .append(AsideWrite.rename(t))
                 .append("trap - EXIT\n")
                 .append("printf '%s' \"$c\"\n");
-        ShellFileRuns.Outcome o = runs.run(s.toString(), content);
+        ShellFileRuns.Outcome o = runWrite(s.toString(), content, parent(t), temp);
         if (o.exit() == PLACE_DIFFERS) {
             return false;
         }
@@ -200,6 +205,7 @@ final class ShellFiles implements RemoteFiles {
 
     private void writeIn(Place place, String t, Payload content, WriteOptions options) {
         long expected = content.length().orElse(-1);
+        WriteTemp temp = new WriteTemp();
         String dir = Shell.quote(place.dir);
         StringBuilder s = new StringBuilder();
         s.append("cd -P -- ").append(dir).append(" || exit 4\n")
@@ -210,7 +216,7 @@ final class ShellFiles implements RemoteFiles {
                 .append("trap '[ -z \"$tmp\" ] || rm -f -- \"$tmp\"' EXIT\n")
                 // A cancel (SIGTERM to the group) must not leave the temp file: exit runs the EXIT trap.
                 .append("trap 'exit 143' TERM INT HUP\n")
-                .append("tmp=$(mktemp ./.airlock-write-XXXXXXXXXX) || exit 6\n")
+                .append(temp.make())
                 .append("cat > \"$tmp\" || exit 7\n");
         s.append(AsideWrite.mode(options))
                 .append(AsideWrite.checkSize(expected))
@@ -218,7 +224,7 @@ final class ShellFiles implements RemoteFiles {
                 .append("trap - EXIT\n")
                 .append("printf '%s' \"$c\"\n");
         Counting counted = expected < 0 ? new Counting(content) : null;
-        ShellFileRuns.Outcome o = runs.run(s.toString(), counted != null ? counted.payload() : content);
+        ShellFileRuns.Outcome o = runWrite(s.toString(), counted != null ? counted.payload() : content, place.dir, temp);
         refused(o);
         if (o.exit() == 0) {
             long written = Long.parseLong(o.out().trim());
@@ -229,6 +235,56 @@ final class ShellFiles implements RemoteFiles {
             return;
         }
         throw runs.failure("write", t, o);
+    }
+
+    /**
+     * Runs a write's script, whose temp file goes in {@code dir}. Its EXIT trap removes the file,
+     * but a script can end without running it: SIGKILLed (the kill's SIGKILL after the grace, when the SIGTERM
+     * reached the shell just before it started {@code cat}, which then blocked on an input the
+     * core keeps open until the kill is done; or the OOM killer), or SIGTERMed while {@code mktemp}
+     * had made the file but not yet told the script its name. When the run failed (a broken
+     * payload, a cancel) or the script died by a signal, the file is removed here by its stem.
+     */
+    private ShellFileRuns.Outcome runWrite(String script, Payload content, String dir, WriteTemp temp) {
+        ShellFileRuns.Outcome o;
+        try {
+            o = runs.run(script, content);
+        } catch (RuntimeException e) {
+            temp.removeIn(dir);
+            throw e;
+        }
+        if (o.exit() > 128) {
+            temp.removeIn(dir);
+        }
+        return o;
+    }
+
+    /**
+     * A write's temp file: {@code mktemp} names it (0600, created exclusively) from a stem no other
+     * write shares, so the core can remove it without knowing its name, and nothing but it.
+     */
+    private final class WriteTemp {
+        private final String stem = AsideWrite.TEMP_PREFIX + HexFormat.of().formatHex(randomBytes()) + "-";
+
+        /** The script line that makes the file and sets {@code $tmp} (exit 6 when it cannot). */
+        String make() {
+            return "tmp=$(mktemp ./" + stem + "XXXXXX) || exit 6\n";
+        }
+
+        /** Removes the file from {@code dir}, best effort: the write's own failure is what the caller hears about. */
+        void removeIn(String dir) {
+            try {
+                runs.run(AsideWrite.cleanUp(dir, "", "./" + stem + "*"), null);
+            } catch (RuntimeException ignored) {
+                // the target cannot be reached: nothing more to do from here
+            }
+        }
+    }
+
+    private static byte[] randomBytes() {
+        byte[] b = new byte[8];
+        RANDOM.nextBytes(b);
+        return b;
     }
 
     /** A script that refused by {@link SpecialFiles}' rule: denied, with its one-line reason. */

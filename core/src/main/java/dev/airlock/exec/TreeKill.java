@@ -84,9 +84,10 @@ final class TreeKill {
             } catch (InterruptedException e) {
                 id = identityOf(null); // not ours to end the kill: the backend's group, if it named one
             }
-            if (id == null && lost) {
+            if (id == null && (lost || !env.hooks().killsWithoutGroup())) {
                 // The connection died before the record reached us (the command had just
-                // started): look the group up by the nonce, over a fresh connection.
+                // started), or the record is late and the backend's kill needs the group: look
+                // the group up by the nonce (over a fresh connection when the old one died).
                 id = env.reaper().find(nonce, Reaper.LOST_REACH);
             }
             identity = id;

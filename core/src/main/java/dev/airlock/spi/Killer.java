@@ -18,6 +18,17 @@ public interface Killer {
      */
     void kill(RemoteProcess process, OptionalLong group, boolean force, Deadline deadline) throws IOException;
 
+    /**
+     * Whether {@link #kill} reaches the command with {@code group} empty (a per-exec kill of the
+     * backend's own, such as a sandbox API's). Answer false when it needs the group (it signals the
+     * group through the core's shell killer, say): then, when the launcher record did not come in
+     * time, the core looks the group up by the exec's nonce on the target instead of calling a kill
+     * that can reach nothing.
+     */
+    default boolean killsWithoutGroup() {
+        return true;
+    }
+
     /** Whether the group has members now, and its leader's start time (clock ticks since boot) when known. */
     GroupState groupState(long pgid, Deadline deadline) throws IOException;
 }

@@ -97,6 +97,14 @@ class HostBackend implements Backend, Stager, Killer {
      * the command started, before the record reached the client.
      */
     volatile Path lostBeforeRecordWhen;
+    /**
+     * When set, the user's command runs with its group unknown to the backend and its launcher
+     * record never reaching the core (as on a loaded machine, where it comes after the kill gave
+     * up waiting for it), its transport intact.
+     */
+    volatile boolean recordNeverComes;
+    /** What {@link #killsWithoutGroup} answers: false is a kill that signals the group, as docker's. */
+    volatile boolean killsWithoutGroup = true;
     /** Why a lost process was lost ({@link RemoteProcess#lostReason}), as a backend whose sandbox ended knows; null: unknown. */
     volatile dev.airlock.AirlockException lostReason;
     /** Report a wrong leader start time, as if the group id had been recycled by another process. */
@@ -525,7 +533,45 @@ class HostBackend implements Backend, Stager, Killer {
         launchRequests.add(l.script());
         fault(launch, "launch");
         Path lostWhen = lostBeforeRecordWhen;
+        if (recordNeverComes) {
+            return withoutRecord(start(l, false));
+        }
         return lostWhen != null ? lostBeforeRecord(start(l, false), lostWhen) : start(l, launch == Fault.LOSE);
+    }
+
+    @Override
+    public boolean killsWithoutGroup() {
+        return killsWithoutGroup;
+    }
+
+    /** {@code p} with no group of its own known and no output (its record with it), ending when it ends. */
+    private static RemoteProcess withoutRecord(RemoteProcess p) {
+        return new RemoteProcess() {
+            @Override
+            public OutputStream stdin() {
+                return p.stdin();
+            }
+
+            @Override
+            public InputStream stdout() {
+                return InputStream.nullInputStream();
+            }
+
+            @Override
+            public InputStream stderr() {
+                return InputStream.nullInputStream();
+            }
+
+            @Override
+            public int waitFor() throws InterruptedException {
+                return p.waitFor();
+            }
+
+            @Override
+            public OptionalLong processGroup() {
+                return OptionalLong.empty();
+            }
+        };
     }
 
     private static RemoteProcess lostBeforeRecord(RemoteProcess p, Path lostWhen) {
