@@ -85,6 +85,8 @@ final class VercelBackend implements Backend, Stager, Killer {
     private volatile Map<Integer, String> routes;
     /** A snapshot was taken: the sandbox's delete leaves its snapshots (they are what the caller keeps). */
     private volatile boolean snapshotsTaken;
+    /** The close stopped the session already, with the private dir ({@link #removePrivateDir}). */
+    private volatile boolean stoppedForClose;
     private final String outputDir;
     private final ScheduledExecutorService background;
     /**
@@ -144,7 +146,9 @@ final class VercelBackend implements Backend, Stager, Killer {
             } else {
                 info = api.create(tags(false));
             }
-            String status = attached ? api.session(info.sessionId()).status() : "pending";
+            // A new sandbox's create answer says how its session is: one that runs already needs no poll.
+            String status = attached ? api.session(info.sessionId()).status()
+                    : info.status().equals("running") ? "running" : "pending";
             if (!status.equals("running") && !status.equals("pending")) {
                 throw VercelApi.ended(info.sandboxName(), status, null);
             }
@@ -486,6 +490,31 @@ final class VercelBackend implements Backend, Stager, Killer {
         return core.shellKiller().groupState(pgid, deadline);
     }
 
+    /**
+     * The private dir of a sandbox this environment made and keeps nothing of (not persistent, not
+     * attached) goes with its session: the session is stopped here, a call the close makes next
+     * anyway (a repeated stop is fine), where the core's {@code rm -rf} would be one command more
+     * before it. A session that stopped runs nothing and serves no file again, and a non-persistent
+     * sandbox keeps no file system past its session (a persistent one would snapshot it, the dir
+     * included: the script runs there, as in an attached sandbox the caller keeps). A stop that
+     * fails leaves it to the script, and {@link #stopSandbox} stops the session once more; one that
+     * was done is not sent again.
+     */
+    @Override
+    public boolean removePrivateDir(String dir, Deadline deadline) {
+        if (attached || settings.persistent()) {
+            return false;
+        }
+        try {
+            api.stop(sessionId);
+            stoppedForClose = true;
+            return true;
+        } catch (RuntimeException e) {
+            LOG.debug("could not stop the Vercel sandbox {} to end its private dir: {}", sandboxName, e.getMessage());
+            return false;
+        }
+    }
+
     @Override
     public void stopSandbox(Deadline deadline) {
         background.shutdownNow();
@@ -497,7 +526,9 @@ final class VercelBackend implements Backend, Stager, Killer {
             if (attached) {
                 api.run(sessionId, List.of("rm", "-rf", "--", outputDir), null);
             } else {
-                api.stop(sessionId);
+                if (!stoppedForClose) {
+                    api.stop(sessionId);
+                }
                 api.delete(sandboxName, !snapshotsTaken);
             }
         } finally {
