@@ -87,6 +87,8 @@ final class VercelBackend implements Backend, Stager, Killer {
     private volatile boolean snapshotsTaken;
     /** The close stopped the session already, with the private dir ({@link #removePrivateDir}). */
     private volatile boolean stoppedForClose;
+    /** The close removed the output dir already, with the private dir ({@link #removePrivateDir}). */
+    private volatile boolean outputRemoved;
     private final String outputDir;
     private final ScheduledExecutorService background;
     /**
@@ -492,28 +494,37 @@ final class VercelBackend implements Backend, Stager, Killer {
 
     /**
      * The private dir of a sandbox this environment made and keeps nothing of (not persistent, not
-     * attached) goes with its session: the session is stopped here, a call the close makes next
-     * anyway (a repeated stop is fine), where the core's {@code rm -rf} would be one command more
-     * before it. A session that stopped runs nothing and serves no file again, and a non-persistent
-     * sandbox keeps no file system past its session (a persistent one would snapshot it, the dir
-     * included: the script runs there, as in an attached sandbox the caller keeps). A stop that
-     * fails leaves it to the script, and {@link #stopSandbox} stops the session once more; one that
-     * was done is not sent again.
+     * attached) goes with its session: the session is stopped here, the stop the close would send
+     * next (not sent again there), where the core's {@code rm -rf} would be one command more before
+     * it. A session that stopped runs nothing and serves no file again, and a non-persistent
+     * sandbox keeps no file system past its session. A persistent one would snapshot it, and an
+     * attached one goes on: there one command removes the private dir and this environment's output
+     * dir together ({@link #REMOVE_DIRS}, answered in its own call), where the core's script and
+     * the output dir's removal at {@link #stopSandbox} were a command each. What fails here is left
+     * to the core's script.
      */
     @Override
     public boolean removePrivateDir(String dir, Deadline deadline) {
-        if (attached || settings.persistent()) {
-            return false;
-        }
         try {
+            if (attached || settings.persistent()) {
+                if (api.runToEnd(sessionId, List.of("sh", "-c", REMOVE_DIRS, "airlock", dir, outputDir)).exit() != 0) {
+                    return false;
+                }
+                outputRemoved = true;
+                return true;
+            }
             api.stop(sessionId);
             stoppedForClose = true;
             return true;
         } catch (RuntimeException e) {
-            LOG.debug("could not stop the Vercel sandbox {} to end its private dir: {}", sandboxName, e.getMessage());
+            LOG.debug("could not end the private dir of the Vercel sandbox {}: {}", sandboxName, e.getMessage());
             return false;
         }
     }
+
+    /** {@code sh -c REMOVE_DIRS airlock DIR DIR}: both removed, exit 0 only when neither is left. */
+    private static final String REMOVE_DIRS = "rm -rf -- \"$1\" \"$2\"\n"
+            + "[ ! -e \"$1\" ] && [ ! -L \"$1\" ] && [ ! -e \"$2\" ] && [ ! -L \"$2\" ]\n";
 
     @Override
     public void stopSandbox(Deadline deadline) {
@@ -524,7 +535,9 @@ final class VercelBackend implements Backend, Stager, Killer {
         }
         try {
             if (attached) {
-                api.run(sessionId, List.of("rm", "-rf", "--", outputDir), null);
+                if (!outputRemoved) {
+                    api.run(sessionId, List.of("rm", "-rf", "--", outputDir), null);
+                }
             } else {
                 if (!stoppedForClose) {
                     api.stop(sessionId);

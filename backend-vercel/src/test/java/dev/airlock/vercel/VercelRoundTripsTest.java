@@ -143,10 +143,33 @@ class VercelRoundTripsTest {
         int before = fixture.journal.size();
         p.close();
         List<CallJournal.Entry> after = fixture.journal.entries().subList(before, fixture.journal.size());
-        long rm = after.stream().filter(x -> x.dispatch() && String.join(" ", x.argv()).contains("rm -rf -- " + dev.airlock.shell.Shell.quotePath(privateDir)))
+        long rm = after.stream().filter(x -> x.dispatch() && x.argv().contains(privateDir) && String.join(" ", x.argv()).contains("rm -rf"))
                 .mapToLong(CallJournal.Entry::seq).min().orElse(Long.MAX_VALUE);
         long stop = after.stream().filter(x -> x.call().equals("session-stop")).mapToLong(CallJournal.Entry::seq).min().orElseThrow();
         assertTrue(rm < stop, () -> "the private dir " + privateDir + " was not removed before the stop: " + after);
+    }
+
+    /**
+     * An attached sandbox goes on after the close: the environment's private dir and its output
+     * dir are removed, in one call, and the sandbox stays.
+     */
+    @Test
+    void anAttachedEnvironmentsCloseRemovesItsDirsInOneCall() throws Exception {
+        Environment a = new VercelProvider().open(OpenContext.of(fixture.settings().with(VercelSettings.SANDBOX_ID, env.id())));
+        String privateDir = a.target().privateDir();
+        assertEquals("x", a.exec(ExecRequest.of("printf x")).stdout().text());
+        String mine = "ls -d /tmp/.airlock-vercel-* | sort";
+        String before = env.exec(ExecRequest.of(mine)).stdout().text();
+        Map<String, Integer> close = counted(() -> {
+            a.close();
+            return null;
+        });
+        assertTrue(total(close) <= 1, () -> "an attached close took " + close);
+        ExecResult gone = env.exec(ExecRequest.of("[ -e " + dev.airlock.shell.Shell.quotePath(privateDir) + " ] && echo left || echo gone"));
+        assertEquals("gone\n", gone.stdout().text(), "the attached environment's private dir is left");
+        String after = env.exec(ExecRequest.of(mine)).stdout().text();
+        assertEquals(before.lines().count() - 1, after.lines().count(), () -> "its output dir is left: " + before + " -> " + after);
+        assertTrue(fixture.emulator.sandboxNames().contains(env.id()), "the attached sandbox was deleted");
     }
 
     /**
