@@ -85,6 +85,10 @@ final class VercelBackend implements Backend, Stager, Killer {
     private volatile Map<Integer, String> routes;
     /** A snapshot was taken: the sandbox's delete leaves its snapshots (they are what the caller keeps). */
     private volatile boolean snapshotsTaken;
+    /** The close stopped the session already, with the private dir ({@link #removePrivateDir}). */
+    private volatile boolean stoppedForClose;
+    /** The close removed the output dir already, with the private dir ({@link #removePrivateDir}). */
+    private volatile boolean outputRemoved;
     private final String outputDir;
     private final ScheduledExecutorService background;
     /**
@@ -144,7 +148,9 @@ final class VercelBackend implements Backend, Stager, Killer {
             } else {
                 info = api.create(tags(false));
             }
-            String status = attached ? api.session(info.sessionId()).status() : "pending";
+            // A new sandbox's create answer says how its session is: one that runs already needs no poll.
+            String status = attached ? api.session(info.sessionId()).status()
+                    : info.status().equals("running") ? "running" : "pending";
             if (!status.equals("running") && !status.equals("pending")) {
                 throw VercelApi.ended(info.sandboxName(), status, null);
             }
@@ -486,6 +492,40 @@ final class VercelBackend implements Backend, Stager, Killer {
         return core.shellKiller().groupState(pgid, deadline);
     }
 
+    /**
+     * The private dir of a sandbox this environment made and keeps nothing of (not persistent, not
+     * attached) goes with its session: the session is stopped here, the stop the close would send
+     * next (not sent again there), where the core's {@code rm -rf} would be one command more before
+     * it. A session that stopped runs nothing and serves no file again, and a non-persistent
+     * sandbox keeps no file system past its session. A persistent one would snapshot it, and an
+     * attached one goes on: there one command removes the private dir and this environment's output
+     * dir together ({@link #REMOVE_DIRS}, answered in its own call), where the core's script and
+     * the output dir's removal at {@link #stopSandbox} were a command each. What fails here is left
+     * to the core's script.
+     */
+    @Override
+    public boolean removePrivateDir(String dir, Deadline deadline) {
+        try {
+            if (attached || settings.persistent()) {
+                if (api.runToEnd(sessionId, List.of("sh", "-c", REMOVE_DIRS, "airlock", dir, outputDir)).exit() != 0) {
+                    return false;
+                }
+                outputRemoved = true;
+                return true;
+            }
+            api.stop(sessionId);
+            stoppedForClose = true;
+            return true;
+        } catch (RuntimeException e) {
+            LOG.debug("could not end the private dir of the Vercel sandbox {}: {}", sandboxName, e.getMessage());
+            return false;
+        }
+    }
+
+    /** {@code sh -c REMOVE_DIRS airlock DIR DIR}: both removed, exit 0 only when neither is left. */
+    private static final String REMOVE_DIRS = "rm -rf -- \"$1\" \"$2\"\n"
+            + "[ ! -e \"$1\" ] && [ ! -L \"$1\" ] && [ ! -e \"$2\" ] && [ ! -L \"$2\" ]\n";
+
     @Override
     public void stopSandbox(Deadline deadline) {
         background.shutdownNow();
@@ -495,9 +535,13 @@ final class VercelBackend implements Backend, Stager, Killer {
         }
         try {
             if (attached) {
-                api.run(sessionId, List.of("rm", "-rf", "--", outputDir), null);
+                if (!outputRemoved) {
+                    api.run(sessionId, List.of("rm", "-rf", "--", outputDir), null);
+                }
             } else {
-                api.stop(sessionId);
+                if (!stoppedForClose) {
+                    api.stop(sessionId);
+                }
                 api.delete(sandboxName, !snapshotsTaken);
             }
         } finally {

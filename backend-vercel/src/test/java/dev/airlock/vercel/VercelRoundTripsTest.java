@@ -20,6 +20,7 @@ import java.util.TreeMap;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -42,6 +43,10 @@ class VercelRoundTripsTest {
      * output files, and the check for jobs left running (a command with its end).
      */
     static final int EXEC_MAX = 4;
+    /** Open: the create, and the core's probe (a command with its end, its two output files). */
+    static final int OPEN_MAX = 4;
+    /** Close: the stop and the delete. */
+    static final int CLOSE_MAX = 2;
 
     static VercelEmulatorFixture fixture;
     static Environment env;
@@ -103,6 +108,68 @@ class VercelRoundTripsTest {
         });
         assertEquals(0, r[0].exitCode());
         assertTrue(total(calls) <= EXEC_MAX, () -> "exec true took " + calls);
+    }
+
+    /**
+     * Open is the create (whose answer says the session runs: no poll) and the core's probe; close
+     * is the stop and the delete, the private dir going with the stopped session (no {@code rm -rf}
+     * command of its own), and the sandbox is gone.
+     */
+    @Test
+    void openIsTheCreateAndTheProbeAndCloseIsTheStopAndTheDelete() throws Exception {
+        Environment[] e = new Environment[1];
+        Map<String, Integer> open = counted(() -> {
+            e[0] = new VercelProvider().open(OpenContext.of(fixture.settings()));
+            return null;
+        });
+        String name = e[0].id();
+        Map<String, Integer> close = counted(() -> {
+            e[0].close();
+            return null;
+        });
+        assertTrue(total(open) <= OPEN_MAX, () -> "open took " + open);
+        assertTrue(total(close) <= CLOSE_MAX, () -> "close took " + close);
+        assertFalse(fixture.emulator.sandboxNames().contains(name), "the sandbox is not deleted");
+    }
+
+    /**
+     * A persistent sandbox's stop snapshots its file system: its private dir is removed by a
+     * command before the stop, so no snapshot holds it.
+     */
+    @Test
+    void aPersistentSandboxsPrivateDirIsRemovedBeforeItsStop() throws Exception {
+        Environment p = new VercelProvider().open(OpenContext.of(fixture.settings().with("airlock.vercel.persistent", "true")));
+        String privateDir = p.target().privateDir();
+        int before = fixture.journal.size();
+        p.close();
+        List<CallJournal.Entry> after = fixture.journal.entries().subList(before, fixture.journal.size());
+        long rm = after.stream().filter(x -> x.dispatch() && x.argv().contains(privateDir) && String.join(" ", x.argv()).contains("rm -rf"))
+                .mapToLong(CallJournal.Entry::seq).min().orElse(Long.MAX_VALUE);
+        long stop = after.stream().filter(x -> x.call().equals("session-stop")).mapToLong(CallJournal.Entry::seq).min().orElseThrow();
+        assertTrue(rm < stop, () -> "the private dir " + privateDir + " was not removed before the stop: " + after);
+    }
+
+    /**
+     * An attached sandbox goes on after the close: the environment's private dir and its output
+     * dir are removed, in one call, and the sandbox stays.
+     */
+    @Test
+    void anAttachedEnvironmentsCloseRemovesItsDirsInOneCall() throws Exception {
+        Environment a = new VercelProvider().open(OpenContext.of(fixture.settings().with(VercelSettings.SANDBOX_ID, env.id())));
+        String privateDir = a.target().privateDir();
+        assertEquals("x", a.exec(ExecRequest.of("printf x")).stdout().text());
+        String mine = "ls -d /tmp/.airlock-vercel-* | sort";
+        String before = env.exec(ExecRequest.of(mine)).stdout().text();
+        Map<String, Integer> close = counted(() -> {
+            a.close();
+            return null;
+        });
+        assertTrue(total(close) <= 1, () -> "an attached close took " + close);
+        ExecResult gone = env.exec(ExecRequest.of("[ -e " + dev.airlock.shell.Shell.quotePath(privateDir) + " ] && echo left || echo gone"));
+        assertEquals("gone\n", gone.stdout().text(), "the attached environment's private dir is left");
+        String after = env.exec(ExecRequest.of(mine)).stdout().text();
+        assertEquals(before.lines().count() - 1, after.lines().count(), () -> "its output dir is left: " + before + " -> " + after);
+        assertTrue(fixture.emulator.sandboxNames().contains(env.id()), "the attached sandbox was deleted");
     }
 
     /**
