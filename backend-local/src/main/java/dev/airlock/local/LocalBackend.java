@@ -418,16 +418,16 @@ public final class LocalBackend implements Backend, Killer {
         }
     }
 
-    /**
-     * Reads the group from this host's {@code /proc}: cheaper than a script, and under bubblewrap
-     * the commands' pids are the host's ones the core recorded, not the sandbox's.
-     */
     /** {@link #kill} signals the group (every command's is known here: its launched process leads it). */
     @Override
     public boolean killsWithoutGroup() {
         return false;
     }
 
+    /**
+     * Reads the group from this host's {@code /proc}: cheaper than a script, and under bubblewrap
+     * the commands' pids are the host's ones the core recorded, not the sandbox's.
+     */
     @Override
     public GroupState groupState(long pgid, Deadline deadline) {
         if (!Procfs.anyWith(2, pgid, -1, -1)) {

@@ -27,7 +27,7 @@ import java.util.Optional;
  * never argv. Paths are quoted once, by {@link Shell}.
  */
 final class ShellFiles implements RemoteFiles {
-    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final SecureRandom RANDOM = dev.airlock.shell.KernelRandom.create();
 
     private final CoreEnvironment env;
     private final ShellFileRuns runs;
