@@ -1,0 +1,173 @@
+package dev.airlock.modal;
+
+import dev.airlock.DeniedException;
+import dev.airlock.Environment;
+import dev.airlock.NoSuchPathException;
+import dev.airlock.Payload;
+import dev.airlock.WriteOptions;
+import dev.airlock.emulator.CallJournal;
+import dev.airlock.remote.RetryPolicy;
+import dev.airlock.settings.Settings;
+import dev.airlock.spi.OpenContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The round trips an agent's turn costs on Modal (issue 35), and that each one cut keeps what it
+ * promised: reads through the image's file tool byte-exact and streamed, a write one exec behind
+ * the guard, the lookups of an open made once per JVM (and asked again when the service refuses
+ * what was kept), and a close that terminates without an exec first.
+ */
+class ModalRoundTripsTest {
+    @RegisterExtension
+    static final ModalFixture EMULATOR = new ModalFixture();
+
+    private static Environment open(Map<String, String> extra) {
+        return new ModalProvider().open(OpenContext.of(EMULATOR.settings().with(extra)));
+    }
+
+    private static List<CallJournal.Entry> since(int at) {
+        List<CallJournal.Entry> all = EMULATOR.served.journal().entries();
+        return new ArrayList<>(all.subList(at, all.size()));
+    }
+
+    private static long starts(List<CallJournal.Entry> calls, String firstWord) {
+        return calls.stream().filter(e -> e.call().equals("TaskExecStart") && e.command().startsWith(firstWord)).count();
+    }
+
+    /** NUL, invalid UTF-8, empty, and more than one tool chunk and pipe: read back as written, by the tool, no shell. */
+    @Test
+    void readsGoThroughTheFileToolByteExact() throws Exception {
+        byte[] odd = {0, (byte) 0xff, (byte) 0xfe, 'a', 0, '\n', (byte) 0xc3, 0x28};
+        byte[] big = new byte[3 * 1024 * 1024 + 17];
+        new Random(35).nextBytes(big);
+        try (Environment env = open(Map.of())) {
+            env.files().write("/tmp/odd", odd);
+            env.files().write("/tmp/empty", new byte[0]);
+            env.files().write("/tmp/big", Payload.of(big));
+            int at = EMULATOR.served.journal().size();
+            assertArrayEquals(odd, env.files().readBytes("/tmp/odd"));
+            assertArrayEquals(new byte[0], env.files().readBytes("/tmp/empty"));
+            try (InputStream in = env.files().read("/tmp/big")) {
+                byte[] back = in.readAllBytes();
+                assertEquals(big.length, back.length);
+                assertTrue(Arrays.equals(big, back), "the big file came back different");
+            }
+            List<CallJournal.Entry> calls = since(at);
+            assertEquals(3, starts(calls, ModalFiles.FS_TOOLS), "three reads by the tool: " + calls);
+            assertEquals(0, starts(calls, "sh"), "no shell for a read the tool can do: " + calls);
+        }
+    }
+
+    /** What the tool cannot read is the shell read's precise answer: missing, a directory; a relative or quoted path goes the shell way. */
+    @Test
+    void whatTheToolCannotReadIsTheShellReadsAnswer() {
+        try (Environment env = open(Map.of())) {
+            assertThrows(NoSuchPathException.class, () -> env.files().readBytes("/tmp/not-there"));
+            RuntimeException dir = assertThrows(RuntimeException.class, () -> env.files().readBytes("/tmp"));
+            assertTrue(dir.getMessage().contains("is a directory"), dir.getMessage());
+            env.files().write("/tmp/a \"quoted\" name", "q".getBytes(StandardCharsets.UTF_8));
+            assertEquals("q", new String(env.files().readBytes("/tmp/a \"quoted\" name"), StandardCharsets.UTF_8));
+        }
+    }
+
+    /**
+     * A write is the guard's judgement and one exec (the core's one-run write), not judged twice;
+     * a replace keeps the mode; a symlinked target is written through the shell write (the link
+     * stays); a protected path is refused before any exec.
+     */
+    @Test
+    void aWriteIsOneExecBehindTheGuardAndKeepsItsPromises() {
+        try (Environment env = open(Map.of())) {
+            env.files().write("/tmp/warm", new byte[] {1}); // the guard's first judgement resolves more
+            env.exec("printf old > /tmp/kept && chmod 0640 /tmp/kept && ln -s /tmp/kept /tmp/link");
+            int at = EMULATOR.served.journal().size();
+            env.files().write("/tmp/kept", "new\0bytes".getBytes(StandardCharsets.UTF_8));
+            List<CallJournal.Entry> calls = since(at);
+            assertEquals(2, starts(calls, "sh"), "the guard's resolution and the write: " + calls);
+            assertEquals("new\0bytes", env.exec("cat /tmp/kept").stdout().text());
+            assertEquals("640", env.exec("stat -c %a /tmp/kept").stdout().text().strip());
+
+            env.files().write("/tmp/link", "through".getBytes(StandardCharsets.UTF_8));
+            assertEquals("through", env.exec("cat /tmp/kept").stdout().text());
+            assertEquals("/tmp/kept", env.exec("readlink /tmp/link").stdout().text().strip());
+
+            int before = EMULATOR.served.journal().size();
+            assertThrows(DeniedException.class, () -> env.files().write(env.target().home() + "/.ssh/authorized_keys",
+                    Payload.of("x".getBytes(StandardCharsets.UTF_8)), WriteOptions.defaults()));
+            assertEquals(0, starts(since(before), "sh"), "a refused write ran something");
+        }
+    }
+
+    /** A second open of the same settings asks for no token, environment, app or image: one create and the probe. */
+    @Test
+    void aSecondOpenMakesNoLookups() {
+        open(Map.of()).close();
+        int at = EMULATOR.served.journal().size();
+        open(Map.of()).close();
+        List<String> calls = since(at).stream().map(CallJournal.Entry::call).toList();
+        for (String lookup : List.of("AuthTokenGet", "EnvironmentGetOrCreate", "AppGetOrCreate", "ImageGetOrCreate")) {
+            assertFalse(calls.contains(lookup), lookup + " asked again: " + calls);
+        }
+        assertEquals(1, calls.stream().filter(c -> c.startsWith("SandboxCreate")).count(), calls.toString());
+    }
+
+    /** A kept image the service no longer knows: the create is refused, the lookups asked again once, and the open succeeds. */
+    @Test
+    void aStaleKeptImageIsAskedForAgain() {
+        Settings s = EMULATOR.settings().with(Map.of(ModalSettings.APP, "stale-test"));
+        ModalSettings ms = ModalSettings.from(s, Map.of());
+        open(Map.of(ModalSettings.APP, "stale-test")).close();
+        ModalLookups.Found good = ModalLookups.found(ms).orElseThrow();
+        ModalLookups.keep(ms, new ModalLookups.Found(good.app(), "im-gone000000000000000000"));
+        int at = EMULATOR.served.journal().size();
+        try (Environment env = open(Map.of(ModalSettings.APP, "stale-test"))) {
+            assertEquals("ok", env.exec("echo ok").stdout().text().strip());
+        }
+        List<String> calls = since(at).stream().map(CallJournal.Entry::call).toList();
+        assertTrue(calls.contains("ImageGetOrCreate"), "the image was not asked for again: " + calls);
+        assertEquals(good, ModalLookups.found(ms).orElseThrow());
+    }
+
+    /** Close terminates the sandbox with no exec first (the private dir goes with it). */
+    @Test
+    void closeIsOneTerminate() {
+        Environment env = open(Map.of());
+        int at = EMULATOR.served.journal().size();
+        env.close();
+        List<String> calls = since(at).stream().map(CallJournal.Entry::call).toList();
+        assertEquals(List.of("SandboxTerminateV2"), calls);
+        assertEquals(0, ((dev.airlock.modal.emulator.ModalEmulator) EMULATOR.served.emulator()).liveSandboxes());
+    }
+
+    /** An attached sandbox outlives the environment: its private dir is removed by the core's exec, as before. */
+    @Test
+    void anAttachedSandboxHasItsPrivateDirRemoved() throws Exception {
+        Settings s = EMULATOR.settings();
+        try (ModalClient c = new ModalClient(ModalSettings.from(s, Map.of()), RetryPolicy.from(s, ModalSettings.PREFIX));
+             ModalSandbox kept = ModalSandbox.create(c, true)) {
+            String dir;
+            try (Environment env = open(Map.of(ModalSettings.SANDBOX_ID, kept.id()))) {
+                dir = env.target().privateDir();
+                assertEquals("yes", env.exec("[ -d '" + dir + "' ] && echo yes").stdout().text().strip());
+            }
+            try (Environment again = open(Map.of(ModalSettings.SANDBOX_ID, kept.id()))) {
+                assertEquals("gone", again.exec("[ -e '" + dir + "' ] || echo gone").stdout().text().strip());
+            }
+        }
+    }
+}
