@@ -73,6 +73,42 @@ class ModalRoundTripsTest {
         }
     }
 
+    /**
+     * A read whose end is not heard (the tool's exit status lost) is an error at the end of the
+     * stream, never a file that merely looks whole: the same turn is run on a second emulator
+     * whose plan loses exactly the read's {@code TaskExecWait} (found by counting on the first).
+     */
+    @Test
+    void aReadWhoseExitIsLostFailsAtItsEnd() throws Exception {
+        int waits = readWithFaults("", true);
+        int n = readWithFaults("TaskExecWait:unavailable@nth=" + (waits + 1), false);
+        assertEquals(waits, n, "the second run made other calls than the first");
+    }
+
+    /** Opens, writes {@code /tmp/r}, and reads it back; returns the TaskExecWait calls made before the read. */
+    private static int readWithFaults(String faults, boolean clean) throws Exception {
+        ModalFixture f = new ModalFixture(faults, Map.of());
+        f.start();
+        try {
+            Settings s = f.settings().with(Map.of("airlock.modal.retry.max-attempts", "1"));
+            try (Environment env = new ModalProvider().open(OpenContext.of(s))) {
+                env.files().write("/tmp/r", new byte[5000]);
+                int waits = (int) f.served.journal().entries().stream().filter(e -> e.call().equals("TaskExecWait")).count();
+                try (InputStream in = env.files().read("/tmp/r")) {
+                    if (clean) {
+                        assertEquals(5000, in.readAllBytes().length);
+                    } else {
+                        java.io.IOException e = assertThrows(java.io.IOException.class, in::readAllBytes);
+                        assertTrue(e.getMessage().contains("ended unfinished"), e.getMessage());
+                    }
+                }
+                return waits;
+            }
+        } finally {
+            f.served.close();
+        }
+    }
+
     /** What the tool cannot read is the shell read's precise answer: missing, a directory; a relative or quoted path goes the shell way. */
     @Test
     void whatTheToolCannotReadIsTheShellReadsAnswer() {
