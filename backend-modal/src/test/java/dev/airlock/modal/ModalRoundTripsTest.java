@@ -75,34 +75,51 @@ class ModalRoundTripsTest {
 
     /**
      * A read whose end is not heard (the tool's exit status lost) is an error at the end of the
-     * stream, never a file that merely looks whole: the same turn is run on a second emulator
-     * whose plan loses exactly the read's {@code TaskExecWait} (found by counting on the first).
+     * stream, never a file that merely looks whole. The waits before the read are counted on a
+     * clean emulator; then emulators whose plan loses one of the next few {@code TaskExecWait}s
+     * (a wait of the core's may come between) run the same steps: each read is whole or that
+     * error, and at least one is the error.
      */
     @Test
     void aReadWhoseExitIsLostFailsAtItsEnd() throws Exception {
-        int waits = readWithFaults("", true);
-        int n = readWithFaults("TaskExecWait:unavailable@nth=" + (waits + 1), false);
-        assertEquals(waits, n, "the second run made other calls than the first");
+        long waits = readWithFaults("").orElseThrow();
+        int failed = 0;
+        for (long k = waits + 1; k <= waits + 3; k++) {
+            if (readWithFaults("TaskExecWait:unavailable@nth=" + k).isEmpty()) {
+                failed++;
+            }
+        }
+        assertTrue(failed > 0, "no lost wait reached the read");
     }
 
-    /** Opens, writes {@code /tmp/r}, and reads it back; returns the TaskExecWait calls made before the read. */
-    private static int readWithFaults(String faults, boolean clean) throws Exception {
+    /**
+     * Opens, writes {@code /tmp/r} and reads it back: the TaskExecWait calls made before the read
+     * when it came back whole, empty when it failed as unfinished (any other failure fails the test).
+     */
+    private static java.util.OptionalLong readWithFaults(String faults) throws Exception {
         ModalFixture f = new ModalFixture(faults, Map.of());
         f.start();
         try {
             Settings s = f.settings().with(Map.of("airlock.modal.retry.max-attempts", "1"));
-            try (Environment env = new ModalProvider().open(OpenContext.of(s))) {
+            Environment env;
+            long waits;
+            try {
+                env = new ModalProvider().open(OpenContext.of(s));
                 env.files().write("/tmp/r", new byte[5000]);
-                int waits = (int) f.served.journal().entries().stream().filter(e -> e.call().equals("TaskExecWait")).count();
-                try (InputStream in = env.files().read("/tmp/r")) {
-                    if (clean) {
-                        assertEquals(5000, in.readAllBytes().length);
-                    } else {
-                        java.io.IOException e = assertThrows(java.io.IOException.class, in::readAllBytes);
-                        assertTrue(e.getMessage().contains("ended unfinished"), e.getMessage());
-                    }
+                waits = f.served.faults().callCounts().getOrDefault("TaskExecWait", 0L);
+            } catch (dev.airlock.AirlockException e) {
+                return java.util.OptionalLong.of(-1); // the lost wait was the open's or the write's
+            }
+            try (env; InputStream in = env.files().read("/tmp/r")) {
+                byte[] back;
+                try {
+                    back = in.readAllBytes();
+                } catch (java.io.IOException e) {
+                    assertTrue(e.getMessage().contains("ended unfinished"), e.getMessage());
+                    return java.util.OptionalLong.empty();
                 }
-                return waits;
+                assertEquals(5000, back.length, "a read came back short without an error");
+                return java.util.OptionalLong.of(waits);
             }
         } finally {
             f.served.close();
