@@ -166,6 +166,25 @@ class ModalRoundTripsTest {
         }
     }
 
+    /** copyIn runs its script once judged: a tree arrives with its modes; one that cannot be unpacked is an error, not a silent nothing. */
+    @Test
+    void copyInUnpacksOrFails() throws Exception {
+        try (Environment env = open(Map.of())) {
+            env.exec("mkdir -p /tmp/src/d && printf hi > /tmp/src/d/f && chmod 0750 /tmp/src/d/f && printf x > /tmp/afile");
+            byte[] tar;
+            try (InputStream out = env.files().copyOut("/tmp/src")) {
+                tar = out.readAllBytes();
+            }
+            env.files().copyIn("/tmp/dst", new java.io.ByteArrayInputStream(tar));
+            assertEquals("hi 750", env.exec("printf '%s ' \"$(cat /tmp/dst/d/f)\"; stat -c %a /tmp/dst/d/f").stdout().text().strip());
+            assertThrows(dev.airlock.AirlockException.class,
+                    () -> env.files().copyIn("/tmp/afile/sub", new java.io.ByteArrayInputStream(tar)));
+            assertThrows(dev.airlock.AirlockException.class,
+                    () -> env.files().copyIn("/tmp/dst2", new java.io.ByteArrayInputStream("not a tar at all".repeat(100)
+                            .getBytes(StandardCharsets.UTF_8))));
+        }
+    }
+
     /** A second open of the same settings asks for no token, environment, app or image: one create and the probe. */
     @Test
     void aSecondOpenMakesNoLookups() {
