@@ -35,11 +35,15 @@ import java.util.Map;
  * ({@link CoreAccess#run}). Returning a file API puts the core's guard in front of it, which judges
  * each change (one path-resolution exec); handing a change on to the core's shell implementation
  * would judge it a second time, one more exec. So the change runs its script here, once judged: a
- * write of content that can be read again, of at most {@link #ONE_RUN_MAX} bytes, is the core's
- * one-run write ({@link #oneRun}: place judged from inside, temp file, mode, size, rename); a
- * symlink at the target or on the way, which the guard judged only as written, hands it to the
- * shell write, which judges the physical place too. A larger or streamed write goes to the shell
- * write as well (its extra judgement is one exec against a large transfer). The tool's
+ * write of content that can be read again is the core's one-run write ({@link #oneRun}: place
+ * judged from inside, temp file, mode, size, rename), its content streamed as stdin in the core's
+ * chunks; a symlink at the target or on the way, which the guard judged only as written, hands it
+ * to the shell write, which judges the physical place too and sends the content again. The core
+ * keeps its own one-run write to 1 MiB for that second sending; here the script exits before
+ * reading a byte and the router refuses stdin to an exec that has exited, so what is sent for
+ * nothing is what was in flight, and a large write is two execs (the guard's and this) where the
+ * shell write's is three. A stream, which cannot be sent again, goes to the shell write (judged
+ * once more there: one exec more than before this class). The tool's
  * {@code WriteFile} is not used: it has no mode, no atomic replace and no judgement of the place,
  * so it would need a second exec to finish, one more than the one-run write.
  */
@@ -47,8 +51,6 @@ final class ModalFiles extends ForwardingRemoteFiles {
     /** The image's file tool, at the path the service mounts it (the SDKs' {@code SANDBOX_FS_TOOLS_PATH}). */
     static final String FS_TOOLS = "/__modal/.bin/modal-sandbox-fs-tools";
 
-    /** The largest write done in one run: what a hand-over to the shell write may have sent for nothing (the core's rule). */
-    static final long ONE_RUN_MAX = 1 << 20;
     /** The one-run write's exit when a symlink is at the target or on the way: the shell write does it. */
     private static final int USE_SHELL = 20;
 
@@ -152,8 +154,7 @@ final class ModalFiles extends ForwardingRemoteFiles {
 
     @Override
     public void write(String path, Payload content, WriteOptions options) {
-        if (path == null || path.isEmpty() || path.indexOf('\0') >= 0 || !content.isRepeatable() || content.length().isEmpty()
-                || content.length().getAsLong() > ONE_RUN_MAX) {
+        if (path == null || path.isEmpty() || path.indexOf('\0') >= 0 || !content.isRepeatable() || content.length().isEmpty()) {
             delegate().write(path, content, options);
             return;
         }

@@ -155,8 +155,20 @@ class ModalRoundTripsTest {
             assertEquals("new\0bytes", env.exec("cat /tmp/kept").stdout().text());
             assertEquals("640", env.exec("stat -c %a /tmp/kept").stdout().text().strip());
 
+            byte[] big = new byte[3 * 1024 * 1024];
+            new Random(3).nextBytes(big);
+            int large = EMULATOR.served.journal().size();
+            env.files().write("/tmp/kept", Payload.of(big));
+            List<CallJournal.Entry> bigCalls = since(large);
+            assertEquals(2, starts(bigCalls, "sh"), "a large write is the guard's resolution and the write too: " + bigCalls);
+            assertArrayEquals(big, env.files().readBytes("/tmp/kept"));
+            assertEquals("640", env.exec("stat -c %a /tmp/kept").stdout().text().strip());
+
             env.files().write("/tmp/link", "through".getBytes(StandardCharsets.UTF_8));
             assertEquals("through", env.exec("cat /tmp/kept").stdout().text());
+            assertEquals("/tmp/kept", env.exec("readlink /tmp/link").stdout().text().strip());
+            env.files().write("/tmp/link", Payload.of(big)); // handed over after some of it was sent: sent again whole
+            assertArrayEquals(big, env.files().readBytes("/tmp/kept"));
             assertEquals("/tmp/kept", env.exec("readlink /tmp/link").stdout().text().strip());
 
             int before = EMULATOR.served.journal().size();
