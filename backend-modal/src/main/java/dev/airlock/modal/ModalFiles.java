@@ -77,14 +77,16 @@ final class ModalFiles extends ForwardingRemoteFiles {
         ModalProcess p = start(List.of(FS_TOOLS, "{\"ReadFile\":{\"path\":\"" + t + "\"}}"), "read " + t);
         InputStream out = p.stdout();
         int first;
+        boolean cut = false;
         try {
             first = out.read();
         } catch (IOException e) {
-            first = -1; // cut before the first byte: the exit says whether the shell read should try
+            first = -1; // cut before the first byte: never an empty file, whatever the exit; the shell read reads it
+            cut = true;
         }
         if (first < 0) {
             closeQuietly(out);
-            if (exitOf(p) == 0) {
+            if (exitOf(p) == 0 && !cut) {
                 closeQuietly(p.stderr());
                 return InputStream.nullInputStream();
             }
