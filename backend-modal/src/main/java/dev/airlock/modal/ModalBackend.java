@@ -51,6 +51,8 @@ public final class ModalBackend implements Backend {
     /** Where each snapshot taken is recorded, for gc (Modal's images carry no tag to find them by). */
     private final SnapshotLedger ledger;
     private final Capabilities capabilities;
+    /** Reads through the image's file tool, once the core is bound ({@link #bind}). */
+    private volatile ModalFiles files;
 
     private ModalBackend(ModalClient client, ModalSandbox sandbox, SnapshotLedger ledger) {
         this.client = client;
@@ -159,6 +161,34 @@ public final class ModalBackend implements Backend {
     @Override
     public Optional<PortForwarder> portForwarder() {
         return Optional.of((port, deadline) -> ModalTunnels.open(client, sandbox.id(), sandbox.v2(), port, deadline));
+    }
+
+    @Override
+    public void bind(dev.airlock.spi.CoreAccess core) {
+        this.files = new ModalFiles(sandbox, core);
+    }
+
+    /** Reads as the SDKs' {@code filesystem.readBytes} does, the rest through the core's scripts ({@link ModalFiles}). */
+    @Override
+    public Optional<dev.airlock.RemoteFiles> files() {
+        return Optional.ofNullable(files);
+    }
+
+    /**
+     * A sandbox of this environment's own is terminated here, which removes the private dir with
+     * everything else in it: the {@code rm -rf} exec the core would run first is a round trip for
+     * a directory about to go. True only once the terminate was answered. An attached sandbox,
+     * which outlives this environment, keeps the core's {@code rm -rf}; so does a terminate that
+     * failed (sent once, as before: {@link #stopSandbox} does not send it again, and the exec is
+     * then refused at once, as the sandbox may be gone).
+     */
+    @Override
+    public boolean removePrivateDir(String dir, Deadline deadline) {
+        if (sandbox.attached()) {
+            return false;
+        }
+        sandbox.close();
+        return true;
     }
 
     /** The sandbox never sees the JVM's environment, so there is nothing of it to strip. */

@@ -134,15 +134,37 @@ final class ModalClient implements AutoCloseable {
 
     /** Fetches the auth token the current SDKs attach to every control call (refreshed when near its exp). */
     void authenticate() {
-        if (authToken != null && Instant.now().getEpochSecond() < authExp - 300) {
+        authenticate(false);
+    }
+
+    /**
+     * The same; with {@code useKept}, a token another environment of this JVM fetched for the same
+     * server and token pair serves too ({@link ModalLookups} says when that is safe: only where a
+     * refusal is caught and asked again).
+     */
+    void authenticate(boolean useKept) {
+        long now = Instant.now().getEpochSecond();
+        if (authToken != null && now < authExp - 300) {
+            return;
+        }
+        java.util.Optional<String> kept = useKept ? ModalLookups.token(settings, now, 300) : java.util.Optional.empty();
+        if (kept.isPresent()) {
+            authExp = exp(kept.get()).orElse(now + 3600);
+            authToken = kept.get();
             return;
         }
         String t = control("AuthTokenGet", Resource.none(), s -> s.authTokenGet(AuthTokenGetRequest.getDefaultInstance()).getToken());
         if (t.isBlank()) {
             throw new BackendException("Modal's AuthTokenGet returned no token");
         }
-        authExp = exp(t).orElse(Instant.now().getEpochSecond() + 3600);
+        authExp = exp(t).orElse(now + 3600);
         authToken = t;
+        ModalLookups.keepToken(settings, t, authExp);
+    }
+
+    /** Drops the auth token this client holds, so the next {@link #authenticate} asks the service again. */
+    void forgetToken() {
+        authToken = null;
     }
 
     // ---------------------------------------------------------------- router

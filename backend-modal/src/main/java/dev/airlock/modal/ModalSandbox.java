@@ -117,10 +117,42 @@ final class ModalSandbox implements AutoCloseable {
     /** The same, tagged with the given labels (a test makes what a process that died left). */
     static ModalSandbox create(ModalClient client, ResourceLabels labels) {
         ModalSettings s = client.settings;
+        java.util.Optional<ModalLookups.Found> kept = ModalLookups.found(s);
+        if (kept.isPresent()) {
+            client.authenticate(true);
+            try {
+                return create(client, labels, kept.get(), true);
+            } catch (StaleLookup e) {
+                // The create was refused before anything was made: what this JVM kept may be stale; ask again, once.
+                ModalLookups.forget(s);
+                client.forgetToken();
+            }
+        }
         client.authenticate();
         String app = client.control("AppGetOrCreate", Resource.none(), st -> st.appGetOrCreate(AppGetOrCreateRequest.newBuilder()
                 .setAppName(s.app()).setEnvironmentName(s.environment()).setObjectCreationType(1).build())).getAppId();
         String imageId = s.snapshot().isPresent() ? ModalSnapshots.image(client, s.snapshot().get()) : image(client, app);
+        ModalLookups.Found found = new ModalLookups.Found(app, imageId);
+        ModalSandbox sb = create(client, labels, found, false);
+        ModalLookups.keep(s, found);
+        return sb;
+    }
+
+    /** A create with kept lookups that the service refused as {@link ModalLookups#refusedAsStale}: nothing was made. */
+    private static final class StaleLookup extends RuntimeException {
+        StaleLookup(RuntimeException refused) {
+            super(refused.getMessage(), refused, false, false);
+        }
+    }
+
+    /**
+     * The create itself, in the app and of the image {@code found} names; with {@code reused} (they
+     * were kept from an earlier open), a refusal that may mean they are stale is a {@link StaleLookup}.
+     */
+    private static ModalSandbox create(ModalClient client, ResourceLabels labels, ModalLookups.Found found, boolean reused) {
+        ModalSettings s = client.settings;
+        String app = found.app();
+        String imageId = found.image();
         Sandbox.Builder def = Sandbox.newBuilder().setImageId(imageId)
                 // No entrypoint: the service's default keeps the sandbox up until its timeout or a terminate.
                 .setResources(Resources.newBuilder().setMilliCpu(s.milliCpu()).setMemoryMb(s.memoryMb()))
@@ -147,18 +179,18 @@ final class ModalSandbox implements AutoCloseable {
         s.snapshot().ifPresent(from -> tags.add(SandboxTag.newBuilder().setTagName(ModalSnapshotGc.FROM_SNAPSHOT).setTagValue(from).build()));
         String id;
         if (s.v2()) {
-            SandboxCreateV2Response r = RateLimitedCreate.send(client.calls.policy(), () -> client.control("SandboxCreateV2",
-                    Resource.none(), st -> st.sandboxCreateV2(
-                            SandboxCreateV2Request.newBuilder().setAppId(app).setDefinition(def).addAllTags(tags).build())));
+            SandboxCreateV2Response r = refusedStale(reused, () -> RateLimitedCreate.send(client.calls.policy(), () -> client.control(
+                    "SandboxCreateV2", Resource.none(), st -> st.sandboxCreateV2(
+                            SandboxCreateV2Request.newBuilder().setAppId(app).setDefinition(def).addAllTags(tags).build()))));
             id = r.getSandboxId();
             if (r.hasTaskId() && r.hasCommandRouterAccess()) {
                 client.routeTo(id, true, r.getTaskId(), r.getCommandRouterAccess().getJwt(), r.getCommandRouterAccess().getUrl());
                 return new ModalSandbox(client, id, false, true);
             }
         } else {
-            id = RateLimitedCreate.send(client.calls.policy(), () -> client.control("SandboxCreate", Resource.none(),
+            id = refusedStale(reused, () -> RateLimitedCreate.send(client.calls.policy(), () -> client.control("SandboxCreate", Resource.none(),
                     st -> st.sandboxCreate(SandboxCreateRequest.newBuilder().setAppId(app).setDefinition(def)
-                            .setEnvironmentName(s.environment()).addAllTags(tags).build()))).getSandboxId();
+                            .setEnvironmentName(s.environment()).addAllTags(tags).build())))).getSandboxId();
         }
         ModalSandbox sb = new ModalSandbox(client, id, false, s.v2());
         try {
@@ -168,6 +200,18 @@ final class ModalSandbox implements AutoCloseable {
             throw e;
         }
         return sb;
+    }
+
+    /** The create call's answer; with {@code reused} lookups, a refusal that may mean they are stale is a {@link StaleLookup}. */
+    private static <T> T refusedStale(boolean reused, java.util.function.Supplier<T> create) {
+        try {
+            return create.get();
+        } catch (RuntimeException e) {
+            if (reused && ModalLookups.refusedAsStale(e)) {
+                throw new StaleLookup(e);
+            }
+            throw e;
+        }
     }
 
     /** The image of the {@code airlock.modal.image} tag, built (or found built) in the app, as the SDKs ask for it. */

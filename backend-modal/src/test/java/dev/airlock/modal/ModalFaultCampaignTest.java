@@ -31,9 +31,10 @@ class ModalFaultCampaignTest {
 
     @RegisterExtension
     static final ModalFixture EMULATOR = new ModalFixture(String.join(",",
-            "AuthTokenGet:unavailable@nth=2",
-            "AppGetOrCreate:lose@nth=3",
-            "ImageGetOrCreate:unavailable@nth=4",
+            // The first of each: an open's lookups are made once per JVM and kept (ModalLookups), so a later nth never comes.
+            "AuthTokenGet:unavailable@nth=1",
+            "AppGetOrCreate:lose@nth=1",
+            "ImageGetOrCreate:unavailable@nth=1",
             "SandboxCreateV2:lose@nth=2",
             "SandboxTerminateV2:lose@nth=3",
             "SandboxGetCommandRouterAccess:unavailable@nth=1",
