@@ -117,8 +117,8 @@ final class HostDirs {
             deleteQuietly(dir, name, false);
             return;
         }
-        openUp(dir, name);
         try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+            openUp(sub);
             List<Path> children = new ArrayList<>();
             sub.forEach(c -> children.add(c.getFileName()));
             for (Path c : children) {
@@ -131,20 +131,22 @@ final class HostDirs {
     /**
      * Gives the owner read, write and search on a directory about to be emptied: a command may have
      * left one it made read-only ({@code chmod 500}), which {@code rm -rf} run by its owner cannot
-     * empty (root's can), so the environment's private dir would outlive close. Through the
-     * directory handle without following a link; a directory this user does not own keeps its
-     * mode, and its removal fails as before.
+     * empty (root's can), so the environment's private dir would outlive close. Through the handle
+     * of the directory already open ({@code fstat}, {@code fchmod}): no name is looked up again, so
+     * nothing swapped in meanwhile (a link, a FIFO, a hard link to a file) is touched. A directory
+     * this user may not open ({@code chmod 000}) fails the walk before this, and the core's script
+     * ({@code chmod -R u+rwx}, then {@code rm -rf}) takes it; one not ours keeps its mode.
      */
-    private static void openUp(SecureDirectoryStream<Path> dir, Path name) {
+    private static void openUp(SecureDirectoryStream<Path> opened) {
         try {
-            PosixFileAttributeView v = dir.getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+            PosixFileAttributeView v = opened.getFileAttributeView(PosixFileAttributeView.class);
             Set<PosixFilePermission> mode = EnumSet.noneOf(PosixFilePermission.class);
             mode.addAll(v.readAttributes().permissions());
             if (mode.addAll(OWNER_ALL)) {
                 v.setPermissions(mode);
             }
         } catch (IOException | UnsupportedOperationException e) {
-            // not ours, or gone: the removal says what is left
+            // not ours: the removal says what is left
         }
     }
 

@@ -124,21 +124,22 @@ final class SlirpLink implements AutoCloseable {
     /**
      * Whether {@code binary} can filter its own system calls ({@code --enable-seccomp}): built with
      * libseccomp, which its {@code --version} names ({@code libseccomp: 2.5.4}). slirp4netns parses
-     * every packet a command sends out; the filter leaves a flaw in that parser (libslirp has had
-     * several) only the calls a network relay needs, on top of {@code --enable-sandbox}. Its help
-     * calls the option experimental; a binary built without libseccomp refuses it, so it is asked
-     * for only where the library is there.
+     * every packet a command sends out; the filter denies a flaw in that parser (libslirp has had
+     * several) the calls that would take it further (execve, ptrace, mount, setns, unshare and
+     * their kin), on top of {@code --enable-sandbox}. Its help calls the option experimental; a
+     * binary built without libseccomp refuses it, so it is asked for only where the library is there.
      */
     static boolean seccomp(String binary) {
         return SECCOMP.computeIfAbsent(binary, b -> {
             try {
                 Process p = new ProcessBuilder(b, "--version").redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                         .redirectErrorStream(true).start();
-                byte[] out = p.getInputStream().readNBytes(4096);
+                // Its version is a few lines, well within a pipe's buffer: waited for first, so the bound holds.
                 if (!p.waitFor(10, TimeUnit.SECONDS)) {
                     p.destroyForcibly();
                     return false;
                 }
+                byte[] out = p.getInputStream().readNBytes(4096);
                 return p.exitValue() == 0 && java.util.regex.Pattern.compile("(?m)^libseccomp: [0-9]")
                         .matcher(new String(out, StandardCharsets.UTF_8)).find();
             } catch (IOException e) {

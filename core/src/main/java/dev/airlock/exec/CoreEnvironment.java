@@ -61,6 +61,8 @@ public final class CoreEnvironment implements ContainedEnvironment {
     private final ChildVariables children;
     private final ContainmentSettings containmentSettings;
     private final RemoteFiles shellFiles;
+    /** {@link #shellFiles} for a backend's native file API to fall back on, behind the guard it judged the path in. */
+    private final RemoteFiles fallbackFiles;
     private final NativeWrites nativeWrites;
     private final SafetyGate safety;
     private final CorePorts ports;
@@ -84,7 +86,8 @@ public final class CoreEnvironment implements ContainedEnvironment {
         this.rawRuns = new RawRuns(this);
         this.hooks = new Hooks(backend, rawRuns, config.stopBound(), workers);
         this.reaper = new Reaper(this, config.killGrace());
-        this.shellFiles = new ShellFiles(this);
+        this.shellFiles = new ShellFiles(this, false);
+        this.fallbackFiles = new ShellFiles(this, true);
         this.nativeWrites = new NativeWrites(workers);
         this.lifecycle = new Lifecycle(this, "airlock-shutdown-" + id);
         this.safety = new SafetyGate(this, settings, context.approvalChannel());
@@ -396,9 +399,13 @@ public final class CoreEnvironment implements ContainedEnvironment {
         return type.isInstance(backend) ? Optional.of(type.cast(backend)) : Optional.empty();
     }
 
-    /** The core's file operations as scripts, without the guard. */
+    /**
+     * The core's file operations as scripts, for a backend's native file API to fall back on: the
+     * path as given is not judged again (the guard in front of that API did), a physical place
+     * found on the way is.
+     */
     RemoteFiles shellFiles() {
-        return shellFiles;
+        return fallbackFiles;
     }
 
     Lifecycle lifecycle() {

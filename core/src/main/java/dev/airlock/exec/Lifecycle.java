@@ -105,7 +105,7 @@ final class Lifecycle {
         Target t = env.probedTarget();
         if (t != null && !env.hooks().removePrivateDir(t.privateDir())) {
             try {
-                env.runRaw("rm -rf -- " + Shell.quotePath(t.privateDir()) + "\n", null);
+                env.runRaw(removeTree(t.privateDir()), null);
             } catch (IOException | AirlockException e) {
                 LOG.debug("could not remove the private dir {}: {}", t.privateDir(), e.getMessage());
             }
@@ -128,5 +128,16 @@ final class Lifecycle {
         env.workers().shutdown();
         env.spills().deletePending();
         env.listeners().close();
+    }
+
+    /**
+     * {@code rm -rf} of the private dir, and where it fails, the same after giving the owner rwx on
+     * every directory in it: a user who is not root cannot empty a directory a command left without
+     * write or search permission ({@code chmod 000}), so the private dir would outlive close. {@code
+     * chmod -R} follows no link it meets inside; a link at the top is removed by the first {@code rm}.
+     */
+    static String removeTree(String dir) {
+        String q = Shell.quotePath(dir);
+        return "rm -rf -- " + q + " 2>/dev/null || { chmod -R u+rwx -- " + q + " 2>/dev/null; rm -rf -- " + q + "; }\n";
     }
 }

@@ -31,10 +31,26 @@ final class ShellFiles implements RemoteFiles {
 
     private final CoreEnvironment env;
     private final ShellFileRuns runs;
+    /**
+     * The path as given was judged already: these scripts stand behind a backend's native file
+     * API ({@link dev.airlock.spi.CoreAccess#shellFiles}), whose {@link GuardedFiles} judged it on
+     * the same expanded path. Judging it again cost a second resolution (an exec on a backend that
+     * cannot answer it on this host) for every write a native API handed here. A physical place
+     * the write finds itself (a link on the way) is judged here either way: only these scripts see it.
+     */
+    private final boolean pathJudged;
 
-    ShellFiles(CoreEnvironment env) {
+    ShellFiles(CoreEnvironment env, boolean pathJudged) {
         this.env = env;
         this.runs = new ShellFileRuns(env);
+        this.pathJudged = pathJudged;
+    }
+
+    /** The guard's judgement of the path as given, unless {@link #pathJudged}. */
+    private void judge(String t, String operation) {
+        if (!pathJudged) {
+            env.safety().checkWrite(t, operation);
+        }
     }
 
     private String resolve(String path) {
@@ -65,7 +81,7 @@ final class ShellFiles implements RemoteFiles {
     public void write(String path, Payload content, WriteOptions options) {
         String t = resolve(path);
         checkLength(t);
-        env.safety().checkWrite(t, "write");
+        judge(t, "write");
         if (content.isRepeatable() && content.length().isPresent() && content.length().getAsLong() <= ONE_RUN_MAX
                 && writeInOneRun(t, content, options)) {
             return;
@@ -364,7 +380,7 @@ final class ShellFiles implements RemoteFiles {
         if (t.equals("/") || t.isBlank()) {
             throw new dev.airlock.DeniedException("refusing to delete '/'");
         }
-        env.safety().checkWrite(t, "delete");
+        judge(t, "delete");
         String script = "p=" + Shell.quotePath(t) + "\n"
                 + "[ -e \"$p\" ] || [ -L \"$p\" ] || exit 2\n"
                 + SpecialFiles.deleteCheck()
@@ -383,7 +399,7 @@ final class ShellFiles implements RemoteFiles {
     @Override
     public void mkdirs(String dir) {
         String t = resolve(dir);
-        env.safety().checkWrite(t, "mkdirs");
+        judge(t, "mkdirs");
         ShellFileRuns.Outcome o = runs.run("exec mkdir -p -- " + Shell.quotePath(t) + "\n", null);
         if (o.exit() != 0) {
             throw runs.failure("mkdirs", t, o);
@@ -393,7 +409,7 @@ final class ShellFiles implements RemoteFiles {
     @Override
     public void copyIn(String dir, InputStream tar) {
         String t = resolve(dir);
-        env.safety().checkWrite(t, "copyIn");
+        judge(t, "copyIn");
         String script = "mkdir -p -- " + Shell.quotePath(t) + " && cd -- " + Shell.quotePath(t) + " || exit 4\n"
                 + "if tar --version 2>/dev/null | grep -q GNU; then exec tar -xpf - --no-same-owner; else exec tar -xf -; fi\n";
         ShellFileRuns.Outcome o = runs.run(script, Payload.ofStream(tar));

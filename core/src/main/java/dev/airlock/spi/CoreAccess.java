@@ -30,7 +30,12 @@ public interface CoreAccess {
     /** The environment's file API, behind the guard: a native file API re-enters it with a path it resolved. */
     RemoteFiles files();
 
-    /** The core's file operations as scripts, without the guard (which stands in front of a native file API): its fallback. */
+    /**
+     * The core's file operations as scripts, for a native file API to fall back on: the guard in
+     * front of that API judged the path as given, so these do not judge it again; a physical place
+     * a write finds on its way (a symlink in the path) they still judge. Not for a write of the
+     * backend's own that no guard judged.
+     */
     RemoteFiles shellFiles();
 
     /**
