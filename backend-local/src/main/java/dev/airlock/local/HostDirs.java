@@ -76,6 +76,36 @@ final class HostDirs {
         return !Files.exists(dir, LinkOption.NOFOLLOW_LINKS);
     }
 
+    /**
+     * {@code chmod -R u+rwx}, then {@code rm -rf}, as processes of this host: for a tree no process
+     * can change meanwhile (every command that could is dead), where a directory without read or
+     * search permission stops {@link #removeTree} for a user who is not root. {@code chmod -R} and
+     * {@code rm -rf} follow no link inside the tree; a link at {@code dir} itself is left to the
+     * caller's other steps (nothing here would follow it). True when nothing is left.
+     */
+    static boolean removeQuiescent(Path dir) {
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return !Files.exists(dir, LinkOption.NOFOLLOW_LINKS);
+        }
+        for (List<String> argv : List.of(List.of("chmod", "-R", "u+rwx", "--", dir.toString()),
+                List.of("rm", "-rf", "--", dir.toString()))) {
+            try {
+                Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+                if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                    return false;
+                }
+            } catch (IOException e) {
+                return false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return !Files.exists(dir, LinkOption.NOFOLLOW_LINKS);
+    }
+
     /** rm -rf of {@code name} in the directory {@code parent}, through directory handles (see below). */
     static void removeTree(Path parent, Path name) throws IOException {
         try (DirectoryStream<Path> opened = Files.newDirectoryStream(parent)) {

@@ -436,7 +436,13 @@ public final class LocalBackend implements Backend, Killer {
         return GroupState.alive(Procfs.startTimeOf(pgid));
     }
 
-    /** The private dir is a bind mount point inside the sandbox, so it is removed from the host side. */
+    /**
+     * The private dir is a bind mount point inside the sandbox, so it is removed from the host side.
+     * What the walk cannot open (a directory a command left without read or search permission, which
+     * stops a user who is not root) is given to {@link HostDirs#removeQuiescent}: every command is dead
+     * by now (each had a pid namespace of its own, and the kills came first), so nothing can swap a
+     * link in while it works by path.
+     */
     @Override
     public void stopSandbox(Deadline deadline) {
         endNetwork(); // the commands were killed before: what is left in the namespace are forwards and the anchor
@@ -444,7 +450,10 @@ public final class LocalBackend implements Backend, Killer {
         if (b == null) {
             return;
         }
-        HostDirs.removeTree(Path.of(core.target().privateDir())); // best effort, as for any backend's private dir
+        Path dir = Path.of(core.target().privateDir());
+        if (!HostDirs.removeTree(dir)) {
+            HostDirs.removeQuiescent(dir); // best effort, as for any backend's private dir
+        }
     }
 
     /** Also where open failed after the anchor was made, before any sandbox stop. */
