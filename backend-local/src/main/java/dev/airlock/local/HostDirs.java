@@ -76,6 +76,9 @@ final class HostDirs {
         return !Files.exists(dir, LinkOption.NOFOLLOW_LINKS);
     }
 
+    /** How long each of {@link #removeQuiescent}'s two programs may take. */
+    private static final java.time.Duration BOUND = java.time.Duration.ofSeconds(30);
+
     /**
      * {@code chmod -R u+rwx}, then {@code rm -rf}, as processes of this host: for a tree no process
      * can change meanwhile (every command that could is dead), where a directory without read or
@@ -87,22 +90,9 @@ final class HostDirs {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             return !Files.exists(dir, LinkOption.NOFOLLOW_LINKS);
         }
-        for (List<String> argv : List.of(List.of("chmod", "-R", "u+rwx", "--", dir.toString()),
-                List.of("rm", "-rf", "--", dir.toString()))) {
-            try {
-                Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-                if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                    return false;
-                }
-            } catch (IOException e) {
-                return false;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
+        // chmod's exit is not asked: a directory not ours fails it, and rm says what is left.
+        HostRun.succeeds(List.of("chmod", "-R", "u+rwx", "--", dir.toString()), BOUND);
+        HostRun.succeeds(List.of("rm", "-rf", "--", dir.toString()), BOUND);
         return !Files.exists(dir, LinkOption.NOFOLLOW_LINKS);
     }
 

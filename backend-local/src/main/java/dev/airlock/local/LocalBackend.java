@@ -598,16 +598,7 @@ public final class LocalBackend implements Backend, Killer {
     private static boolean works(List<String> prefix) {
         List<String> argv = new ArrayList<>(prefix);
         argv.add("true");
-        try {
-            Process p = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-            return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return HostRun.succeeds(argv, java.time.Duration.ofSeconds(10));
     }
 
     /** Where commands start: {@code airlock.local.workdir}, or the children's home when it is {@code none} (as under bubblewrap). */

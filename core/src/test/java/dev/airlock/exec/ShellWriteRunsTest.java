@@ -91,7 +91,7 @@ class ShellWriteRunsTest {
         assertEquals(2L, runsOf(() -> b.env.files().write(f.toString(),
                 Payload.ofStream(new ByteArrayInputStream(bytes), bytes.length), WriteOptions.defaults())));
         assertArrayEquals(bytes, Files.readAllBytes(f));
-        byte[] big = new byte[(int) ShellFiles.ONE_RUN_MAX + 1];
+        byte[] big = new byte[(int) ShellWrite.ONE_RUN_MAX + 1];
         big[big.length - 1] = 9;
         assertEquals(2L, runsOf(() -> b.env.files().write(f.toString(), big)));
         assertArrayEquals(big, Files.readAllBytes(f));
